@@ -1,0 +1,130 @@
+// Package embed turns text into vectors for agentmem.
+//
+// An [Embedder] is batch-first and names itself, so that a store can record
+// which embedder built it and refuse another. [Open] builds one from a spec
+// string such as "hash:512" (the offline default, package embed/hash) or
+// "ollama:nomic-embed-text" (an Ollama server, package embed/ollama); more
+// schemes can be added with [Register].
+package embed
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentmem/agentmem/embed/internal/embederr"
+)
+
+// An Embedder turns texts into vectors. Implementations are safe for
+// concurrent use by multiple goroutines.
+type Embedder interface {
+	// Embed returns one vector per text, in order, each of length Dim().
+	// An empty or whitespace-only text is an error wrapping ErrEmptyText.
+	// The returned slices belong to the caller.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Dim returns the length of the vectors Embed returns, or 0 while it is
+	// not yet known (an Ollama embedder learns it from its first answer; see
+	// [Dimension]).
+	Dim() int
+	// Name identifies the embedder and its configuration, e.g. "hash:512" or
+	// "ollama:nomic-embed-text". Two embedders with the same Name produce
+	// vectors that can be compared with each other.
+	Name() string
+}
+
+// QueryEmbedder is an optional interface for embedders whose models embed
+// search queries differently from stored documents (e.g. with a
+// "search_query: " prefix). Search paths use EmbedQuery when it is there.
+type QueryEmbedder interface {
+	EmbedQuery(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Errors returned by embedders; test them with errors.Is.
+var (
+	// ErrEmptyText: a text to embed is empty or only white space.
+	ErrEmptyText = embederr.EmptyText
+	// ErrUnknownScheme: Open was given a spec whose scheme is not registered.
+	ErrUnknownScheme = embederr.UnknownScheme
+	// ErrBadSpec: Open was given a spec it cannot parse (e.g. "hash:abc").
+	ErrBadSpec = embederr.BadSpec
+	// ErrDimension: a model answered with a vector of another length than
+	// before, or than a store expects.
+	ErrDimension = embederr.Dimension
+	// ErrModelNotFound: the model server does not have the model (the error
+	// says how to pull it).
+	ErrModelNotFound = embederr.ModelNotFound
+	// ErrUnreachable: the model server did not answer (the error names its
+	// address).
+	ErrUnreachable = embederr.Unreachable
+)
+
+// An Opener builds an embedder from the part of a spec after "scheme:".
+type Opener func(arg string) (Embedder, error)
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Opener{}
+)
+
+// Register makes an embedder scheme available to Open. It panics if open is
+// nil or the scheme is already registered: both are programming errors made
+// at init time.
+func Register(scheme string, open Opener) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if open == nil {
+		panic("embed: Register opener is nil")
+	}
+	if _, dup := registry[scheme]; dup {
+		panic("embed: Register called twice for scheme " + scheme)
+	}
+	registry[scheme] = open
+}
+
+// Schemes returns the registered schemes, sorted.
+func Schemes() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	s := make([]string, 0, len(registry))
+	for k := range registry {
+		s = append(s, k)
+	}
+	slices.Sort(s)
+	return s
+}
+
+// Open builds an embedder from a spec "scheme:arg", e.g. "hash:512",
+// "hash" (default dimension) or "ollama:nomic-embed-text". It does not
+// contact any server.
+func Open(spec string) (Embedder, error) {
+	scheme, arg, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	registryMu.RLock()
+	open, ok := registry[scheme]
+	registryMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q in spec %q (known: %s)", ErrUnknownScheme, scheme, spec, strings.Join(Schemes(), ", "))
+	}
+	e, err := open(arg)
+	if err != nil {
+		return nil, fmt.Errorf("embed: open %q: %w", spec, err)
+	}
+	return e, nil
+}
+
+// Dimension returns e's dimension, embedding a short probe text when e does
+// not know it yet.
+func Dimension(ctx context.Context, e Embedder) (int, error) {
+	if d := e.Dim(); d > 0 {
+		return d, nil
+	}
+	v, err := e.Embed(ctx, []string{"dimension probe"})
+	if err != nil {
+		return 0, fmt.Errorf("embed: learn dimension of %s: %w", e.Name(), err)
+	}
+	if len(v) != 1 || len(v[0]) == 0 {
+		return 0, fmt.Errorf("%w: %s answered with no vector", ErrDimension, e.Name())
+	}
+	return len(v[0]), nil
+}
