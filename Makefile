@@ -1,0 +1,85 @@
+# agentmem — build, test and benchmark targets.
+#
+#   make test       pure-Go tests with the race detector (no C libraries needed)
+#   make test-all   everything CI runs: lint, CGO_ENABLED=0 build, pure-Go tests,
+#                   and the Faiss backend's tests (installs libfaiss-dev if missing)
+#   make bench      the README's benchmark table (pure Go, plus chromem-go in bench/)
+#   make docker     the container image (needs a Docker engine)
+
+GO        ?= go
+PKGS      ?= ./...
+RACE      ?= -race
+TESTFLAGS ?=
+BENCHTIME ?= 1s
+FAISS_TAG := -tags faiss
+
+.PHONY: all
+all: build
+
+.PHONY: build
+build:
+	$(GO) build -o bin/agentmem ./cmd/agentmem
+
+.PHONY: build-faiss
+build-faiss:
+	$(GO) build $(FAISS_TAG) -o bin/agentmem ./cmd/agentmem
+
+.PHONY: test
+test:
+	$(GO) test $(RACE) $(TESTFLAGS) $(PKGS)
+
+.PHONY: test-faiss
+test-faiss: faiss-deps
+	$(GO) test $(RACE) $(FAISS_TAG) $(TESTFLAGS) $(PKGS)
+
+# test-all is the README's test command and what .ci/run runs.
+.PHONY: test-all
+test-all: lint nocgo test test-faiss bench-vet
+
+# nocgo keeps the promise that the default build is pure Go.
+.PHONY: nocgo
+nocgo:
+	CGO_ENABLED=0 $(GO) build ./...
+	CGO_ENABLED=0 $(GO) vet ./...
+
+.PHONY: lint
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+.PHONY: lint-faiss
+lint-faiss: faiss-deps
+	$(GO) vet $(FAISS_TAG) ./...
+
+# faiss-deps installs Debian's libfaiss-dev and BLAS when they are missing
+# (the same script the Dockerfile uses). Needs root.
+.PHONY: faiss-deps
+faiss-deps:
+	@test -f /usr/include/faiss/Index.h || sh scripts/install-faiss.sh
+
+# bench-vet compiles and vets the separate benchmark module without running it.
+.PHONY: bench-vet
+bench-vet:
+	cd bench && $(GO) vet ./...
+
+.PHONY: bench
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./vdb/inmem/ ./memory/... ./keyword/ ./embed/...
+	cd bench && $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./...
+
+.PHONY: bench-faiss
+bench-faiss: faiss-deps
+	$(GO) test $(FAISS_TAG) -run '^$$' -bench . -benchtime $(BENCHTIME) ./vdb/faiss/
+
+.PHONY: docker
+docker:
+	docker build -t agentmem .
+
+.PHONY: docker-test
+docker-test:
+	docker build --target test .
+
+.PHONY: clean
+clean:
+	rm -rf bin
