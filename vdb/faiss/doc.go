@@ -1,0 +1,33 @@
+// Package faiss is a vdb backend over Faiss (https://github.com/facebookresearch/faiss)
+// through cgo, for memories that grow past what an exact in-memory scan
+// answers quickly.
+//
+// The binding is compiled only with the build tag faiss:
+//
+//	go build -tags faiss ./...
+//
+// and needs Debian's libfaiss-dev and libopenblas-dev (scripts/install-faiss.sh
+// installs them). Without the tag, or with CGO_ENABLED=0, the package still
+// compiles, and [New] returns an error wrapping [ErrNotBuilt] that says to
+// rebuild with -tags faiss, so a program can offer the backend and fail
+// clearly where it was not built in.
+//
+// An [Index] implements [vdb.VectorDatabase] and the optional
+// [vdb.Persister] and [vdb.BatchSearcher]. The default index is
+// "IDMap,Flat" with inner-product metric on L2-normalised vectors: exact
+// cosine search whose scores equal vdb/inmem's. Approximate indexes come from
+// a Faiss index-factory string passed to [WithFactory], such as "IVF1024,Flat"
+// (trained on the data, searched with [WithNProbe]) or "HNSW32,Flat"
+// (searched with [WithEfSearch]).
+//
+// Faiss 1.7.3 as packaged by Debian ships no C API, so the package carries
+// its own small extern "C" shim over the C++ API (shim.h, shim.cpp). Every
+// shim function catches C++ exceptions and returns the message in the same
+// call, so an error can never be read from another thread's state.
+package faiss
+
+import "errors"
+
+// ErrNotBuilt is returned by [New] in a binary built without the faiss build
+// tag (or with CGO_ENABLED=0).
+var ErrNotBuilt = errors.New("faiss: backend not built into this binary")

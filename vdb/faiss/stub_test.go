@@ -1,0 +1,24 @@
+//go:build !faiss
+
+package faiss_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/vdb"
+	"github.com/agentmem/agentmem/vdb/faiss"
+)
+
+func TestNewWithoutTag(t *testing.T) {
+	ix, err := faiss.New(8, faiss.WithFactory("HNSW32,Flat"))
+	require.Nil(t, ix, "New must not return an index in a build without the faiss tag")
+	require.ErrorIs(t, err, faiss.ErrNotBuilt)
+	require.ErrorContains(t, err, "rebuild with -tags faiss")
+
+	var zero *faiss.Index
+	_, err = zero.Search(t.Context(), []float32{1}, 1)
+	require.ErrorIs(t, err, vdb.ErrClosed)
+	require.NoError(t, zero.Close())
+}
