@@ -1,0 +1,381 @@
+// Package hash is agentmem's offline default embedder: feature hashing of the
+// words and character n-grams of a text into a fixed number of dimensions.
+//
+// It measures lexical similarity only. Two texts score high when they share
+// words or parts of words ("flight" and "flights" are close, so are "LH401"
+// and "LH 401" to a lesser degree); it knows no synonyms and no meaning, so
+// "when do I fly?" and "my plane leaves on Friday" share nothing. Use it
+// where no model server is available, in tests and examples (it is fast and
+// deterministic), or as the lexical half of a hybrid search; use an Ollama
+// model (package embed/ollama) for semantic similarity.
+//
+// # Features
+//
+// A text is split into words (maximal runs of Unicode letters, digits and
+// combining marks, lower-cased) and CJK runs (Han, Hiragana, Katakana and
+// Hangul characters). Each word contributes itself and its character
+// trigrams with boundary markers ("^fl", "fli", …, "ht$"); each CJK run
+// contributes its characters and character bigrams, so Chinese, Japanese and
+// Korean text needs no word segmenter. A feature occurring tf times in a text
+// is weighted 1+ln(tf), hashed with 64-bit FNV-1a (plus a fixed finaliser) to
+// a dimension and a sign (signed hashing, so collisions cancel out on average
+// instead of adding up), and the vector is L2-normalised.
+//
+// A text made only of punctuation or symbols (e.g. "?!" or "🙂") has no words;
+// its non-space characters are then used as features, so it still gets a
+// valid unit vector, equal for equal texts. Only an empty or white-space-only
+// text is an error ([embed.ErrEmptyText]).
+//
+// # Stability
+//
+// The vectors are a pure function of the text and the dimension, the same in
+// every process and on every platform (no random seeds, no map iteration
+// order), because stores persist them. Changing the algorithm changes every
+// vector: the package's tests pin golden values so that this cannot happen by
+// accident.
+package hash
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/embed/internal/embederr"
+)
+
+// DefaultDim is the dimension used by "hash" specs without an explicit one.
+const DefaultDim = 512
+
+// MaxDim is the largest dimension New accepts.
+const MaxDim = 1 << 16
+
+// Feature kinds, mixed into each feature's hash (so the word "ab" and the
+// trigram "ab" differ) and kept in the low bits of its key so that the
+// weight can be found again after sorting.
+const (
+	kindWord    = 1 // a whole word
+	kindTrigram = 2 // a character trigram of a word, with ^ and $ markers
+	kindCJK1    = 3 // one CJK character
+	kindCJK2    = 4 // two adjacent CJK characters
+	kindSymbol  = 5 // a non-space character of a text without words
+	kindMask    = 7
+)
+
+// kindWeight is the weight of one occurrence of a feature of each kind.
+// Trigrams weigh less than words: a word of n letters has n trigrams, so at
+// 0.5 the trigrams of a 4-letter word carry as much as the word itself.
+var kindWeight = [kindMask + 1]float64{
+	kindWord:    1,
+	kindTrigram: 0.5,
+	kindCJK1:    0.7,
+	kindCJK2:    1,
+	kindSymbol:  1,
+}
+
+// Boundary markers around a word for its trigrams. They are control
+// characters, which never occur inside a word.
+const (
+	markBegin = '\x02'
+	markEnd   = '\x03'
+)
+
+// An Embedder maps texts to L2-normalised feature-hashing vectors. It is
+// immutable and safe for concurrent use by multiple goroutines.
+type Embedder struct {
+	dim  int
+	name string
+}
+
+// New returns a hash embedder producing vectors of length dim, which must be
+// in [1, MaxDim]; DefaultDim (512) is a good choice for short memories, and
+// larger dimensions reduce hash collisions for long texts.
+func New(dim int) (*Embedder, error) {
+	if dim < 1 || dim > MaxDim {
+		return nil, fmt.Errorf("hash: dimension %d out of range [1, %d]", dim, MaxDim)
+	}
+	return &Embedder{dim: dim, name: "hash:" + strconv.Itoa(dim)}, nil
+}
+
+// Dim returns the length of the vectors.
+func (e *Embedder) Dim() int { return e.dim }
+
+// Name returns "hash:DIM", e.g. "hash:512".
+func (e *Embedder) Name() string { return e.name }
+
+// Embed returns one unit vector per text. An empty or white-space-only text
+// is an error wrapping [embed.ErrEmptyText] that names its index; no vectors
+// are returned then. The vectors share one backing array (each with its own
+// capacity limit, so appending to one never changes another) and belong to
+// the caller.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("hash: %w", err)
+	}
+	for i, t := range texts {
+		if isBlank(t) {
+			return nil, fmt.Errorf("hash: text %d: %w", i, embederr.EmptyText)
+		}
+	}
+	d := e.dim
+	backing := make([]float32, len(texts)*d)
+	out := make([][]float32, len(texts))
+	s := scratchPool.Get().(*scratch)
+	defer putScratch(s)
+	for i, t := range texts {
+		// A large batch can take a while: notice a cancellation.
+		if i%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("hash: %w", err)
+			}
+		}
+		v := backing[i*d : (i+1)*d : (i+1)*d]
+		s.embed(t, v)
+		out[i] = v
+	}
+	return out, nil
+}
+
+// isBlank reports whether t is empty or only white space.
+func isBlank(t string) bool {
+	for _, r := range t {
+		if !unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// scratch holds the buffers of one embedding; pooled so that Embed does not
+// allocate per text.
+type scratch struct {
+	keys  []uint64 // one key per feature occurrence
+	runes []rune   // the current word or CJK run, lower-cased
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{keys: make([]uint64, 0, 256), runes: make([]rune, 0, 64)}
+}}
+
+// putScratch returns s to the pool unless one huge text made it too big to
+// keep around.
+func putScratch(s *scratch) {
+	if cap(s.keys) > 1<<16 || cap(s.runes) > 1<<12 {
+		return
+	}
+	scratchPool.Put(s)
+}
+
+// embed writes the unit vector of text into v (len(v) = dim, all zero).
+func (s *scratch) embed(text string, v []float32) {
+	s.keys = s.keys[:0]
+	s.runes = s.runes[:0]
+	cjk := false // whether s.runes holds a CJK run (else a word)
+	for _, r := range text {
+		switch c := classify(r); {
+		case c == classWord:
+			if cjk {
+				s.flush(cjk)
+				cjk = false
+			}
+			s.runes = append(s.runes, fold(r))
+		case c == classCJK:
+			if !cjk {
+				s.flush(cjk)
+				cjk = true
+			}
+			s.runes = append(s.runes, r)
+		default:
+			s.flush(cjk)
+		}
+	}
+	s.flush(cjk)
+	if len(s.keys) == 0 {
+		// Only punctuation and symbols: use the characters themselves.
+		for _, r := range text {
+			if !unicode.IsSpace(r) {
+				s.keys = append(s.keys, key(kindSymbol, []rune{r}))
+			}
+		}
+	}
+	s.accumulate(v)
+}
+
+// flush emits the features of the run in s.runes and empties it.
+func (s *scratch) flush(cjk bool) {
+	rs := s.runes
+	if len(rs) == 0 {
+		return
+	}
+	if cjk {
+		for i := range rs {
+			s.keys = append(s.keys, key(kindCJK1, rs[i:i+1]))
+			if i+1 < len(rs) {
+				s.keys = append(s.keys, key(kindCJK2, rs[i:i+2]))
+			}
+		}
+	} else {
+		s.keys = append(s.keys, key(kindWord, rs))
+		// Trigrams of markBegin + word + markEnd: a word of n runes has n.
+		n := len(rs)
+		for i := -1; i < n-1; i++ {
+			var tri [3]rune
+			for j := range tri {
+				switch k := i + j; {
+				case k < 0:
+					tri[j] = markBegin
+				case k >= n:
+					tri[j] = markEnd
+				default:
+					tri[j] = rs[k]
+				}
+			}
+			s.keys = append(s.keys, key(kindTrigram, tri[:]))
+		}
+	}
+	s.runes = s.runes[:0]
+}
+
+// accumulate adds the weighted, signed features in s.keys to v and
+// normalises it. Features are visited in sorted key order, so the float
+// sums are the same on every run.
+func (s *scratch) accumulate(v []float32) {
+	keys := s.keys
+	slices.Sort(keys)
+	dim := uint64(len(v))
+	for i := 0; i < len(keys); {
+		k := keys[i]
+		j := i + 1
+		for j < len(keys) && keys[j] == k {
+			j++
+		}
+		w := kindWeight[k&kindMask] * tfWeight(j-i)
+		// The explicit conversion rounds w to float32 (no fused multiply-add
+		// on any platform); negation is exact.
+		w32 := float32(w)
+		if k>>63 != 0 {
+			w32 = -w32
+		}
+		v[(k>>3)%dim] += w32
+		i = j
+	}
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		// All features cancelled out (signed collisions); vanishingly rare,
+		// but a zero vector is invalid everywhere downstream.
+		v[(keys[0]>>3)%dim] = 1
+		return
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i, x := range v {
+		v[i] = float32(float64(x) * inv)
+	}
+}
+
+// tfWeights caches 1+ln(tf) rounded to float32 precision. Rounding makes the
+// result independent of the platform's math.Log implementation (which may
+// differ in the last float64 bit).
+var tfWeights = func() (t [64]float64) {
+	for i := 1; i < len(t); i++ {
+		t[i] = float64(float32(1 + math.Log(float64(i))))
+	}
+	return t
+}()
+
+// tfWeight returns the sublinear weight 1+ln(tf) of a feature occurring tf
+// (≥ 1) times.
+func tfWeight(tf int) float64 {
+	if tf < len(tfWeights) {
+		return tfWeights[tf]
+	}
+	return float64(float32(1 + math.Log(float64(tf))))
+}
+
+// FNV-1a 64-bit parameters.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// key hashes a feature of the given kind made of runes rs. The result is
+// FNV-1a over the kind byte and the UTF-8 bytes of rs, mixed with
+// MurmurHash3's 64-bit finaliser (FNV's low bits, which pick the dimension,
+// are poorly mixed on their own), with the kind in its low 3 bits. Bits 3 and
+// up choose the dimension, bit 63 the sign.
+func key(kind uint64, rs []rune) uint64 {
+	h := uint64(fnvOffset)
+	h ^= kind
+	h *= fnvPrime
+	for _, r := range rs {
+		if r < utf8.RuneSelf {
+			h ^= uint64(r)
+			h *= fnvPrime
+			continue
+		}
+		var b [utf8.UTFMax]byte
+		n := utf8.EncodeRune(b[:], r)
+		for _, c := range b[:n] {
+			h ^= uint64(c)
+			h *= fnvPrime
+		}
+	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h&^kindMask | kind
+}
+
+// Rune classes for tokenising.
+const (
+	classOther = iota // separator: space, punctuation, symbol
+	classWord         // part of a word
+	classCJK          // a CJK character, a token of its own
+)
+
+// classify returns the class of r.
+func classify(r rune) int {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return classWord
+		}
+		return classOther
+	}
+	if r >= 0x1100 && isCJK(r) {
+		return classCJK
+	}
+	if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) {
+		return classWord
+	}
+	return classOther
+}
+
+// isCJK reports whether r is a Han, Hiragana, Katakana or Hangul character,
+// or one of the marks of common script used inside Japanese and Chinese
+// words (ー prolonged sound mark, 々 iteration mark).
+func isCJK(r rune) bool {
+	switch r {
+	case 'ー', '々', 'ｰ':
+		return true
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// fold lower-cases r.
+func fold(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}
+	return unicode.ToLower(r)
+}

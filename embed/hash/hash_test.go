@@ -1,0 +1,245 @@
+package hash
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/embed/internal/embederr"
+)
+
+func newEmbedder(t testing.TB, dim int) *Embedder {
+	t.Helper()
+	e, err := New(dim)
+	require.NoError(t, err)
+	return e
+}
+
+func embedOne(t testing.TB, e *Embedder, text string) []float32 {
+	t.Helper()
+	v, err := e.Embed(context.Background(), []string{text})
+	require.NoError(t, err)
+	require.Len(t, v, 1)
+	return v[0]
+}
+
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func requireUnit(t *testing.T, v []float32) {
+	t.Helper()
+	for i, x := range v {
+		require.False(t, math.IsNaN(float64(x)) || math.IsInf(float64(x), 0), "component %d is %v", i, x)
+	}
+	require.InDelta(t, 1, dot(v, v), 1e-5, "vectors must be L2-normalised")
+}
+
+func TestNew(t *testing.T) {
+	for _, dim := range []int{1, 2, 16, DefaultDim, 4096, MaxDim} {
+		e, err := New(dim)
+		require.NoError(t, err, "dim %d", dim)
+		assert.Equal(t, dim, e.Dim())
+		assert.Equal(t, fmt.Sprintf("hash:%d", dim), e.Name())
+		requireUnit(t, embedOne(t, e, "hello world"))
+	}
+	for _, dim := range []int{0, -1, MaxDim + 1} {
+		_, err := New(dim)
+		require.Error(t, err, "dim %d", dim)
+		assert.Contains(t, err.Error(), "out of range")
+	}
+}
+
+// The golden values pin the algorithm: stores persist these vectors, so any
+// change to tokenising, hashing or weighting must be deliberate (and must
+// come with a new Name, or stores built before would silently mismatch).
+func TestEmbed_GoldenValues(t *testing.T) {
+	assert.Equal(t, uint64(0x32fd0025808e70f1), key(kindWord, []rune("flight")), "word hash")
+	assert.Equal(t, uint64(0x133f517f53d467fc), key(kindCJK2, []rune("航班")), "CJK bigram hash")
+
+	e := newEmbedder(t, 16)
+	tests := []struct {
+		text string
+		want []float32
+	}{
+		{"My flight is LH 401 on Friday.", []float32{0.29173, 0.29173, 0, 0.145865, 0.145865, 0, -0.145865, 0, 0.58346, 0.145865, 0, 0.145865, -0.145865, 0, 0.58346, 0.145865}},
+		{"我的航班是星期五。", []float32{0, 0.3509312, 0.59658307, 0, 0.10527936, 0, -0.14037247, 0, 0.3509312, 0, -0.24565184, 0.3509312, 0, -0.24565184, 0, 0.3509312}},
+		{"?!", []float32{0, 0, 0, 0, 0, 0, 0, 0, 0.70710677, -0.70710677, 0, 0, 0, 0, 0, 0}},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, embedOne(t, e, tt.text), "golden vector of %q changed: the algorithm changed", tt.text)
+	}
+}
+
+func TestEmbed_Deterministic(t *testing.T) {
+	e := newEmbedder(t, DefaultDim)
+	texts := []string{"The quick brown fox", "東京タワーに行きました", "서울에서 만나요", "LH 401, Friday 7:30", "..."}
+	want, err := e.Embed(t.Context(), texts)
+	require.NoError(t, err)
+
+	// Same texts in another order, one at a time, and concurrently.
+	for i := len(texts) - 1; i >= 0; i-- {
+		assert.Equal(t, want[i], embedOne(t, e, texts[i]))
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			got, err := e.Embed(context.Background(), texts)
+			assert.NoError(t, err)
+			assert.Equal(t, want, got)
+		})
+	}
+	wg.Wait()
+	// A fresh embedder of the same dimension agrees.
+	assert.Equal(t, want[0], embedOne(t, newEmbedder(t, DefaultDim), texts[0]))
+}
+
+func TestEmbed_UnitVectors(t *testing.T) {
+	e := newEmbedder(t, DefaultDim)
+	texts := []string{
+		"a",
+		"Hello, World!",
+		"?!",
+		"🙂🙂🙂",
+		"---",
+		"naïve café résumé",
+		"Привет, мир",
+		"नमस्ते दुनिया",
+		"混合 text with 中文 and English",
+		"\xff\xfe invalid utf-8 \xc3",
+		"\xff\xfe",
+		strings.Repeat("word ", 10000),
+		strings.Repeat("x", 100000),
+	}
+	vs, err := e.Embed(t.Context(), texts)
+	require.NoError(t, err)
+	require.Len(t, vs, len(texts))
+	for i, v := range vs {
+		require.Len(t, v, DefaultDim, "text %d", i)
+		requireUnit(t, v)
+	}
+}
+
+func TestEmbed_CaseAndPunctuationInsensitive(t *testing.T) {
+	e := newEmbedder(t, DefaultDim)
+	a := embedOne(t, e, "My Flight is on FRIDAY")
+	b := embedOne(t, e, "my flight, is on friday!")
+	assert.Equal(t, a, b)
+	assert.Equal(t, embedOne(t, e, "ÉTÉ"), embedOne(t, e, "été"))
+}
+
+func TestEmbed_RelatedScoresHigher(t *testing.T) {
+	e := newEmbedder(t, DefaultDim)
+	tests := []struct {
+		name, anchor, related, unrelated string
+	}{
+		{"inflection", "flight", "flights", "banana"},
+		{"shared words", "my flight is on friday", "flights on friday", "the cat sat on the mat"},
+		{"memory recall", "user: my flight is LH 401 on Friday\nassistant: noted", "what is my flight number?", "please summarise this article"},
+		{"code", "error: connection refused on port 5432", "connection refused", "the weather is nice"},
+		{"chinese", "我的航班是星期五", "航班星期五起飞", "今天天气很好"},
+		{"japanese", "東京タワーに行きました", "東京タワーはどこですか", "ラーメンが好きです"},
+		{"korean", "서울에서 만나요", "서울에서 만나서 반가워요", "오늘 날씨가 좋네요"},
+		{"mixed", "我的航班是LH401", "LH401航班", "cat food"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := embedOne(t, e, tt.anchor)
+			rel := dot(a, embedOne(t, e, tt.related))
+			unrel := dot(a, embedOne(t, e, tt.unrelated))
+			assert.Greater(t, rel, unrel, "related text must score higher than unrelated")
+			assert.Greater(t, rel, 0.3, "related text must pass the default min score")
+			assert.Less(t, unrel, 0.3, "unrelated text must stay under the default min score")
+		})
+	}
+	// Identical texts score 1.
+	v := embedOne(t, e, "same text")
+	assert.InDelta(t, 1, dot(v, embedOne(t, e, "same text")), 1e-6)
+}
+
+func TestEmbed_CJKUsesBigrams(t *testing.T) {
+	e := newEmbedder(t, DefaultDim)
+	// The same characters in another order share unigrams but not bigrams.
+	a := embedOne(t, e, "航班")
+	b := embedOne(t, e, "班航")
+	s := dot(a, b)
+	assert.Greater(t, s, 0.0)
+	assert.Less(t, s, 0.9)
+	// Katakana with the prolonged sound mark stays one CJK run.
+	assert.Greater(t, dot(embedOne(t, e, "コーヒー"), embedOne(t, e, "コーヒーを飲む")), 0.5)
+}
+
+func TestEmbed_Errors(t *testing.T) {
+	e := newEmbedder(t, DefaultDim)
+	for _, texts := range [][]string{{""}, {" \t\n"}, {"ok", "\u3000"}, {"ok", "fine", ""}} {
+		v, err := e.Embed(t.Context(), texts)
+		require.ErrorIs(t, err, embederr.EmptyText, "texts %q", texts)
+		assert.Nil(t, v)
+		assert.Contains(t, err.Error(), fmt.Sprintf("text %d", len(texts)-1), "the error names the bad text")
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := e.Embed(ctx, []string{"hello"})
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestEmbed_EmptyBatch(t *testing.T) {
+	v, err := newEmbedder(t, 8).Embed(t.Context(), nil)
+	require.NoError(t, err)
+	assert.Empty(t, v)
+}
+
+func TestEmbed_VectorsDoNotAlias(t *testing.T) {
+	e := newEmbedder(t, 8)
+	vs, err := e.Embed(t.Context(), []string{"one", "two"})
+	require.NoError(t, err)
+	second := append([]float32(nil), vs[1]...)
+	_ = append(vs[0], 42) // must reallocate, not overwrite vs[1]
+	assert.Equal(t, second, vs[1])
+}
+
+var sentence = "user: my flight is LH 401 on Friday, please remind me"
+
+func BenchmarkEmbed(b *testing.B) {
+	cases := []struct {
+		name  string
+		texts []string
+	}{
+		{"sentence", []string{sentence}},
+		{"cjk", []string{"用户：我的航班是星期五的LH401，请提醒我"}},
+		{"batch=100", repeat(sentence, 100)},
+		{"words=1000", []string{strings.Repeat("the quick brown fox jumps over the lazy dog ", 111)}},
+	}
+	e, err := New(DefaultDim)
+	require.NoError(b, err)
+	ctx := context.Background()
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.Embed(ctx, c.texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s #%d", s, i)
+	}
+	return out
+}
