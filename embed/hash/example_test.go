@@ -31,10 +31,10 @@ func ExampleEmbedder_Embed() {
 	fmt.Println(e.Name(), len(vs[0]))
 	fmt.Printf("shared words:   %.2f\n", cos(vs[0], vs[1]))
 	fmt.Printf("unrelated:      %.2f\n", cos(vs[0], vs[2]))
-	fmt.Printf("synonyms only:  %.2f\n", cos(vs[0], vs[3]))
+	fmt.Printf("synonyms only:  %.2f\n", cos(vs[0], vs[3])) // ~0: no shared words or parts of words
 	// Output:
 	// hash:512 512
 	// shared words:   0.66
 	// unrelated:      0.14
-	// synonyms only:  0.00
+	// synonyms only:  -0.03
 }

@@ -153,8 +153,10 @@ func isBlank(t string) bool {
 // scratch holds the buffers of one embedding; pooled so that Embed does not
 // allocate per text.
 type scratch struct {
-	keys  []uint64 // one key per feature occurrence
-	runes []rune   // the current word or CJK run, lower-cased
+	keys   []uint64 // one key per feature occurrence
+	runes  []rune   // the current word or CJK run, lower-cased
+	slots  []uint64 // open-addressing table of distinct keys (0 = empty)
+	counts []uint32 // occurrences of the key in the same slot
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -164,7 +166,7 @@ var scratchPool = sync.Pool{New: func() any {
 // putScratch returns s to the pool unless one huge text made it too big to
 // keep around.
 func putScratch(s *scratch) {
-	if cap(s.keys) > 1<<16 || cap(s.runes) > 1<<12 {
+	if cap(s.keys) > 1<<16 || cap(s.runes) > 1<<12 || cap(s.slots) > 1<<17 {
 		return
 	}
 	scratchPool.Put(s)
@@ -241,27 +243,51 @@ func (s *scratch) flush(cjk bool) {
 }
 
 // accumulate adds the weighted, signed features in s.keys to v and
-// normalises it. Features are visited in sorted key order, so the float
-// sums are the same on every run.
+// normalises it. It counts each feature's occurrences in a small
+// open-addressing table (faster than sorting the keys), then visits the
+// table in slot order, which depends only on the keys, so the float sums are
+// the same on every run.
 func (s *scratch) accumulate(v []float32) {
-	keys := s.keys
-	slices.Sort(keys)
-	dim := uint64(len(v))
-	for i := 0; i < len(keys); {
-		k := keys[i]
-		j := i + 1
-		for j < len(keys) && keys[j] == k {
-			j++
+	size := 64
+	for size < 2*len(s.keys) {
+		size *= 2
+	}
+	s.slots = slices.Grow(s.slots[:0], size)[:size]
+	s.counts = slices.Grow(s.counts[:0], size)[:size]
+	clear(s.slots)
+	mask := uint64(size - 1)
+	for _, k := range s.keys {
+		// Keys are never 0 (the kind is in the low bits) and well mixed;
+		// bits 3 and up index the table.
+		for i := (k >> 3) & mask; ; i = (i + 1) & mask {
+			if s.slots[i] == k {
+				s.counts[i]++
+				break
+			}
+			if s.slots[i] == 0 {
+				s.slots[i] = k
+				s.counts[i] = 1
+				break
+			}
 		}
-		w := kindWeight[k&kindMask] * tfWeight(j-i)
+	}
+	dim := uint64(len(v))
+	var first uint64
+	for i, k := range s.slots {
+		if k == 0 {
+			continue
+		}
+		if first == 0 {
+			first = k
+		}
+		w := kindWeight[k&kindMask] * tfWeight(int(s.counts[i]))
 		// The explicit conversion rounds w to float32 (no fused multiply-add
 		// on any platform); negation is exact.
 		w32 := float32(w)
 		if k>>63 != 0 {
 			w32 = -w32
 		}
-		v[(k>>3)%dim] += w32
-		i = j
+		v[bucket(k, dim)] += w32
 	}
 	var sum float64
 	for _, x := range v {
@@ -270,13 +296,19 @@ func (s *scratch) accumulate(v []float32) {
 	if sum == 0 {
 		// All features cancelled out (signed collisions); vanishingly rare,
 		// but a zero vector is invalid everywhere downstream.
-		v[(keys[0]>>3)%dim] = 1
+		v[bucket(first, dim)] = 1
 		return
 	}
 	inv := 1 / math.Sqrt(sum)
 	for i, x := range v {
 		v[i] = float32(float64(x) * inv)
 	}
+}
+
+// bucket maps key k to a dimension in [0, dim): bits 3 to 34 of k scaled
+// by dim (Lemire's multiply-shift reduction, which avoids a division).
+func bucket(k, dim uint64) uint64 {
+	return uint64(uint32(k>>3)) * dim >> 32
 }
 
 // tfWeights caches 1+ln(tf) rounded to float32 precision. Rounding makes the
@@ -307,8 +339,8 @@ const (
 // key hashes a feature of the given kind made of runes rs. The result is
 // FNV-1a over the kind byte and the UTF-8 bytes of rs, mixed with
 // MurmurHash3's 64-bit finaliser (FNV's low bits, which pick the dimension,
-// are poorly mixed on their own), with the kind in its low 3 bits. Bits 3 and
-// up choose the dimension, bit 63 the sign.
+// are poorly mixed on their own), with the kind in its low 3 bits. Bits 3 to
+// 34 choose the dimension (see bucket), bit 63 the sign.
 func key(kind uint64, rs []rune) uint64 {
 	h := uint64(fnvOffset)
 	h ^= kind

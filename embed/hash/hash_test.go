@@ -2,6 +2,9 @@ package hash
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strings"
@@ -72,12 +75,22 @@ func TestEmbed_GoldenValues(t *testing.T) {
 		text string
 		want []float32
 	}{
-		{"My flight is LH 401 on Friday.", []float32{0.29173, 0.29173, 0, 0.145865, 0.145865, 0, -0.145865, 0, 0.58346, 0.145865, 0, 0.145865, -0.145865, 0, 0.58346, 0.145865}},
-		{"我的航班是星期五。", []float32{0, 0.3509312, 0.59658307, 0, 0.10527936, 0, -0.14037247, 0, 0.3509312, 0, -0.24565184, 0.3509312, 0, -0.24565184, 0, 0.3509312}},
-		{"?!", []float32{0, 0, 0, 0, 0, 0, 0, 0, 0.70710677, -0.70710677, 0, 0, 0, 0, 0, 0}},
+		{"My flight is LH 401 on Friday.", []float32{0.2981424, -0.1490712, 0, 0.1490712, 0.2981424, 0, 0.1490712, 0, 0.1490712, 0.1490712, -0.1490712, 0.4472136, -0.1490712, 0.5962848, 0.2981424, 0.1490712}},
+		{"我的航班是星期五。", []float32{0.27196413, 0, -0.1903749, 0, 0.54392827, 0, -0.1903749, 0.35355338, 0.1903749, -0.1903749, 0, 0, -0.1903749, 0.46233907, 0.27196413, -0.1903749}},
+		{"?!", []float32{0.70710677, 0, 0, 0, 0, 0, 0, 0, 0, 0, -0.70710677, 0, 0, 0, 0, 0}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, embedOne(t, e, tt.text), "golden vector of %q changed: the algorithm changed", tt.text)
+	}
+
+	// At the default dimension, pin the exact bits through a digest.
+	e = newEmbedder(t, DefaultDim)
+	digests := []struct{ text, want string }{
+		{"My flight is LH 401 on Friday.", "b661eabf663b07397a52c74468e11928ea3b75ffc58492d963bd015d1e225452"},
+		{"the the the cat; 猫猫猫 ねこ", "3cbb8fdab8dd3f0223d43e1c7b1d10c4f485992d8be69276f4ffb9c443f1ff51"},
+	}
+	for _, tt := range digests {
+		assert.Equal(t, tt.want, digest(embedOne(t, e, tt.text)), "golden digest of %q changed: the algorithm changed", tt.text)
 	}
 }
 
@@ -242,4 +255,13 @@ func repeat(s string, n int) []string {
 		out[i] = fmt.Sprintf("%s #%d", s, i)
 	}
 	return out
+}
+
+// digest returns the SHA-256 of v's float32 bits, little-endian.
+func digest(v []float32) string {
+	h := sha256.New()
+	for _, x := range v {
+		_ = binary.Write(h, binary.LittleEndian, math.Float32bits(x))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
