@@ -1,0 +1,542 @@
+package longterm
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentmem/agentmem/internal/atomicfile"
+)
+
+// The log is the store's source of truth: an append-only file of framed
+// records. It starts with a 16-byte header:
+//
+//	magic "AMLOG\x00" | uint16 LE format version | uint64 LE log id
+//
+// The log id is random per file; snapshots name the log they were taken
+// from, so that a snapshot of an older (pre-compaction) log is never applied
+// to a newer one. Each record is framed as
+//
+//	uint32 LE payload length | uint32 LE CRC32C(payload) | uint32 LE CRC32C(first 8 bytes) | payload
+//
+// The header checksum lets Open tell a frame whose length was corrupted (an
+// error) from one that was cut short by a crash (a torn tail, repaired).
+const (
+	logMagic      = "AMLOG\x00"
+	logVersion    = 1
+	logHeaderSize = 16
+	frameHeader   = 12
+	maxPayload    = 1 << 30 // a frame longer than this is corruption, not data
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Record types inside a payload.
+const (
+	recAdd    byte = 1
+	recForget byte = 2
+)
+
+// logFile is an open log positioned at its end. It is not safe for concurrent
+// use; Memory serialises access with its write lock.
+type logFile struct {
+	f    *os.File
+	path string
+	id   uint64
+	size int64 // offset of the next frame
+	buf  []byte
+}
+
+// createLog creates a new, empty log at path (which must not exist) and syncs
+// it and its directory.
+func createLog(path string) (*logFile, error) {
+	var idb [8]byte
+	if _, err := rand.Read(idb[:]); err != nil {
+		return nil, fmt.Errorf("longterm: log id: %w", err)
+	}
+	id := binary.LittleEndian.Uint64(idb[:])
+	hdr := logHeader(id)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("longterm: create log: %w", err)
+	}
+	if _, err := f.Write(hdr); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("longterm: write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("longterm: sync %s: %w", path, err)
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &logFile{f: f, path: path, id: id, size: logHeaderSize}, nil
+}
+
+func logHeader(id uint64) []byte {
+	hdr := make([]byte, logHeaderSize)
+	copy(hdr, logMagic)
+	binary.LittleEndian.PutUint16(hdr[6:], logVersion)
+	binary.LittleEndian.PutUint64(hdr[8:], id)
+	return hdr
+}
+
+// openLog opens the log at path, calls fn for every intact frame at or after
+// offset from (0 means the first frame), and leaves the file positioned at
+// the end of the last intact frame. A torn tail — a last frame cut short, or
+// trailing zeros left by a crash — is copied to path+".broken", truncated
+// away and logged as a warning. Any other damage is an error wrapping
+// ErrCorrupt that names the file and the frame's offset; the file is not
+// modified in that case.
+func openLog(path string, from int64, logger *slog.Logger, fn func(off int64, payload []byte) error) (*logFile, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("longterm: open log: %w", err)
+	}
+	l, err := scanLog(f, path, from, logger, fn)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func scanLog(f *os.File, path string, from int64, logger *slog.Logger, fn func(off int64, payload []byte) error) (*logFile, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("longterm: stat log: %w", err)
+	}
+	fileSize := st.Size()
+	hdr := make([]byte, logHeaderSize)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		return nil, fmt.Errorf("%w: %s: offset 0: short header: %v", ErrCorrupt, path, err)
+	}
+	if string(hdr[:6]) != logMagic {
+		return nil, fmt.Errorf("%w: %s: offset 0: not an agentmem log (bad magic)", ErrCorrupt, path)
+	}
+	if v := binary.LittleEndian.Uint16(hdr[6:]); v != logVersion {
+		return nil, fmt.Errorf("%w: %s: log format %d, this build reads %d", ErrVersion, path, v, logVersion)
+	}
+	l := &logFile{f: f, path: path, id: binary.LittleEndian.Uint64(hdr[8:])}
+	off := int64(logHeaderSize)
+	if from > off {
+		if from > fileSize {
+			return nil, fmt.Errorf("%w: %s: offset %d is past the end (%d bytes)", ErrCorrupt, path, from, fileSize)
+		}
+		off = from
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("longterm: seek log: %w", err)
+	}
+	r := bufio.NewReaderSize(f, 1<<20)
+	var fh [frameHeader]byte
+	var payload []byte
+	torn := int64(-1)
+	var tornWhy string
+	for off < fileSize {
+		rest := fileSize - off
+		if rest < frameHeader {
+			torn, tornWhy = off, "incomplete frame header"
+			break
+		}
+		if _, err := io.ReadFull(r, fh[:]); err != nil {
+			return nil, fmt.Errorf("longterm: read %s at offset %d: %w", path, off, err)
+		}
+		n := binary.LittleEndian.Uint32(fh[0:])
+		sum := binary.LittleEndian.Uint32(fh[4:])
+		if crc32.Checksum(fh[:8], castagnoli) != binary.LittleEndian.Uint32(fh[8:]) {
+			zero, err := allZero(f, off, fileSize)
+			if err != nil {
+				return nil, err
+			}
+			if zero {
+				torn, tornWhy = off, "zero-filled tail"
+				break
+			}
+			return nil, fmt.Errorf("%w: %s: offset %d: frame header checksum mismatch", ErrCorrupt, path, off)
+		}
+		if n > maxPayload {
+			return nil, fmt.Errorf("%w: %s: offset %d: frame length %d too large", ErrCorrupt, path, off, n)
+		}
+		if int64(n) > rest-frameHeader {
+			torn, tornWhy = off, fmt.Sprintf("frame of %d bytes cut short at %d", n, rest-frameHeader)
+			break
+		}
+		if cap(payload) < int(n) {
+			payload = make([]byte, n)
+		}
+		payload = payload[:n]
+		if _, err := io.ReadFull(r, payload); err != nil {
+			return nil, fmt.Errorf("longterm: read %s at offset %d: %w", path, off, err)
+		}
+		if crc32.Checksum(payload, castagnoli) != sum {
+			return nil, fmt.Errorf("%w: %s: offset %d: record checksum mismatch", ErrCorrupt, path, off)
+		}
+		if err := fn(off, payload); err != nil {
+			return nil, fmt.Errorf("%s: offset %d: %w", path, off, err)
+		}
+		off += frameHeader + int64(n)
+	}
+	if torn >= 0 {
+		if err := repairTail(f, path, torn, fileSize); err != nil {
+			return nil, err
+		}
+		logger.Warn("longterm: repaired torn log tail",
+			"file", path, "offset", torn, "dropped_bytes", fileSize-torn,
+			"reason", tornWhy, "copy", path+".broken")
+		off = torn
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("longterm: seek log: %w", err)
+	}
+	l.size = off
+	return l, nil
+}
+
+// allZero reports whether f holds only zero bytes in [off, end).
+func allZero(f *os.File, off, end int64) (bool, error) {
+	buf := make([]byte, 64<<10)
+	for off < end {
+		n := min(int64(len(buf)), end-off)
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
+			return false, fmt.Errorf("longterm: read log at %d: %w", off, err)
+		}
+		for _, b := range buf[:n] {
+			if b != 0 {
+				return false, nil
+			}
+		}
+		off += n
+	}
+	return true, nil
+}
+
+// repairTail copies the whole damaged file to path+".broken" (as etcd's
+// wal.Repair does), truncates the log at off and syncs it.
+func repairTail(f *os.File, path string, off, size int64) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("longterm: repair %s: %w", path, err)
+	}
+	err := atomicfile.Write(path+".broken", func(w *bufio.Writer) error {
+		_, err := io.Copy(w, io.LimitReader(f, size))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("longterm: repair %s: save broken copy: %w", path, err)
+	}
+	if err := f.Truncate(off); err != nil {
+		return fmt.Errorf("longterm: repair %s: truncate at %d: %w", path, off, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("longterm: repair %s: sync: %w", path, err)
+	}
+	return nil
+}
+
+// frame appends one framed payload to dst.
+func frame(dst, payload []byte) []byte {
+	var fh [frameHeader]byte
+	binary.LittleEndian.PutUint32(fh[0:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(fh[4:], crc32.Checksum(payload, castagnoli))
+	binary.LittleEndian.PutUint32(fh[8:], crc32.Checksum(fh[:8], castagnoli))
+	dst = append(dst, fh[:]...)
+	return append(dst, payload...)
+}
+
+// append writes the framed payloads in one write and, if sync is set, fsyncs
+// the file: several records, one fsync (group commit). It returns the offset
+// of each frame. On a write error the file is truncated back to where it was
+// so that a later append does not follow a half-written frame.
+func (l *logFile) append(payloads [][]byte, sync bool) ([]int64, error) {
+	l.buf = l.buf[:0]
+	offs := make([]int64, len(payloads))
+	for i, p := range payloads {
+		offs[i] = l.size + int64(len(l.buf))
+		l.buf = frame(l.buf, p)
+	}
+	if _, err := l.f.Write(l.buf); err != nil {
+		l.rollback()
+		return nil, fmt.Errorf("longterm: append to %s: %w", l.path, err)
+	}
+	if sync {
+		if err := l.f.Sync(); err != nil {
+			// After a failed fsync the page cache state is unknown
+			// (fsyncgate); do not pretend the records are durable.
+			l.rollback()
+			return nil, fmt.Errorf("longterm: sync %s: %w", l.path, err)
+		}
+	}
+	l.size += int64(len(l.buf))
+	if cap(l.buf) > 4<<20 {
+		l.buf = nil
+	}
+	return offs, nil
+}
+
+func (l *logFile) rollback() {
+	_ = l.f.Truncate(l.size)
+	_, _ = l.f.Seek(l.size, io.SeekStart)
+}
+
+func (l *logFile) sync() error {
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("longterm: sync %s: %w", l.path, err)
+	}
+	return nil
+}
+
+func (l *logFile) close() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// readFrame reads the payload of the frame at off (used by compaction).
+func (l *logFile) readFrame(off int64) ([]byte, error) {
+	var fh [frameHeader]byte
+	if _, err := l.f.ReadAt(fh[:], off); err != nil {
+		return nil, fmt.Errorf("longterm: read %s at %d: %w", l.path, off, err)
+	}
+	n := binary.LittleEndian.Uint32(fh[0:])
+	if crc32.Checksum(fh[:8], castagnoli) != binary.LittleEndian.Uint32(fh[8:]) || n > maxPayload {
+		return nil, fmt.Errorf("%w: %s: offset %d: frame header checksum mismatch", ErrCorrupt, l.path, off)
+	}
+	p := make([]byte, n)
+	if _, err := l.f.ReadAt(p, off+frameHeader); err != nil {
+		return nil, fmt.Errorf("longterm: read %s at %d: %w", l.path, off, err)
+	}
+	if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(fh[4:]) {
+		return nil, fmt.Errorf("%w: %s: offset %d: record checksum mismatch", ErrCorrupt, l.path, off)
+	}
+	return p, nil
+}
+
+// logChild is one child of an added record as the log carries it.
+type logChild struct {
+	id         int64
+	start, end int    // byte offsets into the parent's text
+	text       string // the child's text; equal to parent text[start:end] unless chunking rewrote it
+}
+
+// addRecord is the decoded payload of a recAdd frame.
+type addRecord struct {
+	rec      Record
+	children []logChild
+	dim      int
+	vecs     []float32 // len(children)*dim, child-major
+}
+
+// encodeAdd appends the payload of a recAdd frame to dst.
+func encodeAdd(dst []byte, rec *Record, children []logChild, dim int, vecs [][]float32) []byte {
+	dst = append(dst, recAdd)
+	dst = appendString(dst, rec.ID)
+	dst = appendString(dst, rec.Namespace)
+	dst = appendString(dst, rec.Speaker)
+	if rec.Time.IsZero() {
+		dst = append(dst, 0)
+	} else {
+		dst = append(dst, 1)
+		dst = binary.AppendVarint(dst, rec.Time.Unix())
+		dst = binary.AppendUvarint(dst, uint64(rec.Time.Nanosecond()))
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(rec.Tags)))
+	for _, t := range rec.Tags {
+		dst = appendString(dst, t)
+	}
+	dst = appendString(dst, rec.Text)
+	dst = binary.AppendUvarint(dst, uint64(len(children)))
+	for _, c := range children {
+		dst = binary.AppendUvarint(dst, uint64(c.id))
+		dst = binary.AppendUvarint(dst, uint64(c.start))
+		dst = binary.AppendUvarint(dst, uint64(c.end))
+		if c.start >= 0 && c.end <= len(rec.Text) && c.start <= c.end && rec.Text[c.start:c.end] == c.text {
+			dst = append(dst, 0)
+		} else {
+			dst = append(dst, 1)
+			dst = appendString(dst, c.text)
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(dim))
+	for _, v := range vecs {
+		for _, x := range v {
+			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(x))
+		}
+	}
+	return dst
+}
+
+func encodeForget(dst []byte, id string) []byte {
+	dst = append(dst, recForget)
+	return appendString(dst, id)
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// decoder reads a payload; the first error sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+var errShort = errors.New("record truncated")
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 1 {
+		d.err = errShort
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) bytes(n uint64) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.err = errShort
+		return nil
+	}
+	p := d.b[:n]
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *decoder) string() string { return string(d.bytes(d.uvarint())) }
+
+// count reads a length that must be plausible for the bytes left (each
+// element needs at least min bytes).
+func (d *decoder) count(min int) int {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)/min) {
+		d.err = fmt.Errorf("count %d exceeds record size", n)
+		return 0
+	}
+	return int(n)
+}
+
+// decodeAdd decodes the payload of a recAdd frame (after its type byte).
+// The decoded strings do not alias p.
+func decodeAdd(p []byte) (*addRecord, error) {
+	d := &decoder{b: p}
+	a := &addRecord{}
+	a.rec.ID = d.string()
+	a.rec.Namespace = d.string()
+	a.rec.Speaker = d.string()
+	if d.byte() == 1 {
+		sec := d.varint()
+		nsec := d.uvarint()
+		if nsec >= 1e9 {
+			d.err = fmt.Errorf("bad nanoseconds %d", nsec)
+		}
+		a.rec.Time = time.Unix(sec, int64(nsec)).UTC()
+	}
+	if nt := d.count(1); nt > 0 {
+		a.rec.Tags = make([]string, nt)
+		for i := range a.rec.Tags {
+			a.rec.Tags[i] = d.string()
+		}
+	}
+	a.rec.Text = d.string()
+	nc := d.count(4)
+	a.children = make([]logChild, nc)
+	for i := range a.children {
+		c := &a.children[i]
+		c.id = int64(d.uvarint())
+		c.start = int(d.uvarint())
+		c.end = int(d.uvarint())
+		if d.byte() == 0 {
+			if d.err == nil && (c.start > c.end || c.end > len(a.rec.Text)) {
+				d.err = fmt.Errorf("child span [%d,%d) outside text of %d bytes", c.start, c.end, len(a.rec.Text))
+			}
+			if d.err == nil {
+				c.text = a.rec.Text[c.start:c.end]
+			}
+		} else {
+			c.text = d.string()
+		}
+	}
+	a.dim = int(d.uvarint())
+	if d.err == nil && a.dim*nc*4 != len(d.b) {
+		d.err = fmt.Errorf("vectors: %d bytes for %d children of dim %d", len(d.b), nc, a.dim)
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+	}
+	a.vecs = make([]float32, nc*a.dim)
+	for i := range a.vecs {
+		a.vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.b[4*i:]))
+	}
+	return a, nil
+}
+
+// decodeRecord splits a payload into its type and body.
+func decodeRecord(p []byte) (byte, []byte, error) {
+	if len(p) == 0 {
+		return 0, nil, fmt.Errorf("%w: empty record", ErrCorrupt)
+	}
+	switch p[0] {
+	case recAdd, recForget:
+		return p[0], p[1:], nil
+	}
+	return 0, nil, fmt.Errorf("%w: unknown record type %d", ErrCorrupt, p[0])
+}
+
+func decodeForget(p []byte) (string, error) {
+	d := &decoder{b: p}
+	id := d.string()
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	if d.err != nil {
+		return "", fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+	}
+	return id, nil
+}

@@ -1,0 +1,776 @@
+// Package longterm is the memory an agent keeps for months: every record (a
+// round of conversation, a note, a passage) is a parent, split into
+// sentence-sized children (package chunk) that are embedded into a vector
+// database and indexed by keyword (package keyword, BM25). A search runs
+// both paths over the children, fuses their rankings (reciprocal rank
+// fusion by default) and answers with whole parents, each once, with the
+// children that matched as snippets: "small to big".
+//
+// The vector path finds memories by similarity of meaning (with a model
+// embedder) or of spelling (with the offline hash embedder, which compares
+// character n-grams); the keyword path finds exact names, codes, numbers
+// and error strings ("LH401", "138-0013-8000", "ERR_CONN_RESET").
+//
+// # Scoping
+//
+// Every record has a namespace (a user, an agent, a conversation; "default"
+// when empty), a time, a speaker and free tags. A Query can be restricted to
+// one namespace and a time range. Each namespace has its own vector index,
+// so a search of a small namespace in a large store is exact and costs what
+// the namespace costs; the keyword path filters inside the index. A
+// namespace that holds nothing (or does not exist) gives an empty result,
+// not an error: namespaces are created by writing to them.
+//
+// # Durability
+//
+// [Open] keeps the memory in a directory: a manifest (format version,
+// embedder name and dimension, backend), an append-only log of records
+// carrying their children's vectors (so reopening never re-embeds), and
+// snapshots of the indexes written by [Memory.Snapshot] and [Memory.Close]
+// so that opening a large store does not replay the whole log. Each Add is
+// fsynced before it returns; AddBatch fsyncs once for the batch (group
+// commit). See [Open] for what happens to a damaged store.
+//
+// # Input
+//
+// A record's text must hold at least one letter or digit ([ErrEmptyText]
+// otherwise) and be valid UTF-8 ([ErrInvalidUTF8]; records are refused, not
+// repaired). Queries are repaired with strings.ToValidUTF8; a query without
+// letters or digits (only punctuation) finds nothing.
+package longterm
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/vdb"
+)
+
+// A Record is one memory: the parent that search answers with.
+type Record struct {
+	// ID identifies the record in the store. Empty means a generated
+	// random id. Adding a record with an ID that is already stored
+	// replaces the stored one.
+	ID string
+	// Text is what is remembered; it must contain a letter or a digit.
+	Text string
+	// Time is when it was said or written; zero means the time of Add.
+	Time time.Time
+	// Namespace scopes the record (a user, an agent, a conversation);
+	// empty means DefaultNamespace.
+	Namespace string
+	// Speaker is who said it, or the role ("user", "assistant").
+	Speaker string
+	// Tags are free labels, stored and returned as given.
+	Tags []string
+}
+
+// A Query is a search request. Its zero values mean the defaults.
+type Query struct {
+	// Text is what to look for.
+	Text string
+	// Namespace restricts the search to one namespace; empty searches all.
+	Namespace string
+	// From and To restrict the search to records with From ≤ Time < To;
+	// a zero bound is open.
+	From, To time.Time
+	// Mode selects the retrieval paths (Hybrid by default).
+	Mode Mode
+	// K is how many memories to return; 0 means the memory's default
+	// (WithTopK, DefaultTopK).
+	K int
+	// MinScore is the minimum cosine similarity of a vector-path match;
+	// 0 means the memory's default (WithMinScore). The keyword path has no
+	// threshold.
+	MinScore float32
+}
+
+// A Hit is one memory found by Search: the whole parent record, its fused
+// score, and the children that matched (Snippets, in text order).
+type Hit struct {
+	memory.Hit
+	Namespace string
+	Speaker   string
+	Tags      []string
+	// VectorRank and KeywordRank are the memory's 1-based rank on each
+	// path (0: not found by that path), for explaining a result.
+	VectorRank, KeywordRank int
+}
+
+// Memory is a long-term hybrid memory. It is safe for concurrent use by
+// multiple goroutines: searches run in parallel; writes are serialised and
+// block searches only while the indexes are updated, not while embedding or
+// syncing.
+type Memory struct {
+	emb  embed.Embedder
+	dim  int
+	opts options
+
+	// wmu serialises writers: id assignment, log order and index order
+	// agree, and only one fsync runs at a time.
+	wmu sync.Mutex
+
+	mu        sync.RWMutex // guards the fields below
+	closed    bool
+	parents   map[string]*parent
+	children  map[int64]childRef
+	vecs      map[string]vdb.VectorDatabase // per namespace
+	kw        keywordIndex
+	nextChild int64
+
+	// durable state (nil log: in memory only)
+	dir     string
+	log     *logFile
+	applied int // records applied since the last snapshot
+}
+
+// parent is a stored record with its children.
+type parent struct {
+	rec      Record
+	children []logChild
+	off      int64 // offset of its frame in the log, -1 without a log
+}
+
+type childRef struct {
+	p *parent
+	i int // index in p.children
+}
+
+var _ memory.Memory = (*Memory)(nil)
+
+// New returns an empty memory that lives only in this process (see Open for
+// one on disk). It learns the embedder's dimension, embedding a probe text
+// if the embedder does not know it yet.
+func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, error) {
+	if emb == nil {
+		return nil, fmt.Errorf("longterm: nil embedder")
+	}
+	dim, err := embed.Dimension(ctx, emb)
+	if err != nil {
+		return nil, fmt.Errorf("longterm: %w", err)
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	kw, err := newKeywordIndex()
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{
+		emb:      emb,
+		dim:      dim,
+		opts:     o,
+		parents:  make(map[string]*parent),
+		children: make(map[int64]childRef),
+		vecs:     make(map[string]vdb.VectorDatabase),
+		kw:       kw,
+	}, nil
+}
+
+// Len returns the number of stored records (parents).
+func (m *Memory) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.parents)
+}
+
+// Chunks returns the number of stored children.
+func (m *Memory) Chunks() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.children)
+}
+
+// Get returns a copy of the stored record with the given id.
+func (m *Memory) Get(id string) (Record, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	p, ok := m.parents[id]
+	if !ok {
+		return Record{}, false
+	}
+	r := p.rec
+	r.Tags = slices.Clone(r.Tags)
+	return r, true
+}
+
+// Update stores segment as a record in DefaultNamespace with a generated id
+// and the current time. It implements memory.Memory.
+func (m *Memory) Update(ctx context.Context, segment string) error {
+	_, err := m.Add(ctx, Record{Text: segment})
+	return err
+}
+
+// Add stores rec and returns its id. When Add returns nil the record is in
+// the log and synced (unless WithoutSync), and searchable.
+func (m *Memory) Add(ctx context.Context, rec Record) (string, error) {
+	ids, err := m.AddBatch(ctx, []Record{rec})
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
+}
+
+// prepared is a validated record with its children, before id assignment.
+type prepared struct {
+	rec    Record
+	chunks []chunk.Chunk
+	vecs   [][]float32
+}
+
+// embedBatch is how many child texts go to the embedder in one call.
+const embedBatch = 512
+
+// AddBatch stores the records in order and returns their ids. The batch is
+// validated and embedded before anything is written: on a validation or
+// embedding error nothing is stored (the error names the record's index). The
+// batch is written to the log with one fsync (group commit).
+func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) {
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	preps := make([]prepared, len(recs))
+	var texts []string
+	for i, r := range recs {
+		if err := prepare(&r, m.opts.chunkOpts, &preps[i]); err != nil {
+			if len(recs) > 1 {
+				return nil, fmt.Errorf("record %d: %w", i, err)
+			}
+			return nil, err
+		}
+		for _, c := range preps[i].chunks {
+			texts = append(texts, c.Text)
+		}
+	}
+	vecs := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += embedBatch {
+		v, err := m.emb.Embed(ctx, texts[start:min(start+embedBatch, len(texts))])
+		if err != nil {
+			return nil, fmt.Errorf("longterm: embed: %w", err)
+		}
+		vecs = append(vecs, v...)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("longterm: embedder %s returned %d vectors for %d texts", m.emb.Name(), len(vecs), len(texts))
+	}
+	for i, v := range vecs {
+		if err := vdb.CheckVector(v, m.dim); err != nil {
+			return nil, fmt.Errorf("longterm: embedder %s, text %q: %w", m.emb.Name(), texts[i], err)
+		}
+	}
+	k := 0
+	for i := range preps {
+		n := len(preps[i].chunks)
+		preps[i].vecs = vecs[k : k+n]
+		k += n
+	}
+	return m.commit(ctx, preps)
+}
+
+// prepare validates rec, fills in defaults and splits it into chunks.
+func prepare(rec *Record, co *chunk.Options, out *prepared) error {
+	for _, s := range append([]string{rec.ID, rec.Text, rec.Namespace, rec.Speaker}, rec.Tags...) {
+		if !utf8.ValidString(s) {
+			return fmt.Errorf("%w in record %q", ErrInvalidUTF8, strings.ToValidUTF8(rec.ID, "\uFFFD"))
+		}
+	}
+	if !hasWord(rec.Text) {
+		if strings.TrimSpace(rec.Text) == "" {
+			return fmt.Errorf("%w (record %q)", ErrEmptyText, rec.ID)
+		}
+		return fmt.Errorf("%w: record %q has no letter or digit to index", ErrEmptyText, rec.ID)
+	}
+	if rec.Namespace == "" {
+		rec.Namespace = DefaultNamespace
+	}
+	if rec.Time.IsZero() {
+		rec.Time = time.Now().UTC()
+	}
+	if rec.ID == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		rec.ID = hex.EncodeToString(b[:])
+	}
+	rec.Tags = slices.Clone(rec.Tags)
+	out.rec = *rec
+	for _, c := range chunk.Split(rec.Text, co) {
+		if hasWord(c.Text) {
+			out.chunks = append(out.chunks, c)
+		}
+	}
+	if len(out.chunks) == 0 {
+		// Chunking dropped nothing with words in it, so this cannot happen
+		// unless chunk changes; index the whole text then.
+		out.chunks = []chunk.Chunk{{Text: strings.TrimSpace(rec.Text), Start: 0, End: len(rec.Text)}}
+	}
+	return nil
+}
+
+// hasWord reports whether s has a letter or a digit.
+func hasWord(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// commit assigns child ids, writes the records to the log and applies them
+// to the indexes.
+func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error) {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	closed, next := m.closed, m.nextChild
+	m.mu.RUnlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	adds := make([]*addRecord, len(preps))
+	for i := range preps {
+		p := &preps[i]
+		a := &addRecord{rec: p.rec, dim: m.dim, children: make([]logChild, len(p.chunks))}
+		for j, c := range p.chunks {
+			a.children[j] = logChild{id: next, start: c.Start, end: c.End, text: c.Text}
+			next++
+		}
+		adds[i] = a
+	}
+	offs := make([]int64, len(adds))
+	for i := range offs {
+		offs[i] = -1
+	}
+	if m.log != nil {
+		payloads := make([][]byte, len(adds))
+		for i, a := range adds {
+			payloads[i] = encodeAdd(nil, &a.rec, a.children, m.dim, preps[i].vecs)
+		}
+		var err error
+		if offs, err = m.log.append(payloads, m.opts.sync); err != nil {
+			return nil, err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ids := make([]string, len(adds))
+	for i, a := range adds {
+		if err := m.apply(ctx, a, preps[i].vecs, offs[i]); err != nil {
+			// The record is in the log and will be applied on the next
+			// open; the in-memory indexes are now behind.
+			return nil, fmt.Errorf("longterm: index record %q: %w", a.rec.ID, err)
+		}
+		ids[i] = a.rec.ID
+	}
+	m.nextChild = next
+	m.applied += len(adds)
+	return ids, nil
+}
+
+// apply adds a record (replacing one with the same id) to the in-memory
+// indexes. m.mu must be held for writing.
+func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off int64) error {
+	if old, ok := m.parents[a.rec.ID]; ok {
+		if err := m.remove(ctx, old); err != nil {
+			return err
+		}
+	}
+	p := &parent{rec: a.rec, children: a.children, off: off}
+	db, err := m.namespaceDB(p.rec.Namespace)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(p.children))
+	for i, c := range p.children {
+		ids[i] = c.id
+	}
+	if err := db.Add(ctx, ids, vecs); err != nil {
+		return err
+	}
+	for i, c := range p.children {
+		m.kw.Add(c.id, c.text)
+		m.children[c.id] = childRef{p: p, i: i}
+		if c.id >= m.nextChild {
+			m.nextChild = c.id + 1
+		}
+	}
+	m.parents[p.rec.ID] = p
+	return nil
+}
+
+// remove deletes a parent and its children from the indexes. m.mu must be
+// held for writing.
+func (m *Memory) remove(ctx context.Context, p *parent) error {
+	ids := make([]int64, len(p.children))
+	for i, c := range p.children {
+		ids[i] = c.id
+		m.kw.Delete(c.id)
+		delete(m.children, c.id)
+	}
+	if db := m.vecs[p.rec.Namespace]; db != nil {
+		if _, err := db.Delete(ctx, ids...); err != nil {
+			return err
+		}
+	}
+	delete(m.parents, p.rec.ID)
+	return nil
+}
+
+func (m *Memory) namespaceDB(ns string) (vdb.VectorDatabase, error) {
+	if db := m.vecs[ns]; db != nil {
+		return db, nil
+	}
+	db, err := m.opts.openVDB(m.dim)
+	if err != nil {
+		return nil, fmt.Errorf("longterm: open %s vector index: %w", m.opts.backendName, err)
+	}
+	m.vecs[ns] = db
+	return db, nil
+}
+
+// Forget removes the record with the given id and its children from both
+// indexes and, for a memory on disk, appends a forget record to the log
+// (Compact then drops both from the file). An unknown id is ErrNotFound.
+func (m *Memory) Forget(ctx context.Context, id string) error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	m.mu.RLock()
+	closed := m.closed
+	_, ok := m.parents[id]
+	m.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if m.log != nil {
+		if _, err := m.log.append([][]byte{encodeForget(nil, id)}, m.opts.sync); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.applied++
+	return m.remove(ctx, m.parents[id])
+}
+
+// Close writes a snapshot if the memory is on disk and changed since the
+// last one, and releases the indexes. It is idempotent; other methods return
+// ErrClosed afterwards.
+func (m *Memory) Close() error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.mu.Unlock()
+	var errs []error
+	if m.log != nil && m.applied > 0 {
+		if err := m.snapshotLocked(context.Background()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	for _, db := range m.vecs {
+		if err := db.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if m.log != nil {
+		if err := m.log.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("longterm: close: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Search returns the memories most related to question in every namespace,
+// with the memory's default mode and count. It implements memory.Memory.
+func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, error) {
+	hits, err := m.Query(ctx, Query{Text: question, Mode: m.opts.mode})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memory.Hit, len(hits))
+	for i, h := range hits {
+		out[i] = h.Hit
+	}
+	return out, nil
+}
+
+// candidate is a parent found by one or both paths.
+type candidate struct {
+	p                      *parent
+	vecScore, kwScore      float64 // best child's score on each path
+	vecRank, kwRank        int     // 1-based parent rank on each path
+	matched                []int   // indexes of matched children
+	score                  float64 // fused
+	hasVec, hasKW          bool
+}
+
+// Query searches the memory. A query without letters or digits, and a
+// namespace with nothing in it, give an empty result and a nil error.
+func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
+	if q.K < 0 {
+		return nil, fmt.Errorf("%w: K = %d", ErrInvalidQuery, q.K)
+	}
+	if q.Mode < Hybrid || q.Mode > KeywordOnly {
+		return nil, fmt.Errorf("%w: mode %d", ErrInvalidQuery, q.Mode)
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
+		return nil, fmt.Errorf("%w: To %v is before From %v", ErrInvalidQuery, q.To, q.From)
+	}
+	k := cmp.Or(q.K, m.opts.topK)
+	minScore := cmp.Or(q.MinScore, m.opts.minScore)
+	text := strings.ToValidUTF8(q.Text, "\uFFFD")
+	if !hasWord(text) {
+		return []Hit{}, nil
+	}
+	// Children to fetch per path: enough that k distinct parents survive
+	// the collapse of several children into one parent.
+	depth := max(4*k, 40)
+
+	var qvec []float32
+	if q.Mode != KeywordOnly {
+		v, err := m.embedQuery(ctx, text)
+		if err != nil {
+			return nil, err
+		}
+		qvec = v
+	}
+
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	keep := m.filter(q)
+	cands := map[*parent]*candidate{}
+	get := func(p *parent) *candidate {
+		c := cands[p]
+		if c == nil {
+			c = &candidate{p: p}
+			cands[p] = c
+		}
+		return c
+	}
+	if qvec != nil {
+		res, err := m.vectorSearch(ctx, q, qvec, depth, minScore, keep)
+		if err != nil {
+			return nil, err
+		}
+		rank := 0
+		for _, r := range res {
+			ref := m.children[r.ID]
+			c := get(ref.p)
+			if !c.hasVec {
+				rank++
+				c.hasVec, c.vecScore, c.vecRank = true, float64(r.Score), rank
+			}
+			c.matched = append(c.matched, ref.i)
+		}
+	}
+	if q.Mode != VectorOnly {
+		rank := 0
+		for _, r := range m.kw.Search(text, depth, keep) {
+			ref, ok := m.children[r.ID]
+			if !ok {
+				continue
+			}
+			c := get(ref.p)
+			if !c.hasKW {
+				rank++
+				c.hasKW, c.kwScore, c.kwRank = true, r.Score, rank
+			}
+			c.matched = append(c.matched, ref.i)
+		}
+	}
+	list := make([]*candidate, 0, len(cands))
+	var bestKW float64
+	for _, c := range cands {
+		list = append(list, c)
+		bestKW = max(bestKW, c.kwScore)
+	}
+	for _, c := range list {
+		c.score = m.fuse(c, bestKW)
+	}
+	slices.SortFunc(list, func(a, b *candidate) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.p.rec.ID, b.p.rec.ID)
+	})
+	if len(list) > k {
+		list = list[:k]
+	}
+	hits := make([]Hit, len(list))
+	for i, c := range list {
+		slices.Sort(c.matched)
+		c.matched = slices.Compact(c.matched)
+		snips := make([]string, len(c.matched))
+		for j, ci := range c.matched {
+			snips[j] = c.p.children[ci].text
+		}
+		r := &c.p.rec
+		hits[i] = Hit{
+			Hit: memory.Hit{
+				ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
+			},
+			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
+			VectorRank: c.vecRank, KeywordRank: c.kwRank,
+		}
+	}
+	return hits, nil
+}
+
+// fuse computes a candidate's score.
+func (m *Memory) fuse(c *candidate, bestKW float64) float64 {
+	if m.opts.fusion == fusionWeighted {
+		s := 0.0
+		if c.hasVec {
+			s += m.opts.vectorWeight * max(c.vecScore, 0)
+		}
+		if c.hasKW && bestKW > 0 {
+			s += m.opts.keywordWeight * c.kwScore / bestKW
+		}
+		return s
+	}
+	s := 0.0
+	if c.hasVec {
+		s += 1 / (m.opts.rrfK + float64(c.vecRank))
+	}
+	if c.hasKW {
+		s += 1 / (m.opts.rrfK + float64(c.kwRank))
+	}
+	return s
+}
+
+// filter returns the keep function for a query's namespace and time range,
+// or nil when it keeps everything. m.mu must be held.
+func (m *Memory) filter(q Query) func(int64) bool {
+	if q.Namespace == "" && q.From.IsZero() && q.To.IsZero() {
+		return nil
+	}
+	return func(id int64) bool {
+		ref, ok := m.children[id]
+		if !ok {
+			return false
+		}
+		r := &ref.p.rec
+		if q.Namespace != "" && r.Namespace != q.Namespace {
+			return false
+		}
+		if !q.From.IsZero() && r.Time.Before(q.From) {
+			return false
+		}
+		if !q.To.IsZero() && !r.Time.Before(q.To) {
+			return false
+		}
+		return true
+	}
+}
+
+// vectorSearch returns up to depth children by descending cosine ≥
+// minScore that pass keep, over the query's namespace (or all of them).
+// Namespaces have their own index, so only the time range needs
+// over-fetching: the fetch grows fourfold until depth children pass or the
+// index is exhausted. m.mu must be held.
+func (m *Memory) vectorSearch(ctx context.Context, q Query, qvec []float32, depth int, minScore float32, keep func(int64) bool) ([]vdb.Result, error) {
+	var dbs []vdb.VectorDatabase
+	if q.Namespace != "" {
+		if db := m.vecs[q.Namespace]; db != nil {
+			dbs = append(dbs, db)
+		}
+	} else {
+		for _, db := range m.vecs {
+			dbs = append(dbs, db)
+		}
+	}
+	timed := !q.From.IsZero() || !q.To.IsZero()
+	var all []vdb.Result
+	for _, db := range dbs {
+		n := db.Len()
+		if n == 0 {
+			continue
+		}
+		fetch := depth
+		if timed {
+			fetch = 2 * depth
+		}
+		for {
+			fetch = min(fetch, n)
+			res, err := vdb.SearchMinScore(ctx, db, qvec, fetch, minScore)
+			if err != nil {
+				return nil, fmt.Errorf("longterm: vector search: %w", err)
+			}
+			kept := res[:0:0]
+			for _, r := range res {
+				if keep == nil || keep(r.ID) {
+					kept = append(kept, r)
+				}
+			}
+			// Done when enough passed, when the index had no more
+			// (fewer than asked, or everything was asked), or when the
+			// minimum score cut the list short.
+			if !timed || len(kept) >= depth || len(res) < fetch || fetch >= n {
+				all = append(all, kept...)
+				break
+			}
+			fetch *= 4
+		}
+	}
+	slices.SortFunc(all, func(a, b vdb.Result) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if len(all) > depth {
+		all = all[:depth]
+	}
+	return all, nil
+}
+
+func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error) {
+	var (
+		v   [][]float32
+		err error
+	)
+	if qe, ok := m.emb.(embed.QueryEmbedder); ok {
+		v, err = qe.EmbedQuery(ctx, []string{text})
+	} else {
+		v, err = m.emb.Embed(ctx, []string{text})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("longterm: embed query: %w", err)
+	}
+	if len(v) != 1 {
+		return nil, fmt.Errorf("longterm: embedder %s returned %d vectors for 1 query", m.emb.Name(), len(v))
+	}
+	return v[0], nil
+}

@@ -1,0 +1,189 @@
+package longterm
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/vdb"
+	"github.com/agentmem/agentmem/vdb/inmem"
+)
+
+// Mode selects which retrieval paths a search runs.
+type Mode int
+
+const (
+	// Hybrid runs the vector and the keyword path and fuses their rankings.
+	// It is the zero value and the default.
+	Hybrid Mode = iota
+	// VectorOnly runs only the vector (embedding similarity) path.
+	VectorOnly
+	// KeywordOnly runs only the keyword (BM25 over an inverted index) path.
+	KeywordOnly
+)
+
+// String returns "hybrid", "vector" or "keyword".
+func (m Mode) String() string {
+	switch m {
+	case Hybrid:
+		return "hybrid"
+	case VectorOnly:
+		return "vector"
+	case KeywordOnly:
+		return "keyword"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode parses "hybrid", "vector" or "keyword".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "hybrid":
+		return Hybrid, nil
+	case "vector":
+		return VectorOnly, nil
+	case "keyword":
+		return KeywordOnly, nil
+	}
+	return 0, fmt.Errorf("%w: unknown mode %q (want hybrid, vector or keyword)", ErrInvalidQuery, s)
+}
+
+// Defaults.
+const (
+	// DefaultTopK is how many memories Search returns when Query.K is 0.
+	DefaultTopK = 5
+	// DefaultRRFK is the k of reciprocal rank fusion, 1/(k+rank): the value
+	// of Cormack et al., which damps the difference between the first few
+	// ranks of each path.
+	DefaultRRFK = 60
+	// DefaultNamespace is where records without a namespace (and every
+	// segment given to Update) are stored.
+	DefaultNamespace = "default"
+	// DefaultBackend names the default vector backend.
+	DefaultBackend = "inmem"
+)
+
+type fusionKind int
+
+const (
+	fusionRRF fusionKind = iota
+	fusionWeighted
+)
+
+type options struct {
+	topK          int
+	minScore      float32
+	mode          Mode
+	fusion        fusionKind
+	rrfK          float64
+	vectorWeight  float64
+	keywordWeight float64
+	backendName   string
+	openVDB       func(dim int) (vdb.VectorDatabase, error)
+	chunkOpts     *chunk.Options
+	logger        *slog.Logger
+	sync          bool
+}
+
+func defaultOptions() options {
+	return options{
+		topK:          DefaultTopK,
+		rrfK:          DefaultRRFK,
+		vectorWeight:  0.5,
+		keywordWeight: 0.5,
+		backendName:   DefaultBackend,
+		openVDB: func(dim int) (vdb.VectorDatabase, error) {
+			return inmem.New(dim)
+		},
+		logger: slog.Default(),
+		sync:   true,
+	}
+}
+
+// An Option configures a Memory made by New or Open.
+type Option func(*options)
+
+// WithTopK sets how many memories Search returns when Query.K is 0 (and for
+// the memory.Memory Search method). Values ≤ 0 are ignored.
+func WithTopK(k int) Option {
+	return func(o *options) {
+		if k > 0 {
+			o.topK = k
+		}
+	}
+}
+
+// WithMinScore sets the default minimum cosine similarity a child must have
+// to count as a vector-path match (Query.MinScore overrides it when set).
+// The keyword path has no threshold: a BM25 match is a match. The default is
+// 0: every vector candidate takes part in the fusion, ranked.
+func WithMinScore(s float32) Option { return func(o *options) { o.minScore = s } }
+
+// WithMode sets the paths the memory.Memory Search method runs (Hybrid by
+// default).
+func WithMode(m Mode) Option { return func(o *options) { o.mode = m } }
+
+// WithRRF selects reciprocal rank fusion with constant k (the default, with
+// k = DefaultRRFK): a memory scores Σ 1/(k + rank) over the paths that found
+// it, rank counted from 1. Values of k ≤ 0 mean DefaultRRFK.
+func WithRRF(k int) Option {
+	return func(o *options) {
+		o.fusion = fusionRRF
+		o.rrfK = DefaultRRFK
+		if k > 0 {
+			o.rrfK = float64(k)
+		}
+	}
+}
+
+// WithWeightedFusion selects weighted score fusion: a memory scores
+// vectorWeight·cosine + keywordWeight·(BM25 / best BM25 of the query), using
+// its best child on each path. Negative weights are treated as 0.
+func WithWeightedFusion(vectorWeight, keywordWeight float64) Option {
+	return func(o *options) {
+		o.fusion = fusionWeighted
+		o.vectorWeight = max(vectorWeight, 0)
+		o.keywordWeight = max(keywordWeight, 0)
+	}
+}
+
+// WithBackend sets the vector database: open is called with the embedder's
+// dimension once per namespace; name is recorded in the store's manifest
+// (a store opened with another backend name rebuilds its vector index from
+// the log instead of loading the snapshot). The default is "inmem"
+// (vdb/inmem).
+func WithBackend(name string, open func(dim int) (vdb.VectorDatabase, error)) Option {
+	return func(o *options) {
+		if open != nil {
+			o.backendName = name
+			o.openVDB = open
+		}
+	}
+}
+
+// WithChunkOptions sets how parents are split into children (nil means
+// chunk's defaults).
+func WithChunkOptions(c *chunk.Options) Option {
+	return func(o *options) {
+		if c != nil {
+			cp := *c
+			o.chunkOpts = &cp
+		}
+	}
+}
+
+// WithLogger sets where warnings (a repaired torn log tail, a snapshot that
+// could not be used) go. The default is slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.logger = l
+		}
+	}
+}
+
+// WithoutSync makes Add and Forget return without fsyncing the log: faster
+// bulk loads at the price of losing the last acknowledged records on a
+// machine crash (a process crash loses nothing). Call Sync to make earlier
+// writes durable.
+func WithoutSync() Option { return func(o *options) { o.sync = false } }

@@ -1,0 +1,506 @@
+package longterm
+
+import (
+	"cmp"
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/atomicfile"
+	"github.com/agentmem/agentmem/vdb"
+)
+
+// Files in a store directory.
+const (
+	manifestFile = "manifest.json"
+	logFileName  = "memories.log"
+	snapMetaFile = "snapshot.json"
+	snapPrefix   = "snap-"
+)
+
+// formatVersion is the version of the store layout written into the
+// manifest and the snapshot metadata.
+const formatVersion = 1
+
+type manifest struct {
+	Format   int    `json:"format"`
+	Embedder string `json:"embedder"`
+	Dim      int    `json:"dim"`
+	Backend  string `json:"backend"`
+}
+
+type snapMeta struct {
+	Format    int               `json:"format"`
+	Gen       int64             `json:"gen"`
+	LogID     uint64            `json:"log_id"`
+	LogOffset int64             `json:"log_offset"`
+	NextChild int64             `json:"next_child"`
+	Backend   string            `json:"backend"`
+	Records   int               `json:"records"`
+	Parents   string            `json:"parents"`
+	Keyword   string            `json:"keyword"`
+	Vectors   map[string]string `json:"vectors"` // namespace → file
+}
+
+// Open opens the store in dir, creating the directory and an empty store if
+// needed, and returns a memory whose writes are durable.
+//
+// The store remembers the embedder that built it: opening it with an
+// embedder of another Name or dimension is an error wrapping
+// ErrEmbedderMismatch. Nothing is re-embedded on open: the indexes are
+// loaded from the latest snapshot and the log records written after it are
+// replayed with the vectors they carry. A snapshot that is missing, stale
+// or unreadable is ignored with a warning (the log is the source of truth);
+// a torn log tail (the last record cut short by a crash) is copied to
+// memories.log.broken, truncated away and logged as a warning; any other
+// damage to the log or the manifest is an error wrapping ErrCorrupt (or
+// ErrVersion) that names the file and the offset, and leaves the files as
+// they were.
+//
+// Only one Memory may have a store open at a time.
+func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (*Memory, error) {
+	m, err := New(ctx, emb, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("longterm: %w", err)
+	}
+	m.dir = dir
+	mpath := filepath.Join(dir, manifestFile)
+	lpath := filepath.Join(dir, logFileName)
+	want := manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backendName}
+	data, err := os.ReadFile(mpath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if _, err := os.Stat(lpath); err == nil {
+			return nil, fmt.Errorf("%w: %s: missing, but %s exists", ErrCorrupt, mpath, lpath)
+		}
+		b, _ := json.MarshalIndent(want, "", "  ")
+		if err := atomicfile.WriteBytes(mpath, append(b, '\n')); err != nil {
+			return nil, fmt.Errorf("longterm: write manifest: %w", err)
+		}
+		if m.log, err = createLog(lpath); err != nil {
+			return nil, err
+		}
+		return m, nil
+	case err != nil:
+		return nil, fmt.Errorf("longterm: read manifest: %w", err)
+	}
+	var got manifest
+	if err := json.Unmarshal(data, &got); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, mpath, err)
+	}
+	if got.Format != formatVersion {
+		return nil, fmt.Errorf("%w: %s: format %d, this build reads %d", ErrVersion, mpath, got.Format, formatVersion)
+	}
+	if got.Embedder != want.Embedder || got.Dim != want.Dim {
+		return nil, fmt.Errorf("%w: %s was built by %s (dim %d), opened with %s (dim %d)",
+			ErrEmbedderMismatch, dir, got.Embedder, got.Dim, want.Embedder, want.Dim)
+	}
+
+	from := int64(0)
+	meta, err := m.loadSnapshot(ctx)
+	if err != nil {
+		m.opts.logger.Warn("longterm: snapshot not used; replaying the whole log", "dir", dir, "err", err)
+		m.reset()
+		meta = nil
+	}
+	if meta != nil {
+		from = meta.LogOffset
+	}
+	replay := func(off int64, p []byte) error { return m.replay(ctx, off, p) }
+	if m.log, err = m.openLogChecked(lpath, meta, from, replay); err != nil {
+		m.closeIndexes()
+		return nil, err
+	}
+	return m, nil
+}
+
+// openLogChecked opens the log, replaying from the snapshot's offset when
+// the snapshot belongs to this log, and from the start otherwise.
+func (m *Memory) openLogChecked(lpath string, meta *snapMeta, from int64, replay func(int64, []byte) error) (*logFile, error) {
+	if meta != nil {
+		// Check the log id and length before trusting the offset.
+		f, err := os.Open(lpath)
+		if err != nil {
+			return nil, fmt.Errorf("longterm: open log: %w", err)
+		}
+		hdr := make([]byte, logHeaderSize)
+		_, rerr := io.ReadFull(f, hdr)
+		st, serr := f.Stat()
+		f.Close()
+		stale := rerr != nil || serr != nil || binary.LittleEndian.Uint64(hdr[8:]) != meta.LogID || st.Size() < meta.LogOffset
+		if stale {
+			m.opts.logger.Warn("longterm: snapshot does not match the log; replaying the whole log", "dir", m.dir)
+			m.reset()
+			from = 0
+		}
+	}
+	return openLog(lpath, from, m.opts.logger, replay)
+}
+
+// replay applies one log record during Open.
+func (m *Memory) replay(ctx context.Context, off int64, p []byte) error {
+	typ, body, err := decodeRecord(p)
+	if err != nil {
+		return err
+	}
+	switch typ {
+	case recAdd:
+		a, err := decodeAdd(body)
+		if err != nil {
+			return err
+		}
+		if a.dim != m.dim {
+			return fmt.Errorf("%w: record %q has vectors of dim %d, store has %d", ErrCorrupt, a.rec.ID, a.dim, m.dim)
+		}
+		vecs := make([][]float32, len(a.children))
+		for i := range vecs {
+			vecs[i] = a.vecs[i*a.dim : (i+1)*a.dim : (i+1)*a.dim]
+		}
+		if err := m.apply(ctx, a, vecs, off); err != nil {
+			return err
+		}
+	case recForget:
+		id, err := decodeForget(body)
+		if err != nil {
+			return err
+		}
+		if p := m.parents[id]; p != nil {
+			if err := m.remove(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	m.applied++
+	return nil
+}
+
+// reset empties the in-memory indexes (after a failed snapshot load).
+func (m *Memory) reset() {
+	m.closeIndexes()
+	m.parents = make(map[string]*parent)
+	m.children = make(map[int64]childRef)
+	m.vecs = make(map[string]vdb.VectorDatabase)
+	m.kw, _ = newKeywordIndex()
+	m.nextChild = 0
+	m.applied = 0
+}
+
+func (m *Memory) closeIndexes() {
+	for _, db := range m.vecs {
+		_ = db.Close()
+	}
+}
+
+// loadSnapshot loads the latest snapshot, if any (nil, nil when there is
+// none). On error the memory's state is undefined and must be reset.
+func (m *Memory) loadSnapshot(ctx context.Context) (*snapMeta, error) {
+	data, err := os.ReadFile(filepath.Join(m.dir, snapMetaFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var meta snapMeta
+	if err := json.Unmarshal(data, &meta); err != nil {
+		return nil, fmt.Errorf("%s: %w", snapMetaFile, err)
+	}
+	if meta.Format != formatVersion {
+		return nil, fmt.Errorf("%s: format %d", snapMetaFile, meta.Format)
+	}
+	if meta.Backend != m.opts.backendName {
+		return nil, fmt.Errorf("snapshot backend %q, memory uses %q", meta.Backend, m.opts.backendName)
+	}
+	if err := m.loadParents(filepath.Join(m.dir, meta.Parents)); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(m.dir, meta.Keyword))
+	if err != nil {
+		return nil, err
+	}
+	err = m.kw.Import(bufio.NewReaderSize(f, 1<<20))
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", meta.Keyword, err)
+	}
+	for ns, file := range meta.Vectors {
+		db, err := m.namespaceDB(ns)
+		if err != nil {
+			return nil, err
+		}
+		if err := vdb.Load(ctx, db, filepath.Join(m.dir, file)); err != nil {
+			return nil, err
+		}
+	}
+	// Cross-check: every child is in the keyword index and a vector index.
+	nvec := 0
+	for _, db := range m.vecs {
+		nvec += db.Len()
+	}
+	if nvec != len(m.children) || m.kw.Len() != len(m.children) || len(m.parents) != meta.Records {
+		return nil, fmt.Errorf("snapshot inconsistent: %d children, %d vectors, %d keyword entries, %d/%d records",
+			len(m.children), nvec, m.kw.Len(), len(m.parents), meta.Records)
+	}
+	m.nextChild = max(m.nextChild, meta.NextChild)
+	return &meta, nil
+}
+
+const (
+	parentsMagic   = "AMPAR\x00"
+	parentsVersion = 1
+)
+
+// writeParents writes every parent (without vectors) with its log offset,
+// followed by a CRC32C of everything before it.
+func (m *Memory) writeParents(w *bufio.Writer) error {
+	crc := crc32.New(castagnoli)
+	mw := io.MultiWriter(w, crc)
+	hdr := make([]byte, 0, 32)
+	hdr = append(hdr, parentsMagic...)
+	hdr = binary.LittleEndian.AppendUint16(hdr, parentsVersion)
+	hdr = binary.AppendUvarint(hdr, uint64(len(m.parents)))
+	if _, err := mw.Write(hdr); err != nil {
+		return err
+	}
+	var buf []byte
+	for _, p := range m.parents {
+		buf = encodeAdd(buf[:0], &p.rec, p.children, 0, nil)
+		var pre [2 * binary.MaxVarintLen64]byte
+		n := binary.PutUvarint(pre[:], uint64(len(buf)))
+		n += binary.PutVarint(pre[n:], p.off)
+		if _, err := mw.Write(pre[:n]); err != nil {
+			return err
+		}
+		if _, err := mw.Write(buf); err != nil {
+			return err
+		}
+	}
+	return binary.Write(w, binary.LittleEndian, crc.Sum32())
+}
+
+func (m *Memory) loadParents(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if len(data) < len(parentsMagic)+2+4 || string(data[:len(parentsMagic)]) != parentsMagic {
+		return fmt.Errorf("%s: not a parents snapshot", path)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return fmt.Errorf("%s: checksum mismatch", path)
+	}
+	if v := binary.LittleEndian.Uint16(body[len(parentsMagic):]); v != parentsVersion {
+		return fmt.Errorf("%s: version %d", path, v)
+	}
+	d := &decoder{b: body[len(parentsMagic)+2:]}
+	n := d.count(1)
+	for i := 0; i < n && d.err == nil; i++ {
+		size := d.uvarint()
+		off := d.varint()
+		rec := d.bytes(size)
+		if d.err != nil {
+			break
+		}
+		typ, b, err := decodeRecord(rec)
+		if err != nil || typ != recAdd {
+			return fmt.Errorf("%s: record %d: bad type", path, i)
+		}
+		a, err := decodeAdd(b)
+		if err != nil {
+			return fmt.Errorf("%s: record %d: %w", path, i, err)
+		}
+		p := &parent{rec: a.rec, children: a.children, off: off}
+		m.parents[p.rec.ID] = p
+		for j, c := range p.children {
+			m.children[c.id] = childRef{p: p, i: j}
+			m.nextChild = max(m.nextChild, c.id+1)
+		}
+	}
+	if d.err != nil {
+		return fmt.Errorf("%s: %w", path, d.err)
+	}
+	return nil
+}
+
+// Snapshot writes the indexes to the store directory so that the next Open
+// loads them instead of replaying the log. Close does this too when
+// anything changed. It needs a vector backend that implements
+// vdb.Persister (inmem and faiss do); otherwise the error wraps
+// errors.ErrUnsupported and Open keeps replaying the log.
+func (m *Memory) Snapshot(ctx context.Context) error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	m.mu.RLock()
+	closed := m.closed
+	m.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	return m.snapshotLocked(ctx)
+}
+
+// snapshotLocked writes a snapshot. m.wmu must be held (so nothing changes);
+// searches go on meanwhile.
+func (m *Memory) snapshotLocked(ctx context.Context) error {
+	if m.log == nil {
+		return ErrNotDurable
+	}
+	for _, db := range m.vecs {
+		if _, ok := db.(vdb.Persister); !ok {
+			return fmt.Errorf("longterm: snapshot: %T: %w", db, errors.ErrUnsupported)
+		}
+	}
+	// The snapshot must never cover records that are not durable.
+	if err := m.log.sync(); err != nil {
+		return err
+	}
+	prev, _ := os.ReadFile(filepath.Join(m.dir, snapMetaFile))
+	var old snapMeta
+	_ = json.Unmarshal(prev, &old)
+	gen := old.Gen + 1
+	name := func(kind string) string { return fmt.Sprintf("%s%06d.%s", snapPrefix, gen, kind) }
+	meta := snapMeta{
+		Format: formatVersion, Gen: gen, LogID: m.log.id, LogOffset: m.log.size,
+		NextChild: m.nextChild, Backend: m.opts.backendName, Records: len(m.parents),
+		Parents: name("parents"), Keyword: name("keyword"), Vectors: map[string]string{},
+	}
+	err := atomicfile.Write(filepath.Join(m.dir, meta.Parents), m.writeParents)
+	if err != nil {
+		return fmt.Errorf("longterm: snapshot: %w", err)
+	}
+	err = atomicfile.Write(filepath.Join(m.dir, meta.Keyword), func(w *bufio.Writer) error { return m.kw.Export(w) })
+	if err != nil {
+		return fmt.Errorf("longterm: snapshot: %w", err)
+	}
+	i := 0
+	for ns, db := range m.vecs {
+		if db.Len() == 0 {
+			continue
+		}
+		f := name(fmt.Sprintf("vec%d", i))
+		i++
+		if err := vdb.Save(ctx, db, filepath.Join(m.dir, f)); err != nil {
+			return fmt.Errorf("longterm: snapshot: %w", err)
+		}
+		meta.Vectors[ns] = f
+	}
+	b, _ := json.MarshalIndent(meta, "", "  ")
+	if err := atomicfile.WriteBytes(filepath.Join(m.dir, snapMetaFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("longterm: snapshot: %w", err)
+	}
+	m.applied = 0
+	// Remove older generations; failures only leave garbage behind.
+	cur := fmt.Sprintf("%s%06d.", snapPrefix, gen)
+	entries, _ := os.ReadDir(m.dir)
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, snapPrefix) && !strings.HasPrefix(n, cur) {
+			_ = os.Remove(filepath.Join(m.dir, n))
+		}
+	}
+	return nil
+}
+
+// Compact rewrites the log without forgotten and replaced records, so that
+// what Forget removed is gone from disk, and writes a fresh snapshot. The
+// new log is written beside the old one and renamed over it: a crash
+// leaves one or the other.
+func (m *Memory) Compact(ctx context.Context) error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	m.mu.RLock()
+	closed := m.closed
+	m.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if m.log == nil {
+		return ErrNotDurable
+	}
+	lpath := filepath.Join(m.dir, logFileName)
+	tmp := lpath + ".compact"
+	_ = os.Remove(tmp)
+	nl, err := createLog(tmp)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		nl.close()
+		os.Remove(tmp)
+		return fmt.Errorf("longterm: compact: %w", err)
+	}
+	// Live records in log order.
+	live := make([]*parent, 0, len(m.parents))
+	for _, p := range m.parents {
+		live = append(live, p)
+	}
+	sortByOffset(live)
+	newOff := make([]int64, len(live))
+	const batch = 256
+	for start := 0; start < len(live); start += batch {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		end := min(start+batch, len(live))
+		payloads := make([][]byte, 0, end-start)
+		for _, p := range live[start:end] {
+			b, err := m.log.readFrame(p.off)
+			if err != nil {
+				return fail(err)
+			}
+			payloads = append(payloads, b)
+		}
+		offs, err := nl.append(payloads, false)
+		if err != nil {
+			return fail(err)
+		}
+		copy(newOff[start:], offs)
+	}
+	if err := nl.sync(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, lpath); err != nil {
+		return fail(err)
+	}
+	if err := atomicfile.SyncDir(m.dir); err != nil {
+		return fmt.Errorf("longterm: compact: %w", err)
+	}
+	nl.path = lpath
+	m.mu.Lock()
+	for i, p := range live {
+		p.off = newOff[i]
+	}
+	old := m.log
+	m.log = nl
+	m.mu.Unlock()
+	old.close()
+	return m.snapshotLocked(ctx)
+}
+
+// Sync makes every acknowledged write durable (needed only with
+// WithoutSync).
+func (m *Memory) Sync() error {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if m.log == nil {
+		return nil
+	}
+	return m.log.sync()
+}
+
+func sortByOffset(ps []*parent) {
+	slices.SortFunc(ps, func(a, b *parent) int { return cmp.Compare(a.off, b.off) })
+}
