@@ -1,0 +1,423 @@
+package semantic
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/agentmem/agentmem/internal/atomicfile"
+)
+
+// JSONLIndexMap is an [IndexMap] kept in memory and backed by an append-only
+// JSON Lines log on disk. Each Put appends one line per item,
+//
+//	{"id":3,"value":...}
+//
+// and each Delete one line per ID that was present,
+//
+//	{"id":3,"deleted":true}
+//
+// Opening the log replays it. A Put or Delete is durable when it returns:
+// the lines of one call are written with one write and made durable with one
+// fsync, so batching items into one call amortises the fsync (there is no
+// group commit across calls).
+//
+// If the process dies in the middle of a write, the log ends in a torn line
+// (no final newline). [OpenJSONLIndexMap] repairs that as etcd's wal.Repair
+// does: it copies the file to <path>.broken, truncates the torn line, fsyncs
+// and logs a warning. Any other line that cannot be decoded is an error
+// naming the file and line ([LineError], wrapping [ErrCorrupt]); nothing is
+// repaired then.
+//
+// A JSONLIndexMap is safe for concurrent use by multiple goroutines. The
+// log must not be opened by two maps (or two processes) at the same time.
+type JSONLIndexMap[V any] struct {
+	path string
+
+	mu     sync.RWMutex // guards everything below
+	t      table[V]
+	f      *os.File
+	size   int64 // bytes of complete, durable lines in the log
+	lines  int   // number of lines in the log
+	broken error // sticky: set when a failed write left the log in an unknown state
+	closed bool
+}
+
+var _ IndexMap[int] = (*JSONLIndexMap[int])(nil)
+
+// JSONLOption configures [OpenJSONLIndexMap].
+type JSONLOption func(*jsonlConfig)
+
+type jsonlConfig struct {
+	logger *slog.Logger
+}
+
+// WithLogger sets the logger that receives the torn-tail repair warning.
+// The default is slog.Default().
+func WithLogger(l *slog.Logger) JSONLOption {
+	return func(c *jsonlConfig) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// LineError reports a line of a JSONL log that cannot be decoded. It matches
+// [ErrCorrupt] under errors.Is.
+type LineError struct {
+	Path string // the log file
+	Line int    // 1-based line number
+	Err  error  // what was wrong
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("semantic: %s:%d: %v", e.Path, e.Line, e.Err)
+}
+
+// Unwrap returns ErrCorrupt and the underlying error.
+func (e *LineError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
+
+// Op is one record of a JSONL log: a put of Value under ID, or a delete.
+type Op[V any] struct {
+	ID      int64
+	Value   V // zero for a delete
+	Deleted bool
+}
+
+// logLine is the on-disk shape of one record, as read back.
+type logLine struct {
+	ID      *int64          `json:"id"`
+	Value   json.RawMessage `json:"value"`
+	Deleted bool            `json:"deleted"`
+}
+
+type putLine[V any] struct {
+	ID    int64 `json:"id"`
+	Value V     `json:"value"`
+}
+
+type delLine struct {
+	ID      int64 `json:"id"`
+	Deleted bool  `json:"deleted"`
+}
+
+func decodeLine[V any](line []byte) (Op[V], error) {
+	var rec logLine
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return Op[V]{}, err
+	}
+	switch {
+	case rec.ID == nil:
+		return Op[V]{}, errors.New(`record has no "id"`)
+	case *rec.ID < 0:
+		return Op[V]{}, fmt.Errorf("negative id %d", *rec.ID)
+	case rec.Deleted && rec.Value != nil:
+		return Op[V]{}, errors.New(`record has both "value" and "deleted"`)
+	case rec.Deleted:
+		return Op[V]{ID: *rec.ID, Deleted: true}, nil
+	case rec.Value == nil:
+		return Op[V]{}, errors.New(`record has neither "value" nor "deleted"`)
+	}
+	op := Op[V]{ID: *rec.ID}
+	if err := json.Unmarshal(rec.Value, &op.Value); err != nil {
+		return Op[V]{}, fmt.Errorf("value: %w", err)
+	}
+	return op, nil
+}
+
+// scanLog reads complete lines from r, starting at line number first+1,
+// and calls fn for each decoded record. It returns the byte length of the
+// complete lines and their count, and whether a torn (newline-less) tail
+// followed them.
+func scanLog[V any](r io.Reader, path string, first int, fn func(Op[V])) (size int64, lines int, torn bool, err error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	for {
+		line, rerr := br.ReadSlice('\n')
+		if rerr == bufio.ErrBufferFull {
+			// A long line: gather the rest of it.
+			buf := bytes.Clone(line)
+			for rerr == bufio.ErrBufferFull {
+				line, rerr = br.ReadSlice('\n')
+				buf = append(buf, line...)
+			}
+			line = buf
+		}
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			op, derr := decodeLine[V](line[:n-1])
+			if derr != nil {
+				return size, lines, false, &LineError{Path: path, Line: first + lines + 1, Err: derr}
+			}
+			fn(op)
+			size += int64(n)
+			lines++
+			continue
+		}
+		if rerr == io.EOF {
+			return size, lines, len(line) > 0, nil
+		}
+		if rerr != nil {
+			return size, lines, false, fmt.Errorf("semantic: read %s: %w", path, rerr)
+		}
+	}
+}
+
+// OpenJSONLIndexMap opens (creating if needed) the JSONL log at path and
+// replays it. A torn last line is repaired with a warning; any other bad line
+// is a [*LineError].
+func OpenJSONLIndexMap[V any](path string, opts ...JSONLOption) (*JSONLIndexMap[V], error) {
+	cfg := jsonlConfig{logger: slog.Default()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	_, statErr := os.Stat(path)
+	created := errors.Is(statErr, os.ErrNotExist)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("semantic: open log: %w", err)
+	}
+	if created {
+		if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	m := &JSONLIndexMap[V]{path: path, t: newTable[V](), f: f}
+	size, lines, torn, err := scanLog(f, path, 0, func(op Op[V]) {
+		if op.Deleted {
+			m.t.del(op.ID)
+		} else {
+			m.t.put(op.ID, op.Value)
+		}
+	})
+	if err == nil && torn {
+		err = repairTail(f, path, size, lines+1, cfg.logger)
+	}
+	if err == nil {
+		_, err = f.Seek(size, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	m.size, m.lines = size, lines
+	return m, nil
+}
+
+// repairTail keeps a copy of the whole log in path.broken and truncates the
+// torn line that starts at offset good.
+func repairTail(f *os.File, path string, good int64, line int, log *slog.Logger) error {
+	broken := path + ".broken"
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("semantic: repair %s: %w", path, err)
+	}
+	err := atomicfile.Write(broken, func(w *bufio.Writer) error {
+		_, err := io.Copy(w, f)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("semantic: repair %s: keep copy: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("semantic: repair %s: %w", path, err)
+	}
+	if err := f.Truncate(good); err != nil {
+		return fmt.Errorf("semantic: repair %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("semantic: repair %s: %w", path, err)
+	}
+	log.Warn("semantic: repaired torn last line of log (an unfinished write before a crash)",
+		"file", path, "line", line, "dropped_bytes", fi.Size()-good, "copy", broken)
+	return nil
+}
+
+// Path returns the log's file name.
+func (m *JSONLIndexMap[V]) Path() string { return m.path }
+
+// Offset returns the length in bytes of the durable part of the log. A
+// caller that snapshots state derived from the map records it, and later
+// catches up with [JSONLIndexMap.ReadSince].
+func (m *JSONLIndexMap[V]) Offset() int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.size
+}
+
+// ReadSince returns the records appended after offset, which must be a value
+// [JSONLIndexMap.Offset] returned for this log.
+func (m *JSONLIndexMap[V]) ReadSince(offset int64) ([]Op[V], error) {
+	m.mu.RLock()
+	end := m.size
+	m.mu.RUnlock()
+	if offset < 0 || offset > end {
+		return nil, fmt.Errorf("semantic: %s: offset %d outside the log (%d bytes)", m.path, offset, end)
+	}
+	f, err := os.Open(m.path)
+	if err != nil {
+		return nil, fmt.Errorf("semantic: %w", err)
+	}
+	defer f.Close()
+	if offset > 0 {
+		var b [1]byte
+		if _, err := f.ReadAt(b[:], offset-1); err != nil {
+			return nil, fmt.Errorf("semantic: %s: %w", m.path, err)
+		}
+		if b[0] != '\n' {
+			return nil, fmt.Errorf("semantic: %s: offset %d is not at a line boundary", m.path, offset)
+		}
+	}
+	var ops []Op[V]
+	_, _, _, err = scanLog(io.NewSectionReader(f, offset, end-offset), m.path, 0, func(op Op[V]) {
+		ops = append(ops, op)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ops, nil
+}
+
+// appendLocked writes buf at the end of the log and fsyncs. m.mu is held.
+func (m *JSONLIndexMap[V]) appendLocked(buf []byte, lines int) error {
+	if m.closed {
+		return ErrClosed
+	}
+	if m.broken != nil {
+		return m.broken
+	}
+	if _, err := m.f.Write(buf); err != nil {
+		// Try to cut the partial write off so that the log stays usable.
+		if terr := m.f.Truncate(m.size); terr == nil {
+			if _, serr := m.f.Seek(m.size, io.SeekStart); serr == nil {
+				return fmt.Errorf("semantic: append to %s: %w", m.path, err)
+			}
+		}
+		m.broken = fmt.Errorf("semantic: log %s unusable after a failed write: %w", m.path, err)
+		return m.broken
+	}
+	if err := m.f.Sync(); err != nil {
+		// After a failed fsync the kernel's view of the file can no longer
+		// be trusted; refuse further writes rather than risk silent loss.
+		m.broken = fmt.Errorf("semantic: log %s unusable after a failed fsync: %w", m.path, err)
+		return m.broken
+	}
+	m.size += int64(len(buf))
+	m.lines += lines
+	return nil
+}
+
+// Get implements [IndexMap].
+func (m *JSONLIndexMap[V]) Get(id int64) (V, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	v, ok := m.t.m[id]
+	return v, ok
+}
+
+// Put implements [IndexMap]. It returns once the records are durable.
+func (m *JSONLIndexMap[V]) Put(items ...Item[V]) error {
+	if err := checkIDs(items); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	for _, it := range items {
+		b, err := json.Marshal(putLine[V]{ID: it.ID, Value: it.Value})
+		if err != nil {
+			return fmt.Errorf("semantic: encode id %d: %w", it.ID, err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.appendLocked(buf.Bytes(), len(items)); err != nil {
+		return err
+	}
+	for _, it := range items {
+		m.t.put(it.ID, it.Value)
+	}
+	return nil
+}
+
+// Delete implements [IndexMap]. It logs a record for each ID that was
+// present and returns once they are durable.
+func (m *JSONLIndexMap[V]) Delete(ids ...int64) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return 0, ErrClosed
+	}
+	var buf bytes.Buffer
+	var present []int64
+	seen := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if _, ok := m.t.m[id]; !ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		b, _ := json.Marshal(delLine{ID: id, Deleted: true}) // cannot fail
+		buf.Write(b)
+		buf.WriteByte('\n')
+		present = append(present, id)
+	}
+	if len(present) == 0 {
+		return 0, nil
+	}
+	if err := m.appendLocked(buf.Bytes(), len(present)); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range present {
+		if m.t.del(id) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Len implements [IndexMap].
+func (m *JSONLIndexMap[V]) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.t.m)
+}
+
+// MaxID implements [IndexMap].
+func (m *JSONLIndexMap[V]) MaxID() int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.t.maxID
+}
+
+// All implements [IndexMap].
+func (m *JSONLIndexMap[V]) All() iter.Seq2[int64, V] {
+	m.mu.RLock()
+	items := m.t.sortedItems()
+	m.mu.RUnlock()
+	return itemsSeq(items)
+}
+
+// Close closes the log file. It is idempotent. The contents stay readable.
+func (m *JSONLIndexMap[V]) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	if err := m.f.Close(); err != nil {
+		return fmt.Errorf("semantic: close %s: %w", m.path, err)
+	}
+	return nil
+}
