@@ -1,0 +1,248 @@
+// Package inmem is agentmem's default vector backend: exact cosine search
+// over vectors held in memory, in pure Go.
+//
+// All vectors live in one contiguous row-major []float32 (no per-vector heap
+// objects), normalised on the way in, so a search is one sequential scan of
+// inner products — split across GOMAXPROCS goroutines when the database is
+// large — feeding a bounded top-k heap. On amd64 with AVX2 and FMA the inner
+// products use an assembly kernel; elsewhere they go through gonum's blas32.
+//
+// [DB] implements [vdb.VectorDatabase] and the optional [vdb.Persister],
+// [vdb.MinScoreSearcher] and [vdb.BatchSearcher].
+package inmem
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/agentmem/agentmem/vdb"
+)
+
+var (
+	_ vdb.VectorDatabase   = (*DB)(nil)
+	_ vdb.Persister        = (*DB)(nil)
+	_ vdb.MinScoreSearcher = (*DB)(nil)
+	_ vdb.BatchSearcher    = (*DB)(nil)
+)
+
+// DB is an in-memory exact vector database. It is safe for concurrent use by
+// multiple goroutines: searches share a read lock, Add, Delete and Import take
+// the write lock. The zero value is not usable; call [New].
+type DB struct {
+	dim     int
+	workers int // goroutines per large scan
+	// parallelMin is the number of stored float32s from which a scan is
+	// split across workers; below it one goroutine is faster.
+	parallelMin int
+
+	mu     sync.RWMutex // guards everything below
+	data   []float32    // row-major, len(data) == len(ids)*dim
+	ids    []int64      // row → ID
+	rows   map[int64]int
+	closed bool
+}
+
+// An Option configures a [DB].
+type Option func(*DB) error
+
+// WithCapacity reserves room for n vectors up front, so that adding them
+// never reallocates. Use it when the final size is known (for example before
+// importing a corpus); it also keeps the heap at exactly the raw size.
+func WithCapacity(n int) Option {
+	return func(db *DB) error {
+		if n < 0 {
+			return fmt.Errorf("inmem: capacity %d is negative", n)
+		}
+		db.data = make([]float32, 0, n*db.dim)
+		db.ids = make([]int64, 0, n)
+		db.rows = make(map[int64]int, n)
+		return nil
+	}
+}
+
+// WithWorkers sets how many goroutines one large search uses. The default is
+// runtime.GOMAXPROCS(0); 1 makes every search single-threaded.
+func WithWorkers(n int) Option {
+	return func(db *DB) error {
+		if n < 1 {
+			return fmt.Errorf("inmem: workers must be ≥ 1, got %d", n)
+		}
+		db.workers = n
+		return nil
+	}
+}
+
+// New returns an empty database for vectors of dimension dim (> 0).
+func New(dim int, opts ...Option) (*DB, error) {
+	if dim <= 0 {
+		return nil, fmt.Errorf("inmem: %w: dimension must be positive, got %d", vdb.ErrDimension, dim)
+	}
+	db := &DB{
+		dim:         dim,
+		workers:     runtime.GOMAXPROCS(0),
+		parallelMin: 1 << 17,
+		rows:        map[int64]int{},
+	}
+	for _, o := range opts {
+		if err := o(db); err != nil {
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+// Dim returns the vector dimension.
+func (db *DB) Dim() int { return db.dim }
+
+// Len returns the number of stored vectors (0 after Close).
+func (db *DB) Len() int {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return len(db.ids)
+}
+
+// Close releases the vectors. It is idempotent; every other method returns
+// [vdb.ErrClosed] afterwards.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.closed = true
+	db.data, db.ids, db.rows = nil, nil, nil
+	return nil
+}
+
+// Add stores vecs[i], normalised, under ids[i]; an ID already present is
+// replaced, and within one batch the later vector wins. The whole batch is
+// validated before anything is stored: on error nothing was added. The
+// caller's slices are not retained.
+func (db *DB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("inmem: add: %w", err)
+	}
+	if len(ids) != len(vecs) {
+		return fmt.Errorf("inmem: %w: %d ids for %d vectors", vdb.ErrInvalidID, len(ids), len(vecs))
+	}
+	for i, id := range ids {
+		if id < 0 {
+			return fmt.Errorf("inmem: %w: ids[%d] = %d is negative", vdb.ErrInvalidID, i, id)
+		}
+		if err := vdb.CheckVector(vecs[i], db.dim); err != nil {
+			return fmt.Errorf("inmem: vecs[%d]: %w", i, err)
+		}
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return vdb.ErrClosed
+	}
+	fresh := 0
+	for _, id := range ids {
+		if _, ok := db.rows[id]; !ok {
+			fresh++ // an ID repeated within the batch is counted twice: harmless
+		}
+	}
+	db.reserve(len(db.ids) + fresh)
+	d := db.dim
+	for i, id := range ids {
+		r, ok := db.rows[id]
+		if !ok {
+			r = len(db.ids)
+			db.ids = append(db.ids, id)
+			db.data = db.data[:len(db.data)+d]
+			db.rows[id] = r
+		}
+		// Cannot fail after CheckVector, unless the caller mutates vecs
+		// concurrently, which is a data race on their side.
+		if err := vdb.Normalize(db.data[r*d:(r+1)*d], vecs[i]); err != nil {
+			return fmt.Errorf("inmem: vecs[%d] changed during Add: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Delete removes the given IDs and reports how many were present. Unknown
+// IDs are not an error. The last row moves into each hole, so Delete costs
+// O(dim) per ID.
+func (db *DB) Delete(ctx context.Context, ids ...int64) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("inmem: delete: %w", err)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return 0, vdb.ErrClosed
+	}
+	d := db.dim
+	n := 0
+	for _, id := range ids {
+		r, ok := db.rows[id]
+		if !ok {
+			continue
+		}
+		n++
+		delete(db.rows, id)
+		last := len(db.ids) - 1
+		if r != last {
+			copy(db.data[r*d:(r+1)*d], db.data[last*d:(last+1)*d])
+			moved := db.ids[last]
+			db.ids[r] = moved
+			db.rows[moved] = r
+		}
+		db.ids = db.ids[:last]
+		db.data = db.data[:last*d]
+	}
+	db.shrink()
+	return n, nil
+}
+
+// Growth policy. append's doubling would leave up to half of a large
+// database's backing array unused, so past bigRows floats the array grows by
+// one sixteenth at a time: the heap stays within about 6% of the raw vector
+// size, at the price of more (amortised) copying while a large database is
+// being filled.
+const (
+	bigFloats = 1 << 24 // 64 MiB of float32
+	minRows   = 64
+)
+
+// reserve makes room for at least need rows. Callers hold mu.
+func (db *DB) reserve(need int) {
+	have := cap(db.ids)
+	if c := cap(db.data) / db.dim; c < have {
+		have = c
+	}
+	if need <= have {
+		return
+	}
+	c := max(have, minRows)
+	for c < need {
+		if c*db.dim < bigFloats {
+			c *= 2
+		} else {
+			c += c / 16
+		}
+	}
+	// A single large batch (or an import) gets exactly what it needs.
+	if need > 2*have && need*db.dim >= bigFloats {
+		c = need
+	}
+	db.resize(c)
+}
+
+// shrink gives memory back after many deletes. Callers hold mu.
+func (db *DB) shrink() {
+	n := len(db.ids)
+	if c := cap(db.ids); c > minRows && n < c/4 {
+		db.resize(max(n+n/8, minRows))
+	}
+}
+
+func (db *DB) resize(rows int) {
+	data := make([]float32, len(db.data), rows*db.dim)
+	copy(data, db.data)
+	ids := make([]int64, len(db.ids), rows)
+	copy(ids, db.ids)
+	db.data, db.ids = data, ids
+}

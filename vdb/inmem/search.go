@@ -1,0 +1,243 @@
+package inmem
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/agentmem/agentmem/vdb"
+)
+
+// blockRows is how many rows one kernel call scores: small enough that the
+// scores stay in L1 and a block stays in L2 while a batch of queries is run
+// over it.
+const blockRows = 128
+
+// Search returns the k stored vectors most similar to query, by descending
+// cosine similarity, ties by ascending ID. The result is a fresh slice owned
+// by the caller.
+func (db *DB) Search(ctx context.Context, query []float32, k int) ([]vdb.Result, error) {
+	return db.SearchMinScore(ctx, query, k, float32(math.Inf(-1)))
+}
+
+// SearchMinScore is [DB.Search] restricted to results with Score ≥
+// minScore; the cut-off is applied inside the scan.
+func (db *DB) SearchMinScore(ctx context.Context, query []float32, k int, minScore float32) ([]vdb.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("inmem: search: %w", err)
+	}
+	if k <= 0 {
+		return nil, fmt.Errorf("inmem: %w: got %d", vdb.ErrInvalidK, k)
+	}
+	if len(query) != db.dim {
+		return nil, fmt.Errorf("inmem: query: %w: got %d, want %d", vdb.ErrDimension, len(query), db.dim)
+	}
+	if math.IsNaN(float64(minScore)) {
+		minScore = float32(math.Inf(-1)) // no cut-off
+	}
+	q := make([]float32, len(query))
+	if err := vdb.Normalize(q, query); err != nil {
+		return nil, fmt.Errorf("inmem: query: %w", err)
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, vdb.ErrClosed
+	}
+	res, err := db.scan(ctx, [][]float32{q}, k, minScore)
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// SearchBatch answers many queries in one pass over the stored vectors: each
+// block of rows is read from memory once and scored against every query while
+// it is in cache.
+func (db *DB) SearchBatch(ctx context.Context, queries [][]float32, k int) ([][]vdb.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("inmem: search: %w", err)
+	}
+	if k <= 0 {
+		return nil, fmt.Errorf("inmem: %w: got %d", vdb.ErrInvalidK, k)
+	}
+	qs := make([][]float32, len(queries))
+	flat := make([]float32, len(queries)*db.dim)
+	for i, query := range queries {
+		if len(query) != db.dim {
+			return nil, fmt.Errorf("inmem: query %d: %w: got %d, want %d", i, vdb.ErrDimension, len(query), db.dim)
+		}
+		qs[i] = flat[i*db.dim : (i+1)*db.dim : (i+1)*db.dim]
+		if err := vdb.Normalize(qs[i], query); err != nil {
+			return nil, fmt.Errorf("inmem: query %d: %w", i, err)
+		}
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, vdb.ErrClosed
+	}
+	return db.scan(ctx, qs, k, float32(math.Inf(-1)))
+}
+
+// scan scores every stored row against every (normalised) query. Callers
+// hold mu for reading.
+func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32) ([][]vdb.Result, error) {
+	n := len(db.ids)
+	out := make([][]vdb.Result, len(qs))
+	if n == 0 {
+		for i := range out {
+			out[i] = []vdb.Result{}
+		}
+		return out, nil
+	}
+	k = min(k, n)
+	w := db.workers
+	if n*db.dim < db.parallelMin {
+		w = 1
+	}
+	w = min(w, (n+blockRows-1)/blockRows)
+	tops := make([][]topK, w)
+	for i := range tops {
+		tops[i] = make([]topK, len(qs))
+		for j := range tops[i] {
+			tops[i][j] = newTopK(k, minScore)
+		}
+	}
+	errs := make([]error, w)
+	// Split on block boundaries so every worker runs whole blocks.
+	blocks := (n + blockRows - 1) / blockRows
+	per := (blocks + w - 1) / w
+	var wg sync.WaitGroup
+	for i := 1; i < w; i++ {
+		lo, hi := min(i*per*blockRows, n), min((i+1)*per*blockRows, n)
+		wg.Go(func() { errs[i] = db.scanRange(ctx, qs, lo, hi, tops[i]) })
+	}
+	errs[0] = db.scanRange(ctx, qs, 0, min(per*blockRows, n), tops[0])
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("inmem: search: %w", err)
+		}
+	}
+	for j := range qs {
+		var all []vdb.Result
+		if w == 1 {
+			all = tops[0][j].h
+		} else {
+			all = make([]vdb.Result, 0, w*k)
+			for i := range tops {
+				all = append(all, tops[i][j].h...)
+			}
+		}
+		slices.SortFunc(all, better)
+		all = slices.Clip(all[:min(k, len(all))])
+		for i := range all {
+			// Rounding can push a unit-vector dot product just past ±1.
+			all[i].Score = max(-1, min(1, all[i].Score))
+		}
+		out[j] = all
+	}
+	return out, nil
+}
+
+// scanRange scores rows [lo, hi) against every query, offering each score to
+// that query's top-k. A batch of queries runs over each block while it is in
+// cache; the context is checked every few hundred blocks.
+func (db *DB) scanRange(ctx context.Context, qs [][]float32, lo, hi int, tops []topK) error {
+	d := db.dim
+	var scores [blockRows]float32
+	for b, r := 0, lo; r < hi; b, r = b+1, r+blockRows {
+		if len(qs) > 1 && b%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		end := min(r+blockRows, hi)
+		rows := db.data[r*d : end*d]
+		s := scores[:end-r]
+		for j, q := range qs {
+			dotRows(s, q, rows)
+			t := &tops[j]
+			for i, x := range s {
+				if x < t.floor {
+					continue
+				}
+				t.offer(vdb.Result{ID: db.ids[r+i], Score: x})
+			}
+		}
+	}
+	return nil
+}
+
+// better orders results best first: higher score, then lower ID.
+func better(a, b vdb.Result) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// topK keeps the k best results offered to it in a heap whose root is the
+// worst of them. floor is the score below which an offer cannot get in: the
+// minimum score until the heap is full, then the root's score.
+type topK struct {
+	k     int
+	h     []vdb.Result
+	min   float32
+	floor float32
+}
+
+func newTopK(k int, minScore float32) topK {
+	return topK{k: k, h: make([]vdb.Result, 0, k), min: minScore, floor: minScore}
+}
+
+// worse reports whether a ranks below b.
+func worse(a, b vdb.Result) bool {
+	return a.Score < b.Score || (a.Score == b.Score && a.ID > b.ID)
+}
+
+func (t *topK) offer(r vdb.Result) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, r)
+		// Sift up.
+		i := len(t.h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if !worse(t.h[i], t.h[p]) {
+				break
+			}
+			t.h[i], t.h[p] = t.h[p], t.h[i]
+			i = p
+		}
+		if len(t.h) == t.k {
+			t.floor = max(t.min, t.h[0].Score)
+		}
+		return
+	}
+	if !worse(t.h[0], r) {
+		return
+	}
+	t.h[0] = r
+	// Sift down.
+	i, n := 0, len(t.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if rr := l + 1; rr < n && worse(t.h[rr], t.h[l]) {
+			c = rr
+		}
+		if !worse(t.h[c], t.h[i]) {
+			break
+		}
+		t.h[i], t.h[c] = t.h[c], t.h[i]
+		i = c
+	}
+	t.floor = max(t.min, t.h[0].Score)
+}
