@@ -1,0 +1,251 @@
+// Package tokens counts and trims text in model tokens for prompt budgets.
+//
+// Counting is pluggable: anything with a Count(string) int method is a
+// [Counter], and [Func] adapts a plain function. The default, [Estimate],
+// needs no vocabulary file: it walks the text once and prices each run of
+// letters, digits, CJK characters, punctuation and white space the way a
+// byte-pair tokenizer of the cl100k_base family tends to split them. Measured
+// against cl100k_base (github.com/pkoukk/tiktoken-go with its offline loader,
+// see measure/ in this directory) it stays within ±15% on English and Chinese
+// prose; the golden counts in testdata keep that promise tested.
+//
+// Estimates are for budgeting, not billing: they are deterministic and cheap
+// (no allocation), which is what a prompt assembler that recounts on every
+// round needs.
+package tokens
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A Counter returns the number of model tokens in a text. Implementations
+// must be deterministic, return 0 for "" and be safe for concurrent use by
+// multiple goroutines.
+type Counter interface {
+	Count(text string) int
+}
+
+// Func adapts an ordinary function to a [Counter].
+type Func func(text string) int
+
+// Count returns f(text).
+func (f Func) Count(text string) int { return f(text) }
+
+// Default is the estimator used when no Counter is given: [Estimate].
+var Default Counter = Func(Estimate)
+
+// MessageOverhead is the number of tokens a chat message costs beyond its
+// content (role and delimiters in the chat template). Budgets in this module
+// price a message as Count(content) + MessageOverhead.
+const MessageOverhead = 4
+
+// Message returns what one chat message with content costs: c.Count(content)
+// plus [MessageOverhead].
+func Message(c Counter, content string) int {
+	return c.Count(content) + MessageOverhead
+}
+
+// class of a rune for the estimator.
+type class uint8
+
+const (
+	clsSpace class = iota
+	clsNewline
+	clsLetter // Latin and other alphabetic scripts
+	clsDigit
+	clsCJK // Han, kana, Hangul: priced per character
+	clsCJKPunct
+	clsPunct
+	clsOther // symbols and emoji: priced per rune
+)
+
+func classify(r rune) class {
+	switch {
+	case r == '\n' || r == '\r':
+		return clsNewline
+	case r == ' ' || r == '\t':
+		return clsSpace
+	case r < utf8.RuneSelf:
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', r == '\'':
+			return clsLetter
+		case '0' <= r && r <= '9':
+			return clsDigit
+		default:
+			return clsPunct
+		}
+	case unicode.Is(unicode.Han, r), unicode.Is(unicode.Hiragana, r),
+		unicode.Is(unicode.Katakana, r), unicode.Is(unicode.Hangul, r):
+		return clsCJK
+	case 0x3000 <= r && r <= 0x303F, 0xFF00 <= r && r <= 0xFFEF, 0x2010 <= r && r <= 0x206F:
+		// CJK symbols and punctuation, full-width forms, general punctuation
+		// (“”‘’…—).
+		return clsCJKPunct
+	case unicode.IsSpace(r):
+		return clsSpace
+	case unicode.IsLetter(r) || unicode.IsMark(r):
+		return clsLetter
+	case unicode.IsDigit(r):
+		return clsDigit
+	default:
+		return clsOther
+	}
+}
+
+// Estimator parameters, fitted on project text (seeds, design notes) against
+// cl100k_base and checked on held-out text; see measure/.
+const (
+	// A Latin word (or camel-case hump) of up to wordFree letters is usually
+	// one token with its leading space; every wordStep letters beyond add one.
+	wordFree = 7
+	wordStep = 4
+	// Han characters: cl100k_base has single tokens for common characters
+	// and words (输入, 初始化) and spends two or three byte tokens on rare
+	// ones; per 100 characters of prose it averages about cjkPer100 tokens.
+	cjkPer100 = 110
+)
+
+// wordCost prices a run of n letters.
+func wordCost(n int) int {
+	if n <= wordFree {
+		return 1
+	}
+	return 1 + (n-wordFree+wordStep-1)/wordStep
+}
+
+// Estimate returns an estimate of the number of cl100k_base tokens in text.
+// It is the default [Counter] (see [Default]).
+func Estimate(text string) int {
+	var (
+		total     int        // whole tokens
+		cjk       int        // CJK characters, priced at the end
+		run       = clsOther // class of the current run
+		runLen    int        // runes in the current run (hump, for letters)
+		prevLower bool       // previous letter was lower case
+	)
+	flush := func() {
+		switch run {
+		case clsLetter:
+			total += wordCost(runLen)
+		case clsDigit:
+			total += (runLen + 2) / 3 // cl100k_base splits numbers in groups of 3
+		case clsPunct:
+			total += (runLen + 1) / 2 // common pairs merge: "()", "\",", "://"
+		case clsSpace:
+			// A single space joins the next word; longer runs (indentation)
+			// cost one token.
+			if runLen > 1 {
+				total++
+			}
+		case clsNewline:
+			total++
+		}
+		runLen = 0
+	}
+	for _, r := range text {
+		c := classify(r)
+		switch c {
+		case clsCJK:
+			flush()
+			run = clsOther // CJK is priced per character, not per run
+			cjk++
+			continue
+		case clsCJKPunct:
+			flush()
+			run = clsOther
+			total++
+			continue
+		case clsOther:
+			flush()
+			run = clsOther
+			// Symbols in the basic plane (arrows, box drawing) are about a
+			// token each; emoji and other astral runes about two.
+			if r < 0x10000 {
+				total++
+			} else {
+				total += 2
+			}
+			continue
+		}
+		if c == clsLetter && run == clsLetter {
+			// A lower→upper change starts a new camel-case hump:
+			// "ResponseStatus" is priced as "Response" + "Status".
+			upper := unicode.IsUpper(r)
+			if upper && prevLower {
+				total += wordCost(runLen)
+				runLen = 0
+			}
+			prevLower = !upper
+			runLen++
+			continue
+		}
+		if c != run {
+			punct := run == clsPunct && runLen > 0
+			flush()
+			if punct && c == clsLetter {
+				// The punctuation just before a word joins it: ".run",
+				// "(this"; give back the token its run was charged.
+				total--
+			}
+			run = c
+			prevLower = c == clsLetter && !unicode.IsUpper(r)
+		}
+		runLen++
+	}
+	flush()
+	total += (cjk*cjkPer100 + 99) / 100
+	if total == 0 && text != "" {
+		total = 1 // white space alone is still a token
+	}
+	return total
+}
+
+// Truncate returns text cut so that c.Count of the result, marker included,
+// is at most max tokens, and the number of tokens removed. When text already
+// fits it is returned unchanged with 0. Otherwise the head of the text is
+// kept and a visible marker "…[truncated N tokens]" is appended; when max is
+// too small even for the marker, Truncate returns "" and the whole count.
+//
+// The cut falls on a rune boundary; it is found by binary search, so
+// Truncate calls c.Count O(log len(text)) times.
+func Truncate(c Counter, text string, max int) (string, int) {
+	total := c.Count(text)
+	if total <= max {
+		return text, 0
+	}
+	if max <= 0 {
+		return "", total
+	}
+	// Binary search the longest prefix (in runes) that fits with its marker.
+	runes := []rune(text)
+	lo, hi := 0, len(runes) // invariant: prefix of lo runes fits (checked below)
+	best, bestCut := "", -1
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		head := strings.TrimRightFunc(string(runes[:mid]), unicode.IsSpace)
+		cut := total - c.Count(head)
+		if cut < 1 {
+			cut = 1
+		}
+		out := head + Marker(cut)
+		if c.Count(out) <= max {
+			best, bestCut = out, cut
+			lo = mid + 1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if bestCut < 0 {
+		return "", total
+	}
+	return best, bestCut
+}
+
+// Marker returns the visible marker that [Truncate] appends when it removed
+// n tokens.
+func Marker(n int) string {
+	return fmt.Sprintf("…[truncated %d tokens]", n)
+}
