@@ -1,0 +1,286 @@
+package window_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/window"
+	"github.com/agentmem/agentmem/memory/window/tokens"
+)
+
+// fakeMemory is a memory.Memory that records segments and can be made to fail.
+type fakeMemory struct {
+	mu       sync.Mutex
+	segments []string
+	fail     error
+}
+
+var _ memory.Memory = (*fakeMemory)(nil)
+
+func (m *fakeMemory) Update(_ context.Context, segment string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return m.fail
+	}
+	m.segments = append(m.segments, segment)
+	return nil
+}
+
+func (m *fakeMemory) Search(context.Context, string) ([]memory.Hit, error) { return nil, nil }
+
+func (m *fakeMemory) all() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.segments...)
+}
+
+func (m *fakeMemory) setFail(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fail = err
+}
+
+// words counts whitespace-separated words: an easy counter to reason about.
+var words = tokens.Func(func(s string) int { return len(strings.Fields(s)) })
+
+func round(i int) window.Round {
+	return window.Round{User: fmt.Sprintf("question %d", i), Assistant: fmt.Sprintf("answer %d", i)}
+}
+
+func TestWindow_EvictsOldestWholeRoundsByCount(t *testing.T) {
+	var got []string
+	var w *window.Window
+	w, err := window.New(window.WithMaxRounds(3), window.WithOnEvict(func(_ context.Context, r window.Round) error {
+		// The window's lock is released: calling back into it must not deadlock.
+		_ = w.Len()
+		got = append(got, r.User)
+		return nil
+	}))
+	require.NoError(t, err)
+	for i := range 5 {
+		require.NoError(t, w.Append(t.Context(), round(i)))
+	}
+	assert.Equal(t, []string{"question 0", "question 1"}, got, "evicted oldest first")
+	rs := w.Rounds()
+	require.Len(t, rs, 3)
+	for i, r := range rs {
+		assert.Equal(t, round(i+2).User, r.User)
+		assert.Equal(t, round(i+2).Assistant, r.Assistant, "never half a round")
+		assert.False(t, r.Time.IsZero(), "time set on append")
+	}
+}
+
+func TestWindow_EvictsByTokenBudget(t *testing.T) {
+	mem := &fakeMemory{}
+	w, err := window.New(window.WithMaxTokens(100), window.WithCounter(words), window.WithEvictTo(mem))
+	require.NoError(t, err)
+	// Each round: 10 + 10 words + 2×4 overhead = 28 tokens; 3 fit in 100.
+	long := strings.Repeat("w ", 10)
+	for i := range 6 {
+		require.NoError(t, w.Append(t.Context(), window.Round{User: fmt.Sprint(i, " ", long[2:]), Assistant: long}))
+	}
+	assert.Equal(t, 3, w.Len())
+	assert.Equal(t, 84, w.Tokens())
+	assert.LessOrEqual(t, w.Tokens(), w.MaxTokens())
+	segs := mem.all()
+	require.Len(t, segs, 3, "nothing said is lost, only moved")
+	for i, s := range segs {
+		assert.True(t, strings.HasPrefix(s, fmt.Sprintf("User: %d ", i)), s)
+		assert.Contains(t, s, "\nAssistant: ")
+	}
+}
+
+func TestWindow_OversizedRoundKeptTruncated(t *testing.T) {
+	mem := &fakeMemory{}
+	w, err := window.New(window.WithMaxTokens(window.MinTokens), window.WithEvictTo(mem))
+	require.NoError(t, err)
+	huge := window.Round{User: "Summarise this log.", Assistant: strings.Repeat("The service restarted after an out-of-memory kill. ", 40)}
+	require.NoError(t, w.Append(t.Context(), huge))
+	rs := w.Rounds()
+	require.Len(t, rs, 1, "kept, not lost")
+	r := rs[0]
+	assert.Positive(t, r.Truncated)
+	assert.Equal(t, huge.User, r.User, "the short part stays whole")
+	assert.Contains(t, r.Assistant, tokens.Marker(r.Truncated)[:len("…[truncated")])
+	assert.True(t, strings.HasSuffix(r.Assistant, "]"), r.Assistant)
+	assert.LessOrEqual(t, w.Tokens(), w.MaxTokens())
+	require.Equal(t, []string{huge.Text()}, mem.all(), "the whole round moved to long-term memory at once")
+
+	// When the truncated round is evicted later it is not written twice.
+	require.NoError(t, w.Append(t.Context(), round(1)))
+	require.NoError(t, w.Append(t.Context(), window.Round{User: "next", Assistant: strings.Repeat("long answer ", 24)}))
+	assert.Equal(t, []string{huge.Text(), round(1).Text()}, mem.all())
+}
+
+func TestWindow_EvictErrorKeepsRoundsPending(t *testing.T) {
+	mem := &fakeMemory{}
+	w, err := window.New(window.WithMaxRounds(1), window.WithEvictTo(mem))
+	require.NoError(t, err)
+	require.NoError(t, w.Append(t.Context(), round(0)))
+
+	down := errors.New("store unreachable")
+	mem.setFail(down)
+	err = w.Append(t.Context(), round(1))
+	require.ErrorIs(t, err, window.ErrEvict)
+	require.ErrorIs(t, err, down)
+	err = w.Append(t.Context(), round(2))
+	require.ErrorIs(t, err, window.ErrEvict)
+	assert.Equal(t, 2, w.Pending())
+	assert.Equal(t, []window.Round{round(2)}, stripTimes(w.Rounds()), "the new round is appended anyway")
+
+	mem.setFail(nil)
+	require.NoError(t, w.Settle(t.Context()))
+	assert.Zero(t, w.Pending())
+	assert.Equal(t, []string{round(0).Text(), round(1).Text()}, mem.all(), "settled in order, once")
+
+	// A cancelled context settles nothing.
+	require.NoError(t, w.Append(t.Context(), round(3)))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = w.Append(ctx, round(4))
+	require.ErrorIs(t, err, window.ErrEvict)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 1, w.Pending())
+}
+
+func stripTimes(rs []window.Round) []window.Round {
+	for i := range rs {
+		rs[i].Time = time.Time{}
+	}
+	return rs
+}
+
+func TestWindow_BadInput(t *testing.T) {
+	w, err := window.New()
+	require.NoError(t, err)
+	for _, r := range []window.Round{{}, {User: "  ", Assistant: "a"}, {User: "q", Assistant: "\n"}} {
+		require.ErrorIs(t, w.Append(t.Context(), r), window.ErrEmptyRound)
+	}
+	assert.Zero(t, w.Len())
+
+	for name, opt := range map[string]window.Option{
+		"rounds 0":    window.WithMaxRounds(0),
+		"tokens 10":   window.WithMaxTokens(10),
+		"nil counter": window.WithCounter(nil),
+		"nil memory":  window.WithEvictTo(nil),
+	} {
+		_, err := window.New(opt)
+		assert.ErrorIs(t, err, window.ErrInvalidOption, name)
+	}
+}
+
+func TestWindow_CopiesMeta(t *testing.T) {
+	w, err := window.New()
+	require.NoError(t, err)
+	meta := map[string]string{"tool": "grep"}
+	require.NoError(t, w.Append(t.Context(), window.Round{User: "q", Assistant: "a", Meta: meta}))
+	meta["tool"] = "changed"
+	rs := w.Rounds()
+	assert.Equal(t, "grep", rs[0].Meta["tool"])
+	rs[0].Meta["tool"] = "changed again"
+	assert.Equal(t, "grep", w.Rounds()[0].Meta["tool"])
+}
+
+func TestWindow_Concurrent(t *testing.T) {
+	mem := &fakeMemory{}
+	w, err := window.New(window.WithMaxRounds(5), window.WithMaxTokens(200), window.WithEvictTo(mem))
+	require.NoError(t, err)
+	const goroutines, each = 8, 40
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				assert.NoError(t, w.Append(t.Context(), round(g*1000+i)))
+				_ = w.Rounds()
+				_ = w.Tokens()
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, w.Settle(t.Context()))
+	assert.Equal(t, goroutines*each, len(mem.all())+w.Len(), "every round is in the window or in memory")
+	seen := map[string]bool{}
+	for _, s := range mem.all() {
+		assert.False(t, seen[s], "settled once: %s", s)
+		seen[s] = true
+	}
+}
+
+func TestWindow_StateRoundTrip(t *testing.T) {
+	mem := &fakeMemory{fail: errors.New("down")}
+	w, err := window.New(window.WithMaxRounds(3), window.WithEvictTo(mem))
+	require.NoError(t, err)
+	for i := range 5 {
+		_ = w.Append(t.Context(), round(i))
+	}
+	require.Equal(t, 2, w.Pending())
+
+	path := filepath.Join(t.TempDir(), "window.json")
+	require.NoError(t, window.SaveFile(path, w, nil))
+
+	mem2 := &fakeMemory{}
+	w2, err := window.New(window.WithMaxRounds(2), window.WithEvictTo(mem2))
+	require.NoError(t, err)
+	require.NoError(t, window.LoadFile(path, w2, nil))
+	assert.Equal(t, stripTimes(w.Rounds())[1:], stripTimes(w2.Rounds()), "a smaller window keeps the newest")
+	assert.Equal(t, 3, w2.Pending(), "the saved pending rounds and the one the smaller window evicts")
+	require.NoError(t, w2.Settle(t.Context()))
+	assert.Equal(t, []string{round(0).Text(), round(1).Text(), round(2).Text()}, mem2.all())
+}
+
+func TestLoadFile_Errors(t *testing.T) {
+	dir := t.TempDir()
+	w, _ := window.New()
+	tr, _ := window.NewTrack()
+
+	err := window.LoadFile(filepath.Join(dir, "missing.json"), w, tr)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	require.ErrorIs(t, window.LoadFile(write("v9.json", `{"version": 9, "window": {"rounds": []}}`), w, tr), window.ErrVersion)
+	require.ErrorIs(t, window.LoadFile(write("torn.json", `{"version": 1, "window": {"rou`), w, tr), window.ErrCorrupt)
+	err = window.LoadFile(write("empty-round.json", `{"version": 1, "window": {"rounds": [{"user": "q", "assistant": ""}]}}`), w, tr)
+	require.ErrorIs(t, err, window.ErrCorrupt)
+	assert.Contains(t, err.Error(), "empty-round.json", "names the file")
+	err = window.LoadFile(write("bad-step.json", `{"version": 1, "window": {"rounds": [{"user": "q", "assistant": "a"}]}, "track": {"steps": [{"id": 1, "goal": "g", "status": "maybe"}]}}`), w, tr)
+	require.ErrorIs(t, err, window.ErrCorrupt)
+	assert.Zero(t, w.Len(), "nothing restored from an invalid file")
+}
+
+func ExampleWindow() {
+	ctx := context.Background()
+	w, _ := window.New(
+		window.WithMaxRounds(2),
+		window.WithOnEvict(func(_ context.Context, r window.Round) error {
+			fmt.Println("settled:", r.User)
+			return nil
+		}),
+	)
+	for _, q := range []string{"first", "second", "third"} {
+		_ = w.Append(ctx, window.Round{User: q, Assistant: "ok"})
+	}
+	for _, r := range w.Rounds() {
+		fmt.Println("in window:", r.User)
+	}
+	// Output:
+	// settled: first
+	// in window: second
+	// in window: third
+}
