@@ -1,0 +1,219 @@
+package inmem_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/vdb/inmem"
+)
+
+const benchDim = 384
+
+// unitVecs returns n random unit vectors of dimension d, all views of one
+// backing array, from a fixed seed.
+func unitVecs(seed uint64, n, d int) [][]float32 {
+	r := rand.New(rand.NewPCG(seed, 2))
+	flat := make([]float32, n*d)
+	out := make([][]float32, n)
+	for i := range out {
+		v := flat[i*d : (i+1)*d : (i+1)*d]
+		var sum float64
+		for j := range v {
+			x := r.NormFloat64()
+			v[j] = float32(x)
+			sum += x * x
+		}
+		inv := float32(1 / math.Sqrt(sum))
+		for j := range v {
+			v[j] *= inv
+		}
+		out[i] = v
+	}
+	return out
+}
+
+func seqIDs(n int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	return ids
+}
+
+func filledDB(b *testing.B, n int, opts ...inmem.Option) *inmem.DB {
+	b.Helper()
+	db, err := inmem.New(benchDim, append([]inmem.Option{inmem.WithCapacity(n)}, opts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Add(b.Context(), seqIDs(n), unitVecs(1, n, benchDim)); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// reportPercentiles reports the median and 99th percentile of per-operation
+// durations in milliseconds.
+func reportPercentiles(b *testing.B, d []time.Duration) {
+	if len(d) == 0 {
+		return
+	}
+	slices.Sort(d)
+	ms := func(p float64) float64 {
+		return float64(d[min(len(d)-1, int(p*float64(len(d))))]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(ms(0.5), "p50-ms")
+	b.ReportMetric(ms(0.99), "p99-ms")
+}
+
+// BenchmarkSearch is single-query search, one query at a time, k=10, d=384,
+// over random unit vectors.
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			db := filledDB(b, n)
+			queries := unitVecs(2, 64, benchDim)
+			var durs []time.Duration
+			ctx := b.Context()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				start := time.Now()
+				if _, err := db.Search(ctx, queries[i%len(queries)], 10); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(start))
+				i++
+			}
+			reportPercentiles(b, durs)
+		})
+	}
+}
+
+// BenchmarkSearchBatch answers a batch of queries in one call; it reports the
+// time per query as well.
+func BenchmarkSearchBatch(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, nq := range []int{16, 64} {
+			b.Run(fmt.Sprintf("n=%d/queries=%d", n, nq), func(b *testing.B) {
+				db := filledDB(b, n)
+				queries := unitVecs(2, nq, benchDim)
+				ctx := b.Context()
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := db.SearchBatch(ctx, queries, 10); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(nq)/float64(time.Millisecond), "ms/query")
+			})
+		}
+	}
+}
+
+// BenchmarkAdd adds batches of new vectors (IDs wrap at 100k, so long runs
+// replace rather than grow without bound).
+func BenchmarkAdd(b *testing.B) {
+	for _, batch := range []int{1, 100} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			const wrap = 100_000
+			db, err := inmem.New(benchDim)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			vecs := unitVecs(3, 1000, benchDim)
+			ids := make([]int64, batch)
+			ctx := b.Context()
+			next := 0
+			b.ReportAllocs()
+			b.SetBytes(int64(batch * benchDim * 4))
+			for b.Loop() {
+				for i := range ids {
+					ids[i] = int64(next % wrap)
+					next++
+				}
+				j := next % (len(vecs) - batch)
+				if err := db.Add(ctx, ids, vecs[j:j+batch]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkExport and BenchmarkImport report MB/s for 100k×384.
+func BenchmarkExport(b *testing.B) {
+	db := filledDB(b, 100_000)
+	var buf bytes.Buffer
+	if err := db.Export(b.Context(), &buf); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := db.Export(b.Context(), io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkImport(b *testing.B) {
+	db := filledDB(b, 100_000)
+	var buf bytes.Buffer
+	if err := db.Export(b.Context(), &buf); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		fresh, err := inmem.New(benchDim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := fresh.Import(b.Context(), bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+		fresh.Close()
+	}
+}
+
+// BenchmarkHeap fills a database of 100k×384 the way a user would (batches
+// of 1000, no capacity hint) and reports its live heap over the raw size of
+// the vectors (153.6 MB).
+func BenchmarkHeap(b *testing.B) {
+	const n = 100_000
+	vecs := unitVecs(1, n, benchDim)
+	ids := seqIDs(n)
+	raw := float64(n * benchDim * 4)
+	var ratio float64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		db, err := inmem.New(benchDim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < n; i += 1000 {
+			if err := db.Add(b.Context(), ids[i:i+1000], vecs[i:i+1000]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		ratio = float64(after.HeapAlloc-before.HeapAlloc) / raw
+		runtime.KeepAlive(db)
+		db.Close()
+	}
+	b.ReportMetric(ratio, "heap/raw")
+}
