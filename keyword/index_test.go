@@ -1,0 +1,281 @@
+package keyword_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/keyword"
+)
+
+// plainIndex has no stop words and bigram CJK, so scores are easy to check.
+func plainIndex(t testing.TB, opts ...keyword.IndexOption) *keyword.Index {
+	t.Helper()
+	return keyword.NewIndex(newTok(t, keyword.WithStopWords(), keyword.WithCJK(keyword.Bigrams)), opts...)
+}
+
+func TestIndex_BM25(t *testing.T) {
+	ix := plainIndex(t)
+	ix.Add(1, "apple banana")
+	ix.Add(2, "apple apple cherry")
+	ix.Add(3, "cherry date")
+
+	// N = 3, avgdl = 7/3, k1 = 1.2, b = 0.75, idf = ln(1 + (N-df+0.5)/(df+0.5)).
+	// apple: df 2; doc 1 tf 1 len 2 → 0.49917627; doc 2 tf 2 len 3 → 0.59818644.
+	// cherry: df 2; doc 2 tf 1 len 3 → 0.42081720; doc 3 tf 1 len 2 → 0.49917627.
+	got := ix.Search("apple", 10, nil)
+	require.Len(t, got, 2)
+	assert.Equal(t, int64(2), got[0].ID)
+	assert.InDelta(t, 0.5981864372218454, got[0].Score, 1e-12)
+	assert.Equal(t, int64(1), got[1].ID)
+	assert.InDelta(t, 0.4991762683023676, got[1].Score, 1e-12)
+
+	got = ix.Search("Apple, CHERRY!", 10, nil)
+	require.Len(t, got, 3)
+	assert.Equal(t, []int64{2, 1, 3}, ids(got), "ties are broken by id")
+	assert.InDelta(t, 1.0190036401511668, got[0].Score, 1e-12)
+	assert.Equal(t, got[1].Score, got[2].Score)
+
+	assert.Equal(t, ids(got), ids(ix.Search("apple cherry apple", 10, nil)), "a repeated query term counts once")
+	assert.Equal(t, []int64{2}, ids(ix.Search("apple cherry", 1, nil)))
+	assert.Equal(t, []int64{1, 3}, ids(ix.Search("apple cherry", 10, func(id int64) bool { return id != 2 })))
+	assert.Empty(t, ix.Search("kiwi", 10, nil))
+	assert.Nil(t, ix.Search("?!…", 10, nil), "a query without terms finds nothing")
+	assert.Nil(t, ix.Search("apple", 0, nil))
+	assert.Nil(t, ix.Search("apple", -1, nil))
+}
+
+func TestIndex_Params(t *testing.T) {
+	ix := plainIndex(t, keyword.WithK1(0), keyword.WithB(0))
+	ix.Add(1, "apple banana")
+	ix.Add(2, "apple apple cherry")
+	ix.Add(3, "cherry date")
+	got := ix.Search("apple", 10, nil)
+	require.Len(t, got, 2)
+	// k1 = 0: the score is idf alone, whatever tf and length.
+	assert.Equal(t, got[0].Score, got[1].Score)
+	assert.Equal(t, []int64{1, 2}, ids(got))
+}
+
+func TestIndex_ReplaceAndDeleteKeepStats(t *testing.T) {
+	ix := plainIndex(t)
+	ix.Add(1, "red green")
+	ix.Add(2, "red blue blue")
+	ix.Add(3, "green")
+	assert.Equal(t, keyword.Stats{Docs: 3, Terms: 3, AvgLength: 2}, ix.Stats())
+	assert.Equal(t, 2, ix.DocFreq("red"))
+
+	ix.Add(2, "yellow") // replace
+	assert.Equal(t, 3, ix.Len())
+	assert.Equal(t, keyword.Stats{Docs: 3, Terms: 3, AvgLength: 4.0 / 3}, ix.Stats())
+	assert.Equal(t, 1, ix.DocFreq("red"))
+	assert.Equal(t, 0, ix.DocFreq("blue"))
+	assert.Empty(t, ix.Search("blue", 10, nil))
+	assert.Equal(t, []int64{2}, ids(ix.Search("yellow", 10, nil)))
+
+	assert.True(t, ix.Delete(1))
+	assert.False(t, ix.Delete(1))
+	assert.False(t, ix.Delete(99))
+	assert.Equal(t, keyword.Stats{Docs: 2, Terms: 2, AvgLength: 1}, ix.Stats())
+	assert.Equal(t, 0, ix.DocFreq("red"))
+	assert.Equal(t, 1, ix.DocFreq("green"))
+	assert.Equal(t, []int64{3}, ids(ix.Search("green red", 10, nil)))
+
+	ix.Add(4, "!!!") // no terms: stored, never found
+	assert.Equal(t, 3, ix.Len())
+	assert.Equal(t, keyword.Stats{Docs: 3, Terms: 2, AvgLength: 2.0 / 3}, ix.Stats())
+}
+
+// TestIndex_MatchesRebuild checks, after random adds, replaces and deletes,
+// that scores equal those of an index built from the surviving texts alone.
+func TestIndex_MatchesRebuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "数据", "库"}
+	text := func() string {
+		var b bytes.Buffer
+		for range 1 + rng.IntN(8) {
+			b.WriteString(words[rng.IntN(len(words))] + " ")
+		}
+		return b.String()
+	}
+	ix := plainIndex(t)
+	live := map[int64]string{}
+	for range 2000 {
+		id := int64(rng.IntN(100))
+		if rng.IntN(4) == 0 {
+			_, had := live[id]
+			assert.Equal(t, had, ix.Delete(id))
+			delete(live, id)
+			continue
+		}
+		s := text()
+		ix.Add(id, s)
+		live[id] = s
+	}
+	ref := plainIndex(t)
+	for id, s := range live {
+		ref.Add(id, s)
+	}
+	require.Equal(t, ref.Len(), ix.Len())
+	require.Equal(t, ref.Stats(), ix.Stats())
+	for _, q := range []string{"alpha", "beta gamma", "数据库 eta", "theta zeta eps delta"} {
+		want, got := ref.Search(q, 1000, nil), ix.Search(q, 1000, nil)
+		require.Equal(t, ids(want), ids(got), q)
+		for i := range want {
+			assert.InDelta(t, want[i].Score, got[i].Score, 1e-9)
+		}
+	}
+}
+
+func TestIndex_TopKMatchesFullSort(t *testing.T) {
+	ix := plainIndex(t)
+	for i := range 500 {
+		ix.Add(int64(i), fmt.Sprintf("common w%d w%d", i%7, i%13))
+	}
+	all := ix.Search("common w3 w5", 1000, nil)
+	for _, k := range []int{1, 5, 10, 100} {
+		assert.Equal(t, all[:k], ix.Search("common w3 w5", k, nil), "k=%d", k)
+	}
+}
+
+func TestIndex_Concurrent(t *testing.T) {
+	ix := keyword.NewIndex(nil)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				id := int64(w*1000 + i)
+				ix.Add(id, fmt.Sprintf("worker %d item %d 订单%d ERR_%d", w, i, i, i))
+				if i%3 == 0 {
+					ix.Delete(id)
+				}
+			}
+		})
+		wg.Go(func() {
+			for i := range 200 {
+				res := ix.Search(fmt.Sprintf("item 订单%d", i), 5, func(id int64) bool { return ix.Len() >= 0 })
+				assert.LessOrEqual(t, len(res), 5)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 4*(200-67), ix.Len())
+}
+
+func TestIndex_ExportImport(t *testing.T) {
+	ix := keyword.NewIndex(nil)
+	ix.Add(5, "订单服务迁移到 PostgreSQL, ERR_CONN_RESET")
+	ix.Add(-3, "call 138-0013-8000")
+	ix.Add(9, "temporary")
+	ix.Add(7, "")
+	ix.Delete(9)
+
+	var snap bytes.Buffer
+	require.NoError(t, ix.Export(&snap))
+
+	back := keyword.NewIndex(nil)
+	back.Add(100, "will be replaced")
+	require.NoError(t, back.Import(bytes.NewReader(snap.Bytes())))
+	assert.Equal(t, ix.Len(), back.Len())
+	assert.Equal(t, ix.Stats(), back.Stats())
+	for _, q := range []string{"订单", "13800138000", "conn reset", "temporary", "replaced", "postgresql 迁移"} {
+		assert.Equal(t, ix.Search(q, 10, nil), back.Search(q, 10, nil), q)
+	}
+	// The imported index keeps working.
+	back.Add(5, "something else")
+	assert.Empty(t, back.Search("订单", 10, nil))
+	assert.Equal(t, 3, back.Len())
+
+	// Deterministic: the same contents added in another order give the same bytes.
+	other := keyword.NewIndex(nil)
+	other.Add(7, "")
+	other.Add(-3, "call 138-0013-8000")
+	other.Add(5, "订单服务迁移到 PostgreSQL, ERR_CONN_RESET")
+	var snap2 bytes.Buffer
+	require.NoError(t, other.Export(&snap2))
+	assert.Equal(t, snap.Bytes(), snap2.Bytes())
+}
+
+func TestIndex_ImportErrors(t *testing.T) {
+	ix := keyword.NewIndex(nil)
+	ix.Add(1, "keep me")
+	ix.Add(2, "and me too 数据库")
+	var snap bytes.Buffer
+	require.NoError(t, ix.Export(&snap))
+	good := snap.Bytes()
+
+	check := func(t *testing.T, data []byte, want error) {
+		t.Helper()
+		target := keyword.NewIndex(nil)
+		target.Add(42, "untouched")
+		err := target.Import(bytes.NewReader(data))
+		require.ErrorIs(t, err, want)
+		assert.Equal(t, []int64{42}, ids(target.Search("untouched", 5, nil)), "a failed Import leaves the index as it was")
+		assert.Equal(t, 1, target.Len())
+	}
+	t.Run("flipped bytes", func(t *testing.T) {
+		for i := range good {
+			bad := bytes.Clone(good)
+			bad[i] ^= 0x40
+			want := keyword.ErrCorrupt
+			if i == 4 || i == 5 {
+				want = keyword.ErrVersion
+			}
+			check(t, bad, want)
+		}
+	})
+	t.Run("truncated", func(t *testing.T) {
+		for n := range len(good) {
+			check(t, good[:n], keyword.ErrCorrupt)
+		}
+	})
+	t.Run("empty", func(t *testing.T) { check(t, nil, keyword.ErrCorrupt) })
+	t.Run("other tokenizer", func(t *testing.T) {
+		target := keyword.NewIndex(newTok(t, keyword.WithCJK(keyword.Bigrams)))
+		require.ErrorIs(t, target.Import(bytes.NewReader(good)), keyword.ErrTokenizer)
+	})
+	t.Run("reader error", func(t *testing.T) {
+		boom := errors.New("boom")
+		require.ErrorIs(t, keyword.NewIndex(nil).Import(errReader{boom}), boom)
+	})
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+func ids(rs []keyword.Result) []int64 {
+	out := make([]int64, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+func ExampleIndex_Search() {
+	tok, err := keyword.NewTokenizer(keyword.WithCJK(keyword.Bigrams))
+	if err != nil {
+		panic(err)
+	}
+	ix := keyword.NewIndex(tok)
+	ix.Add(1, "Flight LH 401 leaves at 9:40.")
+	ix.Add(2, "Call me on 138-0013-8000 after lunch.")
+	ix.Add(3, "The deploy failed with ERR_CONN_RESET.")
+	ix.Add(4, "我们决定把订单服务迁移到 PostgreSQL。")
+
+	for _, q := range []string{"LH401", "13800138000", "conn reset", "订单服务用什么数据库", "?!"} {
+		fmt.Println(q, "→", ids(ix.Search(q, 3, nil)))
+	}
+	// Output:
+	// LH401 → [1]
+	// 13800138000 → [2]
+	// conn reset → [3]
+	// 订单服务用什么数据库 → [4]
+	// ?! → []
+}

@@ -1,0 +1,496 @@
+package keyword
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-ego/gse"
+	"golang.org/x/text/unicode/norm"
+)
+
+// A Tokenizer turns text into index terms. The same Tokenizer must be used
+// for documents and queries. Implementations must be safe for concurrent
+// use by multiple goroutines.
+type Tokenizer interface {
+	// Tokens returns the terms of text in order, repeats included; text
+	// without letters or digits has none.
+	Tokens(text string) []string
+}
+
+// CJKMode says how runs of Chinese characters are cut into terms.
+type CJKMode int
+
+const (
+	// Segmenter cuts Chinese with the gse dictionary segmenter in search
+	// mode: words plus the dictionary words inside them
+	// (数据库迁移 → 数据, 据库, 数据库, 迁移). The dictionary is loaded once per
+	// process, on first use, and shared (see [Preload]).
+	Segmenter CJKMode = iota
+	// Bigrams cuts Chinese into overlapping character pairs (数据库 → 数据,
+	// 据库); a lone character is kept as is. No dictionary, no load time.
+	Bigrams
+)
+
+// String returns "segmenter" or "bigrams".
+func (m CJKMode) String() string {
+	switch m {
+	case Segmenter:
+		return "segmenter"
+	case Bigrams:
+		return "bigrams"
+	}
+	return fmt.Sprintf("CJKMode(%d)", int(m))
+}
+
+// A TokenizerOption configures [NewTokenizer].
+type TokenizerOption func(*tokenizer) error
+
+// WithCJK sets how Chinese is cut; the default is [Segmenter]. Japanese
+// (any run containing kana) and Korean (Hangul) are always cut into
+// bigrams.
+func WithCJK(mode CJKMode) TokenizerOption {
+	return func(t *tokenizer) error {
+		if mode != Segmenter && mode != Bigrams {
+			return fmt.Errorf("keyword: unknown CJK mode %d (want Segmenter or Bigrams)", int(mode))
+		}
+		t.cjk = mode
+		return nil
+	}
+}
+
+// WithStopWords replaces the default stop words ([DefaultStopWords]).
+// Words are case-folded; WithStopWords() with no words keeps every term.
+// Stop words drop single words only: a compound such as "to-do" is kept
+// whole, although its part "to" is dropped.
+func WithStopWords(words ...string) TokenizerOption {
+	return func(t *tokenizer) error {
+		t.stop = make(map[string]bool, len(words))
+		for _, w := range words {
+			t.stop[fold(w)] = true
+		}
+		return nil
+	}
+}
+
+// DefaultStopWords is a deliberately small English list: words so common
+// that they only slow the index down. BM25's idf already gives frequent
+// terms little weight, so the list stays short; other languages have none.
+var DefaultStopWords = []string{
+	"a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in",
+	"into", "is", "it", "of", "on", "or", "so", "such", "that", "the", "their",
+	"then", "there", "these", "they", "this", "to", "was", "were", "will", "with",
+}
+
+// MaxTermBytes is the longest term kept. A longer word (a base64 blob, a
+// long URL) is not indexed whole, only by its parts.
+const MaxTermBytes = 128
+
+type tokenizer struct {
+	cjk  CJKMode
+	stop map[string]bool
+}
+
+// NewTokenizer returns the tokenizer the keyword index is built for.
+//
+// Text is NFKC-normalised (full-width Ｅ１２３４ becomes E1234) and
+// case-folded. Words of letters and digits become terms; single Latin
+// letters and stop words are dropped. Identifiers are kept whole and split:
+//
+//	ERR_CONN_RESET   → err_conn_reset, err, conn, reset
+//	getUserName      → getusername, get, user, name
+//	E1234, LH401     → e1234, 1234; lh401, lh, 401
+//	LH 401           → lh, 401, lh401 (a short upper-case word + a number)
+//	v1.2.3           → v1.2.3, v1, 1, 2, 3, 1.2.3
+//	138-0013-8000    → 138-0013-8000, 138, 0013, 8000, 13800138000
+//	138 0013 8000    → 138, 0013, 8000 and the joined runs 1380013, 13800138000, 00138000
+//	user@example.com → user@example.com, user, example.com, example, com
+//
+// Chinese is cut as [WithCJK] says, Japanese and Korean into bigrams.
+// The returned Tokenizer is safe for concurrent use by multiple goroutines.
+func NewTokenizer(opts ...TokenizerOption) (Tokenizer, error) {
+	t := &tokenizer{cjk: Segmenter}
+	t.stop = make(map[string]bool, len(DefaultStopWords))
+	for _, w := range DefaultStopWords {
+		t.stop[w] = true
+	}
+	for _, o := range opts {
+		if err := o(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Name identifies the tokenizer's behaviour; an index snapshot records it so
+// that a snapshot is never read with a tokenizer that cuts differently.
+func (t *tokenizer) Name() string {
+	stop := make([]string, 0, len(t.stop))
+	for w := range t.stop {
+		stop = append(stop, w)
+	}
+	slices.Sort(stop)
+	return fmt.Sprintf("agentmem-keyword/1 cjk=%s stop=%d:%08x", t.cjk, len(stop), crc(strings.Join(stop, " ")))
+}
+
+// segmenter is the process-wide gse segmenter, loaded on first use.
+var segmenter = sync.OnceValues(func() (*gse.Segmenter, error) {
+	var seg gse.Segmenter
+	seg.SkipLog = true
+	// zh_s is the simplified-Chinese dictionary; the traditional one
+	// would add ~40% load time and memory for text we rarely see, and
+	// unknown words still go through gse's HMM.
+	if err := seg.LoadDictEmbed("zh_s"); err != nil {
+		return nil, fmt.Errorf("keyword: load gse dictionary: %w", err)
+	}
+	return &seg, nil
+})
+
+// Preload loads the Chinese dictionary used by [Segmenter] mode now rather
+// than on the first Chinese text (it takes about a second; see the
+// package README in the report). It is safe to call more than once.
+func Preload() error {
+	_, err := segmenter()
+	return err
+}
+
+// Tokens implements [Tokenizer].
+func (t *tokenizer) Tokens(text string) []string {
+	if !isASCII(text) {
+		text = norm.NFKC.String(text)
+	}
+	e := emitter{t: t, out: make([]string, 0, len(text)/5+1)}
+	i := 0
+	for i < len(text) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch c := class(r, size); c {
+		case clWord:
+			j := wordEnd(text, i)
+			e.word(text, i, j)
+			i = j
+		case clHan, clKana, clHangul:
+			j, kana := i, false
+			for j < len(text) {
+				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				c2 := class(r2, s2)
+				if c2 != c && !(c != clHangul && (c2 == clHan || c2 == clKana)) {
+					break
+				}
+				kana = kana || c2 == clKana
+				j += s2
+			}
+			e.cjk(text[i:j], c == clHangul || kana)
+			i = j
+		default:
+			i += size
+		}
+	}
+	if len(e.out) == 0 {
+		return nil
+	}
+	return e.out
+}
+
+type charClass uint8
+
+const (
+	clOther charClass = iota
+	clWord
+	clConnector
+	clHan
+	clKana
+	clHangul
+)
+
+func class(r rune, size int) charClass {
+	if r < utf8.RuneSelf {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+			return clWord
+		case strings.ContainsRune("_-.@/:'\\", r):
+			return clConnector
+		}
+		return clOther
+	}
+	switch {
+	case r == utf8.RuneError && size == 1:
+		return clOther
+	case unicode.Is(unicode.Han, r) || r == '々' || r == '〇':
+		return clHan
+	case unicode.In(r, unicode.Hiragana, unicode.Katakana) || r == 'ー':
+		return clKana
+	case unicode.Is(unicode.Hangul, r):
+		return clHangul
+	case r == '’':
+		return clConnector
+	case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Mc):
+		return clWord
+	}
+	return clOther
+}
+
+// wordEnd returns the end of the compound starting at i: word characters,
+// and connectors that sit between word characters.
+func wordEnd(text string, i int) int {
+	end := i
+	for j := i; j < len(text); {
+		r, size := utf8.DecodeRuneInString(text[j:])
+		switch class(r, size) {
+		case clWord:
+			j += size
+			end = j
+		case clConnector:
+			j += size
+		default:
+			return end
+		}
+	}
+	return end
+}
+
+// emitter collects the terms of one text and remembers the previous word
+// for joins across a space (LH 401, 138 0013 8000).
+type emitter struct {
+	t       *tokenizer
+	out     []string
+	prevEnd int      // end of the previous word; -1 after CJK text
+	letters string   // the previous word if short and letters only
+	digits  []string // the current run of digit groups
+}
+
+func (e *emitter) add(term string) {
+	if term == "" || len(term) > MaxTermBytes {
+		return
+	}
+	e.out = append(e.out, term)
+}
+
+// addPart adds a part of a word: not a lone Latin letter, not a stop word.
+func (e *emitter) addPart(term string) {
+	if len(term) == 1 && !isDigit(term[0]) || e.t.stop[term] {
+		return
+	}
+	e.add(term)
+}
+
+func (e *emitter) cjk(run string, bigramsOnly bool) {
+	e.prevEnd, e.letters, e.digits = -1, "", nil
+	if !bigramsOnly && e.t.cjk == Segmenter {
+		if seg, err := segmenter(); err == nil {
+			for _, w := range seg.CutSearch(run, true) {
+				if w = strings.TrimSpace(w); w != "" {
+					e.add(w)
+				}
+			}
+			return
+		}
+	}
+	// Bigrams, a lone character as itself.
+	prev, n := 0, 0
+	for k, r := range run {
+		if n > 0 {
+			e.add(run[prev : k+utf8.RuneLen(r)])
+		}
+		prev = k
+		n++
+	}
+	if n == 1 {
+		e.add(run)
+	}
+}
+
+func (e *emitter) word(text string, i, j int) {
+	raw := text[i:j]
+	w := fold(raw)
+	gapOK := e.prevEnd >= 0 && joinable(text[e.prevEnd:i])
+	e.prevEnd = j
+
+	atoms := splitAtoms(raw)
+	var digitGroup string // w as one digit group: 401, 13800138000
+	if len(atoms) == 1 {
+		if !e.t.stop[w] {
+			e.addPart(w)
+		}
+		parts := subParts(raw)
+		if len(parts) > 1 {
+			for _, p := range parts {
+				e.addPart(fold(p))
+			}
+		}
+		if allDigits(w) {
+			digitGroup = w
+		}
+	} else {
+		e.add(w)
+		// Sub-compounds between @ / : \ — example.com in user@example.com.
+		for _, sc := range strings.FieldsFunc(w, func(r rune) bool { return strings.ContainsRune("@/:\\", r) }) {
+			sc = strings.Trim(sc, "_-.'’")
+			if sc != w && strings.ContainsAny(sc, "_-.'’") {
+				e.add(sc)
+			}
+		}
+		joined, digitsOnly, hasDigit, hyphens := "", true, false, true
+		for _, a := range atoms {
+			fa := fold(a)
+			e.addPart(fa)
+			if parts := subParts(a); len(parts) > 1 {
+				for _, p := range parts {
+					e.addPart(fold(p))
+				}
+			}
+			joined += fa
+			digitsOnly = digitsOnly && allDigits(fa)
+			hasDigit = hasDigit || strings.ContainsAny(fa, "0123456789")
+		}
+		for _, r := range w {
+			if class(r, 1) == clConnector && r != '-' && r != '_' {
+				hyphens = false
+			}
+		}
+		if hasDigit && hyphens {
+			e.add(joined) // 138-0013-8000 → 13800138000, LH-401 → lh401
+		}
+		if digitsOnly && hyphens {
+			digitGroup = joined
+		}
+		if v := versionTail(w); v != "" {
+			e.add(v) // v1.2.3 → 1.2.3
+		}
+	}
+
+	// Joins across a space: "LH 401" → lh401, "138 0013 8000" → 13800138000.
+	if digitGroup != "" {
+		if gapOK && e.letters != "" {
+			e.add(e.letters + digitGroup)
+		}
+		if gapOK && len(e.digits) > 0 {
+			e.digits = append(e.digits, digitGroup)
+			if len(e.digits) > 6 {
+				e.digits = e.digits[1:]
+			}
+			for k := 0; k < len(e.digits)-1; k++ {
+				e.add(strings.Join(e.digits[k:], ""))
+			}
+		} else {
+			e.digits = append(e.digits[:0], digitGroup)
+		}
+		e.letters = ""
+		return
+	}
+	e.digits = e.digits[:0]
+	e.letters = ""
+	// Only a code-like word joins a following number: short and upper case
+	// as written (LH 401, ISO 9001), so "call 911" does not make call911.
+	if len(atoms) == 1 && len(w) <= 4 && allLetters(w) && raw != w && strings.ToUpper(raw) == raw {
+		e.letters = w
+	}
+}
+
+// joinable reports whether the gap between two words lets them join: a
+// little white space or parentheses on one line ("LH 401", "(010) 1234").
+func joinable(gap string) bool {
+	if gap == "" || len(gap) > 3 {
+		return false
+	}
+	for _, r := range gap {
+		if r != ' ' && r != '\t' && r != '(' && r != ')' && r != '\u00a0' {
+			return false
+		}
+	}
+	return true
+}
+
+// splitAtoms splits a compound at its connectors.
+func splitAtoms(w string) []string {
+	return strings.FieldsFunc(w, func(r rune) bool { return class(r, 1) == clConnector })
+}
+
+// subParts splits an atom at letter↔digit and lower→upper changes:
+// LH401 → LH, 401; getUserName → get, User, Name; HTTPServer stays whole.
+func subParts(a string) []string {
+	var parts []string
+	start := 0
+	var prev rune
+	for k, r := range a {
+		if k > 0 {
+			pd, cd := unicode.IsDigit(prev), unicode.IsDigit(r)
+			if pd != cd || unicode.IsLower(prev) && unicode.IsUpper(r) {
+				parts = append(parts, a[start:k])
+				start = k
+			}
+		}
+		prev = r
+	}
+	return append(parts, a[start:])
+}
+
+// versionTail returns "1.2.3" for "v1.2.3" (letters, then dotted numbers).
+func versionTail(w string) string {
+	k := 0
+	for k < len(w) && 'a' <= w[k] && w[k] <= 'z' {
+		k++
+	}
+	if k == 0 || k > 3 || k == len(w) {
+		return ""
+	}
+	tail := w[k:]
+	dots := 0
+	for idx := 0; idx < len(tail); idx++ {
+		switch {
+		case tail[idx] == '.':
+			if idx == 0 || tail[idx-1] == '.' {
+				return ""
+			}
+			dots++
+		case !isDigit(tail[idx]):
+			return ""
+		}
+	}
+	if dots == 0 || tail[len(tail)-1] == '.' {
+		return ""
+	}
+	return tail
+}
+
+// fold case-folds s (after NFKC normalisation, done once per text).
+func fold(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func allLetters(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return s != ""
+}

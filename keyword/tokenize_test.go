@@ -1,0 +1,153 @@
+package keyword_test
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/keyword"
+)
+
+func newTok(t testing.TB, opts ...keyword.TokenizerOption) keyword.Tokenizer {
+	t.Helper()
+	tok, err := keyword.NewTokenizer(opts...)
+	require.NoError(t, err)
+	return tok
+}
+
+func TestTokens(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"case folding and stop words", "The Quick brown FOX is in the garden",
+			[]string{"quick", "brown", "fox", "garden"}},
+		{"error constant", "got ERR_CONN_RESET", []string{"got", "err_conn_reset", "err", "conn", "reset"}},
+		{"letters and digits", "E1234", []string{"e1234", "1234"}},
+		{"flight code", "LH401", []string{"lh401", "lh", "401"}},
+		{"flight code with space", "LH 401", []string{"lh", "401", "lh401"}},
+		{"flight code with hyphen", "LH-401", []string{"lh-401", "lh", "401", "lh401"}},
+		{"lower-case word does not join a number", "call 911 now", []string{"call", "911", "now"}},
+		{"version", "v1.2.3", []string{"v1.2.3", "v1", "1", "2", "3", "1.2.3"}},
+		{"decimal", "3.14", []string{"3.14", "3", "14"}},
+		{"phone with hyphens", "138-0013-8000",
+			[]string{"138-0013-8000", "138", "0013", "8000", "13800138000"}},
+		{"phone plain", "13800138000", []string{"13800138000"}},
+		{"phone with spaces", "138 0013 8000",
+			[]string{"138", "0013", "1380013", "8000", "13800138000", "00138000"}},
+		{"email", "user@example.com",
+			[]string{"user@example.com", "example.com", "user", "example", "com"}},
+		{"url", "https://go.dev/doc",
+			[]string{"https://go.dev/doc", "go.dev", "https", "go", "dev", "doc"}},
+		{"file name", "main.go", []string{"main.go", "main", "go"}},
+		{"camel case", "getUserName", []string{"getusername", "get", "user", "name"}},
+		{"sentence end is not a connector", "see main.go. Then", []string{"see", "main.go", "main", "go"}},
+		{"full width forms", "ＥＲＲ１２３４，ＯＫ", []string{"err1234", "err", "1234", "ok"}},
+		{"accents kept, case folded", "Café ÉCOLE", []string{"café", "école"}},
+		{"cyrillic", "Привет мир", []string{"привет", "мир"}},
+		{"japanese bigrams", "今日は雨です", []string{"今日", "日は", "は雨", "雨で", "です"}},
+		{"katakana", "コーヒー", []string{"コー", "ーヒ", "ヒー"}},
+		{"korean bigrams", "서울에서 만나요", []string{"서울", "울에", "에서", "만나", "나요"}},
+		{"lone hangul syllable", "나 는", []string{"나", "는"}},
+		{"only punctuation", "!!! ... ，。？——", nil},
+		{"empty", "", nil},
+		{"invalid utf-8", "ok\xffgo", []string{"ok", "go"}},
+	}
+	tok := newTok(t, keyword.WithCJK(keyword.Bigrams))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tok.Tokens(tt.in))
+		})
+	}
+}
+
+func TestTokens_Chinese(t *testing.T) {
+	const in = "我们决定把订单服务迁移到PostgreSQL数据库。"
+	t.Run("bigrams", func(t *testing.T) {
+		got := newTok(t, keyword.WithCJK(keyword.Bigrams)).Tokens(in)
+		assert.Equal(t, []string{"我们", "们决", "决定", "定把", "把订", "订单", "单服", "服务", "务迁", "迁移", "移到",
+			"postgresql", "postgre", "sql", "数据", "据库"}, got)
+		assert.Equal(t, []string{"库"}, newTok(t, keyword.WithCJK(keyword.Bigrams)).Tokens("库"), "a lone character is kept")
+	})
+	t.Run("segmenter", func(t *testing.T) {
+		got := newTok(t).Tokens(in)
+		for _, w := range []string{"我们", "决定", "订单", "服务", "迁移", "数据库", "数据", "postgresql"} {
+			assert.Contains(t, got, w)
+		}
+		assert.NotContains(t, got, "们决", "the segmenter does not emit bigrams across words")
+	})
+}
+
+func TestTokens_Match(t *testing.T) {
+	// Each pair must share a term, in both CJK modes.
+	pairs := [][2]string{
+		{"LH401", "LH 401"},
+		{"138-0013-8000", "13800138000"},
+		{"138 0013 8000", "13800138000"},
+		{"+86 138 0013 8000", "13800138000"},
+		{"user@example.com", "example.com"},
+		{"ERR_CONN_RESET", "conn reset"},
+		{"v1.2.3", "1.2.3"},
+		{"ＬＨ４０１", "lh401"},
+		{"订单服务", "订单"},
+	}
+	for _, mode := range []keyword.CJKMode{keyword.Segmenter, keyword.Bigrams} {
+		tok := newTok(t, keyword.WithCJK(mode))
+		for _, p := range pairs {
+			a, b := tok.Tokens(p[0]), tok.Tokens(p[1])
+			assert.True(t, slices.ContainsFunc(a, func(s string) bool { return slices.Contains(b, s) }),
+				"%s: %q %v and %q %v share no term", mode, p[0], a, p[1], b)
+		}
+		// The whole of one token is what makes the match exact.
+		assert.Contains(t, tok.Tokens("call 138-0013-8000"), "13800138000")
+		assert.Contains(t, tok.Tokens("LH 401"), "lh401")
+	}
+}
+
+func TestWithStopWords(t *testing.T) {
+	tok := newTok(t, keyword.WithStopWords())
+	assert.Equal(t, []string{"the", "cat"}, tok.Tokens("The cat"))
+	tok = newTok(t, keyword.WithStopWords("Cat"))
+	assert.Equal(t, []string{"the"}, tok.Tokens("The cat"))
+	assert.Equal(t, []string{"to-do", "do"}, newTok(t).Tokens("to-do"), "compounds are kept whole")
+}
+
+func TestNewTokenizer_BadMode(t *testing.T) {
+	_, err := keyword.NewTokenizer(keyword.WithCJK(keyword.CJKMode(7)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "unknown CJK mode")
+}
+
+func TestTokens_Concurrent(t *testing.T) {
+	tok := newTok(t)
+	want := tok.Tokens("并发分词测试 concurrent ERR_CONN_RESET")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				assert.Equal(t, want, tok.Tokens("并发分词测试 concurrent ERR_CONN_RESET"))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func FuzzTokens(f *testing.F) {
+	for _, s := range []string{"ERR_CONN_RESET v1.2.3", "LH 401 138-0013-8000", "我们决定用数据库", "今日は", "서울", "a@b.c/d:e", "\xff\xfe"} {
+		f.Add(s)
+	}
+	tok, err := keyword.NewTokenizer(keyword.WithCJK(keyword.Bigrams))
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, tk := range tok.Tokens(in) {
+			require.NotEmpty(t, tk)
+			require.LessOrEqual(t, len(tk), keyword.MaxTermBytes)
+			require.True(t, utf8.ValidString(tk), "%q", tk)
+		}
+	})
+}
