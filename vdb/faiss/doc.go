@@ -31,3 +31,13 @@ import "errors"
 // ErrNotBuilt is returned by [New] in a binary built without the faiss build
 // tag (or with CGO_ENABLED=0).
 var ErrNotBuilt = errors.New("faiss: backend not built into this binary")
+
+// ErrFactory reports an index-factory string that Faiss does not accept (or
+// that does not fit this package: another metric, an id map in the middle),
+// or a saved stream written by an index built from another factory string.
+var ErrFactory = errors.New("faiss: unusable index factory")
+
+// ErrNotTrained reports an Add to an index that needs training (IVF, PQ…)
+// and has not been trained: call [Index.Train] first, or make the first Add
+// at least as large as the train size (see [WithTrainSize]).
+var ErrNotTrained = errors.New("faiss: index is not trained")
