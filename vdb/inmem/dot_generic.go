@@ -2,5 +2,8 @@
 
 package inmem
 
+// useAVX2 is always false here; the test hooks switch it on amd64.
+var useAVX2 = false
+
 // dotRows sets out[i] to the inner product of q with the i-th row of rows.
 func dotRows(out, q, rows []float32) { dotRowsGeneric(out, q, rows) }

@@ -1,8 +1,16 @@
 package inmem_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/vdb"
@@ -10,11 +18,248 @@ import (
 	"github.com/agentmem/agentmem/vdb/vdbtest"
 )
 
-func TestConformance(t *testing.T) {
-	vdbtest.Run(t, func(t *testing.T, dim int) vdb.VectorDatabase {
-		db, err := inmem.New(dim)
+func opener(opts ...inmem.Option) vdbtest.Open {
+	return func(t *testing.T, dim int) vdb.VectorDatabase {
+		db, err := inmem.New(dim, opts...)
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		return db
-	})
+	}
+}
+
+func TestConformance(t *testing.T) {
+	vdbtest.Run(t, opener())
+}
+
+// TestConformanceParallel runs the suite with every scan split across three
+// workers, the path large databases take.
+func TestConformanceParallel(t *testing.T) {
+	vdbtest.Run(t, opener(inmem.WithParallelMin(1), inmem.WithWorkers(3)))
+}
+
+// TestConformanceGeneric runs the suite on the portable kernel (gonum
+// blas32), which non-amd64 builds and -tags purego use.
+func TestConformanceGeneric(t *testing.T) {
+	t.Cleanup(inmem.SetGeneric())
+	vdbtest.Run(t, opener())
+}
+
+func TestNew_Error(t *testing.T) {
+	for _, dim := range []int{0, -1} {
+		_, err := inmem.New(dim)
+		assert.ErrorIs(t, err, vdb.ErrDimension, "dim %d", dim)
+	}
+	_, err := inmem.New(4, inmem.WithCapacity(-1))
+	assert.Error(t, err)
+	_, err = inmem.New(4, inmem.WithWorkers(0))
+	assert.Error(t, err)
+}
+
+func vecs(r *rand.Rand, n, dim int) [][]float32 {
+	out := make([][]float32, n)
+	for i := range out {
+		out[i] = make([]float32, dim)
+		for j := range out[i] {
+			out[i][j] = float32(r.NormFloat64())
+		}
+	}
+	return out
+}
+
+func seq(n int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	return ids
+}
+
+// TestGrowth checks that capacity tracks the size: a one-by-one fill does
+// not over-allocate much, and deleting most vectors gives memory back.
+func TestGrowth(t *testing.T) {
+	ctx := t.Context()
+	const dim, n = 16, 5000
+	db, err := inmem.New(dim)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(1, 2))
+	vs := vecs(r, n, dim)
+	for i := range n {
+		require.NoError(t, db.Add(ctx, []int64{int64(i)}, vs[i:i+1]))
+	}
+	assert.LessOrEqual(t, db.Cap(), 2*n, "small databases grow by doubling at most")
+	// Replacing existing IDs does not grow.
+	c := db.Cap()
+	require.NoError(t, db.Add(ctx, seq(n), vs))
+	assert.Equal(t, c, db.Cap(), "replacing does not grow the database")
+
+	_, err = db.Delete(ctx, seq(n - 100)...)
+	require.NoError(t, err)
+	assert.Equal(t, 100, db.Len())
+	assert.Less(t, db.Cap(), n/4, "deleting most vectors shrinks the backing array")
+	for i := n - 100; i < n; i++ {
+		res, err := db.Search(ctx, vs[i], 1)
+		require.NoError(t, err)
+		require.Len(t, res, 1)
+		assert.Equal(t, int64(i), res[0].ID, "vectors survive shrinking")
+	}
+}
+
+func TestWithCapacity(t *testing.T) {
+	db, err := inmem.New(8, inmem.WithCapacity(1000))
+	require.NoError(t, err)
+	assert.Equal(t, 1000, db.Cap())
+	r := rand.New(rand.NewPCG(1, 2))
+	require.NoError(t, db.Add(t.Context(), seq(1000), vecs(r, 1000, 8)))
+	assert.Equal(t, 1000, db.Cap(), "a capacity hint avoids reallocation")
+}
+
+func exported(t *testing.T, dim, n int) []byte {
+	t.Helper()
+	db, err := inmem.New(dim)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(1, 2))
+	require.NoError(t, db.Add(t.Context(), seq(n), vecs(r, n, dim)))
+	var buf bytes.Buffer
+	require.NoError(t, db.Export(t.Context(), &buf))
+	return buf.Bytes()
+}
+
+// reseal recomputes both checksums of an exported stream after a test has
+// edited it on purpose.
+func reseal(b []byte) {
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	binary.LittleEndian.PutUint32(b[24:], crc32.Checksum(b[:24], castagnoli))
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[28:len(b)-4], castagnoli))
+}
+
+func TestImport_Error(t *testing.T) {
+	const dim, n = 8, 10
+	good := exported(t, dim, n)
+	require.Len(t, good, 28+n*8+n*dim*4+4, "documented stream layout")
+	tests := []struct {
+		name string
+		edit func(b []byte) []byte
+		want error
+	}{
+		{"HeaderFlip", func(b []byte) []byte { b[17] ^= 1; return b }, vdb.ErrCorrupt},
+		{"HeaderCRCFlip", func(b []byte) []byte { b[25] ^= 1; return b }, vdb.ErrCorrupt},
+		{"VersionZero", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], 0); return b }, vdb.ErrVersion},
+		{"HugeCount", func(b []byte) []byte {
+			binary.LittleEndian.PutUint64(b[16:], 1<<62)
+			reseal(b)
+			return b
+		}, vdb.ErrCorrupt},
+		{"CountTooLarge", func(b []byte) []byte {
+			binary.LittleEndian.PutUint64(b[16:], n+1)
+			reseal(b)
+			return b
+		}, vdb.ErrCorrupt},
+		{"DuplicateID", func(b []byte) []byte {
+			binary.LittleEndian.PutUint64(b[28+8:], 0) // ids[1] = ids[0]
+			reseal(b)
+			return b
+		}, vdb.ErrCorrupt},
+		{"NegativeID", func(b []byte) []byte {
+			binary.LittleEndian.PutUint64(b[28:], uint64(1<<63))
+			reseal(b)
+			return b
+		}, vdb.ErrCorrupt},
+		{"Empty", func([]byte) []byte { return nil }, vdb.ErrCorrupt},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := inmem.New(dim)
+			require.NoError(t, err)
+			err = db.Import(t.Context(), bytes.NewReader(tt.edit(bytes.Clone(good))))
+			assert.ErrorIs(t, err, tt.want)
+			assert.Equal(t, 0, db.Len(), "a failed Import leaves the database unchanged")
+		})
+	}
+}
+
+type failingRW struct{ n int }
+
+var errIO = errors.New("disk on fire")
+
+func (f *failingRW) Write(p []byte) (int, error) {
+	if f.n -= len(p); f.n < 0 {
+		return 0, errIO
+	}
+	return len(p), nil
+}
+
+func (f *failingRW) Read(p []byte) (int, error) { return 0, errIO }
+
+func TestExportImport_IOErrors(t *testing.T) {
+	ctx := t.Context()
+	db, err := inmem.New(8)
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(1, 2))
+	require.NoError(t, db.Add(ctx, seq(10), vecs(r, 10, 8)))
+	for _, budget := range []int{0, 28, 28 + 80, 28 + 80 + 320} {
+		err := db.Export(ctx, &failingRW{n: budget})
+		assert.ErrorIs(t, err, errIO, "Export reports the writer's error (budget %d)", budget)
+	}
+	err = db.Import(ctx, &failingRW{})
+	assert.ErrorIs(t, err, errIO, "Import reports the reader's error")
+	assert.NotErrorIs(t, err, vdb.ErrCorrupt, "a read error is not corruption")
+	assert.Equal(t, 10, db.Len())
+}
+
+// TestImport_Cancelled checks that a large import notices cancellation
+// between chunks.
+func TestImport_Cancelled(t *testing.T) {
+	data := exported(t, 256, 5000) // > one 4 MiB chunk
+	db, err := inmem.New(256)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	r := &cancelAfter{r: bytes.NewReader(data), n: 1 << 20, cancel: cancel}
+	err = db.Import(ctx, r)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 0, db.Len())
+}
+
+type cancelAfter struct {
+	r      io.Reader
+	n      int
+	cancel func()
+}
+
+func (c *cancelAfter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.n -= n; c.n <= 0 {
+		c.cancel()
+	}
+	return n, err
+}
+
+// TestSearch_ParallelMatchesSerial compares a large database searched by
+// several workers with the same data searched by one.
+func TestSearch_ParallelMatchesSerial(t *testing.T) {
+	ctx := t.Context()
+	const dim, n = 64, 3000
+	r := rand.New(rand.NewPCG(1, 2))
+	vs := vecs(r, n, dim)
+	serial, err := inmem.New(dim, inmem.WithWorkers(1))
+	require.NoError(t, err)
+	par, err := inmem.New(dim, inmem.WithWorkers(4), inmem.WithParallelMin(1))
+	require.NoError(t, err)
+	for _, db := range []*inmem.DB{serial, par} {
+		require.NoError(t, db.Add(ctx, seq(n), vs))
+	}
+	qs := vecs(r, 20, dim)
+	for _, k := range []int{1, 10, n} {
+		for _, q := range qs {
+			a, err := serial.Search(ctx, q, k)
+			require.NoError(t, err)
+			b, err := par.Search(ctx, q, k)
+			require.NoError(t, err)
+			assert.Equal(t, a, b, "k=%d", k)
+		}
+		a, err := serial.SearchBatch(ctx, qs, k)
+		require.NoError(t, err)
+		b, err := par.SearchBatch(ctx, qs, k)
+		require.NoError(t, err)
+		assert.Equal(t, a, b, "batch k=%d", k)
+	}
 }

@@ -1,0 +1,72 @@
+package inmem_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/agentmem/agentmem/vdb"
+	"github.com/agentmem/agentmem/vdb/inmem"
+)
+
+func ExampleDB_Search() {
+	ctx := context.Background()
+	db, err := inmem.New(3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	// Vectors need not be unit length: they are normalised on the way in.
+	err = db.Add(ctx, []int64{1, 2, 3}, [][]float32{
+		{1, 0, 0},
+		{0, 2, 0},
+		{1, 1, 0},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := db.Search(ctx, []float32{3, 0.5, 0}, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range res {
+		fmt.Printf("id %d score %.3f\n", r.ID, r.Score)
+	}
+	// Output:
+	// id 1 score 0.986
+	// id 3 score 0.814
+}
+
+func ExampleDB_SearchMinScore() {
+	ctx := context.Background()
+	db, _ := inmem.New(2)
+	defer db.Close()
+	_ = db.Add(ctx, []int64{10, 20, 30}, [][]float32{{1, 0}, {1, 1}, {0, 1}})
+
+	// Through the vdb helper, which uses the backend's in-scan cut-off.
+	res, _ := vdb.SearchMinScore(ctx, db, []float32{1, 0}, 5, 0.5)
+	fmt.Println(res)
+	// Output:
+	// [{10 1} {20 0.70710677}]
+}
+
+func ExampleDB_Export() {
+	ctx := context.Background()
+	db, _ := inmem.New(2)
+	_ = db.Add(ctx, []int64{7}, [][]float32{{3, 4}})
+
+	var buf bytes.Buffer
+	if err := db.Export(ctx, &buf); err != nil {
+		log.Fatal(err)
+	}
+	restored, _ := inmem.New(2)
+	if err := restored.Import(ctx, &buf); err != nil {
+		log.Fatal(err)
+	}
+	res, _ := restored.Search(ctx, []float32{3, 4}, 1)
+	fmt.Println(restored.Len(), res)
+	// Output:
+	// 1 [{7 1}]
+}

@@ -1,0 +1,27 @@
+package inmem
+
+// Test hooks.
+
+// WithParallelMin makes every scan of at least n floats parallel, so small
+// test databases exercise the split-and-merge path.
+func WithParallelMin(n int) Option {
+	return func(db *DB) error {
+		db.parallelMin = n
+		return nil
+	}
+}
+
+// SetGeneric switches the assembly kernel off (on amd64) and returns a
+// function that restores it.
+func SetGeneric() (restore func()) {
+	old := useAVX2
+	useAVX2 = false
+	return func() { useAVX2 = old }
+}
+
+// Cap returns how many vectors fit before the next reallocation.
+func (db *DB) Cap() int {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return min(cap(db.ids), cap(db.data)/db.dim)
+}
