@@ -92,7 +92,7 @@ func TestGrowth(t *testing.T) {
 	require.NoError(t, db.Add(ctx, seq(n), vs))
 	assert.Equal(t, c, db.Cap(), "replacing does not grow the database")
 
-	_, err = db.Delete(ctx, seq(n - 100)...)
+	_, err = db.Delete(ctx, seq(n-100)...)
 	require.NoError(t, err)
 	assert.Equal(t, 100, db.Len())
 	assert.Less(t, db.Cap(), n/4, "deleting most vectors shrinks the backing array")
