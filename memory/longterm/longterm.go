@@ -525,12 +525,12 @@ func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, err
 
 // candidate is a parent found by one or both paths.
 type candidate struct {
-	p                      *parent
-	vecScore, kwScore      float64 // best child's score on each path
-	vecRank, kwRank        int     // 1-based parent rank on each path
-	matched                []int   // indexes of matched children
-	score                  float64 // fused
-	hasVec, hasKW          bool
+	p                 *parent
+	vecScore, kwScore float64    // best child's score on each path
+	vecRank, kwRank   int        // 1-based parent rank on each path
+	vecKids, kwKids   []kidScore // matched children, best first
+	score             float64    // fused
+	hasVec, hasKW     bool
 }
 
 // Query searches the memory. A query without letters or digits, and a
@@ -592,7 +592,7 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 				rank++
 				c.hasVec, c.vecScore, c.vecRank = true, float64(r.Score), rank
 			}
-			c.matched = append(c.matched, ref.i)
+			c.vecKids = append(c.vecKids, kidScore{ref.i, float64(r.Score)})
 		}
 	}
 	if q.Mode != VectorOnly {
@@ -607,7 +607,7 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 				rank++
 				c.hasKW, c.kwScore, c.kwRank = true, r.Score, rank
 			}
-			c.matched = append(c.matched, ref.i)
+			c.kwKids = append(c.kwKids, kidScore{ref.i, r.Score})
 		}
 	}
 	list := make([]*candidate, 0, len(cands))
@@ -630,10 +630,12 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	hits := make([]Hit, len(list))
 	for i, c := range list {
-		slices.Sort(c.matched)
-		c.matched = slices.Compact(c.matched)
-		snips := make([]string, len(c.matched))
-		for j, ci := range c.matched {
+		matched := snippetKids(nil, c.vecKids)
+		matched = snippetKids(matched, c.kwKids)
+		slices.Sort(matched)
+		matched = slices.Compact(matched)
+		snips := make([]string, len(matched))
+		for j, ci := range matched {
 			snips[j] = c.p.children[ci].text
 		}
 		r := &c.p.rec
@@ -646,6 +648,34 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 		}
 	}
 	return hits, nil
+}
+
+// kidScore is a matched child (its index in the parent) and its score on
+// one path.
+type kidScore struct {
+	i     int
+	score float64
+}
+
+// snippetRatio: a child is a snippet when it scores at least this share of
+// its parent's best child on the same path. The best child alone would hide
+// a second sentence that matched nearly as well; every child the path
+// returned would, with a small store, be the whole parent.
+const snippetRatio = 0.75
+
+// snippetKids appends to dst the children of kids (in descending score
+// order, best first) that count as snippets.
+func snippetKids(dst []int, kids []kidScore) []int {
+	if len(kids) == 0 {
+		return dst
+	}
+	best := kids[0].score
+	for _, k := range kids {
+		if k.score >= snippetRatio*best {
+			dst = append(dst, k.i)
+		}
+	}
+	return dst
 }
 
 // fuse computes a candidate's score.

@@ -1,8 +1,8 @@
 package longterm
 
 import (
-	"cmp"
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
