@@ -62,21 +62,29 @@ const (
 	clsOther // symbols and emoji: priced per rune
 )
 
+// asciiClass classifies the ASCII runes, the hot path for English.
+var asciiClass = func() (t [utf8.RuneSelf]class) {
+	for r := range rune(utf8.RuneSelf) {
+		switch {
+		case r == '\n' || r == '\r':
+			t[r] = clsNewline
+		case r == ' ' || r == '\t':
+			t[r] = clsSpace
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', r == '\'':
+			t[r] = clsLetter
+		case '0' <= r && r <= '9':
+			t[r] = clsDigit
+		default:
+			t[r] = clsPunct
+		}
+	}
+	return t
+}()
+
 func classify(r rune) class {
 	switch {
-	case r == '\n' || r == '\r':
-		return clsNewline
-	case r == ' ' || r == '\t':
-		return clsSpace
 	case r < utf8.RuneSelf:
-		switch {
-		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', r == '\'':
-			return clsLetter
-		case '0' <= r && r <= '9':
-			return clsDigit
-		default:
-			return clsPunct
-		}
+		return asciiClass[r]
 	case unicode.Is(unicode.Han, r), unicode.Is(unicode.Hiragana, r),
 		unicode.Is(unicode.Katakana, r), unicode.Is(unicode.Hangul, r):
 		return clsCJK
@@ -173,7 +181,7 @@ func Estimate(text string) int {
 		if c == clsLetter && run == clsLetter {
 			// A lower→upper change starts a new camel-case hump:
 			// "ResponseStatus" is priced as "Response" + "Status".
-			upper := unicode.IsUpper(r)
+			upper := 'A' <= r && r <= 'Z' || r >= utf8.RuneSelf && unicode.IsUpper(r)
 			if upper && prevLower {
 				total += wordCost(runLen)
 				runLen = 0
