@@ -38,6 +38,13 @@ func SearchBatch(ctx context.Context, db VectorDatabase, queries [][]float32, k 
 	if s, ok := db.(BatchSearcher); ok {
 		return s.SearchBatch(ctx, queries, k)
 	}
+	// Check what Search would, so that an empty batch fails as a full one does.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("vdb: search batch: %w", err)
+	}
+	if k <= 0 {
+		return nil, fmt.Errorf("%w: got %d", ErrInvalidK, k)
+	}
 	out := make([][]Result, len(queries))
 	for i, q := range queries {
 		res, err := db.Search(ctx, q, k)
