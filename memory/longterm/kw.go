@@ -1,21 +1,24 @@
 package longterm
 
 import (
-	"io"
+	"fmt"
+
+	"github.com/agentmem/agentmem/keyword"
 )
 
-// kwResult is one keyword-path hit: a child id and its BM25 score.
-type kwResult struct {
-	ID    int64
-	Score float64
-}
+// keywordIndex is the keyword path: BM25 over the children's text, one
+// document per child id.
+type keywordIndex = keyword.Index
 
-// keywordIndex is what the memory needs of the keyword path.
-type keywordIndex interface {
-	Add(id int64, text string)
-	Delete(id int64) bool
-	Search(query string, k int, keep func(int64) bool) []kwResult
-	Len() int
-	Export(w io.Writer) error
-	Import(r io.Reader) error
+// newKeywordIndex returns an empty keyword index with the memory's
+// tokenizer and BM25 parameters.
+func (o *options) newKeywordIndex() (*keywordIndex, error) {
+	tok := o.tokenizer
+	if tok == nil {
+		var err error
+		if tok, err = keyword.NewTokenizer(); err != nil {
+			return nil, fmt.Errorf("longterm: keyword tokenizer: %w", err)
+		}
+	}
+	return keyword.NewIndex(tok, o.bm25...), nil
 }

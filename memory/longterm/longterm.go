@@ -128,7 +128,7 @@ type Memory struct {
 	parents   map[string]*parent
 	children  map[int64]childRef
 	vecs      map[string]vdb.VectorDatabase // per namespace
-	kw        keywordIndex
+	kw        *keywordIndex
 	nextChild int64
 
 	// durable state (nil log: in memory only)
@@ -166,7 +166,7 @@ func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	kw, err := newKeywordIndex()
+	kw, err := o.newKeywordIndex()
 	if err != nil {
 		return nil, err
 	}

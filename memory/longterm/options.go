@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )
@@ -83,6 +84,8 @@ type options struct {
 	chunkOpts     *chunk.Options
 	logger        *slog.Logger
 	sync          bool
+	tokenizer     keyword.Tokenizer
+	bm25          []keyword.IndexOption
 }
 
 func defaultOptions() options {
@@ -187,3 +190,21 @@ func WithLogger(l *slog.Logger) Option {
 // machine crash (a process crash loses nothing). Call Sync to make earlier
 // writes durable.
 func WithoutSync() Option { return func(o *options) { o.sync = false } }
+
+// WithTokenizer sets the keyword path's tokenizer (default
+// keyword.NewTokenizer(): Chinese cut by the gse segmenter). A store
+// snapshot made with another tokenizer is not used: the keyword index is
+// then rebuilt from the log, without re-embedding.
+func WithTokenizer(tok keyword.Tokenizer) Option {
+	return func(o *options) {
+		if tok != nil {
+			o.tokenizer = tok
+		}
+	}
+}
+
+// WithBM25 sets the keyword path's BM25 parameters (default k1 = 1.2,
+// b = 0.75).
+func WithBM25(k1, b float64) Option {
+	return func(o *options) { o.bm25 = []keyword.IndexOption{keyword.WithK1(k1), keyword.WithB(b)} }
+}

@@ -193,7 +193,7 @@ func (m *Memory) reset() {
 	m.parents = make(map[string]*parent)
 	m.children = make(map[int64]childRef)
 	m.vecs = make(map[string]vdb.VectorDatabase)
-	m.kw, _ = newKeywordIndex()
+	m.kw, _ = m.opts.newKeywordIndex()
 	m.nextChild = 0
 	m.applied = 0
 }
