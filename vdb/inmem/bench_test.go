@@ -61,25 +61,38 @@ func filledDB(b *testing.B, n int, opts ...inmem.Option) *inmem.DB {
 }
 
 // reportPercentiles reports the median and 99th percentile of per-operation
-// durations in milliseconds.
-func reportPercentiles(b *testing.B, d []time.Duration) {
+// durations in milliseconds, and returns the median.
+func reportPercentiles(b *testing.B, d []time.Duration) time.Duration {
 	if len(d) == 0 {
-		return
+		return 0
 	}
 	slices.Sort(d)
-	ms := func(p float64) float64 {
-		return float64(d[min(len(d)-1, int(p*float64(len(d))))]) / float64(time.Millisecond)
-	}
-	b.ReportMetric(ms(0.5), "p50-ms")
-	b.ReportMetric(ms(0.99), "p99-ms")
+	at := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(at(0.5)), "p50-ms")
+	b.ReportMetric(ms(at(0.99)), "p99-ms")
+	return at(0.5)
 }
 
 // BenchmarkSearch is single-query search, one query at a time, k=10, d=384,
-// over random unit vectors.
+// over random unit vectors. Besides ns/op it reports the median and 99th
+// percentile latency and the scan rate the median implies (GB/s of vectors
+// read), which on a large database is bounded by memory bandwidth.
+// workers=1 shows what splitting the scan buys.
 func BenchmarkSearch(b *testing.B) {
-	for _, n := range []int{1_000, 10_000, 100_000} {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			db := filledDB(b, n)
+	cases := []struct {
+		n    int
+		opts []inmem.Option
+		name string
+	}{
+		{1_000, nil, "n=1000"},
+		{10_000, nil, "n=10000"},
+		{100_000, nil, "n=100000"},
+		{100_000, []inmem.Option{inmem.WithWorkers(1)}, "n=100000/workers=1"},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			db := filledDB(b, c.n, c.opts...)
 			queries := unitVecs(2, 64, benchDim)
 			var durs []time.Duration
 			ctx := b.Context()
@@ -93,7 +106,8 @@ func BenchmarkSearch(b *testing.B) {
 				durs = append(durs, time.Since(start))
 				i++
 			}
-			reportPercentiles(b, durs)
+			p50 := reportPercentiles(b, durs)
+			b.ReportMetric(float64(c.n*benchDim*4)/p50.Seconds()/1e9, "scan-GB/s")
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentmem/agentmem/vdb"
 )
@@ -108,15 +109,31 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 		}
 	}
 	errs := make([]error, w)
-	// Split on block boundaries so every worker runs whole blocks.
+	// Workers pull chunks of rows from a shared counter rather than taking a
+	// fixed share each: on a busy machine a worker that starts late (its
+	// core is taken) simply scans fewer chunks, instead of holding up the
+	// whole search.
 	blocks := (n + blockRows - 1) / blockRows
-	per := (blocks + w - 1) / w
+	chunkRows := blockRows * max(1, blocks/(w*8))
+	chunks := (n + chunkRows - 1) / chunkRows
+	var next atomic.Int64
+	work := func(i int) error {
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return nil
+			}
+			lo := c * chunkRows
+			if err := db.scanRange(ctx, qs, lo, min(lo+chunkRows, n), tops[i]); err != nil {
+				return err
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for i := 1; i < w; i++ {
-		lo, hi := min(i*per*blockRows, n), min((i+1)*per*blockRows, n)
-		wg.Go(func() { errs[i] = db.scanRange(ctx, qs, lo, hi, tops[i]) })
+		wg.Go(func() { errs[i] = work(i) })
 	}
-	errs[0] = db.scanRange(ctx, qs, 0, min(per*blockRows, n), tops[0])
+	errs[0] = work(0)
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
