@@ -123,10 +123,11 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 			if c >= chunks {
 				return nil
 			}
-			lo := c * chunkRows
-			if err := db.scanRange(ctx, qs, lo, min(lo+chunkRows, n), tops[i]); err != nil {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
+			lo := c * chunkRows
+			db.scanRange(qs, lo, min(lo+chunkRows, n), tops[i])
 		}
 	}
 	var wg sync.WaitGroup
@@ -163,16 +164,11 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 
 // scanRange scores rows [lo, hi) against every query, offering each score to
 // that query's top-k. A batch of queries runs over each block while it is in
-// cache; the context is checked every few hundred blocks.
-func (db *DB) scanRange(ctx context.Context, qs [][]float32, lo, hi int, tops []topK) error {
+// cache.
+func (db *DB) scanRange(qs [][]float32, lo, hi int, tops []topK) {
 	d := db.dim
 	var scores [blockRows]float32
-	for b, r := 0, lo; r < hi; b, r = b+1, r+blockRows {
-		if len(qs) > 1 && b%256 == 255 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
+	for r := lo; r < hi; r += blockRows {
 		end := min(r+blockRows, hi)
 		rows := db.data[r*d : end*d]
 		s := scores[:end-r]
@@ -187,7 +183,6 @@ func (db *DB) scanRange(ctx context.Context, qs [][]float32, lo, hi int, tops []
 			}
 		}
 	}
-	return nil
 }
 
 // better orders results best first: higher score, then lower ID.
