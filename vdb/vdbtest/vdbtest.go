@@ -79,7 +79,16 @@ func VersionOffset(n int) Option {
 	return func(c *config) { c.versionOffset = n }
 }
 
-// Run runs the conformance suite against the databases open returns.
+// Run runs the conformance suite against the databases open returns, as
+// subtests named after the rule they check: SearchEmpty, AddEmpty,
+// AddSameIDReplaces, AddDuplicateInBatch, AddSearchExact, MatchesBruteForce
+// (against a seeded float64 oracle), KLargerThanLen, DeleteUnknownIsNoop,
+// Delete, DimensionMismatch, InvalidVector, InvalidK, InvalidID,
+// AddBatchIsAtomic, ResultsDoNotAlias, TiesByID, UseAfterClose,
+// ConcurrentAddSearch (meaningful under -race), ContextCancelled, MinScore
+// (through [vdb.SearchMinScore]), SearchBatch (through [vdb.SearchBatch]) and
+// SaveLoadRoundTrip (through [vdb.Save] and [vdb.Load]). Run a single rule
+// with -run 'TestConformance/TiesByID'.
 func Run(t *testing.T, open Open, opts ...Option) {
 	t.Helper()
 	c := &config{versionOffset: 8}
