@@ -179,6 +179,10 @@ type Agent struct {
 	now  func() time.Time
 }
 
+// counterCache is how many texts the agent's token counter remembers: the
+// window's rounds (two texts each), recalled memories and the workflow.
+const counterCache = 1024
+
 // New returns an agent that asks model through client.
 func New(client ChatClient, model string, opts ...Option) (*Agent, error) {
 	if client == nil {
@@ -194,6 +198,8 @@ func New(client ChatClient, model string, opts ...Option) (*Agent, error) {
 		}
 	}
 	a.asm = a.asm.withDefaults()
+	// Every turn prices the same window rounds again: count each text once.
+	a.asm.Counter = tokens.Cached(a.asm.Counter, counterCache)
 	if a.win == nil {
 		wopts := []window.Option{window.WithCounter(a.asm.Counter)}
 		if a.mem != nil && !a.writeEach {

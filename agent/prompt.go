@@ -62,7 +62,7 @@ type Parts struct {
 // [tokens.MessageOverhead]; the total never exceeds the budget.
 type Assembler struct {
 	Budget        int            // total tokens; 0 means DefaultBudget
-	Counter       tokens.Counter // nil means tokens.Default
+	Counter       tokens.Counter // nil means tokens.Default; see tokens.Cached for repeated use
 	RecallShare   float64        // share of Budget for recalled memories; 0 means DefaultRecallShare
 	WorkflowShare float64        // share of Budget for the workflow summary; 0 means DefaultWorkflowShare
 }
@@ -195,38 +195,36 @@ func (a Assembler) Assemble(p Parts) (Prompt, error) {
 		for _, r := range p.Rounds {
 			inWindow[r.Text()] = true
 		}
-		var b strings.Builder
-		b.WriteString(recallHeader)
+		// Lines are priced one by one; the whole prompt is checked at the
+		// end in case the counter is not additive.
+		var lines []string
+		used := sectionCost(recallHeader)
 		for _, h := range p.Recalled {
 			text := strings.TrimSpace(h.Text)
 			if text == "" || inWindow[text] {
 				continue
 			}
-			line := "- [" + stamp(h.Time) + "] " + oneLine(text)
-			if nRecalled > 0 {
-				line = "\n" + line
-			}
-			try := b.String() + line
-			if sectionCost(try) <= limit {
-				b.WriteString(line)
-				nRecalled++
+			label := "\n- [" + stamp(h.Time) + "] "
+			body := oneLine(text)
+			if cost := c.Count(label + body); used+cost <= limit {
+				lines = append(lines, label+body)
+				used += cost
 				continue
 			}
 			// The first hit that does not fit whole is cut if a useful part
 			// fits; then recall stops, keeping the best-first order.
-			room := limit - sectionCost(b.String()+strings.TrimSuffix(line, oneLine(text)))
-			if room >= minUseful {
-				cut, _ := tokens.Truncate(c, oneLine(text), room)
-				if cut != "" {
-					cand := b.String() + strings.TrimSuffix(line, oneLine(text)) + cut
-					if sectionCost(cand) <= limit {
-						b.Reset()
-						b.WriteString(cand)
-						nRecalled++
-					}
+			if room := limit - used - c.Count(label); room >= minUseful {
+				if cut, _ := tokens.Truncate(c, body, room); cut != "" {
+					lines = append(lines, label+cut)
 				}
 			}
 			break
+		}
+		var b strings.Builder
+		if len(lines) > 0 {
+			b.WriteString(recallHeader)
+			b.WriteString(strings.TrimPrefix(strings.Join(lines, ""), "\n"))
+			nRecalled = len(lines)
 		}
 		if nRecalled > 0 {
 			recalled = b.String()
@@ -238,6 +236,8 @@ func (a Assembler) Assemble(p Parts) (Prompt, error) {
 
 	// 5. Older rounds, newest first, while whole rounds fit.
 	first := len(p.Rounds)
+	roundsCost := 0 // of the older rounds included, p.Rounds[first:len-1]
+	costs := make([]int, len(p.Rounds))
 	if last != nil {
 		first--
 		for first > 0 {
@@ -245,26 +245,34 @@ func (a Assembler) Assemble(p Parts) (Prompt, error) {
 			if cost > left {
 				break
 			}
+			costs[first-1] = cost
+			roundsCost += cost
 			left -= cost
 			first--
 		}
 	}
 
 	pr := Prompt{Budget: a.Budget, Recalled: nRecalled, Workflow: workflow != ""}
+	// Round messages were priced exactly (each message on its own), so only
+	// the system message, built from several parts, is priced again whole.
 	build := func() {
 		pr.Messages = pr.Messages[:0]
+		pr.Tokens = inCost
 		if head := strings.Join(append([]string{system}, sections...), sectionSep); strings.TrimSpace(head) != "" {
-			pr.Messages = append(pr.Messages, api.Message{Role: "system", Content: strings.TrimLeft(head, "\n")})
+			head = strings.TrimLeft(head, "\n")
+			pr.Messages = append(pr.Messages, api.Message{Role: "system", Content: head})
+			pr.Tokens += tokens.Message(c, head)
 		}
+		pr.Rounds = 0
 		if last != nil {
 			for _, r := range p.Rounds[first : len(p.Rounds)-1] {
 				pr.Messages = append(pr.Messages, api.Message{Role: "user", Content: r.User}, api.Message{Role: "assistant", Content: r.Assistant})
 			}
 			pr.Messages = append(pr.Messages, api.Message{Role: "user", Content: last.User}, api.Message{Role: "assistant", Content: last.Assistant})
 			pr.Rounds = len(p.Rounds) - first
+			pr.Tokens += roundsCost + last.Cost(c)
 		}
 		pr.Messages = append(pr.Messages, api.Message{Role: "user", Content: p.Input})
-		pr.Tokens = Cost(c, pr.Messages)
 	}
 	build()
 	// The parts were priced one by one; a counter that is not additive could
@@ -273,6 +281,7 @@ func (a Assembler) Assemble(p Parts) (Prompt, error) {
 	for pr.Tokens > a.Budget {
 		switch {
 		case last != nil && first < len(p.Rounds)-1:
+			roundsCost -= costs[first]
 			first++
 		case recalled != "" || workflow != "":
 			sections = sections[:len(sections)-1]

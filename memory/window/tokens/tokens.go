@@ -85,6 +85,8 @@ func classify(r rune) class {
 	switch {
 	case r < utf8.RuneSelf:
 		return asciiClass[r]
+	case 0x4E00 <= r && r <= 0x9FFF: // CJK Unified Ideographs, the common case
+		return clsCJK
 	case unicode.Is(unicode.Han, r), unicode.Is(unicode.Hiragana, r),
 		unicode.Is(unicode.Katakana, r), unicode.Is(unicode.Hangul, r):
 		return clsCJK
@@ -127,88 +129,105 @@ func wordCost(n int) int {
 // Estimate returns an estimate of the number of cl100k_base tokens in text.
 // It is the default [Counter] (see [Default]).
 func Estimate(text string) int {
-	var (
-		total     int        // whole tokens
-		cjk       int        // CJK characters, priced at the end
-		run       = clsOther // class of the current run
-		runLen    int        // runes in the current run (hump, for letters)
-		prevLower bool       // previous letter was lower case
-	)
-	flush := func() {
-		switch run {
-		case clsLetter:
-			total += wordCost(runLen)
-		case clsDigit:
-			total += (runLen + 2) / 3 // cl100k_base splits numbers in groups of 3
-		case clsPunct:
-			total += (runLen + 1) / 2 // common pairs merge: "()", "\",", "://"
-		case clsSpace:
-			// A single space joins the next word; longer runs (indentation)
-			// cost one token.
-			if runLen > 1 {
-				total++
-			}
-		case clsNewline:
-			total++
+	var e estimator
+	for i := 0; i < len(text); {
+		b := text[i]
+		if b < utf8.RuneSelf {
+			c := asciiClass[b]
+			upper := 'A' <= b && b <= 'Z'
+			e.step(c, upper)
+			i++
+			continue
 		}
-		runLen = 0
-	}
-	for _, r := range text {
-		c := classify(r)
-		switch c {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		switch c := classify(r); c {
 		case clsCJK:
-			flush()
-			run = clsOther // CJK is priced per character, not per run
-			cjk++
-			continue
+			e.flush()
+			e.run = clsOther // CJK is priced per character, not per run
+			e.cjk++
 		case clsCJKPunct:
-			flush()
-			run = clsOther
-			total++
-			continue
+			e.flush()
+			e.run = clsOther
+			e.total++
 		case clsOther:
-			flush()
-			run = clsOther
+			e.flush()
+			e.run = clsOther
 			// Symbols in the basic plane (arrows, box drawing) are about a
 			// token each; emoji and other astral runes about two.
 			if r < 0x10000 {
-				total++
+				e.total++
 			} else {
-				total += 2
+				e.total += 2
 			}
-			continue
+		default:
+			e.step(c, c == clsLetter && unicode.IsUpper(r))
 		}
-		if c == clsLetter && run == clsLetter {
-			// A lower→upper change starts a new camel-case hump:
-			// "ResponseStatus" is priced as "Response" + "Status".
-			upper := 'A' <= r && r <= 'Z' || r >= utf8.RuneSelf && unicode.IsUpper(r)
-			if upper && prevLower {
-				total += wordCost(runLen)
-				runLen = 0
-			}
-			prevLower = !upper
-			runLen++
-			continue
-		}
-		if c != run {
-			punct := run == clsPunct && runLen > 0
-			flush()
-			if punct && c == clsLetter {
-				// The punctuation just before a word joins it: ".run",
-				// "(this"; give back the token its run was charged.
-				total--
-			}
-			run = c
-			prevLower = c == clsLetter && !unicode.IsUpper(r)
-		}
-		runLen++
 	}
-	flush()
-	total += (cjk*cjkPer100 + 99) / 100
+	e.flush()
+	total := e.total + (e.cjk*cjkPer100+99)/100
 	if total == 0 && text != "" {
 		total = 1 // white space alone is still a token
 	}
 	return total
+}
+
+// estimator is the state of one Estimate call.
+type estimator struct {
+	total     int   // whole tokens so far
+	cjk       int   // CJK characters, priced at the end
+	run       class // class of the current run
+	runLen    int   // runes in the current run (hump, for letters)
+	prevLower bool  // the previous letter was lower case
+}
+
+// step adds one rune of class c (a run class: letter, digit, punctuation,
+// space or newline).
+func (e *estimator) step(c class, upper bool) {
+	if c == clsLetter && e.run == clsLetter {
+		// A lower→upper change starts a new camel-case hump:
+		// "ResponseStatus" is priced as "Response" + "Status".
+		if upper && e.prevLower {
+			e.total += wordCost(e.runLen)
+			e.runLen = 0
+		}
+		e.prevLower = !upper
+		e.runLen++
+		return
+	}
+	if c != e.run {
+		punct := e.run == clsPunct && e.runLen > 0
+		e.flush()
+		if punct && c == clsLetter {
+			// The punctuation just before a word joins it: ".run",
+			// "(this"; give back the token its run was charged.
+			e.total--
+		}
+		e.run = c
+		e.prevLower = c == clsLetter && !upper
+	}
+	e.runLen++
+}
+
+// flush prices the current run.
+func (e *estimator) flush() {
+	switch e.run {
+	case clsLetter:
+		e.total += wordCost(e.runLen)
+	case clsDigit:
+		e.total += (e.runLen + 2) / 3 // cl100k_base splits numbers in groups of 3
+	case clsPunct:
+		e.total += (e.runLen + 1) / 2 // common pairs merge: "()", "\",", "://"
+	case clsSpace:
+		// A single space joins the next word; longer runs (indentation)
+		// cost one token.
+		if e.runLen > 1 {
+			e.total++
+		}
+	case clsNewline:
+		e.total++
+	}
+	e.runLen = 0
 }
 
 // Truncate returns text cut so that c.Count of the result, marker included,

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -138,4 +139,43 @@ func BenchmarkEstimate(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestCached(t *testing.T) {
+	calls := 0
+	base := tokens.Func(func(s string) int { calls++; return tokens.Estimate(s) })
+	c := tokens.Cached(base, 4)
+	texts := make([]string, 6)
+	for i := range texts {
+		texts[i] = strings.Repeat(fmt.Sprintf("round %d says something long enough to cache. ", i), 5)
+	}
+	for _, s := range texts[:2] {
+		assert.Equal(t, tokens.Estimate(s), c.Count(s))
+	}
+	assert.Equal(t, 2, calls)
+	for _, s := range texts[:2] {
+		assert.Equal(t, tokens.Estimate(s), c.Count(s), "exact from the cache")
+	}
+	assert.Equal(t, 2, calls, "counted once")
+	for _, s := range texts {
+		assert.Equal(t, tokens.Estimate(s), c.Count(s))
+	}
+	assert.Equal(t, 6, calls)
+	c.Count("short")
+	c.Count("short")
+	assert.Equal(t, 8, calls, "short texts are not cached")
+}
+
+func TestCached_Concurrent(t *testing.T) {
+	c := tokens.Cached(tokens.Default, 8)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				s := strings.Repeat(fmt.Sprintf("text %d ", (g+i)%20), 30)
+				assert.Equal(t, tokens.Estimate(s), c.Count(s))
+			}
+		})
+	}
+	wg.Wait()
 }
