@@ -198,7 +198,7 @@ type vectors [][]float32
 
 func TestEmbed_FakeOllamaServer_BadAnswers(t *testing.T) {
 	tests := []struct {
-		name    string
+		name   string
 		answer any
 		want   string
 	}{
