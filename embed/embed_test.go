@@ -1,0 +1,107 @@
+package embed_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/embed"
+)
+
+func TestOpen_KnownSpecs(t *testing.T) {
+	tests := []struct {
+		spec     string
+		wantName string
+		wantDim  int
+	}{
+		{"hash", "hash:512", 512},
+		{"hash:", "hash:512", 512},
+		{"hash:64", "hash:64", 64},
+		{" hash:128 ", "hash:128", 128},
+		{"ollama:nomic-embed-text", "ollama:nomic-embed-text", 0},
+		{"ollama:nomic-embed-text:v1.5", "ollama:nomic-embed-text:v1.5", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			e, err := embed.Open(tt.spec)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantName, e.Name())
+			assert.Equal(t, tt.wantDim, e.Dim())
+			// A Name is a spec that opens the same embedder again.
+			again, err := embed.Open(e.Name())
+			require.NoError(t, err)
+			assert.Equal(t, e.Name(), again.Name())
+		})
+	}
+}
+
+func TestOpen_UnknownScheme(t *testing.T) {
+	for _, spec := range []string{"", "faiss:x", "openai:text-embedding-3-small", "512"} {
+		_, err := embed.Open(spec)
+		require.ErrorIs(t, err, embed.ErrUnknownScheme, "spec %q", spec)
+		assert.Contains(t, err.Error(), "known: hash, ollama", "the error lists the known schemes")
+	}
+}
+
+func TestOpen_BadSpecs(t *testing.T) {
+	for _, spec := range []string{"hash:abc", "hash:0", "hash:-3", "hash:1e3", "hash:99999999", "ollama", "ollama:", "ollama:  "} {
+		e, err := embed.Open(spec)
+		require.ErrorIs(t, err, embed.ErrBadSpec, "spec %q", spec)
+		assert.Nil(t, e)
+		assert.Contains(t, err.Error(), fmt.Sprintf("%q", spec), "the error quotes the spec")
+	}
+}
+
+func TestSchemes(t *testing.T) {
+	assert.Subset(t, embed.Schemes(), []string{"hash", "ollama"})
+}
+
+func TestRegister_ProgrammingErrorsPanic(t *testing.T) {
+	assert.Panics(t, func() { embed.Register("hash", func(string) (embed.Embedder, error) { return nil, nil }) })
+	assert.Panics(t, func() { embed.Register("nil-opener", nil) })
+}
+
+func TestDimension_Hash(t *testing.T) {
+	e, err := embed.Open("hash:32")
+	require.NoError(t, err)
+	d, err := embed.Dimension(t.Context(), e)
+	require.NoError(t, err)
+	assert.Equal(t, 32, d)
+}
+
+// TestOpen_Ollama_FakeOllamaServer checks the whole path from a spec to a
+// request: Open honours OLLAMA_HOST and Dimension learns the model's
+// dimension from a (fake) server.
+func TestOpen_Ollama_FakeOllamaServer(t *testing.T) {
+	var got api.EmbedRequest
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		assert.Equal(t, "/api/embed", r.URL.Path)
+		assert.NoError(t, json.NewDecoder(r.Body).Decode(&got))
+		assert.NoError(t, json.NewEncoder(w).Encode(api.EmbedResponse{Embeddings: [][]float32{{3, 4, 0}}}))
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("OLLAMA_HOST", srv.URL)
+
+	e, err := embed.Open("ollama:nomic-embed-text")
+	require.NoError(t, err)
+	d, err := embed.Dimension(t.Context(), e)
+	require.NoError(t, err)
+	assert.Equal(t, 3, d)
+	assert.Equal(t, 3, e.Dim())
+	assert.Equal(t, "nomic-embed-text", got.Model)
+	assert.Equal(t, []any{"search_document: dimension probe"}, got.Input)
+
+	qe, ok := e.(embed.QueryEmbedder)
+	require.True(t, ok, "ollama embedders implement QueryEmbedder")
+	v, err := qe.EmbedQuery(context.Background(), []string{"when do I fly?"})
+	require.NoError(t, err)
+	assert.InDeltaSlice(t, []float32{0.6, 0.8, 0}, v[0], 1e-6)
+	assert.Equal(t, []any{"search_query: when do I fly?"}, got.Input)
+}
