@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+	"github.com/spf13/cobra"
+
+	"github.com/agentmem/agentmem/agent"
+	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/window"
+)
+
+func init() { rootCmd.AddCommand(newChatCmd()) }
+
+// chatStateFile is where `agentmem chat` keeps the conversation window and
+// the workflow track, inside the store directory.
+const chatStateFile = "chat.json"
+
+// chatOptions are the chat command's flags.
+type chatOptions struct {
+	model     string
+	system    string
+	budget    int
+	rounds    int
+	windowTok int
+	dryRun    bool
+}
+
+func newChatCmd() *cobra.Command {
+	var o chatOptions
+	cmd := &cobra.Command{
+		Use:   "chat [--model MODEL] [--dry-run INPUT]",
+		Short: "Chat with an Ollama model that remembers (or print the prompt it would get)",
+		Long: `chat talks with an Ollama model. Every input is answered from a prompt built
+under a token budget from the system prompt, memories recalled from the store
+for that input, the workflow track and the recent rounds of the conversation.
+A round is remembered only when it succeeded: it joins the conversation
+window, and rounds the window forgets settle into the store's memory. The
+window and the workflow track are saved in STORE/` + chatStateFile + ` after every
+round, so the conversation continues when chat is started again.
+
+With --dry-run, chat prints the prompt it would send for INPUT and exits; no
+model server is needed. It shows what memory contributes.
+
+The server is OLLAMA_HOST (default http://127.0.0.1:11434).
+
+In the session, lines starting with / are commands:
+  /task TEXT     set the task on the workflow track
+  /step GOAL     begin a workflow step
+  /done RESULT   finish the latest step in progress
+  /failed RESULT mark the latest step in progress failed
+  /now TEXT      note where things stand
+  /track         print the workflow track
+  /exit          end the session (so does end of input)`,
+		Example: `  agentmem chat --model llama3.2 --store ~/.agentmem
+  agentmem chat --store ~/.agentmem --dry-run "what is my project called?"
+  echo "hello" | agentmem chat --model qwen2.5:7b`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case o.dryRun && len(args) != 1:
+				return usageError{errors.New("chat: --dry-run takes the input as one argument")}
+			case !o.dryRun && len(args) != 0:
+				return usageError{errors.New("chat: unexpected arguments (the session reads its input from stdin)")}
+			case !o.dryRun && strings.TrimSpace(o.model) == "":
+				return usageError{errors.New("chat: --model is required (e.g. --model llama3.2)")}
+			case o.budget <= 0 || o.rounds <= 0:
+				return usageError{fmt.Errorf("chat: --budget and --rounds must be positive")}
+			case o.windowTok < window.MinTokens:
+				return usageError{fmt.Errorf("chat: --window-tokens must be at least %d", window.MinTokens)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runChat(cmd.Context(), cmd, o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.model, "model", "", "Ollama chat model, e.g. llama3.2")
+	f.StringVar(&o.system, "system", "You are a helpful assistant. Use the recalled memories and the workflow when they are relevant.", "system prompt")
+	f.IntVar(&o.budget, "budget", agent.DefaultBudget, "prompt token budget")
+	f.IntVar(&o.rounds, "rounds", window.DefaultMaxRounds, "rounds kept in the conversation window")
+	f.IntVar(&o.windowTok, "window-tokens", window.DefaultMaxTokens, "token budget of the conversation window")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the prompt for the input given as argument; do not call a model")
+	return cmd
+}
+
+// openChatMemory opens the store's memory for chat.
+func openChatMemory(ctx context.Context, dir string) (*memory.ShortMemory, error) {
+	emb, err := chatEmbedder(global.embedder)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return memory.OpenShort(ctx, dir, emb)
+}
+
+// chatEmbedder opens the embedder spec. Stopgap: while package embed does
+// not yet register its built-in "hash" scheme, hash:DIM is built directly.
+func chatEmbedder(spec string) (embed.Embedder, error) {
+	emb, err := embed.Open(spec)
+	if err == nil || !errors.Is(err, embed.ErrUnknownScheme) {
+		return emb, err
+	}
+	scheme, arg, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	if scheme != "hash" {
+		return nil, err
+	}
+	dim := hash.DefaultDim
+	if arg != "" {
+		if dim, err = strconv.Atoi(arg); err != nil {
+			return nil, fmt.Errorf("%w: %q: %w", embed.ErrBadSpec, spec, err)
+		}
+	}
+	return hash.New(dim)
+}
+
+func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []string) (err error) {
+	mem, err := openChatMemory(ctx, global.store)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := mem.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	client, err := api.ClientFromEnvironment()
+	if err != nil {
+		return err
+	}
+	tr, err := window.NewTrack()
+	if err != nil {
+		return err
+	}
+	w, err := window.New(window.WithMaxRounds(o.rounds), window.WithMaxTokens(o.windowTok), window.WithEvictTo(mem))
+	if err != nil {
+		return usageError{err}
+	}
+	model := o.model
+	if model == "" {
+		model = "(dry run)"
+	}
+	out := cmd.OutOrStdout()
+	opts := []agent.Option{
+		agent.WithSystem(o.system), agent.WithMemory(mem), agent.WithWindow(w), agent.WithTrack(tr),
+		agent.WithBudget(o.budget), agent.WithStateFile(filepath.Join(global.store, chatStateFile)),
+	}
+	if !global.json {
+		opts = append(opts, agent.WithStream(out))
+	}
+	a, err := agent.New(client, model, opts...)
+	if err != nil {
+		return err
+	}
+	if o.dryRun {
+		p, err := a.Prompt(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		if global.json {
+			enc := json.NewEncoder(out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(p)
+		}
+		_, err = io.WriteString(out, p.String())
+		return err
+	}
+	if err := client.Heartbeat(ctx); err != nil {
+		return fmt.Errorf("chat: cannot reach the Ollama server at %s: %w: %w", ollamaHost(), agent.ErrUnreachable, err)
+	}
+	return chatLoop(ctx, a, cmd.InOrStdin(), out, cmd.ErrOrStderr())
+}
+
+// ollamaHost names the server for messages.
+func ollamaHost() string {
+	if h := os.Getenv("OLLAMA_HOST"); h != "" {
+		return h
+	}
+	return "http://127.0.0.1:11434 (OLLAMA_HOST is not set)"
+}
+
+// chatLoop reads lines until end of input, /exit or ctx ends. A failed round
+// is reported and the session goes on; only a cancelled context ends it
+// with an error.
+func chatLoop(ctx context.Context, a *agent.Agent, in io.Reader, out, errOut io.Writer) error {
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
+	for {
+		fmt.Fprint(errOut, "> ")
+		var line string
+		var ok bool
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(errOut)
+			return ctx.Err()
+		case line, ok = <-lines:
+		}
+		if !ok {
+			fmt.Fprintln(errOut)
+			select {
+			case err := <-readErr:
+				return err
+			default:
+				return nil
+			}
+		}
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+			continue
+		case line == "/exit" || line == "/quit":
+			return nil
+		case strings.HasPrefix(line, "/"):
+			if err := trackCommand(a.Track(), line, out); err != nil {
+				fmt.Fprintln(errOut, "agentmem:", err)
+			} else if err := a.Save(filepath.Join(global.store, chatStateFile)); err != nil {
+				fmt.Fprintln(errOut, "agentmem:", err)
+			}
+			continue
+		}
+		answer, err := a.Chat(ctx, line)
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			return err
+		case errors.Is(err, agent.ErrRemember):
+			fmt.Fprintln(errOut, "agentmem: answered, but:", err) // the answer was shown
+		default:
+			fmt.Fprintln(errOut, "agentmem:", err, "(nothing was remembered from this round)")
+		}
+		if global.json && answer != "" {
+			_ = json.NewEncoder(out).Encode(map[string]string{"input": line, "answer": answer})
+		}
+	}
+}
+
+// trackCommand runs one /command on the workflow track.
+func trackCommand(tr *window.Track, line string, out io.Writer) error {
+	name, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	latest := func() (int, error) {
+		steps := tr.Steps()
+		for i := len(steps) - 1; i >= 0; i-- {
+			if steps[i].Status == window.InProgress {
+				return steps[i].ID, nil
+			}
+		}
+		return 0, errors.New("no workflow step in progress (start one with /step GOAL)")
+	}
+	switch name {
+	case "/task":
+		tr.SetTask(arg)
+	case "/step":
+		_, err := tr.Begin(arg, "")
+		return err
+	case "/done", "/failed":
+		id, err := latest()
+		if err != nil {
+			return err
+		}
+		status := window.Done
+		if name == "/failed" {
+			status = window.Failed
+		}
+		return tr.Finish(id, status, arg)
+	case "/now":
+		tr.SetPosition(arg)
+	case "/track":
+		s := tr.Summary()
+		if s == "" {
+			s = "(the workflow track is empty)"
+		}
+		_, err := fmt.Fprintln(out, s)
+		return err
+	default:
+		return fmt.Errorf("unknown command %s (try /task, /step, /done, /failed, /now, /track, /exit)", name)
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/agent"
+	"github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/memory"
+)
+
+// execChat runs `agentmem ARGS` with stdin and returns stdout, stderr and
+// the error. Flags are reset to their defaults first: cobra keeps flag
+// values between executions in one process.
+func execChat(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	resetChatFlags(t)
+	var out, errOut bytes.Buffer
+	rootCmd.SetArgs(args)
+	rootCmd.SetIn(strings.NewReader(stdin))
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errOut)
+	t.Cleanup(func() {
+		rootCmd.SetIn(nil)
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+	})
+	err := rootCmd.ExecuteContext(t.Context())
+	return out.String(), errOut.String(), err
+}
+
+// resetChatFlags sets the global and chat flags back to their defaults.
+// It also clears the chat command's context: cobra keeps a subcommand's
+// context from its first execution, which would be an ended test's.
+func resetChatFlags(t *testing.T) {
+	t.Helper()
+	reset := func(fs *pflag.FlagSet) {
+		fs.VisitAll(func(f *pflag.Flag) {
+			require.NoError(t, f.Value.Set(f.DefValue))
+			f.Changed = false
+		})
+	}
+	reset(rootCmd.PersistentFlags())
+	for _, c := range rootCmd.Commands() {
+		if c.Name() == "chat" {
+			reset(c.Flags())
+			c.SetContext(nil) //nolint:staticcheck // nil: take the context given to ExecuteContext
+		}
+	}
+}
+
+// fakeOllamaServer speaks enough of Ollama's API for chat: HEAD / (the
+// heartbeat) and POST /api/chat answering "You said: <input>" as an NDJSON
+// stream. It records the chat requests.
+type fakeOllamaServer struct {
+	mu   sync.Mutex
+	reqs []api.ChatRequest
+}
+
+func startFakeOllama(t *testing.T) *fakeOllamaServer {
+	f := &fakeOllamaServer{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/" && (r.Method == http.MethodHead || r.Method == http.MethodGet):
+			_, _ = w.Write([]byte("Ollama is running"))
+		case r.URL.Path == "/api/chat" && r.Method == http.MethodPost:
+			var req api.ChatRequest
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
+				return
+			}
+			f.mu.Lock()
+			f.reqs = append(f.reqs, req)
+			f.mu.Unlock()
+			enc := json.NewEncoder(w)
+			in := req.Messages[len(req.Messages)-1].Content
+			for _, c := range []string{"You said: ", in} {
+				_ = enc.Encode(api.ChatResponse{Model: req.Model, CreatedAt: time.Now(), Message: api.Message{Role: "assistant", Content: c}})
+			}
+			_ = enc.Encode(api.ChatResponse{Model: req.Model, CreatedAt: time.Now(), Done: true, DoneReason: "stop"})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	return f
+}
+
+func (f *fakeOllamaServer) requests() []api.ChatRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]api.ChatRequest(nil), f.reqs...)
+}
+
+func TestChatCmd_FakeServer_SessionContinuesAfterRestart(t *testing.T) {
+	f := startFakeOllama(t)
+	store := t.TempDir()
+	out, _, err := execChat(t, "hello\n/task plan the migration\n\nsecond question\n", "chat", "--store", store, "--model", "m")
+	require.NoError(t, err)
+	assert.Equal(t, "You said: hello\nYou said: second question\n", out)
+	require.FileExists(t, filepath.Join(store, chatStateFile))
+
+	// A new session over the same store continues the conversation.
+	out, _, err = execChat(t, "third\n/exit\nnot read\n", "chat", "--store", store, "--model", "m")
+	require.NoError(t, err)
+	assert.Equal(t, "You said: third\n", out)
+	reqs := f.requests()
+	require.Len(t, reqs, 3)
+	msgs := reqs[2].Messages
+	assert.Equal(t, "system", msgs[0].Role)
+	assert.Contains(t, msgs[0].Content, "Task: plan the migration")
+	assert.Equal(t, []string{"hello", "You said: hello", "second question", "You said: second question", "third"},
+		contents(msgs[1:]))
+}
+
+func contents(msgs []api.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+func TestChatCmd_DryRunShowsRecalledMemory(t *testing.T) {
+	store := t.TempDir()
+	emb, err := hash.New(hash.DefaultDim)
+	require.NoError(t, err)
+	mem, err := memory.OpenShort(t.Context(), store, emb)
+	require.NoError(t, err)
+	require.NoError(t, mem.Update(t.Context(), "User: my project is called Falcon\nAssistant: Noted, your project is Falcon."))
+	require.NoError(t, mem.Close())
+
+	t.Setenv("OLLAMA_HOST", "http://127.0.0.1:1") // never contacted
+	out, _, err := execChat(t, "", "chat", "--store", store, "--dry-run", "what is my project called?")
+	require.NoError(t, err)
+	assert.Contains(t, out, "── system ──")
+	assert.Contains(t, out, "Recalled from long-term memory")
+	assert.Contains(t, out, "Falcon")
+	assert.True(t, strings.HasSuffix(out, "── user ──\nwhat is my project called?\n"), out)
+
+	out, _, err = execChat(t, "", "chat", "--store", store, "--json", "--dry-run", "what is my project called?")
+	require.NoError(t, err)
+	var p agent.Prompt
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	assert.Equal(t, 1, p.Recalled)
+	assert.LessOrEqual(t, p.Tokens, p.Budget)
+}
+
+func TestChatCmd_NoServerGivesHint(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	t.Setenv("OLLAMA_HOST", "http://"+addr)
+	_, _, err = execChat(t, "hello\n", "chat", "--store", t.TempDir(), "--model", "m")
+	require.ErrorIs(t, err, agent.ErrUnreachable)
+	assert.Contains(t, err.Error(), "is `ollama serve` running? set OLLAMA_HOST")
+	assert.Contains(t, err.Error(), addr)
+}
+
+func TestChatCmd_BadUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"chat", "--store", t.TempDir()},                              // no --model
+		{"chat", "--store", t.TempDir(), "--dry-run"},                 // no input
+		{"chat", "--store", t.TempDir(), "--model", "m", "stray"},     // argument without --dry-run
+		{"chat", "--store", t.TempDir(), "--model", "m", "--budget", "0"},
+	} {
+		_, _, err := execChat(t, "", args...)
+		var ue usageError
+		assert.ErrorAs(t, err, &ue, "%v", args)
+	}
+}
+
+func TestChatCmd_Cancelled(t *testing.T) {
+	startFakeOllama(t)
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	resetChatFlags(t)
+	rootCmd.SetArgs([]string{"chat", "--store", t.TempDir(), "--model", "m"})
+	rootCmd.SetIn(r) // never written: the session waits for input
+	rootCmd.SetOut(&bytes.Buffer{})
+	rootCmd.SetErr(&bytes.Buffer{})
+	defer func() { rootCmd.SetIn(nil); rootCmd.SetOut(nil); rootCmd.SetErr(nil) }()
+	done := make(chan error, 1)
+	go func() { done <- rootCmd.ExecuteContext(ctx) }()
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+}
