@@ -176,9 +176,9 @@ func TestChatCmd_NoServerGivesHint(t *testing.T) {
 
 func TestChatCmd_BadUsage(t *testing.T) {
 	for _, args := range [][]string{
-		{"chat", "--store", t.TempDir()},                              // no --model
-		{"chat", "--store", t.TempDir(), "--dry-run"},                 // no input
-		{"chat", "--store", t.TempDir(), "--model", "m", "stray"},     // argument without --dry-run
+		{"chat", "--store", t.TempDir()},                          // no --model
+		{"chat", "--store", t.TempDir(), "--dry-run"},             // no input
+		{"chat", "--store", t.TempDir(), "--model", "m", "stray"}, // argument without --dry-run
 		{"chat", "--store", t.TempDir(), "--model", "m", "--budget", "0"},
 	} {
 		_, _, err := execChat(t, "", args...)
