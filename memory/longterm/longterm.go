@@ -55,6 +55,7 @@ import (
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
 )
@@ -579,9 +580,17 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 		}
 		return c
 	}
+	// The keyword path runs beside the vector path.
+	kwDone := make(chan []keyword.Result, 1)
+	if q.Mode != VectorOnly {
+		go func() { kwDone <- m.kw.Search(text, depth, keep) }()
+	}
 	if qvec != nil {
 		res, err := m.vectorSearch(ctx, q, qvec, depth, minScore, keep)
 		if err != nil {
+			if q.Mode != VectorOnly {
+				<-kwDone // it reads the maps under our read lock
+			}
 			return nil, err
 		}
 		rank := 0
@@ -597,7 +606,7 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	if q.Mode != VectorOnly {
 		rank := 0
-		for _, r := range m.kw.Search(text, depth, keep) {
+		for _, r := range <-kwDone {
 			ref, ok := m.children[r.ID]
 			if !ok {
 				continue

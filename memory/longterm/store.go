@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/atomicfile"
@@ -47,6 +48,7 @@ type snapMeta struct {
 	NextChild int64             `json:"next_child"`
 	Backend   string            `json:"backend"`
 	Records   int               `json:"records"`
+	Children  int               `json:"children"`
 	Parents   string            `json:"parents"`
 	Keyword   string            `json:"keyword"`
 	Vectors   map[string]string `json:"vectors"` // namespace → file
@@ -224,26 +226,41 @@ func (m *Memory) loadSnapshot(ctx context.Context) (*snapMeta, error) {
 	if meta.Backend != m.opts.backendName {
 		return nil, fmt.Errorf("snapshot backend %q, memory uses %q", meta.Backend, m.opts.backendName)
 	}
-	if err := m.loadParents(filepath.Join(m.dir, meta.Parents)); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(filepath.Join(m.dir, meta.Keyword))
-	if err != nil {
-		return nil, err
-	}
-	err = m.kw.Import(bufio.NewReaderSize(f, 1<<20))
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", meta.Keyword, err)
-	}
-	for ns, file := range meta.Vectors {
+	// The three parts are independent: load them in parallel (the
+	// vector files are the largest, the parents need the most decoding).
+	m.parents = make(map[string]*parent, meta.Records)
+	m.children = make(map[int64]childRef, meta.Children)
+	dbs := make(map[string]vdb.VectorDatabase, len(meta.Vectors))
+	for ns := range meta.Vectors {
 		db, err := m.namespaceDB(ns)
 		if err != nil {
 			return nil, err
 		}
-		if err := vdb.Load(ctx, db, filepath.Join(m.dir, file)); err != nil {
-			return nil, err
+		dbs[ns] = db
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2+len(dbs))
+	wg.Go(func() { errs[0] = m.loadParents(filepath.Join(m.dir, meta.Parents)) })
+	wg.Go(func() {
+		f, err := os.Open(filepath.Join(m.dir, meta.Keyword))
+		if err != nil {
+			errs[1] = err
+			return
 		}
+		defer f.Close()
+		if err := m.kw.Import(bufio.NewReaderSize(f, 1<<20)); err != nil {
+			errs[1] = fmt.Errorf("%s: %w", meta.Keyword, err)
+		}
+	})
+	i := 2
+	for ns, db := range dbs {
+		slot := &errs[i]
+		wg.Go(func() { *slot = vdb.Load(ctx, db, filepath.Join(m.dir, meta.Vectors[ns])) })
+		i++
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	// Cross-check: every child is in the keyword index and a vector index.
 	nvec := 0
@@ -375,7 +392,7 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 	name := func(kind string) string { return fmt.Sprintf("%s%06d.%s", snapPrefix, gen, kind) }
 	meta := snapMeta{
 		Format: formatVersion, Gen: gen, LogID: m.log.id, LogOffset: m.log.size,
-		NextChild: m.nextChild, Backend: m.opts.backendName, Records: len(m.parents),
+		NextChild: m.nextChild, Backend: m.opts.backendName, Records: len(m.parents), Children: len(m.children),
 		Parents: name("parents"), Keyword: name("keyword"), Vectors: map[string]string{},
 	}
 	err := atomicfile.Write(filepath.Join(m.dir, meta.Parents), m.writeParents)

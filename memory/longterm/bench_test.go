@@ -1,0 +1,174 @@
+package longterm
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/keyword"
+)
+
+// Synthetic conversation turns for benchmarks: one to three sentences from
+// a mixed English/Chinese vocabulary, some with codes and numbers.
+var (
+	benchSubjects = []string{"we", "the team", "Caroline", "Dev", "the customer", "my sister", "Priya", "小王", "李娜", "张总"}
+	benchVerbs    = []string{"moved", "discussed", "fixed", "booked", "cancelled", "reviewed", "deployed", "paid", "迁移了", "讨论了"}
+	benchObjects  = []string{"the database", "the flight", "the invoice", "the release", "the meeting", "the marathon plan",
+		"the GPU cluster", "the wedding speech", "数据库", "服务器账单", "需求评审", "支付模块"}
+	benchWhen = []string{"on Monday", "last week", "after lunch", "in March", "tomorrow", "下周三", "昨天晚上"}
+)
+
+func benchTurn(r *rand.Rand, i int) string {
+	var sb strings.Builder
+	for s := range 1 + r.IntN(3) {
+		if s > 0 {
+			sb.WriteByte(' ')
+		}
+		fmt.Fprintf(&sb, "%s %s %s %s", benchSubjects[r.IntN(len(benchSubjects))], benchVerbs[r.IntN(len(benchVerbs))],
+			benchObjects[r.IntN(len(benchObjects))], benchWhen[r.IntN(len(benchWhen))])
+		if r.IntN(4) == 0 {
+			fmt.Fprintf(&sb, ", ticket OPS-%d", i)
+		}
+		sb.WriteString(". ")
+	}
+	return sb.String()
+}
+
+func benchRecords(n int, ns string) []Record {
+	r := rand.New(rand.NewPCG(1, 2))
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = Record{ID: fmt.Sprintf("%s-%d", ns, i), Namespace: ns, Text: benchTurn(r, i),
+			Time: time.Unix(1700000000+int64(i), 0)}
+	}
+	return recs
+}
+
+func addAll(ctx context.Context, b *testing.B, m *Memory, recs []Record) {
+	for lo := 0; lo < len(recs); lo += 1000 {
+		if _, err := m.AddBatch(ctx, recs[lo:min(lo+1000, len(recs))]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIngest measures AddBatch into an in-memory store with the
+// offline hash:512 embedder (chunking, embedding, both indexes).
+func BenchmarkIngest(b *testing.B) {
+	if err := keyword.Preload(); err != nil {
+		b.Fatal(err)
+	}
+	emb, _ := hash.New(hash.DefaultDim)
+	for _, n := range []int{1000, 10000} {
+		recs := benchRecords(n, "c1")
+		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m, err := New(b.Context(), emb)
+				if err != nil {
+					b.Fatal(err)
+				}
+				addAll(b.Context(), b, m, recs)
+				m.Close()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+		})
+	}
+}
+
+// BenchmarkQuery measures a search of one conversation of n turns (its own
+// namespace) in each mode; p50-ms is the median latency of the loop.
+func BenchmarkQuery(b *testing.B) {
+	if err := keyword.Preload(); err != nil {
+		b.Fatal(err)
+	}
+	emb, _ := hash.New(hash.DefaultDim)
+	queries := []string{"when did we move the database", "OPS-4711", "who booked the flight on Monday",
+		"服务器账单是多少", "the customer invoice last week", "李娜讨论了什么"}
+	for _, n := range []int{10000} {
+		m, err := New(b.Context(), emb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		addAll(b.Context(), b, m, benchRecords(n, "c1"))
+		addAll(b.Context(), b, m, benchRecords(n/10, "c2"))
+		for _, mode := range []Mode{Hybrid, VectorOnly, KeywordOnly} {
+			b.Run(fmt.Sprintf("turns=%d/mode=%s", n, mode), func(b *testing.B) {
+				b.ReportAllocs()
+				var lat []time.Duration
+				i := 0
+				cpu0 := cpuTime()
+				for b.Loop() {
+					t0 := time.Now()
+					_, err := m.Query(b.Context(), Query{Text: queries[i%len(queries)], Namespace: "c1", Mode: mode, K: 10})
+					lat = append(lat, time.Since(t0))
+					if err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				// On a loaded machine wall time mostly measures waiting
+				// for a core; CPU time per query is what an idle core
+				// would need (at most: the vector scan may use 2 cores).
+				b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			})
+		}
+		m.Close()
+	}
+}
+
+// BenchmarkOpen measures reopening a store of n memories from its snapshot
+// (and counts embedder calls: there must be none).
+func BenchmarkOpen(b *testing.B) {
+	if err := keyword.Preload(); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			emb := newCounting(b, hash.DefaultDim)
+			m, err := Open(b.Context(), dir, emb)
+			if err != nil {
+				b.Fatal(err)
+			}
+			recs := benchRecords(n, "ns")
+			for i := range recs {
+				recs[i].Namespace = fmt.Sprint("ns", i%4)
+			}
+			addAll(b.Context(), b, m, recs)
+			if err := m.Close(); err != nil {
+				b.Fatal(err)
+			}
+			embedded := emb.texts.Load()
+			b.ReportAllocs()
+			for b.Loop() {
+				m, err := Open(b.Context(), dir, emb)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if m.Len() != n {
+					b.Fatalf("reopened %d memories, want %d", m.Len(), n)
+				}
+				m.Close()
+			}
+			b.ReportMetric(float64(emb.texts.Load()-embedded), "re-embedded")
+		})
+	}
+}
+
+// cpuTime returns the process's user + system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
