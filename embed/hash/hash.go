@@ -11,8 +11,10 @@
 //
 // # Features
 //
-// A text is split into words (maximal runs of Unicode letters, digits and
-// combining marks, lower-cased) and CJK runs (Han, Hiragana, Katakana and
+// A text is first brought to Unicode normalisation form NFKC (so "café"
+// typed with a combining accent, full-width "ＬＨ４０１" and the ligature "ﬁ"
+// match their usual spellings), then split into words (maximal runs of
+// Unicode letters, digits and combining marks, lower-cased) and CJK runs (Han, Hiragana, Katakana and
 // Hangul characters). Each word contributes itself and its character
 // trigrams with boundary markers ("^fl", "fli", …, "ht$"); each CJK run
 // contributes its characters and character bigrams, so Chinese, Japanese and
@@ -44,6 +46,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentmem/agentmem/embed/internal/embederr"
 )
@@ -153,10 +157,13 @@ func isBlank(t string) bool {
 // scratch holds the buffers of one embedding; pooled so that Embed does not
 // allocate per text.
 type scratch struct {
-	keys   []uint64 // one key per feature occurrence
-	runes  []rune   // the current word or CJK run, lower-cased
-	slots  []uint64 // open-addressing table of distinct keys (0 = empty)
-	counts []uint32 // occurrences of the key in the same slot
+	keys    []uint64 // one key per feature occurrence
+	runes   []rune   // the current word or CJK run, lower-cased
+	slots   []uint64 // open-addressing table of distinct keys (0 = empty)
+	counts  []uint32 // occurrences of the key in the same slot
+	norm    []byte   // the text in NFKC, when that differs
+	seen    []uint64 // bitset of the dimensions in touched
+	touched []uint32 // dimensions written, in the order first written
 }
 
 var scratchPool = sync.Pool{New: func() any {
@@ -166,14 +173,36 @@ var scratchPool = sync.Pool{New: func() any {
 // putScratch returns s to the pool unless one huge text made it too big to
 // keep around.
 func putScratch(s *scratch) {
-	if cap(s.keys) > 1<<16 || cap(s.runes) > 1<<12 || cap(s.slots) > 1<<17 {
+	if cap(s.keys) > 1<<16 || cap(s.runes) > 1<<12 || cap(s.slots) > 1<<17 || cap(s.norm) > 1<<16 {
 		return
 	}
 	scratchPool.Put(s)
 }
 
+// nfkc returns text in NFKC. ASCII text is already; other text is
+// normalised into a pooled buffer, and a new string is made only when
+// normalisation changed something.
+func (s *scratch) nfkc(text string) string {
+	ascii := true
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return text
+	}
+	s.norm = norm.NFKC.AppendString(s.norm[:0], text)
+	if string(s.norm) == text { // compared without allocating
+		return text
+	}
+	return string(s.norm)
+}
+
 // embed writes the unit vector of text into v (len(v) = dim, all zero).
 func (s *scratch) embed(text string, v []float32) {
+	text = s.nfkc(text)
 	s.keys = s.keys[:0]
 	s.runes = s.runes[:0]
 	cjk := false // whether s.runes holds a CJK run (else a word)
@@ -272,13 +301,14 @@ func (s *scratch) accumulate(v []float32) {
 		}
 	}
 	dim := uint64(len(v))
-	var first uint64
+	// Only the touched dimensions (a few dozen of 512 for a sentence) need
+	// to be summed and scaled; a bitset keeps each in touched once.
+	s.seen = slices.Grow(s.seen[:0], (len(v)+63)/64)[:(len(v)+63)/64]
+	clear(s.seen)
+	s.touched = s.touched[:0]
 	for i, k := range s.slots {
 		if k == 0 {
 			continue
-		}
-		if first == 0 {
-			first = k
 		}
 		w := kindWeight[k&kindMask] * tfWeight(int(s.counts[i]))
 		// The explicit conversion rounds w to float32 (no fused multiply-add
@@ -287,21 +317,26 @@ func (s *scratch) accumulate(v []float32) {
 		if k>>63 != 0 {
 			w32 = -w32
 		}
-		v[bucket(k, dim)] += w32
+		b := bucket(k, dim)
+		v[b] += w32
+		if s.seen[b/64]&(1<<(b%64)) == 0 {
+			s.seen[b/64] |= 1 << (b % 64)
+			s.touched = append(s.touched, uint32(b))
+		}
 	}
 	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
+	for _, b := range s.touched {
+		sum += float64(v[b]) * float64(v[b])
 	}
 	if sum == 0 {
 		// All features cancelled out (signed collisions); vanishingly rare,
 		// but a zero vector is invalid everywhere downstream.
-		v[bucket(first, dim)] = 1
+		v[s.touched[0]] = 1
 		return
 	}
 	inv := 1 / math.Sqrt(sum)
-	for i, x := range v {
-		v[i] = float32(float64(x) * inv)
+	for _, b := range s.touched {
+		v[b] = float32(float64(v[b]) * inv)
 	}
 }
 

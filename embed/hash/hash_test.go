@@ -149,6 +149,10 @@ func TestEmbed_CaseAndPunctuationInsensitive(t *testing.T) {
 	b := embedOne(t, e, "my flight, is on friday!")
 	assert.Equal(t, a, b)
 	assert.Equal(t, embedOne(t, e, "ÉTÉ"), embedOne(t, e, "été"))
+	// NFKC: combining accents, full-width forms, ligatures, half-width kana.
+	assert.Equal(t, embedOne(t, e, "café"), embedOne(t, e, "cafe\u0301"))
+	assert.Equal(t, embedOne(t, e, "LH401 flight"), embedOne(t, e, "ＬＨ４０１ ﬂight"))
+	assert.Equal(t, embedOne(t, e, "コーヒー"), embedOne(t, e, "ｺｰﾋｰ"))
 }
 
 func TestEmbed_RelatedScoresHigher(t *testing.T) {
