@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window"
 	"github.com/agentmem/agentmem/memory/window/tokens"
@@ -283,4 +284,47 @@ func ExampleWindow() {
 	// settled: first
 	// in window: second
 	// in window: third
+}
+
+// TestWindow_EvictIntoShortMemory wires the window to a real
+// memory.ShortMemory with the offline hash embedder: a round that leaves the
+// window is found again by a related question.
+func TestWindow_EvictIntoShortMemory(t *testing.T) {
+	emb, err := hash.New(hash.DefaultDim)
+	require.NoError(t, err)
+	mem, err := memory.NewShort(emb)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = mem.Close() })
+	w, err := window.New(window.WithMaxRounds(2), window.WithEvictTo(mem))
+	require.NoError(t, err)
+	conv := []window.Round{
+		{User: "My project is called Falcon and the staging database is on port 5433.", Assistant: "Noted: Falcon, staging database on port 5433."},
+		{User: "Let's plan the migration of 14 tables.", Assistant: "Step one: add the new columns as nullable."},
+		{User: "How big should the backfill batches be?", Assistant: "Batches of 10,000 rows, ordered by primary key."},
+	}
+	for _, r := range conv {
+		require.NoError(t, w.Append(t.Context(), r))
+	}
+	require.Equal(t, 2, w.Len())
+	hits, err := mem.Search(t.Context(), "which port is the Falcon staging database on?")
+	require.NoError(t, err)
+	require.NotEmpty(t, hits, "the evicted round settled into long-term memory")
+	assert.Equal(t, conv[0].Text(), hits[0].Text)
+}
+
+func BenchmarkWindow_Append(b *testing.B) {
+	for _, n := range []int{20, 200} {
+		b.Run(fmt.Sprintf("maxRounds=%d", n), func(b *testing.B) {
+			w, _ := window.New(window.WithMaxRounds(n), window.WithMaxTokens(1<<20),
+				window.WithOnEvict(func(context.Context, window.Round) error { return nil }))
+			r := window.Round{User: "How big should the backfill batches be?", Assistant: strings.Repeat("Batches of 10,000 rows, ordered by primary key. ", 8)}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := w.Append(ctx, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -1,0 +1,54 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/agentmem/agentmem/agent"
+	"github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/window"
+)
+
+// scripted is a ChatClient that answers from a script, standing in for
+// *api.Client so the example runs without a model server.
+type scripted []string
+
+func (s *scripted) Chat(_ context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	answer := (*s)[0]
+	*s = (*s)[1:]
+	if err := fn(api.ChatResponse{Model: req.Model, Message: api.Message{Role: "assistant", Content: answer}}); err != nil {
+		return err
+	}
+	return fn(api.ChatResponse{Model: req.Model, Done: true})
+}
+
+func ExampleAgent_Chat() {
+	ctx := context.Background()
+	emb, _ := hash.New(hash.DefaultDim)
+	longTerm, _ := memory.NewShort(emb) // offline; use memory.OpenShort for a store on disk
+	defer longTerm.Close()
+	// A window of one round, so that the first round settles into long-term
+	// memory when the second arrives.
+	w, _ := window.New(window.WithMaxRounds(1), window.WithEvictTo(longTerm))
+
+	client := &scripted{"Noted: your project is Falcon.", "Sure.", "Your project is called Falcon."}
+	// With a real server: agent.FromEnvironment("llama3.2", ...) or
+	// agent.New(apiClient, "llama3.2", ...).
+	a, _ := agent.New(client, "llama3.2", agent.WithMemory(longTerm), agent.WithWindow(w),
+		agent.WithStream(os.Stdout))
+	for _, in := range []string{"My project is called Falcon.", "Let's talk about something else."} {
+		if _, err := a.Chat(ctx, in); err != nil {
+			fmt.Println(err)
+		}
+	}
+	p, _ := a.Prompt(ctx, "What is my project called?")
+	fmt.Println(p.Recalled, "recalled,", p.Rounds, "round in the window")
+	// Output:
+	// Noted: your project is Falcon.
+	// Sure.
+	// 1 recalled, 1 round in the window
+}
