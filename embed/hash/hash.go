@@ -232,6 +232,11 @@ func (s *scratch) embed(text string, v []float32) {
 				s.keys = append(s.keys, key(kindSymbol, []rune{r}))
 			}
 		}
+		if len(s.keys) == 0 {
+			// Not reachable for a text that is not blank, but a vector
+			// must not depend on that.
+			s.keys = append(s.keys, key(kindSymbol, nil))
+		}
 	}
 	s.accumulate(v)
 }

@@ -269,3 +269,23 @@ func digest(v []float32) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+func FuzzEmbed(f *testing.F) {
+	for _, s := range []string{"", " ", "hello world", "我的航班是星期五", "?!", "\xff", "ｺｰﾋｰ", "cafe\u0301"} {
+		f.Add(s)
+	}
+	e, err := New(64)
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, text string) {
+		v, err := e.Embed(context.Background(), []string{text})
+		if isBlank(text) {
+			require.ErrorIs(t, err, embederr.EmptyText)
+			return
+		}
+		require.NoError(t, err)
+		requireUnit(t, v[0])
+		again, err := e.Embed(context.Background(), []string{text})
+		require.NoError(t, err)
+		require.Equal(t, v, again)
+	})
+}
