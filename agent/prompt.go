@@ -60,6 +60,11 @@ type Parts struct {
 // and recalled sections), the included rounds as user/assistant pairs,
 // oldest first, then the new input. A message costs its content plus
 // [tokens.MessageOverhead]; the total never exceeds the budget.
+//
+// The budget is counted by Counter. With the default estimate, a model's
+// own tokenizer may count up to about 15–20% more on some text (see
+// package tokens), so give the model a context (Ollama's num_ctx) with that
+// much headroom plus room for the answer.
 type Assembler struct {
 	Budget        int            // total tokens; 0 means DefaultBudget
 	Counter       tokens.Counter // nil means tokens.Default; see tokens.Cached for repeated use

@@ -36,6 +36,7 @@ type chatOptions struct {
 	rounds    int
 	windowTok int
 	dryRun    bool
+	numCtx    int
 }
 
 func newChatCmd() *cobra.Command {
@@ -92,6 +93,7 @@ In the session, lines starting with / are commands:
 	f.IntVar(&o.budget, "budget", agent.DefaultBudget, "prompt token budget")
 	f.IntVar(&o.rounds, "rounds", window.DefaultMaxRounds, "rounds kept in the conversation window")
 	f.IntVar(&o.windowTok, "window-tokens", window.DefaultMaxTokens, "token budget of the conversation window")
+	f.IntVar(&o.numCtx, "num-ctx", 0, "model context length sent to Ollama (default: budget + 20% for the estimate's error + 2048 for the answer)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the prompt for the input given as argument; do not call a model")
 	return cmd
 }
@@ -162,6 +164,14 @@ func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []stri
 	if !global.json {
 		opts = append(opts, agent.WithStream(out))
 	}
+	// Ollama's default context is smaller than the default budget and it
+	// cuts a longer prompt silently: ask for room for the prompt (the
+	// budget is an estimate, see tokens.Estimate) and the answer.
+	numCtx := o.numCtx
+	if numCtx <= 0 {
+		numCtx = o.budget + o.budget/5 + 2048
+	}
+	opts = append(opts, agent.WithModelOptions(map[string]any{"num_ctx": numCtx}))
 	a, err := agent.New(client, model, opts...)
 	if err != nil {
 		return err

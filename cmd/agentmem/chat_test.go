@@ -122,6 +122,7 @@ func TestChatCmd_FakeServer_SessionContinuesAfterRestart(t *testing.T) {
 	assert.Equal(t, "You said: third\n", out)
 	reqs := f.requests()
 	require.Len(t, reqs, 3)
+	assert.EqualValues(t, 8192+8192/5+2048, reqs[0].Options["num_ctx"], "room for the budget and the answer")
 	msgs := reqs[2].Messages
 	assert.Equal(t, "system", msgs[0].Role)
 	assert.Contains(t, msgs[0].Content, "Task: plan the migration")
