@@ -27,6 +27,7 @@ func TestOpen_KnownSpecs(t *testing.T) {
 		{" hash:128 ", "hash:128", 128},
 		{"ollama:nomic-embed-text", "ollama:nomic-embed-text", 0},
 		{"ollama:nomic-embed-text:v1.5", "ollama:nomic-embed-text:v1.5", 0},
+		{"ollama:nomic-embed-text:latest", "ollama:nomic-embed-text", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {

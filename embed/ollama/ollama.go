@@ -226,8 +226,11 @@ func New(model string, opts ...Option) (*Embedder, error) {
 	return e, nil
 }
 
-// Name returns "ollama:MODEL", a spec embed.Open accepts.
-func (e *Embedder) Name() string { return "ollama:" + e.model }
+// Name returns "ollama:MODEL", a spec embed.Open accepts. A ":latest" tag
+// is left out, as Ollama itself treats "m" and "m:latest" as one model.
+// Options (prefixes, dimensions) are not part of the name: a store should
+// be written with the same options throughout.
+func (e *Embedder) Name() string { return "ollama:" + strings.TrimSuffix(e.model, ":latest") }
 
 // Model returns the model name.
 func (e *Embedder) Model() string { return e.model }

@@ -5,11 +5,18 @@ package embederr
 
 import "errors"
 
+// The sentinels; package embed documents each under its exported name.
 var (
-	EmptyText     = errors.New("embed: empty text")
+	// EmptyText is embed.ErrEmptyText.
+	EmptyText = errors.New("embed: empty text")
+	// UnknownScheme is embed.ErrUnknownScheme.
 	UnknownScheme = errors.New("embed: unknown scheme")
-	BadSpec       = errors.New("embed: malformed spec")
-	Dimension     = errors.New("embed: dimension mismatch")
+	// BadSpec is embed.ErrBadSpec.
+	BadSpec = errors.New("embed: malformed spec")
+	// Dimension is embed.ErrDimension.
+	Dimension = errors.New("embed: dimension mismatch")
+	// ModelNotFound is embed.ErrModelNotFound.
 	ModelNotFound = errors.New("embed: model not found")
-	Unreachable   = errors.New("embed: server unreachable")
+	// Unreachable is embed.ErrUnreachable.
+	Unreachable = errors.New("embed: server unreachable")
 )
