@@ -289,6 +289,16 @@ func (s *ShortMemory) Forget(ctx context.Context, ids ...string) (int, error) {
 	return n, nil
 }
 
+// Segments returns every remembered segment in the order it was stored
+// (ascending ID), with a zero Score.
+func (s *ShortMemory) Segments() []Hit {
+	var out []Hit
+	for id, e := range s.m.Index().All() {
+		out = append(out, Hit{ID: strconv.FormatInt(id, 10), Text: e.Key, Time: e.Value.Time})
+	}
+	return out
+}
+
 // Len returns the number of remembered segments.
 func (s *ShortMemory) Len() int { return s.m.Len() }
 

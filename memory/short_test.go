@@ -177,6 +177,11 @@ func TestShortMemory_Forget(t *testing.T) {
 	hits, err := mem.Search(ctx, "alpha beta")
 	require.NoError(t, err)
 	assert.Empty(t, hits)
+	segs := mem.Segments()
+	require.Len(t, segs, 1)
+	assert.Equal(t, "1", segs[0].ID)
+	assert.Equal(t, "gamma delta", segs[0].Text)
+	assert.False(t, segs[0].Time.IsZero())
 }
 
 func TestShortMemory_Concurrent(t *testing.T) {

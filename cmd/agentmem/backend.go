@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/vdb"
+	"github.com/agentmem/agentmem/vdb/faiss"
+	"github.com/agentmem/agentmem/vdb/inmem"
+)
+
+// backendFlags choose the vector database under a store.
+type backendFlags struct {
+	name  string // "inmem" or "faiss"
+	index string // Faiss index-factory string
+}
+
+var backend backendFlags
+
+func init() {
+	pf := rootCmd.PersistentFlags()
+	pf.StringVar(&backend.name, "backend", memory.DefaultBackend,
+		`vector backend: "inmem" (pure Go, exact) or "faiss" (needs a build with -tags faiss); default: the store's, else inmem`)
+	pf.StringVar(&backend.index, "index", "",
+		`Faiss index-factory string for --backend faiss, e.g. "HNSW32,Flat" (default `+faiss.DefaultFactory+`)`)
+}
+
+// backendOption returns the memory option for the backend named name (the
+// --backend flag, or the store's backend when the flag was not given).
+func backendOption(name string) (memory.Option, error) {
+	switch name {
+	case "inmem":
+		if backend.index != "" {
+			return nil, usageError{fmt.Errorf("--index %q needs --backend faiss", backend.index)}
+		}
+		return memory.WithBackend("inmem", func(dim int) (vdb.VectorDatabase, error) {
+			return inmem.New(dim)
+		}), nil
+	case "faiss":
+		var opts []faiss.Option
+		if backend.index != "" {
+			opts = append(opts, faiss.WithFactory(backend.index))
+		}
+		return memory.WithBackend("faiss", func(dim int) (vdb.VectorDatabase, error) {
+			ix, err := faiss.New(dim, opts...)
+			if err != nil {
+				return nil, err // not a typed nil inside the interface
+			}
+			return ix, nil
+		}), nil
+	default:
+		return nil, usageError{fmt.Errorf("unknown --backend %q (known: inmem, faiss)", name)}
+	}
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
+)
+
+// cliResult is what one in-process run of the CLI produced.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs `agentmem ARGS` in-process through run(), with stdin, and
+// returns the exit code and output (stderr: the command's, then the final
+// error run prints to os.Stderr). Every flag is reset to its default
+// first (cobra keeps flag values, and a subcommand's context, between
+// executions in one process).
+func runCLI(t *testing.T, stdin string, args ...string) cliResult {
+	t.Helper()
+	resetCLI(t)
+	var out, errOut bytes.Buffer
+	rootCmd.SetIn(strings.NewReader(stdin))
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&errOut)
+	t.Cleanup(func() {
+		rootCmd.SetIn(nil)
+		rootCmd.SetOut(nil)
+		rootCmd.SetErr(nil)
+	})
+	var code int
+	final := captureStderr(t, func() { code = run(t.Context(), args) })
+	return cliResult{code, out.String(), errOut.String() + final}
+}
+
+func resetCLI(t *testing.T) {
+	t.Helper()
+	reset := func(fs *pflag.FlagSet) {
+		fs.VisitAll(func(f *pflag.Flag) {
+			if sv, ok := f.Value.(pflag.SliceValue); ok {
+				def := strings.Trim(f.DefValue, "[]")
+				var vals []string
+				if def != "" {
+					vals = strings.Split(def, ",")
+				}
+				require.NoError(t, sv.Replace(vals))
+			} else {
+				require.NoError(t, f.Value.Set(f.DefValue))
+			}
+			f.Changed = false
+		})
+	}
+	reset(rootCmd.PersistentFlags())
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			reset(sub.Flags())
+			sub.SetContext(nil) //nolint:staticcheck // nil: take the context given to ExecuteContext
+			walk(sub)
+		}
+	}
+	walk(rootCmd)
+}
+
+const conversation = "../../testdata/conversation.jsonl"
+
+func TestCLI_ImportThenSearch(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "import", conversation, "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "imported 70 segments")
+	assert.Empty(t, r.stderr, "no progress bar when stderr is not a terminal")
+
+	r = runCLI(t, "", "search", "when is my flight to Berlin?", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	first, _, _ := strings.Cut(r.stdout, "\n\n")
+	assert.Contains(t, first, "1. score ")
+	assert.Contains(t, first, "Flight LH 2043 leaves Munich at 09:40", "the flight round comes first")
+
+	r = runCLI(t, "", "search", "花生过敏", "-k", "1", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "我对花生过敏")
+	assert.Equal(t, 1, strings.Count(r.stdout, "score "), "-k 1 prints one hit")
+
+	// --json for scripts.
+	r = runCLI(t, "", "search", "--json", "--store", store, "-k", "3", "--min-score", "0", "PgBouncer transaction mode")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var res struct {
+		Query string `json:"query"`
+		Hits  []struct {
+			ID    string  `json:"id"`
+			Score float32 `json:"score"`
+			Text  string  `json:"text"`
+		} `json:"hits"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
+	assert.Equal(t, "PgBouncer transaction mode", res.Query)
+	require.Len(t, res.Hits, 3)
+	assert.Contains(t, res.Hits[0].Text, "We decided to add PgBouncer in transaction mode.")
+	assert.GreaterOrEqual(t, res.Hits[0].Score, res.Hits[1].Score)
+
+	// Importing the same file again stores nothing twice.
+	r = runCLI(t, "", "import", "--json", conversation, "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var imp struct{ Imported, Skipped int }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &imp))
+	assert.Equal(t, 0, imp.Imported)
+	assert.Equal(t, 70, imp.Skipped)
+
+	r = runCLI(t, "", "stats", "--json", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var st memory.Stats
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	assert.Equal(t, 70, st.Segments)
+	assert.Equal(t, 70, st.Vectors)
+	assert.Equal(t, "hash:512", st.Embedder)
+	assert.Equal(t, "inmem", st.Backend)
+	assert.Equal(t, int64(0), st.Unsnapshotted, "the last command's Close snapshotted the vectors")
+}
+
+func TestCLI_AddSearchStats(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "add", "--store", store, "user: the wifi password is tulip-42\nassistant: saved", "user: book a table for two at 7pm")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Equal(t, "added 2 segments (id 0, 1) to "+store+"\n", r.stdout)
+
+	r = runCLI(t, "user: 明天北京天气怎么样\nassistant: 晴，最高 12 度\n", "add", "--json", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.JSONEq(t, `{"ids":["2"],"store":"`+store+`"}`, r.stdout)
+
+	r = runCLI(t, "", "search", "--store", store, "北京天气")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "   user: 明天北京天气怎么样\n   assistant: 晴，最高 12 度\n", "stdin is one segment; lines are indented")
+
+	r = runCLI(t, "", "search", "--store", store, "zebra crossing")
+	require.Equal(t, exitOK, r.code, "no match is not a failure")
+	assert.Empty(t, r.stdout)
+	assert.Contains(t, r.stderr, "no remembered segment")
+
+	r = runCLI(t, "", "stats", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Regexp(t, `segments\s+3\n`, r.stdout)
+	assert.Regexp(t, `embedder\s+hash:512 \(dim 512\)`, r.stdout)
+}
+
+func TestCLI_StoreRemembersEmbedder(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "add", "--store", store, "--embedder", "hash:128", "the quick brown fox")
+	require.Equal(t, exitOK, r.code, r.stderr)
+
+	r = runCLI(t, "", "search", "--store", store, "quick fox")
+	require.Equal(t, exitOK, r.code, "without --embedder the store's own is used: %s", r.stderr)
+	assert.Contains(t, r.stdout, "quick brown fox")
+
+	r = runCLI(t, "", "search", "--store", store, "--embedder", "hash:512", "quick fox")
+	assert.Equal(t, exitFailure, r.code)
+	assert.Contains(t, r.stderr, "built with hash:128")
+	assert.Contains(t, r.stderr, "hash:512")
+}
+
+func TestCLI_Errors(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+		return p
+	}
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+		msg   string
+	}{
+		{"search without query", "", []string{"search"}, exitUsage, "requires at least 1 arg"},
+		{"search bad k", "", []string{"search", "-k", "0", "x"}, exitUsage, "-k must be positive"},
+		{"search bad min score", "", []string{"search", "--min-score", "2", "x"}, exitUsage, "--min-score"},
+		{"search unknown flag", "", []string{"search", "--nope", "x"}, exitUsage, "unknown flag"},
+		{"search missing store", "", []string{"search", "x"}, exitFailure, "no memory store"},
+		{"stats missing store", "", []string{"stats"}, exitFailure, "no memory store"},
+		{"stats extra argument", "", []string{"stats", "x"}, exitUsage, "unknown command"},
+		{"add empty argument", "", []string{"add", " "}, exitUsage, "argument 1 is empty"},
+		{"add empty stdin", "", []string{"add"}, exitUsage, "standard input is empty"},
+		{"unknown embedder", "", []string{"add", "--embedder", "word2vec:x", "hi"}, exitUsage, "known: "},
+		{"bad embedder spec", "", []string{"add", "--embedder", "hash:abc", "hi"}, exitUsage, "hash:abc"},
+		{"unknown backend", "", []string{"add", "--backend", "annoy", "hi"}, exitUsage, "unknown --backend"},
+		{"index without faiss", "", []string{"add", "--index", "HNSW32,Flat", "hi"}, exitUsage, "needs --backend faiss"},
+		{"import no file", "", []string{"import"}, exitUsage, "accepts 1 arg"},
+		{"import missing file", "", []string{"import", filepath.Join(dir, "nope.jsonl")}, exitFailure, "no such file"},
+		{"import bad json", "", []string{"import", write("bad.jsonl", "{\"text\":\"ok\"}\n\n{\"text\": oops}\n")}, exitFailure, "bad.jsonl:3: want one JSON object"},
+		{"import no text field", "", []string{"import", write("notext.jsonl", "{\"content\":\"hi\"}\n")}, exitFailure, `notext.jsonl:1: the object has no "text" field`},
+		{"import empty text", "", []string{"import", write("empty.jsonl", "{\"text\":\"a\"}\n{\"text\":\"  \"}\n")}, exitFailure, `empty.jsonl:2: "text" is empty`},
+		{"import empty file", "", []string{"import", write("blank.jsonl", "\n\n")}, exitFailure, "no lines to import"},
+		{"import bad stdin", "[1,2]\n", []string{"import", "-"}, exitFailure, "standard input:1:"},
+		{"import bad batch", "", []string{"import", "--batch", "0", conversation}, exitUsage, "--batch must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.stdin, append(tt.args, "--store", store)...)
+			assert.Equal(t, tt.code, r.code, "exit code")
+			assert.Contains(t, r.stderr, tt.msg)
+			assert.True(t, strings.HasPrefix(r.stderr, "agentmem: "), "errors start with the program name: %q", r.stderr)
+		})
+	}
+	_, err := os.Stat(filepath.Join(store, memory.SegmentsFile))
+	assert.ErrorIs(t, err, os.ErrNotExist, "failed commands stored nothing")
+}
+
+func TestCLI_ImportFromStdin(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	in := `{"text":"user: 我的工号是 NW-20417\nassistant: 已记住","role":"ignored"}` + "\n" + `{"text":"user: ping\nassistant: pong"}`
+	r := runCLI(t, in, "import", "-", "--store", store, "--batch", "1")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "imported 2 segments from - into")
+	r = runCLI(t, "", "search", "--store", store, "工号")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "NW-20417")
+}
+
+// captureStderr returns what fn wrote to os.Stderr (run prints the final
+// error there).
+func captureStderr(t *testing.T, fn func()) string {
+	t.Helper()
+	old := os.Stderr
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	os.Stderr = w
+	done := make(chan string)
+	go func() {
+		var b bytes.Buffer
+		b.ReadFrom(r)
+		done <- b.String()
+	}()
+	defer func() { os.Stderr = old }()
+	fn()
+	w.Close()
+	return <-done
+}
