@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -327,4 +328,70 @@ func BenchmarkWindow_Append(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestWindow_CapsProperty appends random rounds (English and Chinese, some
+// larger than the whole budget) and checks after every append: both caps
+// hold, the newest round is always kept, every other kept round is whole,
+// and every round is either still in the window or was handed on.
+func TestWindow_CapsProperty(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	text := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if r.IntN(2) == 0 {
+				b.WriteString("记忆窗口平滑遗忘"[r.IntN(8)*3:][:3])
+			} else {
+				if i > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString([]string{"round", "window", "budget", "evict", "memory"}[r.IntN(5)])
+			}
+		}
+		return b.String()
+	}
+	for trial := range 50 {
+		var moved []string
+		maxRounds, maxTokens := 1+r.IntN(10), window.MinTokens+r.IntN(2000)
+		w, err := window.New(window.WithMaxRounds(maxRounds), window.WithMaxTokens(maxTokens),
+			window.WithOnEvict(func(_ context.Context, rd window.Round) error { moved = append(moved, rd.User); return nil }))
+		require.NoError(t, err)
+		var all []window.Round
+		for i := range 40 {
+			rd := window.Round{User: fmt.Sprintf("q%d %s", i, text(1+r.IntN(50))), Assistant: text(1 + r.IntN(600))}
+			all = append(all, rd)
+			require.NoError(t, w.Append(t.Context(), rd))
+			rs := w.Rounds()
+			require.LessOrEqual(t, len(rs), maxRounds, "trial %d", trial)
+			require.LessOrEqual(t, w.Tokens(), maxTokens, "trial %d", trial)
+			require.NotEmpty(t, rs)
+			newest := rs[len(rs)-1]
+			require.True(t, strings.HasPrefix(newest.User, fmt.Sprintf("q%d ", i)) || newest.Truncated > 0, "the newest round is kept")
+			for _, k := range rs[:len(rs)-1] {
+				if k.Truncated == 0 {
+					require.Contains(t, all, window.Round{User: k.User, Assistant: k.Assistant}, "whole rounds only")
+				}
+			}
+			require.Equal(t, i+1, len(rs)+countNotTruncatedMoved(moved, rs), "trial %d: nothing lost", trial)
+		}
+	}
+}
+
+// countNotTruncatedMoved counts the moved rounds that are not (also) still
+// in the window: a truncated round's whole text moves on at once while its
+// cut version stays.
+func countNotTruncatedMoved(moved []string, kept []window.Round) int {
+	in := map[string]bool{}
+	for _, k := range kept {
+		if k.Truncated > 0 {
+			in[strings.Fields(k.User)[0]] = true
+		}
+	}
+	n := 0
+	for _, m := range moved {
+		if !in[strings.Fields(m)[0]] {
+			n++
+		}
+	}
+	return n
 }
