@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/agent"
+	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window"
 	"github.com/agentmem/agentmem/memory/window/tokens"
@@ -64,4 +65,47 @@ func BenchmarkConversation(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size.rounds), "ns/round")
 		})
 	}
+}
+
+// BenchmarkConversation_ShortMemory is the same conversation with a real
+// long-term memory (memory.ShortMemory, offline hash:512 embedder, inmem
+// backend): every round also searches it for the input, and evicted rounds
+// are embedded and stored. The extra time is the memory's, not the window's.
+func BenchmarkConversation_ShortMemory(b *testing.B) {
+	const rounds, budget = 200, 8192
+	r := rand.New(rand.NewPCG(3, 4))
+	conv := make([]window.Round, rounds)
+	for i := range conv {
+		conv[i] = window.Round{User: randomText(r, 40), Assistant: randomText(r, 200), Time: t0.Add(time.Duration(i) * time.Minute)}
+	}
+	emb, err := hash.New(hash.DefaultDim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	counter := tokens.Cached(tokens.Default, 1024)
+	asm := agent.Assembler{Budget: budget, Counter: counter}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		mem, err := memory.NewShort(emb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, _ := window.New(window.WithMaxTokens(budget/2), window.WithCounter(counter), window.WithEvictTo(mem))
+		for _, rd := range conv {
+			hits, err := mem.Search(ctx, rd.User)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := asm.Assemble(agent.Parts{System: "You are a careful assistant.", Recalled: hits, Rounds: w.Rounds(), Input: rd.User})
+			if err != nil || p.Tokens > budget {
+				b.Fatal(err, p.Tokens)
+			}
+			if err := w.Append(ctx, rd); err != nil {
+				b.Fatal(err)
+			}
+		}
+		_ = mem.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rounds), "ns/round")
 }
