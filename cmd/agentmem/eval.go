@@ -175,8 +175,8 @@ Questions without evidence are skipped (and counted).`,
 	f := cmd.Flags()
 	f.IntSliceVar(&ks, "k", []int{1, 5, 10}, "cut-offs for recall@k and hit@k")
 	f.StringVar(&mode, "mode", "all", "retrieval mode: all, hybrid, vector or keyword")
-	f.BoolVar(&withSpeaker, "with-speaker", false, `index each turn as "SPEAKER: TEXT"`)
-	f.BoolVar(&withDate, "with-date", false, `index each turn as "[DATE] TEXT"`)
+	f.BoolVar(&withSpeaker, "with-speaker", false, `index every chunk of a turn as "SPEAKER: CHUNK"`)
+	f.BoolVar(&withDate, "with-date", false, `index every chunk of a turn as "[DATE] CHUNK"`)
 	f.StringVar(&turnsPath, "turns", "", "turns file (default DIR/turns.jsonl)")
 	f.StringVar(&qPath, "questions", "", "questions file (default DIR/questions.jsonl)")
 	return cmd
@@ -218,7 +218,24 @@ func runEval(ctx context.Context, emb embed.Embedder, turns []evalTurn, question
 	if len(cfg.ks) == 0 {
 		cfg.ks = []int{1, 5, 10}
 	}
-	mem, err := longterm.New(ctx, emb, cfg.opts...)
+	opts := cfg.opts
+	if cfg.withSpeaker || cfg.withDate {
+		opts = append(slices.Clip(opts), longterm.WithIndexHeader(func(r longterm.Record) string {
+			h := ""
+			if cfg.withDate {
+				for _, tag := range r.Tags {
+					if d, ok := strings.CutPrefix(tag, evalDateTag); ok {
+						h = "[" + d + "] "
+					}
+				}
+			}
+			if cfg.withSpeaker {
+				h += longterm.SpeakerHeader(r)
+			}
+			return h
+		}))
+	}
+	mem, err := longterm.New(ctx, emb, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -231,12 +248,9 @@ func runEval(ctx context.Context, emb embed.Embedder, turns []evalTurn, question
 		if t.Conv == "" || t.ID == "" {
 			return nil, fmt.Errorf("eval: turn %d: missing conv or id", i+1)
 		}
-		text := t.Text
-		if cfg.withSpeaker && t.Speaker != "" {
-			text = t.Speaker + ": " + text
-		}
-		if cfg.withDate && t.Date != "" {
-			text = "[" + t.Date + "] " + text
+		var tags []string
+		if t.Date != "" {
+			tags = []string{evalDateTag + t.Date}
 		}
 		tm, _ := time.Parse(evalDateLayout, strings.ToLower(t.Date))
 		if tm.IsZero() {
@@ -244,7 +258,7 @@ func runEval(ctx context.Context, emb embed.Embedder, turns []evalTurn, question
 		}
 		convs[t.Conv] = true
 		recs = append(recs, longterm.Record{
-			ID: evalKey(t.Conv, t.ID), Namespace: t.Conv, Text: text, Time: tm, Speaker: t.Speaker,
+			ID: evalKey(t.Conv, t.ID), Namespace: t.Conv, Text: t.Text, Time: tm, Speaker: t.Speaker, Tags: tags,
 		})
 	}
 	// Load the Chinese dictionary before the clock starts: it is a
@@ -303,6 +317,9 @@ func runEval(ctx context.Context, emb embed.Embedder, turns []evalTurn, question
 	}
 	return rep, nil
 }
+
+// evalDateTag prefixes the tag that keeps a turn's date as written.
+const evalDateTag = "date="
 
 func evalKey(conv, id string) string { return conv + "\x1f" + id }
 

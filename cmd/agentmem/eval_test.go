@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,4 +40,67 @@ func TestEval_DevSetHybridBeatsSinglePaths(t *testing.T) {
 	h, v, k := rep.Modes[0].Overall.Recall[10], rep.Modes[1].Overall.Recall[10], rep.Modes[2].Overall.Recall[10]
 	assert.Greater(t, h, v, "hybrid recall@10 must beat vector")
 	assert.Greater(t, h, k, "hybrid recall@10 must beat keyword")
+}
+
+// runEvalCLI runs `agentmem eval ARGS` through run() and returns the exit
+// code and what the command printed. Flags are passed explicitly on every
+// call: cobra keeps flag values between executions in one process, so the
+// eval flags are reset to their defaults first.
+func runEvalCLI(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd, _, err := rootCmd.Find([]string{"eval"})
+	require.NoError(t, err)
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			require.NoError(t, sv.Replace(strings.Split(strings.Trim(f.DefValue, "[]"), ",")))
+		} else {
+			require.NoError(t, f.Value.Set(f.DefValue))
+		}
+		f.Changed = false
+	})
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	t.Cleanup(func() { rootCmd.SetOut(nil) })
+	code := run(t.Context(), append([]string{"eval"}, args...))
+	return code, out.String()
+}
+
+func TestEvalCommand(t *testing.T) {
+	code, out := runEvalCLI(t, "--mode", "all", "--k", "1,5,10", "--json=false", "../../testdata/eval")
+	require.Equal(t, exitOK, code)
+	for _, want := range []string{"hybrid", "vector", "keyword", "R@10", "H@5", "p95 ms", "turns/s", "best recall@10: hybrid"} {
+		assert.Contains(t, out, want)
+	}
+
+	code, out = runEvalCLI(t, "--mode", "keyword", "--k", "3", "--json", "--with-speaker", "../../testdata/eval")
+	require.Equal(t, exitOK, code)
+	var rep evalReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, 53, rep.Questions)
+	assert.Equal(t, 4, rep.Conversations)
+	assert.True(t, rep.WithSpeaker)
+	require.Len(t, rep.Modes, 1)
+	assert.Equal(t, "keyword", rep.Modes[0].Mode)
+	assert.Contains(t, rep.Modes[0].Overall.Recall, 3)
+	assert.NotEmpty(t, rep.Modes[0].Categories)
+
+	for _, args := range [][]string{
+		{"--mode", "bogus", "--k", "5", "../../testdata/eval"},
+		{"--mode", "all", "--k", "0", "../../testdata/eval"},
+		{"--mode", "all", "--k", "5"}, // no data
+	} {
+		code, _ := runEvalCLI(t, append([]string{"--json=false"}, args...)...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+	}
+	code, _ = runEvalCLI(t, "--json=false", "--mode", "all", "--k", "5", t.TempDir())
+	assert.Equal(t, exitFailure, code, "missing files")
+}
+
+func TestReadJSONL_ErrorNamesLine(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/q.jsonl"
+	require.NoError(t, os.WriteFile(path, []byte("{\"qid\": \"a\"}\n\n{broken\n"), 0o644))
+	_, err := readJSONL[evalQuestion](path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path+":3")
 }

@@ -253,8 +253,9 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 			}
 			return nil, err
 		}
+		header := m.header(&preps[i].rec)
 		for _, c := range preps[i].chunks {
-			texts = append(texts, c.Text)
+			texts = append(texts, header+c.Text)
 		}
 	}
 	vecs := make([][]float32, 0, len(texts))
@@ -405,8 +406,9 @@ func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off 
 	if err := db.Add(ctx, ids, vecs); err != nil {
 		return err
 	}
+	header := m.header(&p.rec)
 	for i, c := range p.children {
-		m.kw.Add(c.id, c.text)
+		m.kw.Add(c.id, header+c.text)
 		m.children[c.id] = childRef{p: p, i: i}
 		if c.id >= m.nextChild {
 			m.nextChild = c.id + 1
@@ -414,6 +416,14 @@ func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off 
 	}
 	m.parents[p.rec.ID] = p
 	return nil
+}
+
+// header returns the text indexed before each of r's children.
+func (m *Memory) header(r *Record) string {
+	if m.opts.header == nil {
+		return ""
+	}
+	return m.opts.header(*r)
 }
 
 // remove deletes a parent and its children from the indexes. m.mu must be

@@ -575,3 +575,32 @@ func TestCompact(t *testing.T) {
 	assert.Contains(t, r.Text, "rewritten")
 	require.NoError(t, m.Close())
 }
+
+func TestMemory_IndexHeader(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb, WithIndexHeader(SpeakerHeader))
+	_, err := m.AddBatch(ctx, []Record{
+		{ID: "c", Speaker: "Caroline", Text: "Hi there. I went to the support group yesterday."},
+		{ID: "m", Speaker: "Melanie", Text: "Hi there. I went to the pottery class yesterday."},
+	})
+	require.NoError(t, err)
+	check := func(m *Memory) {
+		hits, err := m.Query(ctx, Query{Text: "Caroline yesterday", Mode: KeywordOnly})
+		require.NoError(t, err)
+		require.NotEmpty(t, hits)
+		assert.Equal(t, "c", hits[0].ID)
+		assert.Equal(t, "Hi there. I went to the support group yesterday.", hits[0].Text, "the header is not stored")
+		for _, s := range hits[0].Snippets {
+			assert.NotContains(t, s, "Caroline:", "nor part of a snippet")
+		}
+	}
+	check(m)
+	// Reopened without a snapshot, the keyword index is rebuilt with the
+	// header.
+	require.NoError(t, m.log.close())
+	m2 := openStore(t, dir, emb, WithIndexHeader(SpeakerHeader))
+	defer m2.Close()
+	check(m2)
+}

@@ -85,6 +85,7 @@ type options struct {
 	logger        *slog.Logger
 	sync          bool
 	tokenizer     keyword.Tokenizer
+	header        func(Record) string
 	bm25          []keyword.IndexOption
 }
 
@@ -207,4 +208,25 @@ func WithTokenizer(tok keyword.Tokenizer) Option {
 // b = 0.75).
 func WithBM25(k1, b float64) Option {
 	return func(o *options) { o.bm25 = []keyword.IndexOption{keyword.WithK1(k1), keyword.WithB(b)} }
+}
+
+// WithIndexHeader sets a header indexed with every child of a record, on
+// both paths: the child "I went to the support group yesterday." of a
+// record by Caroline can be indexed as "Caroline: I went to …" so that
+// questions naming the speaker (or a date, or a title) find it. The header
+// is not part of the stored text or of the snippets. It must be a pure
+// function of the record, and a store must be reopened with the same one:
+// vectors are stored, but the keyword index is rebuilt from the log when
+// its snapshot cannot be used.
+func WithIndexHeader(header func(Record) string) Option {
+	return func(o *options) { o.header = header }
+}
+
+// SpeakerHeader is a header for WithIndexHeader: "Speaker: " (nothing for
+// a record without a speaker).
+func SpeakerHeader(r Record) string {
+	if r.Speaker == "" {
+		return ""
+	}
+	return r.Speaker + ": "
 }
