@@ -96,7 +96,7 @@ A progress bar is shown on standard error when it is a terminal.`,
 			return err
 		},
 	}
-	cmd.Flags().IntVar(&batch, "batch", 256, "texts per embedding call and per fsync")
+	cmd.Flags().IntVar(&batch, "batch", 1000, "texts per embedding call and per fsync")
 	return cmd
 }
 
