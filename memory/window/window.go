@@ -349,8 +349,9 @@ func (w *Window) State() State {
 // Restore replaces the window's contents with s. Rounds are appended in
 // order under the window's own caps, so a state saved by a larger window
 // evicts its oldest rounds into the pending queue; call [Window.Settle] to
-// hand them on. A round with empty text is an error wrapping [ErrEmptyRound]
-// and leaves the window unchanged.
+// hand them on. Saved pending rounds are kept only if the window has an
+// eviction callback. A round with empty text is an error wrapping
+// [ErrEmptyRound] and leaves the window unchanged.
 func (w *Window) Restore(s State) error {
 	for i, r := range s.Rounds {
 		if strings.TrimSpace(r.User) == "" || strings.TrimSpace(r.Assistant) == "" {
