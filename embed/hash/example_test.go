@@ -34,7 +34,7 @@ func ExampleEmbedder_Embed() {
 	fmt.Printf("synonyms only:  %.2f\n", cos(vs[0], vs[3])) // ~0: no shared words or parts of words
 	// Output:
 	// hash:512 512
-	// shared words:   0.66
-	// unrelated:      0.14
-	// synonyms only:  -0.03
+	// shared words:   0.71
+	// unrelated:      0.04
+	// synonyms only:  0.04
 }

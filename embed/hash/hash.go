@@ -14,14 +14,18 @@
 // A text is first brought to Unicode normalisation form NFKC (so "café"
 // typed with a combining accent, full-width "ＬＨ４０１" and the ligature "ﬁ"
 // match their usual spellings), then split into words (maximal runs of
-// Unicode letters, digits and combining marks, lower-cased) and CJK runs (Han, Hiragana, Katakana and
-// Hangul characters). Each word contributes itself and its character
-// trigrams with boundary markers ("^fl", "fli", …, "ht$"); each CJK run
-// contributes its characters and character bigrams, so Chinese, Japanese and
-// Korean text needs no word segmenter. A feature occurring tf times in a text
-// is weighted 1+ln(tf), hashed with 64-bit FNV-1a (plus a fixed finaliser) to
-// a dimension and a sign (signed hashing, so collisions cancel out on average
-// instead of adding up), and the vector is L2-normalised.
+// Unicode letters, digits and combining marks, lower-cased) and CJK runs
+// (Han, Hiragana, Katakana and Hangul characters). Each word contributes
+// itself and its character trigrams with boundary markers ("^fl", "fli", …,
+// "ht$"); each CJK run contributes its characters and character bigrams, so
+// Chinese, Japanese and Korean text needs no word segmenter. About 130
+// English function words ("the", "is", "my", "what"…) and the chat role
+// labels "user", "assistant" and "system" count at half weight and without
+// trigrams, so that texts sharing only those stay apart. A feature occurring
+// tf times in a text is weighted 1+ln(tf), hashed with 64-bit FNV-1a (plus
+// a fixed finaliser) to a dimension and a sign (signed hashing, so
+// collisions cancel out on average instead of adding up), and the vector is
+// L2-normalised.
 //
 // A text made only of punctuation or symbols (e.g. "?!" or "🙂") has no words;
 // its non-space characters are then used as features, so it still gets a
@@ -43,6 +47,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -67,6 +72,7 @@ const (
 	kindCJK1    = 3 // one CJK character
 	kindCJK2    = 4 // two adjacent CJK characters
 	kindSymbol  = 5 // a non-space character of a text without words
+	kindStop    = 6 // a whole stop word (no trigrams)
 	kindMask    = 7
 )
 
@@ -79,6 +85,7 @@ var kindWeight = [kindMask + 1]float64{
 	kindCJK1:    0.7,
 	kindCJK2:    1,
 	kindSymbol:  1,
+	kindStop:    0.5,
 }
 
 // Boundary markers around a word for its trigrams. They are control
@@ -255,7 +262,13 @@ func (s *scratch) flush(cjk bool) {
 			}
 		}
 	} else {
-		s.keys = append(s.keys, key(kindWord, rs))
+		wk := key(kindWord, rs)
+		if _, stop := stopKeys[wk]; stop {
+			s.keys = append(s.keys, key(kindStop, rs))
+			s.runes = s.runes[:0]
+			return
+		}
+		s.keys = append(s.keys, wk)
 		// Trigrams of markBegin + word + markEnd: a word of n runes has n.
 		n := len(rs)
 		for i := -1; i < n-1; i++ {
@@ -405,6 +418,31 @@ func key(kind uint64, rs []rune) uint64 {
 	h ^= h >> 33
 	return h&^kindMask | kind
 }
+
+// stopWords are English function words and chat role labels. They occur
+// in most texts, so matching them says little; they count as one feature
+// of weight kindWeight[kindStop] each, without trigrams.
+var stopWords = strings.Fields(`
+a about above after again against all also am an and any are as at
+be because been before being below between both but by
+can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how
+i if in into is it its itself just me more most my myself
+no nor not now of off on once only or other our ours ourselves out over own
+same she should so some such than that the their theirs them themselves then there these they this those through to too
+under until up very was we were what when where which while who whom why will with would
+you your yours yourself yourselves
+user assistant system
+`)
+
+// stopKeys holds the word keys of stopWords.
+var stopKeys = func() map[uint64]struct{} {
+	m := make(map[uint64]struct{}, len(stopWords))
+	for _, w := range stopWords {
+		m[key(kindWord, []rune(w))] = struct{}{}
+	}
+	return m
+}()
 
 // Rune classes for tokenising.
 const (
