@@ -26,3 +26,6 @@ func Forge(data, blob []byte) []byte {
 	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(blob, castagnoli))
 	return append(out, data[hdrLen+blobLen+4:]...)
 }
+
+// SetBLASThreshold exposes setBLASThreshold to benchmarks.
+var SetBLASThreshold = setBLASThreshold

@@ -254,6 +254,34 @@ func cerr(op string, s *C.char) error {
 	return fmt.Errorf("faiss: %s: %s", op, C.GoString(s))
 }
 
+// SetNProbe changes how many inverted lists an IVF index's searches visit
+// (see [WithNProbe]), without rebuilding. It fails with an error wrapping
+// [ErrFactory] on an index that is not IVF.
+func (ix *Index) SetNProbe(n int) error { return ix.setParam(&ix.cfg.nprobe, n) }
+
+// SetEfSearch changes an HNSW index's search-time candidate list size (see
+// [WithEfSearch]), without rebuilding.
+func (ix *Index) SetEfSearch(n int) error { return ix.setParam(&ix.cfg.efSearch, n) }
+
+func (ix *Index) setParam(field *int, n int) error {
+	if n <= 0 {
+		return fmt.Errorf("faiss: search parameter %d must be positive", n)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.h == nil {
+		return errClosed()
+	}
+	old := *field
+	*field = n
+	if err := ix.configure(ix.h); err != nil {
+		*field = old
+		return err
+	}
+	runtime.KeepAlive(ix)
+	return nil
+}
+
 // Dim returns the dimension of the stored vectors.
 func (ix *Index) Dim() int { return ix.dim }
 
@@ -306,6 +334,9 @@ func cbool(b bool) C.int32_t {
 	}
 	return 0
 }
+
+// setBLASThreshold sets Faiss' process-wide BLAS threshold (see shim.h).
+func setBLASThreshold(n int) int { return int(C.shim_blas_threshold(C.int32_t(n))) }
 
 func errClosed() error { return fmt.Errorf("faiss: %w", vdb.ErrClosed) }
 

@@ -29,6 +29,7 @@
 #include <faiss/impl/io.h>
 #include <faiss/index_factory.h>
 #include <faiss/index_io.h>
+#include <faiss/utils/distances.h>
 
 struct shim_index {
 	faiss::Index *index; // owned
@@ -303,6 +304,12 @@ char *shim_read(const shim_buf *b, int32_t d, shim_index **out) {
 		ix->removable = probe_removable(ix->index);
 		*out = ix.release();
 	});
+}
+
+int32_t shim_blas_threshold(int32_t n) {
+	int32_t old = faiss::distance_compute_blas_threshold;
+	faiss::distance_compute_blas_threshold = n;
+	return old;
 }
 
 } // extern "C"

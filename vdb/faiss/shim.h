@@ -88,6 +88,11 @@ void shim_buf_free(shim_buf *b);
 // inner-product metric and the shape shim_new gives.
 char *shim_read(const shim_buf *b, int32_t d, shim_index **out);
 
+// shim_blas_threshold sets faiss::distance_compute_blas_threshold (process
+// wide): from how many queries at once an exhaustive search uses BLAS, and
+// returns the previous value. Call it before any search runs.
+int32_t shim_blas_threshold(int32_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -78,6 +78,21 @@ func (*Index) Import(context.Context, io.Reader) error { return errStub() }
 // Train returns an error wrapping [vdb.ErrClosed].
 func (*Index) Train(context.Context, [][]float32) error { return errStub() }
 
+// SetNProbe returns an error wrapping [vdb.ErrClosed].
+func (*Index) SetNProbe(int) error { return errStub() }
+
+// SetEfSearch returns an error wrapping [vdb.ErrClosed].
+func (*Index) SetEfSearch(int) error { return errStub() }
+
+// Factory returns "".
+func (*Index) Factory() string { return "" }
+
+// Trained returns false.
+func (*Index) Trained() bool { return false }
+
+// DefaultFactory is the index-factory string New uses without WithFactory.
+const DefaultFactory = "IDMap,Flat"
+
 // Close does nothing.
 func (*Index) Close() error { return nil }
 

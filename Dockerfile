@@ -1,0 +1,77 @@
+# syntax=docker/dockerfile:1
+#
+# agentmem with the Faiss backend built in (go build -tags faiss).
+#
+#   docker build -t agentmem .            # runtime image (stage "runtime", the default)
+#   docker build --target test .          # full test suite with -tags faiss, inside the image
+#   docker run --rm -v agentmem:/data agentmem add "the deploy key is in vault"
+#   docker run --rm -v agentmem:/data agentmem search "where is the deploy key"
+#   docker run --rm -v agentmem:/data -e OLLAMA_HOST=http://host.docker.internal:11434 \
+#       agentmem --embedder ollama:nomic-embed-text search "..."
+#
+# Stages:
+#   build    Go + Debian's libfaiss-dev/libopenblas-dev (installed by the same
+#            scripts/install-faiss.sh that CI runs), compiles bin/agentmem.
+#   test     the build stage plus `go vet` and `go test -race -tags faiss ./...`
+#            (and the pure-Go CGO_ENABLED=0 build), run as a non-root user.
+#   runtime  debian:bookworm-slim with only the shared libraries the binary
+#            links: libfaiss.a is static, but OpenBLAS (with its gfortran
+#            runtime), libgomp and libstdc++ are shared.
+
+ARG GO_VERSION=1.26
+
+# ---------------------------------------------------------------- build ----
+FROM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+
+# Faiss and BLAS first: this layer only changes with the script.
+COPY scripts/install-faiss.sh scripts/install-faiss.sh
+RUN sh scripts/install-faiss.sh && rm -rf /var/lib/apt/lists/*
+
+# Modules next, so that source edits do not download them again.
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+
+COPY . .
+ENV CGO_ENABLED=1
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    go build -tags faiss -trimpath -ldflags='-s -w' -o /out/agentmem ./cmd/agentmem
+
+# ----------------------------------------------------------------- test ----
+# `docker build --target test .` fails if any test fails. Tests run as an
+# unprivileged user so that permission checks behave as they do for users.
+FROM build AS test
+RUN useradd --create-home tester && chown -R tester /src
+USER tester
+ENV GOFLAGS=-buildvcs=false
+RUN go vet -tags faiss ./... \
+ && go test -race -tags faiss ./... \
+ && CGO_ENABLED=0 go build ./... \
+ && /out/agentmem --help >/dev/null
+
+# -------------------------------------------------------------- runtime ----
+FROM debian:bookworm-slim AS runtime
+# libopenblas0-pthread: BLAS/LAPACK (pulls libgfortran5, libquadmath0)
+# libgomp1:            OpenMP runtime
+# (libstdc++6 and libgcc-s1 are already in bookworm-slim)
+# ca-certificates:     for an Ollama server behind HTTPS
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libopenblas0-pthread libgomp1 ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+
+RUN useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin agentmem \
+ && mkdir -p /data && chown agentmem:agentmem /data
+
+COPY --from=build /out/agentmem /usr/local/bin/agentmem
+# Fails the build if a shared library is missing from this stage.
+RUN agentmem --help >/dev/null
+
+USER agentmem
+WORKDIR /data
+# The store lives in the volume: the CLI's default --store is .agentmem,
+# relative to the working directory.
+VOLUME ["/data"]
+# Faiss threads: OMP_NUM_THREADS / OPENBLAS_NUM_THREADS cap them (default: all cores).
+ENTRYPOINT ["agentmem"]
+CMD ["--help"]
