@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/ollama/ollama/api"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/agentmem/agentmem/agent"
 	"github.com/agentmem/agentmem/embed"
-	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window"
 )
@@ -100,7 +98,7 @@ In the session, lines starting with / are commands:
 
 // openChatMemory opens the store's memory for chat.
 func openChatMemory(ctx context.Context, dir string) (*memory.ShortMemory, error) {
-	emb, err := chatEmbedder(global.embedder)
+	emb, err := embed.Open(global.embedder)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -108,26 +106,6 @@ func openChatMemory(ctx context.Context, dir string) (*memory.ShortMemory, error
 		return nil, err
 	}
 	return memory.OpenShort(ctx, dir, emb)
-}
-
-// chatEmbedder opens the embedder spec. Stopgap: while package embed does
-// not yet register its built-in "hash" scheme, hash:DIM is built directly.
-func chatEmbedder(spec string) (embed.Embedder, error) {
-	emb, err := embed.Open(spec)
-	if err == nil || !errors.Is(err, embed.ErrUnknownScheme) {
-		return emb, err
-	}
-	scheme, arg, _ := strings.Cut(strings.TrimSpace(spec), ":")
-	if scheme != "hash" {
-		return nil, err
-	}
-	dim := hash.DefaultDim
-	if arg != "" {
-		if dim, err = strconv.Atoi(arg); err != nil {
-			return nil, fmt.Errorf("%w: %q: %w", embed.ErrBadSpec, spec, err)
-		}
-	}
-	return hash.New(dim)
 }
 
 func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []string) (err error) {
