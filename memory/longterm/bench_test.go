@@ -98,15 +98,26 @@ func BenchmarkQuery(b *testing.B) {
 		}
 		addAll(b.Context(), b, m, benchRecords(n, "c1"))
 		addAll(b.Context(), b, m, benchRecords(n/10, "c2"))
+		type bcase struct {
+			name, ns string
+			mode     Mode
+		}
+		var cases []bcase
 		for _, mode := range []Mode{Hybrid, VectorOnly, KeywordOnly} {
-			b.Run(fmt.Sprintf("turns=%d/mode=%s", n, mode), func(b *testing.B) {
+			cases = append(cases, bcase{fmt.Sprintf("turns=%d/mode=%s", n, mode), "c1", mode})
+		}
+		// A small namespace beside the large one: it costs what it holds.
+		cases = append(cases, bcase{fmt.Sprintf("turns=%d/namespace-of-%d/mode=hybrid", n, n/10), "c2", Hybrid})
+		for _, c := range cases {
+			mode := c.mode
+			b.Run(c.name, func(b *testing.B) {
 				b.ReportAllocs()
 				var lat []time.Duration
 				i := 0
 				cpu0 := cpuTime()
 				for b.Loop() {
 					t0 := time.Now()
-					_, err := m.Query(b.Context(), Query{Text: queries[i%len(queries)], Namespace: "c1", Mode: mode, K: 10})
+					_, err := m.Query(b.Context(), Query{Text: queries[i%len(queries)], Namespace: c.ns, Mode: mode, K: 10})
 					lat = append(lat, time.Since(t0))
 					if err != nil {
 						b.Fatal(err)

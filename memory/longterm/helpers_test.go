@@ -2,6 +2,7 @@ package longterm
 
 import (
 	"context"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 
@@ -29,3 +30,5 @@ func newCounting(t testing.TB, dim int) *countingEmbedder {
 	require.NoError(t, err)
 	return &countingEmbedder{Embedder: e}
 }
+
+var discardLogger = slog.New(slog.DiscardHandler)
