@@ -28,14 +28,14 @@ WORKDIR /src
 COPY scripts/install-faiss.sh scripts/install-faiss.sh
 RUN sh scripts/install-faiss.sh && rm -rf /var/lib/apt/lists/*
 
-# Modules next, so that source edits do not download them again.
+# Modules next, so that source edits do not download them again. (Not a
+# cache mount: the test stage needs them in the layer.)
 COPY go.mod go.sum ./
-RUN --mount=type=cache,target=/go/pkg/mod go mod download
+RUN go mod download
 
 COPY . .
 ENV CGO_ENABLED=1
-RUN --mount=type=cache,target=/go/pkg/mod \
-    --mount=type=cache,target=/root/.cache/go-build \
+RUN --mount=type=cache,target=/root/.cache/go-build \
     go build -tags faiss -trimpath -ldflags='-s -w' -o /out/agentmem ./cmd/agentmem
 
 # ----------------------------------------------------------------- test ----
