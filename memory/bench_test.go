@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,5 +68,44 @@ func BenchmarkShortMemoryUpdate(b *testing.B) {
 				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "segments/s")
 			})
 		}
+	}
+}
+
+// BenchmarkShortMemoryUpdateConcurrent measures single-segment Updates to a
+// store from several goroutines at once: they share fsyncs (group commit in
+// the segment log), so throughput grows with the number of writers. One op
+// writes n segments into a fresh store, split across the writers.
+func BenchmarkShortMemoryUpdateConcurrent(b *testing.B) {
+	const n = 1000
+	segs := shortSegments(n)
+	for _, writers := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("writers=%d/n=%d", writers, n), func(b *testing.B) {
+			emb, err := hash.New(512)
+			require.NoError(b, err)
+			ctx := b.Context()
+			b.ReportAllocs()
+			for b.Loop() {
+				mem, err := memory.OpenShort(ctx, b.TempDir(), emb)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var wg sync.WaitGroup
+				for w := range writers {
+					wg.Go(func() {
+						for i := w; i < n; i += writers {
+							if err := mem.Update(ctx, segs[i]); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				if err := mem.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "segments/s")
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -304,4 +305,43 @@ func FuzzIndexMapOpen(f *testing.F) {
 		}
 		require.True(t, slices.IsSortedFunc(got, func(a, b semantic.Item[rec]) int { return int(a.ID - b.ID) }))
 	})
+}
+
+// TestJSONLIndexMap_ConcurrentWriters checks that concurrent Puts and
+// Deletes (which share fsyncs) are all durable and visible when they
+// return, and that the log replays to the same state.
+func TestJSONLIndexMap_ConcurrentWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	m, err := semantic.OpenJSONLIndexMap[rec](path)
+	require.NoError(t, err)
+	const writers, each = 8, 25
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				id := int64(w*each + i)
+				if !assert.NoError(t, m.Put(semantic.Item[rec]{ID: id, Value: rec{fmt.Sprint(id), i}})) {
+					return
+				}
+				v, ok := m.Get(id)
+				assert.True(t, ok, "a Put is visible when it returns")
+				assert.Equal(t, fmt.Sprint(id), v.Text)
+				if i%5 == 0 {
+					n, err := m.Delete(id)
+					assert.NoError(t, err)
+					assert.Equal(t, 1, n)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := collect[rec](m)
+	assert.Len(t, want, writers*each*4/5)
+	require.NoError(t, m.Close())
+
+	m2, err := semantic.OpenJSONLIndexMap[rec](path)
+	require.NoError(t, err)
+	defer m2.Close()
+	assert.Equal(t, want, collect[rec](m2), "the log replays to the same state")
+	assert.Equal(t, int64(writers*each-1), m2.MaxID())
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/agentmem/agentmem/internal/atomicfile"
@@ -42,13 +43,25 @@ import (
 type JSONLIndexMap[V any] struct {
 	path string
 
-	mu     sync.RWMutex // guards everything below
-	t      table[V]
-	f      *os.File
-	size   int64 // bytes of complete, durable lines in the log
-	lines  int   // number of lines in the log
-	broken error // sticky: set when a failed write left the log in an unknown state
-	closed bool
+	// syncMu is held by the goroutine running an fsync, and by Close; it
+	// is taken before mu, never while holding mu.
+	syncMu sync.Mutex
+
+	mu      sync.RWMutex // guards everything below
+	t       table[V]     // the state of the durable records
+	f       *os.File
+	written int64          // bytes written to the log (complete lines)
+	durable int64          // bytes known to be on stable storage
+	pending []pendingApply // writes not yet durable, in log order
+	broken  error          // sticky: set when a failed write or fsync left the log in an unknown state
+	closed  bool
+}
+
+// pendingApply is a write waiting for its fsync: once the log is durable up
+// to end, apply makes it visible.
+type pendingApply struct {
+	end   int64
+	apply func()
 }
 
 var _ IndexMap[int] = (*JSONLIndexMap[int])(nil)
@@ -207,7 +220,7 @@ func OpenJSONLIndexMap[V any](path string, opts ...JSONLOption) (*JSONLIndexMap[
 		f.Close()
 		return nil, err
 	}
-	m.size, m.lines = size, lines
+	m.written, m.durable = size, size
 	return m, nil
 }
 
@@ -249,14 +262,14 @@ func (m *JSONLIndexMap[V]) Path() string { return m.path }
 func (m *JSONLIndexMap[V]) Offset() int64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.size
+	return m.durable
 }
 
 // ReadSince returns the records appended after offset, which must be a value
 // [JSONLIndexMap.Offset] returned for this log.
 func (m *JSONLIndexMap[V]) ReadSince(offset int64) ([]Op[V], error) {
 	m.mu.RLock()
-	end := m.size
+	end := m.durable
 	m.mu.RUnlock()
 	if offset < 0 || offset > end {
 		return nil, fmt.Errorf("semantic: %s: offset %d outside the log (%d bytes)", m.path, offset, end)
@@ -285,32 +298,66 @@ func (m *JSONLIndexMap[V]) ReadSince(offset int64) ([]Op[V], error) {
 	return ops, nil
 }
 
-// appendLocked writes buf at the end of the log and fsyncs. m.mu is held.
-func (m *JSONLIndexMap[V]) appendLocked(buf []byte, lines int) error {
+// appendLocked writes buf at the end of the log and queues apply to run
+// once it is durable. It returns the log offset the caller must wait for
+// with waitDurable. m.mu is held.
+func (m *JSONLIndexMap[V]) appendLocked(buf []byte, apply func()) (int64, error) {
 	if m.closed {
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	if m.broken != nil {
-		return m.broken
+		return 0, m.broken
 	}
 	if _, err := m.f.Write(buf); err != nil {
 		// Try to cut the partial write off so that the log stays usable.
-		if terr := m.f.Truncate(m.size); terr == nil {
-			if _, serr := m.f.Seek(m.size, io.SeekStart); serr == nil {
-				return fmt.Errorf("semantic: append to %s: %w", m.path, err)
+		if terr := m.f.Truncate(m.written); terr == nil {
+			if _, serr := m.f.Seek(m.written, io.SeekStart); serr == nil {
+				return 0, fmt.Errorf("semantic: append to %s: %w", m.path, err)
 			}
 		}
 		m.broken = fmt.Errorf("semantic: log %s unusable after a failed write: %w", m.path, err)
-		return m.broken
+		return 0, m.broken
 	}
-	if err := m.f.Sync(); err != nil {
+	m.written += int64(len(buf))
+	m.pending = append(m.pending, pendingApply{end: m.written, apply: apply})
+	return m.written, nil
+}
+
+// waitDurable returns once the log is durable up to end, running an fsync
+// unless another goroutine's fsync already covered it (group commit).
+func (m *JSONLIndexMap[V]) waitDurable(end int64) error {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	m.mu.RLock()
+	done, broken, target := m.durable >= end, m.broken, m.written
+	m.mu.RUnlock()
+	switch {
+	case done:
+		return nil
+	case broken != nil:
+		return broken
+	}
+	err := m.f.Sync()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
 		// After a failed fsync the kernel's view of the file can no longer
 		// be trusted; refuse further writes rather than risk silent loss.
+		// The pending writes never become visible.
 		m.broken = fmt.Errorf("semantic: log %s unusable after a failed fsync: %w", m.path, err)
+		m.pending = nil
 		return m.broken
 	}
-	m.size += int64(len(buf))
-	m.lines += lines
+	m.durable = target
+	n := 0
+	for _, p := range m.pending {
+		if p.end > target {
+			break
+		}
+		p.apply()
+		n++
+	}
+	m.pending = slices.Delete(m.pending, 0, n)
 	return nil
 }
 
@@ -330,32 +377,66 @@ func (m *JSONLIndexMap[V]) Put(items ...Item[V]) error {
 	if len(items) == 0 {
 		return nil
 	}
+	encoded, err := encodeItems(items)
+	if err != nil {
+		return err
+	}
+	wait, err := m.putAsync(encoded, items)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// putAsync appends encoded items to the log and returns a function that
+// waits until they are durable (and visible). It lets a caller holding its
+// own lock release it before the fsync, so that concurrent writers share it.
+func (m *JSONLIndexMap[V]) putAsync(encoded []byte, items []Item[V]) (wait func() error, err error) {
+	m.mu.Lock()
+	end, err := m.appendLocked(encoded, func() {
+		for _, it := range items {
+			m.t.put(it.ID, it.Value)
+		}
+	})
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return func() error { return m.waitDurable(end) }, nil
+}
+
+// putAsyncItems implements asyncPutter for SemanticMap.
+func (m *JSONLIndexMap[V]) putAsyncItems(items []Item[V]) (wait func() error, err error) {
+	if err := checkIDs(items); err != nil {
+		return nil, err
+	}
+	encoded, err := encodeItems(items)
+	if err != nil {
+		return nil, err
+	}
+	return m.putAsync(encoded, items)
+}
+
+// encodeItems returns the log lines for items.
+func encodeItems[V any](items []Item[V]) ([]byte, error) {
 	var buf bytes.Buffer
 	for _, it := range items {
 		b, err := json.Marshal(putLine[V]{ID: it.ID, Value: it.Value})
 		if err != nil {
-			return fmt.Errorf("semantic: encode id %d: %w", it.ID, err)
+			return nil, fmt.Errorf("semantic: encode id %d: %w", it.ID, err)
 		}
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.appendLocked(buf.Bytes(), len(items)); err != nil {
-		return err
-	}
-	for _, it := range items {
-		m.t.put(it.ID, it.Value)
-	}
-	return nil
+	return buf.Bytes(), nil
 }
 
 // Delete implements [IndexMap]. It logs a record for each ID that was
 // present and returns once they are durable.
 func (m *JSONLIndexMap[V]) Delete(ids ...int64) (int, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return 0, ErrClosed
 	}
 	var buf bytes.Buffer
@@ -372,18 +453,22 @@ func (m *JSONLIndexMap[V]) Delete(ids ...int64) (int, error) {
 		present = append(present, id)
 	}
 	if len(present) == 0 {
+		m.mu.Unlock()
 		return 0, nil
 	}
-	if err := m.appendLocked(buf.Bytes(), len(present)); err != nil {
+	end, err := m.appendLocked(buf.Bytes(), func() {
+		for _, id := range present {
+			m.t.del(id)
+		}
+	})
+	m.mu.Unlock()
+	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, id := range present {
-		if m.t.del(id) {
-			n++
-		}
+	if err := m.waitDurable(end); err != nil {
+		return 0, err
 	}
-	return n, nil
+	return len(present), nil
 }
 
 // Len implements [IndexMap].
@@ -409,15 +494,31 @@ func (m *JSONLIndexMap[V]) All() iter.Seq2[int64, V] {
 }
 
 // Close closes the log file. It is idempotent. The contents stay readable.
+// Writes still waiting for their fsync are made durable first.
 func (m *JSONLIndexMap[V]) Close() error {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return nil
 	}
 	m.closed = true
-	if err := m.f.Close(); err != nil {
-		return fmt.Errorf("semantic: close %s: %w", m.path, err)
+	var errs []error
+	if m.written > m.durable && m.broken == nil {
+		if err := m.f.Sync(); err != nil {
+			m.broken = fmt.Errorf("semantic: log %s unusable after a failed fsync: %w", m.path, err)
+			errs = append(errs, m.broken)
+		} else {
+			m.durable = m.written
+			for _, p := range m.pending {
+				p.apply()
+			}
+		}
+		m.pending = nil
 	}
-	return nil
+	if err := m.f.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("semantic: close %s: %w", m.path, err))
+	}
+	return errors.Join(errs...)
 }

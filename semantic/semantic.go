@@ -56,9 +56,10 @@ type Hit[T any] struct {
 // SemanticMap maps text keys to values of type T and finds values by the
 // meaning of their keys. It is safe for concurrent use by multiple
 // goroutines: writes are serialised (IDs, vectors and index records are
-// written in one order); searches run concurrently with each other and with
-// writes, and see a write once both its vector and its index record are
-// stored.
+// written in one order) except for the fsync of a [JSONLIndexMap], which
+// concurrent writers share (group commit); searches run concurrently with
+// each other and with writes, and see a write once both its vector and its
+// index record are stored (for a JSONL index: durable).
 //
 // A SemanticMap owns the vector database and index map it was given: Close
 // closes them.
@@ -160,8 +161,8 @@ func (m *SemanticMap[T]) PutBatch(ctx context.Context, entries []Entry[T]) ([]in
 		return nil, err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed.Load() {
+		m.mu.Unlock()
 		return nil, ErrClosed
 	}
 	ids := make([]int64, len(entries))
@@ -171,12 +172,26 @@ func (m *SemanticMap[T]) PutBatch(ctx context.Context, entries []Entry[T]) ([]in
 		items[i] = Item[Entry[T]]{ID: ids[i], Value: e}
 	}
 	if err := m.db.Add(ctx, ids, vecs); err != nil {
+		m.mu.Unlock()
 		return nil, fmt.Errorf("semantic: add vectors: %w", err)
 	}
 	// The IDs are spent even if the index put fails: a vector might have
 	// been seen by a concurrent search, and an ID is never reused.
 	m.next += int64(len(entries))
-	if err := m.index.Put(items...); err != nil {
+	// An index map that can group-commit is written under the lock (so the
+	// log keeps ID order) and made durable after it is released, so that
+	// concurrent writers share one fsync.
+	var wait func() error
+	if ap, ok := m.index.(asyncPutter[Entry[T]]); ok {
+		wait, err = ap.putAsyncItems(items)
+	} else {
+		err = m.index.Put(items...)
+	}
+	m.mu.Unlock()
+	if err == nil && wait != nil {
+		err = wait()
+	}
+	if err != nil {
 		// Leave nothing behind. A cancelled ctx must not stop the undo.
 		if _, derr := m.db.Delete(context.WithoutCancel(ctx), ids...); derr != nil {
 			return nil, fmt.Errorf("semantic: index put: %w (and removing the vectors again failed: %v)", err, derr)
@@ -184,6 +199,12 @@ func (m *SemanticMap[T]) PutBatch(ctx context.Context, entries []Entry[T]) ([]in
 		return nil, fmt.Errorf("semantic: index put: %w", err)
 	}
 	return ids, nil
+}
+
+// asyncPutter is implemented by index maps that can append under the
+// caller's lock and wait for durability after it (JSONLIndexMap).
+type asyncPutter[V any] interface {
+	putAsyncItems(items []Item[V]) (wait func() error, err error)
 }
 
 // Search returns at most k entries whose keys are most similar to query,
