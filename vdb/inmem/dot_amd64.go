@@ -11,6 +11,9 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //go:noescape
 func dotRowsAVX2(out *float32, q *float32, rows *float32, n int, d int)
 
+//go:noescape
+func dotRows2AVX2(out0, out1 *float32, q0, q1 *float32, rows *float32, n int, d int)
+
 // dotRows sets out[i] to the inner product of q with the i-th row of rows
 // (row-major, len(q) columns). len(rows) must be len(out)*len(q).
 func dotRows(out, q, rows []float32) {
@@ -21,4 +24,19 @@ func dotRows(out, q, rows []float32) {
 	}
 	_ = rows[len(out)*d-1] // bounds check once, for the assembly's sake
 	dotRowsAVX2(&out[0], &q[0], &rows[0], len(out), d)
+}
+
+// dotRows2 is dotRows for two queries at once, sharing each load of a row.
+func dotRows2(out0, out1, q0, q1, rows []float32) {
+	d := len(q0)
+	if !useAVX2 || d%8 != 0 || len(out0) == 0 {
+		dotRowsGeneric(out0, q0, rows)
+		dotRowsGeneric(out1, q1, rows)
+		return
+	}
+	n := len(out0)
+	_ = out1[n-1]
+	_ = q1[d-1]
+	_ = rows[n*d-1]
+	dotRows2AVX2(&out0[0], &out1[0], &q0[0], &q1[0], &rows[0], n, d)
 }

@@ -7,3 +7,9 @@ var useAVX2 = false
 
 // dotRows sets out[i] to the inner product of q with the i-th row of rows.
 func dotRows(out, q, rows []float32) { dotRowsGeneric(out, q, rows) }
+
+// dotRows2 is dotRows for two queries at once.
+func dotRows2(out0, out1, q0, q1, rows []float32) {
+	dotRowsGeneric(out0, q0, rows)
+	dotRowsGeneric(out1, q1, rows)
+}

@@ -26,14 +26,21 @@ func TestDotRowsMatchesGeneric(t *testing.T) {
 		for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 130} {
 			q := randFloats(r, d)
 			rows := randFloats(r, n*d)
+			q1 := randFloats(r, d)
 			out := make([]float32, n)
 			dotRows(out, q, rows)
+			out0, out1 := make([]float32, n), make([]float32, n)
+			dotRows2(out0, out1, q, q1, rows)
 			for i := range out {
-				var want float64
+				var want, want1 float64
 				for j := range q {
 					want += float64(q[j]) * float64(rows[i*d+j])
+					want1 += float64(q1[j]) * float64(rows[i*d+j])
 				}
-				assert.InDelta(t, want, out[i], 1e-4*math.Sqrt(float64(d)), "d=%d n=%d row %d", d, n, i)
+				tol := 1e-4 * math.Sqrt(float64(d))
+				assert.InDelta(t, want, out[i], tol, "dotRows d=%d n=%d row %d", d, n, i)
+				assert.InDelta(t, want, out0[i], tol, "dotRows2 first query d=%d n=%d row %d", d, n, i)
+				assert.InDelta(t, want1, out1[i], tol, "dotRows2 second query d=%d n=%d row %d", d, n, i)
 			}
 		}
 	}

@@ -167,20 +167,22 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 // cache.
 func (db *DB) scanRange(qs [][]float32, lo, hi int, tops []topK) {
 	d := db.dim
-	var scores [blockRows]float32
+	var scores, scores1 [blockRows]float32
 	for r := lo; r < hi; r += blockRows {
 		end := min(r+blockRows, hi)
 		rows := db.data[r*d : end*d]
-		s := scores[:end-r]
-		for j, q := range qs {
-			dotRows(s, q, rows)
-			t := &tops[j]
-			for i, x := range s {
-				if x < t.floor {
-					continue
-				}
-				t.offer(vdb.Result{ID: db.ids[r+i], Score: x})
-			}
+		ids := db.ids[r:end]
+		s, s1 := scores[:end-r], scores1[:end-r]
+		j := 0
+		// Queries in pairs: each load of a row serves two of them.
+		for ; j+1 < len(qs); j += 2 {
+			dotRows2(s, s1, qs[j], qs[j+1], rows)
+			tops[j].offerAll(s, ids)
+			tops[j+1].offerAll(s1, ids)
+		}
+		if j < len(qs) {
+			dotRows(s, qs[j], rows)
+			tops[j].offerAll(s, ids)
 		}
 	}
 }
@@ -210,6 +212,17 @@ func newTopK(k int, minScore float32) topK {
 // worse reports whether a ranks below b.
 func worse(a, b vdb.Result) bool {
 	return a.Score < b.Score || (a.Score == b.Score && a.ID > b.ID)
+}
+
+// offerAll offers scores[i] under ids[i], skipping quickly those below the
+// floor (nearly all of them, once the heap has filled).
+func (t *topK) offerAll(scores []float32, ids []int64) {
+	for i, x := range scores {
+		if x < t.floor {
+			continue
+		}
+		t.offer(vdb.Result{ID: ids[i], Score: x})
+	}
 }
 
 func (t *topK) offer(r vdb.Result) {
