@@ -165,7 +165,7 @@ func New(dim int, opts ...Option) (*Index, error) {
 		return nil, fmt.Errorf("%w %q: %w", ErrFactory, c.factory, err)
 	}
 	ix := &Index{dim: dim, factory: c.factory, canonical: canonical, cfg: c}
-	if err := ix.configure(h); err != nil {
+	if err := ix.configure(h, c); err != nil {
 		C.shim_free(h)
 		return nil, err
 	}
@@ -201,9 +201,9 @@ func canonicalFactory(s string) (string, error) {
 	return c, nil
 }
 
-// configure applies the search-time options to a handle nobody else sees
-// yet.
-func (ix *Index) configure(h *C.shim_index) error {
+// configure applies the search-time options of c to h, a handle nobody
+// else uses at the moment (a new one, or ix.h under the write lock).
+func (ix *Index) configure(h *C.shim_index, c config) error {
 	set := func(name string, v int) error {
 		if v == 0 {
 			return nil
@@ -215,10 +215,10 @@ func (ix *Index) configure(h *C.shim_index) error {
 		}
 		return nil
 	}
-	if err := set("nprobe", ix.cfg.nprobe); err != nil {
+	if err := set("nprobe", c.nprobe); err != nil {
 		return err
 	}
-	return set("efSearch", ix.cfg.efSearch)
+	return set("efSearch", c.efSearch)
 }
 
 // attach makes h the index's handle, with a cleanup as a safety net. The
@@ -274,7 +274,7 @@ func (ix *Index) setParam(field *int, n int) error {
 	}
 	old := *field
 	*field = n
-	if err := ix.configure(ix.h); err != nil {
+	if err := ix.configure(ix.h, ix.cfg); err != nil {
 		*field = old
 		return err
 	}
@@ -413,6 +413,12 @@ func (ix *Index) trainSize() int {
 // before anything is stored. An untrained index trains on the batch first if
 // it holds at least the train size ([WithTrainSize]); otherwise Add fails
 // with [ErrNotTrained].
+//
+// On an index that is not empty, Add first removes the batch's IDs (Faiss
+// would otherwise keep both vectors), which scans the whole id list: add in
+// batches rather than one vector at a time when loading much data. Once the
+// batch is validated, Add can fail only if Faiss does (out of memory); the
+// replaced vectors are gone by then.
 func (ix *Index) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 	if err := ctx.Err(); err != nil {
 		return err

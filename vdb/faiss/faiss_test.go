@@ -457,3 +457,80 @@ func ExampleWithFactory() {
 	// 1 1 20
 	// true
 }
+
+func TestSetSearchParams(t *testing.T) {
+	ctx := t.Context()
+	r := rand.New(rand.NewPCG(1, 2))
+	ivf, err := faiss.New(8, faiss.WithFactory("IVF8,Flat"))
+	require.NoError(t, err)
+	defer ivf.Close()
+	require.NoError(t, ivf.Train(ctx, gaussian(r, 400, 8)))
+	vs := gaussian(r, 300, 8)
+	require.NoError(t, ivf.Add(ctx, seq(0, 300), vs))
+	require.NoError(t, ivf.SetNProbe(8))
+	require.Error(t, ivf.SetNProbe(0))
+	require.ErrorIs(t, ivf.SetEfSearch(16), faiss.ErrFactory, "efSearch does not apply to IVF,Flat")
+	// With every list probed, IVF,Flat is exact.
+	exact, err := faiss.New(8)
+	require.NoError(t, err)
+	defer exact.Close()
+	require.NoError(t, exact.Add(ctx, seq(0, 300), vs))
+	qs := gaussian(r, 20, 8)
+	want, err := exact.SearchBatch(ctx, qs, 10)
+	require.NoError(t, err)
+	got, err := ivf.SearchBatch(ctx, qs, 10)
+	require.NoError(t, err)
+	for i := range want {
+		for j := range want[i] {
+			assert.Equal(t, want[i][j].ID, got[i][j].ID)
+		}
+	}
+	require.ErrorIs(t, exact.SetNProbe(4), faiss.ErrFactory, "nprobe does not apply to Flat")
+
+	hnsw, err := faiss.New(8, faiss.WithFactory("HNSW8,Flat"))
+	require.NoError(t, err)
+	require.NoError(t, hnsw.SetEfSearch(128))
+	require.NoError(t, hnsw.Close())
+	require.ErrorIs(t, hnsw.SetEfSearch(64), vdb.ErrClosed)
+}
+
+func TestConcurrentPersistence(t *testing.T) {
+	// Export, Import, Add and Search at once, for the race detector and
+	// the C memory rules (Import swaps the Faiss index under readers).
+	ctx := t.Context()
+	const dim = 16
+	r := rand.New(rand.NewPCG(1, 2))
+	vs := gaussian(r, 200, dim)
+	for _, f := range []string{"Flat", "HNSW8,Flat"} {
+		t.Run(f, func(t *testing.T) {
+			ix, err := faiss.New(dim, faiss.WithFactory(f))
+			require.NoError(t, err)
+			defer ix.Close()
+			require.NoError(t, ix.Add(ctx, seq(0, 100), vs[:100]))
+			var snap bytes.Buffer
+			require.NoError(t, ix.Export(ctx, &snap))
+			var wg sync.WaitGroup
+			for g := range 4 {
+				wg.Go(func() {
+					for i := range 20 {
+						switch g {
+						case 0:
+							var buf bytes.Buffer
+							assert.NoError(t, ix.Export(ctx, &buf))
+						case 1:
+							assert.NoError(t, ix.Import(ctx, bytes.NewReader(snap.Bytes())))
+						case 2:
+							assert.NoError(t, ix.Add(ctx, []int64{int64(100 + i)}, vs[100+i:101+i]))
+						default:
+							res, err := ix.Search(ctx, vs[i], 5)
+							assert.NoError(t, err)
+							assert.Len(t, res, 5)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			assert.GreaterOrEqual(t, ix.Len(), 100)
+		})
+	}
+}

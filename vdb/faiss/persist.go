@@ -156,6 +156,10 @@ func (ix *Index) Import(ctx context.Context, r io.Reader) error {
 		C.shim_free(h)
 		return errClosed()
 	}
+	if err := ix.configure(h, ix.cfg); err != nil {
+		C.shim_free(h)
+		return err
+	}
 	ix.cleanup.Stop()
 	C.shim_free(ix.h)
 	ix.attach(h)
@@ -297,9 +301,6 @@ func (ix *Index) decode(ctx context.Context, r io.Reader) (*C.shim_index, *tombs
 		if tomb, err = readLabels(rd, int64(in.ntotal)); err != nil {
 			return nil, nil, err
 		}
-	}
-	if err := ix.configure(h); err != nil {
-		return nil, nil, err
 	}
 	ok = true
 	return h, tomb, nil
