@@ -61,14 +61,15 @@ type Index struct {
 	k1, b float64
 
 	mu       sync.RWMutex
-	termIDs  map[string]uint32 // term → index into postings
-	terms    []string          // index → term
+	termIDs  map[string]uint32 // term → index into terms and postings
+	terms    []string          // term id → term
 	postings [][]posting       // per term, unordered; len = document frequency
 	slots    map[int64]uint32  // document id → slot
-	docs     []doc             // per slot; free slots have terms == nil and id -1
-	free     []uint32          // free slots
-	ndocs    int
-	totalLen int64 // sum of document lengths, in tokens
+	ids      []int64           // per slot
+	lens     []uint32          // per slot: document length in tokens
+	refs     [][]termRef       // per slot: the document's distinct terms, sorted
+	free     []uint32          // unused slots
+	totalLen int64             // sum of lens
 }
 
 type posting struct {
@@ -76,15 +77,9 @@ type posting struct {
 	tf   uint32
 }
 
-type doc struct {
-	id     int64
-	length uint32
-	terms  []termRef // sorted by term
-	used   bool
-}
-
 // termRef is one distinct term of a document and where the document sits
-// in that term's posting list (so that Delete is O(terms of the doc)).
+// in that term's posting list, so that Delete is O(terms of the document)
+// whatever the terms' frequencies.
 type termRef struct {
 	term uint32
 	pos  uint32
@@ -100,16 +95,9 @@ func NewIndex(tok Tokenizer, opts ...IndexOption) *Index {
 	for _, o := range opts {
 		o(ix)
 	}
-	ix.reset()
-	return ix
-}
-
-func (ix *Index) reset() {
 	ix.termIDs = map[string]uint32{}
-	ix.terms, ix.postings = nil, nil
 	ix.slots = map[int64]uint32{}
-	ix.docs, ix.free = nil, nil
-	ix.ndocs, ix.totalLen = 0, 0
+	return ix
 }
 
 // Tokenizer returns the index's tokenizer.
@@ -119,7 +107,7 @@ func (ix *Index) Tokenizer() Tokenizer { return ix.tok }
 func (ix *Index) Len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.ndocs
+	return len(ix.slots)
 }
 
 // Add indexes text under id; an existing document with the same id is
@@ -140,8 +128,10 @@ func (ix *Index) addTokens(id int64, toks []string) {
 		slot = ix.free[n-1]
 		ix.free = ix.free[:n-1]
 	} else {
-		slot = uint32(len(ix.docs))
-		ix.docs = append(ix.docs, doc{})
+		slot = uint32(len(ix.ids))
+		ix.ids = append(ix.ids, 0)
+		ix.lens = append(ix.lens, 0)
+		ix.refs = append(ix.refs, nil)
 	}
 	tf := make(map[uint32]uint32, len(toks))
 	for _, t := range toks {
@@ -160,9 +150,8 @@ func (ix *Index) addTokens(id int64, toks []string) {
 		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: n})
 	}
 	slices.SortFunc(refs, func(a, b termRef) int { return cmp.Compare(a.term, b.term) })
-	ix.docs[slot] = doc{id: id, length: uint32(len(toks)), terms: refs, used: true}
+	ix.ids[slot], ix.lens[slot], ix.refs[slot] = id, uint32(len(toks)), refs
 	ix.slots[id] = slot
-	ix.ndocs++
 	ix.totalLen += int64(len(toks))
 }
 
@@ -178,26 +167,23 @@ func (ix *Index) delete(id int64) bool {
 	if !ok {
 		return false
 	}
-	d := &ix.docs[slot]
-	for _, ref := range d.terms {
+	for _, ref := range ix.refs[slot] {
 		list := ix.postings[ref.term]
 		last := len(list) - 1
 		if int(ref.pos) != last {
 			moved := list[last]
 			list[ref.pos] = moved
 			// Point the moved document's reference at its new position.
-			mrefs := ix.docs[moved.slot].terms
+			mrefs := ix.refs[moved.slot]
 			k, _ := slices.BinarySearchFunc(mrefs, ref.term, func(r termRef, t uint32) int { return cmp.Compare(r.term, t) })
 			mrefs[k].pos = ref.pos
 		}
-		list[last] = posting{}
 		ix.postings[ref.term] = list[:last]
 	}
-	ix.totalLen -= int64(d.length)
-	*d = doc{}
+	ix.totalLen -= int64(ix.lens[slot])
+	ix.ids[slot], ix.lens[slot], ix.refs[slot] = -1, 0, nil
 	ix.free = append(ix.free, slot)
 	delete(ix.slots, id)
-	ix.ndocs--
 	return true
 }
 
@@ -212,16 +198,16 @@ type Stats struct {
 func (ix *Index) Stats() Stats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	s := Stats{Docs: ix.ndocs}
+	st := Stats{Docs: len(ix.slots)}
 	for _, p := range ix.postings {
 		if len(p) > 0 {
-			s.Terms++
+			st.Terms++
 		}
 	}
-	if ix.ndocs > 0 {
-		s.AvgLength = float64(ix.totalLen) / float64(ix.ndocs)
+	if st.Docs > 0 {
+		st.AvgLength = float64(ix.totalLen) / float64(st.Docs)
 	}
-	return s
+	return st
 }
 
 // DocFreq returns the number of documents containing term (a term as
@@ -235,20 +221,21 @@ func (ix *Index) DocFreq(term string) int {
 	return 0
 }
 
-// scorePool recycles the per-slot score array of Search.
-var scorePool sync.Pool
-
+// scratch is Search's reusable working memory.
 type scratch struct {
-	scores  []float64
-	touched []uint32
+	scores  []float64 // per slot
+	touched []uint32  // slots with a score
+	cands   []Result
 }
 
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
 // Search returns the k best documents for query by BM25, best first, ties
-// broken by ascending id. keep, if not nil, is asked about each matching id
-// and a false answer drops it; it is called without the index's lock held,
+// broken by ascending id. keep, if not nil, is asked about matching ids and
+// a false answer drops the id; it is called without the index's lock held,
 // so it may use the index. Each distinct query term counts once. A query
 // without terms (only punctuation, say), k ≤ 0 or an empty index give no
-// results (nil).
+// results (nil). The returned slice is the caller's.
 //
 // Scores use idf = ln(1 + (N − df + 0.5)/(df + 0.5)) and
 // tf·(k1+1)/(tf + k1·(1 − b + b·len/avglen)), as Lucene does.
@@ -263,34 +250,35 @@ func (ix *Index) Search(query string, k int, keep func(id int64) bool) []Result 
 	slices.Sort(qt)
 	qt = slices.Compact(qt)
 
-	cands := ix.score(qt)
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	cands := ix.score(qt, s)
 	if keep != nil {
 		cands = slices.DeleteFunc(cands, func(r Result) bool { return !keep(r.ID) })
 	}
 	return topK(cands, k)
 }
 
-// score returns every document matching at least one term, with its score.
-func (ix *Index) score(qt []string) []Result {
+// score puts every document matching at least one term, with its score,
+// in s.cands and returns it.
+func (ix *Index) score(qt []string, s *scratch) []Result {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if ix.ndocs == 0 {
-		return nil
+	s.cands = s.cands[:0]
+	n := float64(len(ix.slots))
+	if n == 0 {
+		return s.cands
 	}
-	s, _ := scorePool.Get().(*scratch)
-	if s == nil {
-		s = &scratch{}
+	if len(s.scores) < len(ix.ids) {
+		s.scores = make([]float64, len(ix.ids))
 	}
-	if len(s.scores) < len(ix.docs) {
-		s.scores = make([]float64, len(ix.docs))
-	}
-	n := float64(ix.ndocs)
 	avg := float64(ix.totalLen) / n
 	if avg == 0 {
 		avg = 1
 	}
-	// norm[len] would be faster for short docs, but lengths vary widely.
-	k1, b := ix.k1, ix.b
+	// tf·(k1+1)/(tf + c0 + c1·len), with c0, c1 fixed for this search.
+	c0, c1 := ix.k1*(1-ix.b), ix.k1*ix.b/avg
+	scores, lens := s.scores, ix.lens
 	for _, t := range qt {
 		tid, ok := ix.termIDs[t]
 		if !ok {
@@ -301,24 +289,21 @@ func (ix *Index) score(qt []string) []Result {
 		if df == 0 {
 			continue
 		}
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		w := math.Log(1+(n-df+0.5)/(df+0.5)) * (ix.k1 + 1)
 		for _, p := range list {
 			tf := float64(p.tf)
-			dl := float64(ix.docs[p.slot].length)
-			if s.scores[p.slot] == 0 {
+			if scores[p.slot] == 0 {
 				s.touched = append(s.touched, p.slot)
 			}
-			s.scores[p.slot] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avg))
+			scores[p.slot] += w * tf / (tf + c0 + c1*float64(lens[p.slot]))
 		}
 	}
-	out := make([]Result, len(s.touched))
-	for i, slot := range s.touched {
-		out[i] = Result{ID: ix.docs[slot].id, Score: s.scores[slot]}
-		s.scores[slot] = 0
+	for _, slot := range s.touched {
+		s.cands = append(s.cands, Result{ID: ix.ids[slot], Score: scores[slot]})
+		scores[slot] = 0
 	}
 	s.touched = s.touched[:0]
-	scorePool.Put(s)
-	return out
+	return s.cands
 }
 
 func better(a, b Result) int {
@@ -331,29 +316,27 @@ func better(a, b Result) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
-// topK returns the k best of cands, sorted; it reorders cands.
+// topK returns a new slice with the k best of cands, sorted.
 func topK(cands []Result, k int) []Result {
 	if len(cands) == 0 {
 		return nil
 	}
-	if len(cands) > 4*k && k < 256 {
-		// Partial selection: keep a sorted window of the best k.
-		best := make([]Result, 0, k+1)
-		for _, c := range cands {
-			if len(best) == k && better(c, best[k-1]) >= 0 {
-				continue
-			}
-			i, _ := slices.BinarySearchFunc(best, c, better)
-			best = slices.Insert(best, i, c)
-			if len(best) > k {
-				best = best[:k]
-			}
+	if len(cands) <= k || k >= 64 {
+		slices.SortFunc(cands, better)
+		return slices.Clone(cands[:min(k, len(cands))])
+	}
+	// Keep a sorted window of the best k: for small k this beats sorting
+	// thousands of candidates.
+	best := make([]Result, 0, k+1)
+	for _, c := range cands {
+		if len(best) == k && better(c, best[k-1]) >= 0 {
+			continue
 		}
-		return best
+		i, _ := slices.BinarySearchFunc(best, c, better)
+		best = slices.Insert(best, i, c)
+		if len(best) > k {
+			best = best[:k]
+		}
 	}
-	slices.SortFunc(cands, better)
-	if len(cands) > k {
-		cands = slices.Clip(cands[:k])
-	}
-	return cands
+	return best
 }

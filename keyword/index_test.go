@@ -2,7 +2,9 @@ package keyword_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -236,8 +238,41 @@ func TestIndex_ImportErrors(t *testing.T) {
 		}
 	})
 	t.Run("empty", func(t *testing.T) { check(t, nil, keyword.ErrCorrupt) })
+	t.Run("damage behind a valid checksum", func(t *testing.T) {
+		// The parser itself must reject or survive every single-byte change
+		// and every cut, never panic.
+		reseal := func(b []byte) []byte {
+			out := append(bytes.Clone(b), 0, 0, 0, 0)
+			binary.LittleEndian.PutUint32(out[len(b):], crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+			return out
+		}
+		body := good[:len(good)-4]
+		var variants [][]byte
+		for i := 8; i < len(body); i++ {
+			for _, x := range []byte{0x01, 0x80, 0xff} {
+				bad := bytes.Clone(body)
+				bad[i] ^= x
+				variants = append(variants, reseal(bad))
+			}
+			variants = append(variants, reseal(body[:i]))
+		}
+		for _, v := range variants {
+			target := keyword.NewIndex(nil)
+			err := target.Import(bytes.NewReader(v))
+			if err != nil {
+				require.True(t, errors.Is(err, keyword.ErrCorrupt) || errors.Is(err, keyword.ErrTokenizer), "%v", err)
+				continue
+			}
+			target.Search("keep me 数据库", 5, nil)
+			target.Delete(1)
+			target.Add(2, "replaced")
+			assert.Equal(t, []int64{2}, ids(target.Search("replaced", 5, nil)))
+		}
+	})
 	t.Run("other tokenizer", func(t *testing.T) {
-		target := keyword.NewIndex(newTok(t, keyword.WithCJK(keyword.Bigrams)))
+		target := keyword.NewIndex(newTok(t, keyword.WithCJK(keyword.Segmenter)))
+		require.ErrorIs(t, target.Import(bytes.NewReader(good)), keyword.ErrTokenizer)
+		target = keyword.NewIndex(newTok(t, keyword.WithStopWords()))
 		require.ErrorIs(t, target.Import(bytes.NewReader(good)), keyword.ErrTokenizer)
 	})
 	t.Run("reader error", func(t *testing.T) {
@@ -278,4 +313,61 @@ func ExampleIndex_Search() {
 	// conn reset → [3]
 	// 订单服务用什么数据库 → [4]
 	// ?! → []
+}
+
+func TestIndex_ImportThenEdit(t *testing.T) {
+	ix := plainIndex(t)
+	for i := range 50 {
+		ix.Add(int64(i), fmt.Sprintf("shared w%d w%d", i%5, i%7))
+	}
+	var snap bytes.Buffer
+	require.NoError(t, ix.Export(&snap))
+	back := plainIndex(t)
+	require.NoError(t, back.Import(&snap))
+	// Deleting and replacing imported documents keeps postings consistent.
+	for i := 0; i < 50; i += 3 {
+		assert.True(t, back.Delete(int64(i)))
+		ix.Delete(int64(i))
+	}
+	for i := 1; i < 50; i += 4 {
+		back.Add(int64(i), "replaced shared")
+		ix.Add(int64(i), "replaced shared")
+	}
+	assert.Equal(t, ix.Stats(), back.Stats())
+	for _, q := range []string{"shared", "w3", "replaced w4", "w0 w6"} {
+		assert.Equal(t, ix.Search(q, 100, nil), back.Search(q, 100, nil), q)
+	}
+}
+
+func FuzzIndexImport(f *testing.F) {
+	ix := keyword.NewIndex(newTok(f, keyword.WithCJK(keyword.Bigrams)))
+	ix.Add(1, "alpha beta 数据库")
+	ix.Add(-2, "beta gamma gamma")
+	var snap bytes.Buffer
+	require.NoError(f, ix.Export(&snap))
+	f.Add(snap.Bytes())
+	f.Add([]byte("AMKW\x01\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		try := func(data []byte) {
+			target := keyword.NewIndex(ix.Tokenizer())
+			if err := target.Import(bytes.NewReader(data)); err != nil {
+				require.True(t, errors.Is(err, keyword.ErrCorrupt) || errors.Is(err, keyword.ErrVersion) ||
+					errors.Is(err, keyword.ErrTokenizer), "unexpected error %v", err)
+				return
+			}
+			// Whatever was accepted must be usable.
+			target.Search("alpha beta", 5, nil)
+			target.Add(3, "alpha")
+			target.Delete(1)
+			target.Delete(-2)
+		}
+		try(data)
+		// Again with a valid checksum, so that the parser itself is fuzzed.
+		if len(data) >= 12 {
+			fixed := bytes.Clone(data)
+			body := fixed[:len(fixed)-4]
+			binary.LittleEndian.PutUint32(fixed[len(body):], crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+			try(fixed)
+		}
+	})
 }

@@ -2,13 +2,16 @@ package keyword
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"slices"
+	"strings"
 )
 
 // Errors returned by [Index.Import]; test with errors.Is.
@@ -23,15 +26,20 @@ var (
 	ErrTokenizer = errors.New("keyword: snapshot made by a different tokenizer")
 )
 
-// Snapshot format, version 1 (little endian, varints as encoding/binary):
+// Snapshot format, version 1 (little endian; varints as encoding/binary):
 //
 //	magic "AMKW" | version uint16 | reserved uint16
 //	tokenizer name: uvarint length, bytes
-//	terms: uvarint count, then each: uvarint length, bytes (sorted)
-//	docs:  uvarint count, then each (sorted by id): varint id,
-//	       uvarint length, uvarint nterms, nterms × (uvarint term-index
-//	       delta, uvarint tf)
+//	documents: uvarint count, then per document in id order:
+//	           varint id (the first absolute, then the gap to the previous),
+//	           uvarint length in tokens
+//	terms:     uvarint count, uvarint total postings, then per term in
+//	           byte order: uvarint length, bytes, uvarint df, then df ×
+//	           (uvarint document number gap, uvarint tf), ascending
 //	crc32 (Castagnoli) of everything above, uint32
+//
+// Postings are stored term by term so that Import fills its arrays
+// without sorting or re-tokenizing anything.
 const (
 	magic         = "AMKW"
 	formatVersion = 1
@@ -67,43 +75,49 @@ func (ix *Index) Export(w io.Writer) error {
 	binary.Write(bw, binary.LittleEndian, [2]uint16{formatVersion, 0})
 	str(tokenizerName(ix.tok))
 
-	// Live terms, sorted; remap old term ids to their rank.
-	live := make([]uint32, 0, len(ix.terms))
-	for tid, p := range ix.postings {
-		if len(p) > 0 {
-			live = append(live, uint32(tid))
-		}
-	}
-	slices.SortFunc(live, func(a, b uint32) int { return cmp.Compare(ix.terms[a], ix.terms[b]) })
-	rank := make([]uint32, len(ix.terms))
-	uv(uint64(len(live)))
-	for i, tid := range live {
-		rank[tid] = uint32(i)
-		str(ix.terms[tid])
-	}
-
-	ids := make([]int64, 0, ix.ndocs)
+	// Documents in id order; rank maps a slot to its number in that order.
+	ids := make([]int64, 0, len(ix.slots))
 	for id := range ix.slots {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	rank := make([]uint32, len(ix.ids))
 	uv(uint64(len(ids)))
-	var pairs [][2]uint32
-	for _, id := range ids {
-		d := &ix.docs[ix.slots[id]]
-		bw.Write(buf[:binary.PutVarint(buf[:], id)])
-		uv(uint64(d.length))
-		pairs = pairs[:0]
-		for _, ref := range d.terms {
-			pairs = append(pairs, [2]uint32{rank[ref.term], ix.postings[ref.term][ref.pos].tf})
+	prev := int64(0)
+	for i, id := range ids {
+		slot := ix.slots[id]
+		rank[slot] = uint32(i)
+		bw.Write(buf[:binary.PutVarint(buf[:], id-prev)])
+		uv(uint64(ix.lens[slot]))
+		prev = id
+	}
+
+	// Live terms in byte order.
+	live := make([]uint32, 0, len(ix.terms))
+	total := 0
+	for tid, p := range ix.postings {
+		if len(p) > 0 {
+			live = append(live, uint32(tid))
+			total += len(p)
 		}
-		slices.SortFunc(pairs, func(a, b [2]uint32) int { return cmp.Compare(a[0], b[0]) })
-		uv(uint64(len(pairs)))
-		prev := uint32(0)
-		for _, p := range pairs {
-			uv(uint64(p[0] - prev))
-			uv(uint64(p[1]))
-			prev = p[0]
+	}
+	slices.SortFunc(live, func(a, b uint32) int { return cmp.Compare(ix.terms[a], ix.terms[b]) })
+	uv(uint64(len(live)))
+	uv(uint64(total))
+	var list []posting
+	for _, tid := range live {
+		str(ix.terms[tid])
+		list = append(list[:0], ix.postings[tid]...)
+		for i := range list {
+			list[i].slot = rank[list[i].slot]
+		}
+		slices.SortFunc(list, func(a, b posting) int { return cmp.Compare(a.slot, b.slot) })
+		uv(uint64(len(list)))
+		last := uint32(0)
+		for _, p := range list {
+			uv(uint64(p.slot - last))
+			uv(uint64(p.tf))
+			last = p.slot
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -125,6 +139,7 @@ func (ix *Index) Import(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("keyword: import: %w", err)
 	}
+	// Check magic, then version, then checksum, then parse.
 	if len(data) < len(magic)+4+4 || string(data[:len(magic)]) != magic {
 		return fmt.Errorf("%w: not a keyword snapshot (bad magic or too short)", ErrCorrupt)
 	}
@@ -135,75 +150,127 @@ func (ix *Index) Import(r io.Reader) error {
 	if got := crc32.Checksum(body, castagnoli); got != sum {
 		return fmt.Errorf("%w: checksum %08x, want %08x", ErrCorrupt, got, sum)
 	}
-
 	d := decoder{b: body, off: 8}
 	name := d.str()
 	if want := tokenizerName(ix.tok); d.err == nil && name != want {
 		return fmt.Errorf("%w: snapshot %q, index %q", ErrTokenizer, name, want)
 	}
-	nt := ix.fresh()
-	nterms := d.count()
-	nt.terms = make([]string, 0, nterms)
-	nt.postings = make([][]posting, nterms)
-	for i := 0; i < nterms && d.err == nil; i++ {
-		t := d.str()
-		if i > 0 && t <= nt.terms[i-1] {
-			d.fail("terms out of order")
-		}
-		nt.termIDs[t] = uint32(i)
-		nt.terms = append(nt.terms, t)
+	st, err := d.state()
+	if err != nil {
+		return err
 	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.termIDs, ix.terms, ix.postings = st.termIDs, st.terms, st.postings
+	ix.slots, ix.ids, ix.lens, ix.refs = st.slots, st.ids, st.lens, st.refs
+	ix.free, ix.totalLen = nil, st.totalLen
+	return nil
+}
+
+// state parses the documents and terms of a snapshot into a new index
+// state, checking every count and reference.
+func (d *decoder) state() (*Index, error) {
+	st := &Index{}
 	ndocs := d.count()
-	nt.docs = make([]doc, 0, ndocs)
+	st.ids = make([]int64, ndocs)
+	st.lens = make([]uint32, ndocs)
+	st.slots = make(map[int64]uint32, ndocs)
+	prev := int64(0)
 	for i := 0; i < ndocs && d.err == nil; i++ {
-		id := d.varint()
-		if i > 0 && id <= nt.docs[i-1].id {
+		gap := d.varint()
+		if i > 0 && gap <= 0 {
 			d.fail("document ids out of order")
 		}
+		id := prev + gap
+		if i > 0 && id < prev {
+			d.fail("document id overflows")
+		}
 		length := d.uvarint()
-		n := d.count()
-		refs := make([]termRef, 0, n)
-		var tid, sumTF uint64
-		for j := 0; j < n && d.err == nil; j++ {
-			delta, tf := d.uvarint(), d.uvarint()
-			tid += delta
-			switch {
-			case j > 0 && delta == 0, tid >= uint64(nterms), tf == 0 || tf > length:
-				d.fail("bad term reference")
-				continue
+		if length > math.MaxUint32 {
+			d.fail("document too long")
+		}
+		st.ids[i], st.lens[i], st.slots[id] = id, uint32(length), uint32(i)
+		st.totalLen += int64(length)
+		prev = id
+	}
+
+	nterms, total := d.count(), d.count()
+	st.terms = make([]string, nterms)
+	st.termIDs = make(map[string]uint32, nterms)
+	st.postings = make([][]posting, nterms)
+	arena := make([]posting, total) // all posting lists, back to back
+	var termBytes strings.Builder
+	termEnds := make([]int, nterms)
+	sumTF := make([]uint64, ndocs)
+	nrefs := make([]uint32, ndocs)
+	used := 0
+	var prevTerm []byte
+	for t := 0; t < nterms && d.err == nil; t++ {
+		term := d.bytes()
+		if t > 0 && bytes.Compare(term, prevTerm) <= 0 {
+			d.fail("terms out of order")
+		}
+		prevTerm = term
+		termBytes.Write(term)
+		termEnds[t] = termBytes.Len()
+		df := d.count()
+		if df == 0 || df > total-used {
+			d.fail("bad document frequency")
+			break
+		}
+		list := arena[used : used+df : used+df]
+		used += df
+		slot := uint64(0)
+		for j := 0; j < df && d.err == nil; j++ {
+			gap, tf := d.uvarint(), d.uvarint()
+			slot += gap
+			if j > 0 && gap == 0 || slot >= uint64(ndocs) || tf == 0 || tf > math.MaxUint32 {
+				d.fail("bad posting")
+				break
 			}
-			sumTF += tf
-			refs = append(refs, termRef{term: uint32(tid), pos: uint32(len(nt.postings[tid]))})
-			nt.postings[tid] = append(nt.postings[tid], posting{slot: uint32(i), tf: uint32(tf)})
+			list[j] = posting{slot: uint32(slot), tf: uint32(tf)}
+			sumTF[slot] += tf
+			nrefs[slot]++
 		}
-		if d.err == nil && (sumTF != length || length > 1<<32-1) {
-			d.fail("document length does not match its terms")
-		}
-		nt.docs = append(nt.docs, doc{id: id, length: uint32(length), terms: refs, used: true})
-		nt.slots[id] = uint32(i)
-		nt.totalLen += int64(length)
+		st.postings[t] = list
+	}
+	if d.err == nil && used != total {
+		d.fail("posting count does not match")
 	}
 	if d.err == nil && d.off != len(d.b) {
 		d.fail("trailing bytes")
 	}
-	if d.err != nil {
-		return d.err
+	for i := 0; i < ndocs && d.err == nil; i++ {
+		if sumTF[i] != uint64(st.lens[i]) {
+			d.fail(fmt.Sprintf("document %d: length does not match its terms", st.ids[i]))
+		}
 	}
-	nt.ndocs = len(nt.docs)
+	if d.err != nil {
+		return nil, d.err
+	}
 
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ix.termIDs, ix.terms, ix.postings = nt.termIDs, nt.terms, nt.postings
-	ix.slots, ix.docs, ix.free = nt.slots, nt.docs, nil
-	ix.ndocs, ix.totalLen = nt.ndocs, nt.totalLen
-	return nil
-}
-
-// fresh returns an empty index with ix's settings, for building off-lock.
-func (ix *Index) fresh() *Index {
-	nt := &Index{tok: ix.tok, k1: ix.k1, b: ix.b}
-	nt.reset()
-	return nt
+	// Terms: one string, sliced.
+	all := termBytes.String()
+	start := 0
+	for t, end := range termEnds {
+		st.terms[t] = all[start:end]
+		st.termIDs[st.terms[t]] = uint32(t)
+		start = end
+	}
+	// Each document's references, from one arena, in term order.
+	refArena := make([]termRef, total)
+	st.refs = make([][]termRef, ndocs)
+	off := 0
+	for i, n := range nrefs {
+		st.refs[i] = refArena[off : off : off+int(n)]
+		off += int(n)
+	}
+	for t, list := range st.postings {
+		for pos, p := range list {
+			st.refs[p.slot] = append(st.refs[p.slot], termRef{term: uint32(t), pos: uint32(pos)})
+		}
+	}
+	return st, nil
 }
 
 // decoder reads a snapshot body; the first error sticks.
@@ -256,12 +323,15 @@ func (d *decoder) count() int {
 	return int(v)
 }
 
-func (d *decoder) str() string {
+func (d *decoder) str() string { return string(d.bytes()) }
+
+// bytes returns a length-prefixed byte string, aliasing the snapshot.
+func (d *decoder) bytes() []byte {
 	n := d.count()
 	if d.err != nil {
-		return ""
+		return nil
 	}
-	s := string(d.b[d.off : d.off+n])
+	b := d.b[d.off : d.off+n]
 	d.off += n
-	return s
+	return b
 }

@@ -19,6 +19,16 @@ func newTok(t testing.TB, opts ...keyword.TokenizerOption) keyword.Tokenizer {
 	return tok
 }
 
+// segmenterTok returns a Segmenter-mode tokenizer, skipping the test under
+// -short: loading the gse dictionary takes seconds (tens under -race).
+func segmenterTok(t testing.TB) keyword.Tokenizer {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the gse dictionary load")
+	}
+	return newTok(t, keyword.WithCJK(keyword.Segmenter))
+}
+
 func TestTokens(t *testing.T) {
 	tests := []struct {
 		name string
@@ -75,11 +85,12 @@ func TestTokens_Chinese(t *testing.T) {
 		assert.Equal(t, []string{"库"}, newTok(t, keyword.WithCJK(keyword.Bigrams)).Tokens("库"), "a lone character is kept")
 	})
 	t.Run("segmenter", func(t *testing.T) {
-		got := newTok(t).Tokens(in)
+		got := segmenterTok(t).Tokens(in)
 		for _, w := range []string{"我们", "决定", "订单", "服务", "迁移", "数据库", "数据", "postgresql"} {
 			assert.Contains(t, got, w)
 		}
 		assert.NotContains(t, got, "们决", "the segmenter does not emit bigrams across words")
+		assert.Equal(t, []string{"我", "猫", "吃饭"}, segmenterTok(t).Tokens("我的猫吃饭了吗"), "particles are stop words")
 	})
 }
 
@@ -96,8 +107,13 @@ func TestTokens_Match(t *testing.T) {
 		{"ＬＨ４０１", "lh401"},
 		{"订单服务", "订单"},
 	}
-	for _, mode := range []keyword.CJKMode{keyword.Segmenter, keyword.Bigrams} {
-		tok := newTok(t, keyword.WithCJK(mode))
+	for _, mode := range []keyword.CJKMode{keyword.Bigrams, keyword.Segmenter} {
+		var tok keyword.Tokenizer
+		if mode == keyword.Segmenter {
+			tok = segmenterTok(t)
+		} else {
+			tok = newTok(t)
+		}
 		for _, p := range pairs {
 			a, b := tok.Tokens(p[0]), tok.Tokens(p[1])
 			assert.True(t, slices.ContainsFunc(a, func(s string) bool { return slices.Contains(b, s) }),
@@ -124,7 +140,7 @@ func TestNewTokenizer_BadMode(t *testing.T) {
 }
 
 func TestTokens_Concurrent(t *testing.T) {
-	tok := newTok(t)
+	tok := segmenterTok(t) // gse must be safe to share
 	want := tok.Tokens("并发分词测试 concurrent ERR_CONN_RESET")
 	var wg sync.WaitGroup
 	for range 8 {

@@ -1,0 +1,177 @@
+package keyword_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-ego/gse"
+
+	"github.com/agentmem/agentmem/keyword"
+)
+
+const (
+	benchEN = "The deploy of v1.2.3 failed with ERR_CONN_RESET at 3:14 pm; call Zhang on 138-0013-8000 or mail ops@example.com. " +
+		"We rolled back to v1.2.2 and opened ticket E1234 for the load balancer idle timeout."
+	benchZH = "我们最后决定把订单服务的数据库从MySQL迁移到PostgreSQL，主要是因为事务和JSON支持更好。" +
+		"部署的时候报错，后来发现是负载均衡的空闲超时设置太短，张伟的手机号是138-0013-8000。"
+)
+
+func BenchmarkTokens(b *testing.B) {
+	if err := keyword.Preload(); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		mode keyword.CJKMode
+		text string
+	}{
+		{"en", keyword.Bigrams, benchEN},
+		{"zh/segmenter", keyword.Segmenter, benchZH},
+		{"zh/bigrams", keyword.Bigrams, benchZH},
+	} {
+		tok := newTok(b, keyword.WithCJK(bc.mode))
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(bc.text)))
+			for b.Loop() {
+				tok.Tokens(bc.text)
+			}
+		})
+	}
+}
+
+// BenchmarkSegmenterLoad measures loading gse's embedded dictionary, which
+// Segmenter mode does once per process, and the heap it keeps.
+func BenchmarkSegmenterLoad(b *testing.B) {
+	for _, dict := range []string{"zh_s", "zh"} {
+		b.Run(dict, func(b *testing.B) {
+			var keep []*gse.Segmenter
+			var before runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for b.Loop() {
+				seg := &gse.Segmenter{SkipLog: true}
+				if err := seg.LoadDictEmbed(dict); err != nil {
+					b.Fatal(err)
+				}
+				keep = append(keep, seg)
+			}
+			var after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(keep))/(1<<20), "MB-heap/op")
+			runtime.KeepAlive(keep)
+		})
+	}
+}
+
+// corpus makes n synthetic chunks: Zipf-distributed English and Chinese
+// words (so common terms have long posting lists), codes and numbers.
+type corpus struct {
+	rng   *rand.Rand
+	zipf  *rand.Zipf
+	vocab []string
+}
+
+func newCorpus(seed uint64) *corpus {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	c := &corpus{rng: rng, zipf: rand.NewZipf(rng, 1.1, 2, 19_999)}
+	for i := range 20_000 {
+		if i%3 == 2 { // a two-character Chinese word
+			c.vocab = append(c.vocab, string([]rune{rune(0x4e00 + rng.IntN(3000)), rune(0x4e00 + rng.IntN(3000))}))
+			continue
+		}
+		var w strings.Builder
+		for range 3 + rng.IntN(6) {
+			w.WriteByte(byte('a' + rng.IntN(26)))
+		}
+		c.vocab = append(c.vocab, w.String())
+	}
+	return c
+}
+
+func (c *corpus) text(words int) string {
+	var b strings.Builder
+	for i := range words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		switch c.rng.IntN(40) {
+		case 0:
+			fmt.Fprintf(&b, "ERR_%s_%d", strings.ToUpper(c.vocab[c.rng.IntN(200)]), c.rng.IntN(100))
+		case 1:
+			fmt.Fprintf(&b, "138-%04d-%04d", c.rng.IntN(10000), c.rng.IntN(10000))
+		default:
+			b.WriteString(c.vocab[c.zipf.Uint64()])
+		}
+	}
+	return b.String()
+}
+
+func buildIndex(b *testing.B, n int) (*keyword.Index, *corpus) {
+	b.Helper()
+	c := newCorpus(1)
+	ix := keyword.NewIndex(newTok(b, keyword.WithCJK(keyword.Bigrams)))
+	for i := range n {
+		ix.Add(int64(i), c.text(10+c.rng.IntN(20)))
+	}
+	return ix, c
+}
+
+func BenchmarkIndex_Add(b *testing.B) {
+	c := newCorpus(2)
+	texts := make([]string, 1024)
+	for i := range texts {
+		texts[i] = c.text(10 + c.rng.IntN(20))
+	}
+	ix := keyword.NewIndex(newTok(b, keyword.WithCJK(keyword.Bigrams)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		ix.Add(int64(i%50_000), texts[i%len(texts)])
+		i++
+	}
+}
+
+func BenchmarkIndex_Search(b *testing.B) {
+	for _, n := range []int{10_000, 30_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			start := time.Now()
+			ix, c := buildIndex(b, n)
+			b.Logf("built %d docs in %v: %+v", n, time.Since(start), ix.Stats())
+			queries := make([]string, 256)
+			for i := range queries {
+				queries[i] = c.text(6)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				ix.Search(queries[i%len(queries)], 10, nil)
+				i++
+			}
+		})
+	}
+}
+
+func BenchmarkIndex_Import(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			ix, _ := buildIndex(b, n)
+			var snap strings.Builder
+			if err := ix.Export(&snap); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(snap.Len())/(1<<20), "MB-snapshot")
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := keyword.NewIndex(ix.Tokenizer()).Import(strings.NewReader(snap.String())); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
