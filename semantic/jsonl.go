@@ -91,6 +91,7 @@ type LineError struct {
 	Err  error  // what was wrong
 }
 
+// Error returns "semantic: PATH:LINE: what was wrong".
 func (e *LineError) Error() string {
 	return fmt.Sprintf("semantic: %s:%d: %v", e.Path, e.Line, e.Err)
 }
