@@ -18,14 +18,18 @@ import (
 const blockRows = 128
 
 // Search returns the k stored vectors most similar to query, by descending
-// cosine similarity, ties by ascending ID. The result is a fresh slice owned
-// by the caller.
+// cosine similarity, ties by ascending ID; fewer when the database holds
+// fewer, and an empty slice when it is empty. The result is a fresh slice
+// owned by the caller. Errors wrap [vdb.ErrInvalidK] (k ≤ 0),
+// [vdb.ErrDimension], [vdb.ErrInvalidVector] (NaN, ±Inf or zero query),
+// [vdb.ErrClosed] or the context's error.
 func (db *DB) Search(ctx context.Context, query []float32, k int) ([]vdb.Result, error) {
 	return db.SearchMinScore(ctx, query, k, float32(math.Inf(-1)))
 }
 
 // SearchMinScore is [DB.Search] restricted to results with Score ≥
-// minScore; the cut-off is applied inside the scan.
+// minScore; the cut-off is applied inside the scan. A NaN minScore means no
+// cut-off.
 func (db *DB) SearchMinScore(ctx context.Context, query []float32, k int, minScore float32) ([]vdb.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("inmem: search: %w", err)
@@ -57,7 +61,8 @@ func (db *DB) SearchMinScore(ctx context.Context, query []float32, k int, minSco
 
 // SearchBatch answers many queries in one pass over the stored vectors: each
 // block of rows is read from memory once and scored against every query while
-// it is in cache.
+// it is in cache (two queries per kernel pass). All queries are validated
+// before the scan; an error names the first bad one.
 func (db *DB) SearchBatch(ctx context.Context, queries [][]float32, k int) ([][]vdb.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("inmem: search: %w", err)
