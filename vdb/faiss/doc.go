@@ -16,14 +16,34 @@
 // [vdb.Persister] and [vdb.BatchSearcher]. The default index is
 // "IDMap,Flat" with inner-product metric on L2-normalised vectors: exact
 // cosine search whose scores equal vdb/inmem's. Approximate indexes come from
-// a Faiss index-factory string passed to [WithFactory], such as "IVF1024,Flat"
-// (trained on the data, searched with [WithNProbe]) or "HNSW32,Flat"
-// (searched with [WithEfSearch]).
+// a Faiss index-factory string passed to [WithFactory]:
+//
+//   - "IVF1024,Flat" (about √N lists): k-means lists, searched with
+//     [WithNProbe]. Training and adding go through BLAS, so a million
+//     vectors build in minutes. Needs training: [Index.Train] on a sample,
+//     or a first Add of at least 39 lists' worth of vectors.
+//   - "HNSW32,Flat": a graph searched with [WithEfSearch]; fast queries, but
+//     Debian's Faiss 1.7.3 builds it slowly (no AVX2 kernels: minutes per
+//     100k vectors) and cannot remove from it, so deletes are tombstones
+//     (see [Index]).
+//
+// Which backend: vdb/inmem answers one query at a time faster than Faiss'
+// flat scan and needs no C libraries; use it up to a few hundred thousand
+// vectors. Use Faiss' flat index for many queries at once
+// ([Index.SearchBatch] scores them with one matrix product), and an IVF index
+// for millions of vectors where a full scan per query is too slow.
 //
 // Faiss 1.7.3 as packaged by Debian ships no C API, so the package carries
 // its own small extern "C" shim over the C++ API (shim.h, shim.cpp). Every
 // shim function catches C++ exceptions and returns the message in the same
-// call, so an error can never be read from another thread's state.
+// call, so an error can never be read from another thread's state. C memory
+// has one owner: the Index owns its Faiss index and frees it in Close (a
+// runtime cleanup frees a forgotten one); vectors and result buffers are Go
+// memory, lent to C for the duration of one call.
+//
+// Saved streams ([Index.Export]) wrap Faiss' own serialization in a
+// versioned, checksummed header that records the dimension and factory
+// string; [Index.Import] checks it before Faiss parses anything.
 package faiss
 
 import "errors"
