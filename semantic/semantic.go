@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,11 @@ type SemanticMap[T any] struct {
 	mu     sync.Mutex  // serialises writes; guards next
 	next   int64       // the next ID to hand out
 	closed atomic.Bool // set under mu; read without it so searches never wait for a write
+	// inflight counts vectors that may be in db without a visible index
+	// entry (a put waiting for its fsync, a delete between its two steps);
+	// Search asks db for that many more results so that skipping them
+	// still leaves k.
+	inflight atomic.Int64
 }
 
 // NewMap returns a SemanticMap over emb, db and index. A nil index means a
@@ -175,6 +181,8 @@ func (m *SemanticMap[T]) PutBatch(ctx context.Context, entries []Entry[T]) ([]in
 		m.mu.Unlock()
 		return nil, fmt.Errorf("semantic: add vectors: %w", err)
 	}
+	m.inflight.Add(int64(len(ids)))
+	defer m.inflight.Add(-int64(len(ids)))
 	// The IDs are spent even if the index put fails: a vector might have
 	// been seen by a concurrent search, and an ID is never reused.
 	m.next += int64(len(entries))
@@ -225,12 +233,19 @@ func (m *SemanticMap[T]) Search(ctx context.Context, query string, k int, minSco
 	if err != nil {
 		return nil, err
 	}
-	res, err := vdb.SearchMinScore(ctx, m.db, vecs[0], k, minScore)
+	kk := k
+	if extra := int(min(m.inflight.Load(), 1024)); k <= math.MaxInt-extra {
+		kk += extra
+	}
+	res, err := vdb.SearchMinScore(ctx, m.db, vecs[0], kk, minScore)
 	if err != nil {
 		return nil, fmt.Errorf("semantic: search: %w", err)
 	}
-	hits := make([]Hit[T], 0, len(res))
+	hits := make([]Hit[T], 0, min(k, len(res)))
 	for _, r := range res {
+		if len(hits) == k {
+			break
+		}
 		// A vector whose index record is not (or no longer) there belongs
 		// to a write or delete in flight: skip it.
 		e, ok := m.index.Get(r.ID)
@@ -259,6 +274,8 @@ func (m *SemanticMap[T]) Delete(ctx context.Context, ids ...int64) (int, error) 
 	if m.closed.Load() {
 		return 0, ErrClosed
 	}
+	m.inflight.Add(int64(len(ids)))
+	defer m.inflight.Add(-int64(len(ids)))
 	n, err := m.index.Delete(ids...)
 	if err != nil {
 		return 0, fmt.Errorf("semantic: delete: %w", err)
