@@ -244,7 +244,7 @@ func exportOf(t *testing.T, dim int, opts ...faiss.Option) []byte {
 	require.NoError(t, err)
 	defer ix.Close()
 	r := rand.New(rand.NewPCG(9, 9))
-	require.NoError(t, ix.Train(ctx, gaussian(r, 100, dim)))
+	require.NoError(t, ix.Train(ctx, gaussian(r, 200, dim)))
 	require.NoError(t, ix.Add(ctx, seq(0, 100), gaussian(r, 100, dim)))
 	var buf bytes.Buffer
 	require.NoError(t, ix.Export(ctx, &buf))
