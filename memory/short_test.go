@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -102,6 +103,9 @@ func TestShortMemory_Options(t *testing.T) {
 	hits, err = mem.SearchN(ctx, "user assistant", 10, -1)
 	require.NoError(t, err)
 	assert.Len(t, hits, len(rounds))
+	hits, err = mem.SearchN(ctx, "user assistant", math.MaxInt, -1)
+	require.NoError(t, err)
+	assert.Len(t, hits, len(rounds), "a huge k returns everything")
 
 	var opened []int
 	mem2, err := memory.NewShort(newHash(t, 64), memory.WithBackend("counting", func(dim int) (vdb.VectorDatabase, error) {
