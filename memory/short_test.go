@@ -448,3 +448,30 @@ func TestOpenShort_Errors(t *testing.T) {
 		require.ErrorIs(t, err, memory.ErrInvalidOption)
 	})
 }
+
+// noPersist hides the backend's Persister, like a backend that cannot save.
+type noPersist struct{ vdb.VectorDatabase }
+
+func TestOpenShort_BackendWithoutSnapshots(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	open := memory.WithBackend("plain", func(dim int) (vdb.VectorDatabase, error) {
+		db, err := inmem.New(dim)
+		return noPersist{db}, err
+	})
+	mem, err := memory.OpenShort(ctx, dir, newHash(t, 64), open)
+	require.NoError(t, err)
+	_, err = mem.UpdateBatch(ctx, rounds)
+	require.NoError(t, err)
+	require.NoError(t, mem.Close(), "a backend that cannot save is not an error")
+	man, err := memory.ReadManifest(dir)
+	require.NoError(t, err)
+	assert.Nil(t, man.Snapshot)
+
+	emb := newHash(t, 64)
+	mem, err = memory.OpenShort(ctx, dir, emb, open)
+	require.NoError(t, err)
+	defer mem.Close()
+	assert.Equal(t, int64(len(rounds)), emb.texts.Load(), "segments are re-embedded from the log instead")
+	assert.Equal(t, len(rounds), mem.Stats().Vectors)
+}
