@@ -95,6 +95,8 @@ func newEvalCmd() *cobra.Command {
 		withDate    bool
 		turnsPath   string
 		qPath       string
+		minScore    float32
+		fusion      string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval [DIR]",
@@ -132,6 +134,15 @@ Questions without evidence are skipped (and counted).`,
 				return usageError{errors.New("eval: give a directory or both --turns and --questions")}
 			}
 			cfg := evalConfig{withSpeaker: withSpeaker, withDate: withDate}
+			cfg.opts = append(cfg.opts, longterm.WithMinScore(minScore))
+			switch fusion {
+			case "rrf":
+				cfg.opts = append(cfg.opts, longterm.WithRRF(longterm.DefaultRRFK))
+			case "weighted":
+				cfg.opts = append(cfg.opts, longterm.WithWeightedFusion(0.5, 0.5))
+			default:
+				return usageError{fmt.Errorf("eval: --fusion %q: want rrf or weighted", fusion)}
+			}
 			for _, k := range ks {
 				if k <= 0 {
 					return usageError{fmt.Errorf("eval: --k values must be positive, got %d", k)}
@@ -177,6 +188,8 @@ Questions without evidence are skipped (and counted).`,
 	f.StringVar(&mode, "mode", "all", "retrieval mode: all, hybrid, vector or keyword")
 	f.BoolVar(&withSpeaker, "with-speaker", false, `index every chunk of a turn as "SPEAKER: CHUNK"`)
 	f.BoolVar(&withDate, "with-date", false, `index every chunk of a turn as "[DATE] CHUNK"`)
+	f.Float32Var(&minScore, "min-score", 0, "minimum cosine similarity of a vector-path match")
+	f.StringVar(&fusion, "fusion", "rrf", "how hybrid mode fuses the paths: rrf (reciprocal rank, k=60) or weighted (0.5·cosine + 0.5·BM25/max)")
 	f.StringVar(&turnsPath, "turns", "", "turns file (default DIR/turns.jsonl)")
 	f.StringVar(&qPath, "questions", "", "questions file (default DIR/questions.jsonl)")
 	return cmd
@@ -470,7 +483,13 @@ func printEval(w io.Writer, rep *evalReport) error {
 				best = m
 			}
 		}
-		fmt.Fprintf(w, "best recall@%d: %s (%.3f)\n", kmax, best.Mode, best.Overall.Recall[kmax])
+		fmt.Fprintf(w, "best recall@%d: %s (%.3f)", kmax, best.Mode, best.Overall.Recall[kmax])
+		for _, m := range rep.Modes {
+			if m.Mode != best.Mode {
+				fmt.Fprintf(w, "; %+.3f over %s", best.Overall.Recall[kmax]-m.Overall.Recall[kmax], m.Mode)
+			}
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
 }
