@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 func init() { rootCmd.AddCommand(newAddCmd()) }
@@ -54,6 +56,9 @@ the command returns.`,
 // for none or "-". A blank segment is a usage error.
 func addSegments(cmd *cobra.Command, args []string) ([]string, error) {
 	if len(args) == 0 {
+		if f, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return nil, usageError{errors.New("nothing to add: pass TEXT arguments or pipe text in")}
+		}
 		args = []string{"-"}
 	}
 	segs := make([]string, 0, len(args))
