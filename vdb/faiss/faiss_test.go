@@ -534,3 +534,26 @@ func TestConcurrentPersistence(t *testing.T) {
 		})
 	}
 }
+
+func ExampleIndex_Train() {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(1, 2))
+	sample := gaussian(r, 39*16, 8)
+	// IVF needs its lists trained (k-means) before anything is added.
+	ix, err := faiss.New(8, faiss.WithFactory("IVF16,Flat"), faiss.WithNProbe(4))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ix.Close()
+	err = ix.Add(ctx, []int64{1}, sample[:1])
+	fmt.Println(errors.Is(err, faiss.ErrNotTrained))
+	if err := ix.Train(ctx, sample); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ix.Trained(), ix.Add(ctx, seq(0, len(sample)), sample), ix.Len())
+	// Output:
+	// true
+	// true <nil> 624
+}
