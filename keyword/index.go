@@ -7,6 +7,17 @@
 // them to [Index.Add]. [Index.Export] and [Index.Import] write and read a
 // versioned, checksummed snapshot so that reopening a large index does not
 // tokenize anything again.
+//
+// Chinese is cut into character bigrams by default. The gse dictionary
+// segmenter ([WithCJK]([Segmenter])) found the same share of answers in
+// the top 5 on a 72-passage, 40-question Chinese sample
+// (testdata/zh_retrieval.json; hit@1 0.900 against 0.875, MRR 0.933
+// against 0.918), but it costs seconds to load its dictionary, over 100
+// MB of heap, and it tokenizes several times slower; choose it when
+// precision on Chinese matters more than start-up time and memory.
+//
+// Stop words are a short list ([DefaultStopWords]); BM25's idf does the
+// rest. Single Latin letters are not indexed ("C" in "C++" is lost).
 package keyword
 
 import (

@@ -112,6 +112,7 @@ type tokenizer struct {
 //	v1.2.3           → v1.2.3, v1, 1, 2, 3, 1.2.3
 //	138-0013-8000    → 138-0013-8000, 138, 0013, 8000, 13800138000
 //	138 0013 8000    → 138, 0013, 8000 and the joined runs 1380013, 13800138000, 00138000
+//	1,000,000        → 1,000,000, 1, 000, 000, 1000000
 //	user@example.com → user@example.com, user, example.com, example, com
 //
 // Chinese is cut as [WithCJK] says (bigrams by default), Japanese and
@@ -217,7 +218,7 @@ func class(r rune, size int) charClass {
 		switch {
 		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
 			return clWord
-		case strings.ContainsRune("_-.@/:'\\", r):
+		case r == '_' || r == '-' || r == '.' || r == '@' || r == '/' || r == ':' || r == '\'' || r == '\\':
 			return clConnector
 		}
 		return clOther
@@ -252,6 +253,11 @@ func wordEnd(text string, i int) int {
 		case clConnector:
 			j += size
 		default:
+			// A comma between digits joins a number: 1,000,000.
+			if r == ',' && j > i && isDigit(text[j-1]) && j+1 < len(text) && isDigit(text[j+1]) {
+				j++
+				continue
+			}
 			return end
 		}
 	}
@@ -412,12 +418,19 @@ func joinable(gap string) bool {
 
 // splitAtoms splits a compound at its connectors.
 func splitAtoms(w string) []string {
-	return strings.FieldsFunc(w, func(r rune) bool { return class(r, 1) == clConnector })
+	isConn := func(r rune) bool { return r == ',' || class(r, 1) == clConnector }
+	if strings.IndexFunc(w, isConn) < 0 {
+		return []string{w}
+	}
+	return strings.FieldsFunc(w, isConn)
 }
 
 // subParts splits an atom at letter↔digit and lower→upper changes:
 // LH401 → LH, 401; getUserName → get, User, Name; HTTPServer stays whole.
 func subParts(a string) []string {
+	if !hasTransition(a) {
+		return nil
+	}
 	var parts []string
 	start := 0
 	var prev rune
@@ -500,4 +513,16 @@ func allLetters(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// hasTransition reports whether subParts would split a.
+func hasTransition(a string) bool {
+	var prev rune
+	for k, r := range a {
+		if k > 0 && (unicode.IsDigit(prev) != unicode.IsDigit(r) || unicode.IsLower(prev) && unicode.IsUpper(r)) {
+			return true
+		}
+		prev = r
+	}
+	return false
 }
