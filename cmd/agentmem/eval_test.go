@@ -76,7 +76,7 @@ func TestEvalCommand(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	var rep evalReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	assert.Equal(t, 53, rep.Questions)
+	assert.Equal(t, 81, rep.Questions)
 	assert.Equal(t, 4, rep.Conversations)
 	assert.True(t, rep.WithSpeaker)
 	require.Len(t, rep.Modes, 1)
