@@ -140,9 +140,16 @@ func BenchmarkIndex_Add(b *testing.B) {
 func BenchmarkIndex_Search(b *testing.B) {
 	for _, n := range []int{10_000, 30_000, 100_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
 			start := time.Now()
 			ix, c := buildIndex(b, n)
-			b.Logf("built %d docs in %v: %+v", n, time.Since(start), ix.Stats())
+			elapsed := time.Since(start)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.Logf("built %d docs in %v: %+v", n, elapsed, ix.Stats())
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n), "B-heap/doc")
 			queries := make([]string, 256)
 			for i := range queries {
 				queries[i] = c.text(6)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -63,6 +64,17 @@ func TestIndex_Params(t *testing.T) {
 	// k1 = 0: the score is idf alone, whatever tf and length.
 	assert.Equal(t, got[0].Score, got[1].Score)
 	assert.Equal(t, []int64{1, 2}, ids(got))
+}
+
+func TestIndex_BadParamsMeanDefaults(t *testing.T) {
+	want := plainIndex(t)
+	got := plainIndex(t, keyword.WithK1(-1), keyword.WithK1(math.NaN()), keyword.WithK1(math.Inf(1)),
+		keyword.WithB(1.5), keyword.WithB(-0.1), keyword.WithB(math.NaN()))
+	for _, ix := range []*keyword.Index{want, got} {
+		ix.Add(1, "apple banana")
+		ix.Add(2, "apple apple cherry")
+	}
+	assert.Equal(t, want.Search("apple", 5, nil), got.Search("apple", 5, nil))
 }
 
 func TestIndex_ReplaceAndDeleteKeepStats(t *testing.T) {
@@ -166,6 +178,14 @@ func TestIndex_Concurrent(t *testing.T) {
 			}
 		})
 	}
+	wg.Go(func() {
+		for range 20 {
+			var buf bytes.Buffer
+			assert.NoError(t, ix.Export(&buf))
+			back := keyword.NewIndex(nil)
+			assert.NoError(t, back.Import(&buf))
+		}
+	})
 	wg.Wait()
 	assert.Equal(t, 4*(200-67), ix.Len())
 }

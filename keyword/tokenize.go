@@ -115,8 +115,8 @@ type tokenizer struct {
 //	1,000,000        → 1,000,000, 1, 000, 000, 1000000
 //	user@example.com → user@example.com, user, example.com, example, com
 //
-// Chinese is cut as [WithCJK] says (bigrams by default), Japanese and
-// Korean into bigrams.
+// Chinese is cut as [WithCJK] says (bigrams by default); Japanese, Korean
+// and the scripts of Thai, Lao, Khmer and Burmese into bigrams.
 // The returned Tokenizer is safe for concurrent use by multiple goroutines.
 func NewTokenizer(opts ...TokenizerOption) (Tokenizer, error) {
 	t := &tokenizer{cjk: Bigrams}
@@ -179,18 +179,20 @@ func (t *tokenizer) Tokens(text string) []string {
 			j := wordEnd(text, i)
 			e.word(text, i, j)
 			i = j
-		case clHan, clKana, clHangul:
+		case clHan, clKana, clHangul, clSEA:
+			// A run of one script; Han and kana mix in Japanese.
 			j, kana := i, false
 			for j < len(text) {
 				r2, s2 := utf8.DecodeRuneInString(text[j:])
 				c2 := class(r2, s2)
-				if c2 != c && !(c != clHangul && (c2 == clHan || c2 == clKana)) {
+				hanKana := (c == clHan || c == clKana) && (c2 == clHan || c2 == clKana)
+				if c2 != c && !hanKana {
 					break
 				}
 				kana = kana || c2 == clKana
 				j += s2
 			}
-			e.cjk(text[i:j], c == clHangul || kana)
+			e.cjk(text[i:j], c == clHangul || c == clSEA || kana)
 			i = j
 		default:
 			i += size
@@ -211,6 +213,7 @@ const (
 	clHan
 	clKana
 	clHangul
+	clSEA // Thai, Lao, Khmer, Myanmar
 )
 
 func class(r rune, size int) charClass {
@@ -232,6 +235,9 @@ func class(r rune, size int) charClass {
 		return clKana
 	case unicode.Is(unicode.Hangul, r):
 		return clHangul
+	case unicode.In(r, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar):
+		// Written without spaces between words, like Chinese: bigrams.
+		return clSEA
 	case r == '’':
 		return clConnector
 	case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.In(r, unicode.Mn, unicode.Mc):

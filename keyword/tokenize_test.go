@@ -68,6 +68,8 @@ func TestTokens(t *testing.T) {
 		{"katakana", "コーヒー", []string{"コー", "ーヒ", "ヒー"}},
 		{"korean bigrams", "서울에서 만나요", []string{"서울", "울에", "에서", "만나", "나요"}},
 		{"lone hangul syllable", "나 는", []string{"나", "는"}},
+		{"hangul next to han", "韓國한국", []string{"韓國", "한국"}},
+		{"thai", "สวัสดี", []string{"สว", "วั", "ัส", "สด", "ดี"}},
 		{"only punctuation", "!!! ... ，。？——", nil},
 		{"empty", "", nil},
 		{"invalid utf-8", "ok\xffgo", []string{"ok", "go"}},
