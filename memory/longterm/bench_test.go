@@ -160,6 +160,7 @@ func BenchmarkOpen(b *testing.B) {
 			}
 			embedded := emb.texts.Load()
 			b.ReportAllocs()
+			cpu0 := cpuTime()
 			for b.Loop() {
 				m, err := Open(b.Context(), dir, emb)
 				if err != nil {
@@ -170,6 +171,7 @@ func BenchmarkOpen(b *testing.B) {
 				}
 				m.Close()
 			}
+			b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(emb.texts.Load()-embedded), "re-embedded")
 		})
 	}

@@ -30,6 +30,9 @@ var (
 	// ErrInvalidQuery: a Query has a bad field (negative K, unknown Mode,
 	// To before From).
 	ErrInvalidQuery = errors.New("longterm: invalid query")
+	// ErrLocked: the store directory is open in another process (or by
+	// another Memory in this one). Close that one first.
+	ErrLocked = errors.New("longterm: store is in use by another process")
 	// ErrNotDurable: Compact or Snapshot was called on a memory that has no
 	// directory (made by New rather than Open).
 	ErrNotDurable = errors.New("longterm: memory has no store directory")

@@ -25,7 +25,7 @@ func FuzzOpenDamagedLog(f *testing.F) {
 	require.NoError(f, m.Forget(f.Context(), "r2"))
 	valid, err := os.ReadFile(logPath(dir))
 	require.NoError(f, err)
-	m.log.close()
+	crash(m)
 
 	f.Add(uint32(len(valid)), uint32(0), byte(0))
 	f.Add(uint32(len(valid)-3), uint32(0), byte(0))
@@ -45,7 +45,7 @@ func FuzzOpenDamagedLog(f *testing.F) {
 			}
 			return
 		}
-		defer m.log.close() // no snapshot: keep iterations fast
+		defer crash(m) // no snapshot: keep iterations fast
 		// Whatever was kept is a prefix of what was written: r0..rN in order,
 		// minus r2 once its forget record is in.
 		for i := range 6 {

@@ -32,3 +32,10 @@ func newCounting(t testing.TB, dim int) *countingEmbedder {
 }
 
 var discardLogger = slog.New(slog.DiscardHandler)
+
+// crash abandons m as a killed process would: no snapshot, log and lock
+// released by the "kernel".
+func crash(m *Memory) {
+	m.log.close()
+	m.lock.Close()
+}

@@ -115,7 +115,7 @@ func TestKill9(t *testing.T) {
 		if round%2 == 1 {
 			require.NoError(t, m.Close()) // snapshot
 		} else {
-			_ = m.log.close() // leave without a snapshot
+			crash(m) // leave without a snapshot
 		}
 	}
 	t.Logf("%d acknowledged records survived 5 kills", len(acked))

@@ -46,6 +46,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -134,6 +135,7 @@ type Memory struct {
 
 	// durable state (nil log: in memory only)
 	dir     string
+	lock    *os.File
 	log     *logFile
 	applied int // records applied since the last snapshot
 }
@@ -513,6 +515,9 @@ func (m *Memory) Close() error {
 		if err := m.log.close(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if m.lock != nil {
+		m.lock.Close()
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("longterm: close: %w", errors.Join(errs...))

@@ -359,7 +359,9 @@ func TestOpen_ReopenDoesNotReembed(t *testing.T) {
 			require.NoError(t, m.Forget(t.Context(), "r29"))
 			if snapshot {
 				require.NoError(t, m.Close())
-			} // else: the process "crashed"; the log alone must do.
+			} else {
+				crash(m) // the log alone must do
+			}
 			before := emb.texts.Load()
 
 			m2 := openStore(t, dir, emb)
@@ -391,6 +393,7 @@ func TestOpen_SnapshotThenTail(t *testing.T) {
 		require.NoError(t, err)
 	}
 	// no Close: the snapshot covers 10, the log tail 10 more.
+	crash(m)
 	m2 := openStore(t, dir, emb)
 	defer m2.Close()
 	checkAll(t, m2, 20)
@@ -435,6 +438,7 @@ func TestOpen_TornTail(t *testing.T) {
 			emb := newCounting(t, 64)
 			m := openStore(t, dir, emb)
 			seed(t, m, 5)
+			crash(m)
 			valid, err := os.ReadFile(logPath(dir))
 			require.NoError(t, err)
 			damaged := append(valid, tt.tail(valid)...)
@@ -474,6 +478,7 @@ func TestOpen_FlippedByte(t *testing.T) {
 	emb := newCounting(t, 64)
 	m := openStore(t, dir, emb)
 	seed(t, m, 5)
+	crash(m)
 	valid, err := os.ReadFile(logPath(dir))
 	require.NoError(t, err)
 
@@ -566,6 +571,7 @@ func TestCompact(t *testing.T) {
 	// Still writable, and everything survives a crash (no Close) after it.
 	_, err = m.Add(t.Context(), Record{ID: "r10", Namespace: "ns1", Text: "Memory 10. The code for item 10 is QX-00010."})
 	require.NoError(t, err)
+	crash(m)
 	m2 := openStore(t, dir, emb)
 	defer m2.Close()
 	assert.Equal(t, 11, m2.Len())
@@ -573,7 +579,6 @@ func TestCompact(t *testing.T) {
 	assert.False(t, ok)
 	r, _ := m2.Get("r3")
 	assert.Contains(t, r.Text, "rewritten")
-	require.NoError(t, m.Close())
 }
 
 func TestMemory_IndexHeader(t *testing.T) {
@@ -599,8 +604,19 @@ func TestMemory_IndexHeader(t *testing.T) {
 	check(m)
 	// Reopened without a snapshot, the keyword index is rebuilt with the
 	// header.
-	require.NoError(t, m.log.close())
+	crash(m)
 	m2 := openStore(t, dir, emb, WithIndexHeader(SpeakerHeader))
 	defer m2.Close()
 	check(m2)
+}
+
+func TestOpen_Locked(t *testing.T) {
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb)
+	_, err := Open(t.Context(), dir, emb)
+	require.ErrorIs(t, err, ErrLocked)
+	require.NoError(t, m.Close())
+	m2 := openStore(t, dir, emb)
+	require.NoError(t, m2.Close())
 }

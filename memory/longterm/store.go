@@ -27,6 +27,7 @@ const (
 	logFileName  = "memories.log"
 	snapMetaFile = "snapshot.json"
 	snapPrefix   = "snap-"
+	lockFileName = "LOCK"
 )
 
 // formatVersion is the version of the store layout written into the
@@ -69,7 +70,9 @@ type snapMeta struct {
 // ErrVersion) that names the file and the offset, and leaves the files as
 // they were.
 //
-// Only one Memory may have a store open at a time.
+// Only one Memory may have a store open at a time: Open takes a lock on
+// dir/LOCK (flock, released by Close or when the process dies) and fails
+// with ErrLocked while another holds it.
 func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (*Memory, error) {
 	m, err := New(ctx, emb, opts...)
 	if err != nil {
@@ -79,6 +82,15 @@ func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (
 		return nil, fmt.Errorf("longterm: %w", err)
 	}
 	m.dir = dir
+	if m.lock, err = lockDir(dir); err != nil {
+		return nil, err
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			m.lock.Close()
+		}
+	}()
 	mpath := filepath.Join(dir, manifestFile)
 	lpath := filepath.Join(dir, logFileName)
 	want := manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backendName}
@@ -95,6 +107,7 @@ func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (
 		if m.log, err = createLog(lpath); err != nil {
 			return nil, err
 		}
+		opened = true
 		return m, nil
 	case err != nil:
 		return nil, fmt.Errorf("longterm: read manifest: %w", err)
@@ -126,6 +139,7 @@ func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (
 		m.closeIndexes()
 		return nil, err
 	}
+	opened = true
 	return m, nil
 }
 
