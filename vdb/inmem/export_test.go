@@ -25,3 +25,12 @@ func (db *DB) Cap() int {
 	defer db.mu.RUnlock()
 	return min(cap(db.ids), cap(db.data)/db.dim)
 }
+
+// SetPortableIO makes Export and Import encode element by element, as they
+// do on big-endian machines, and returns a function that restores the fast
+// path.
+func SetPortableIO() (restore func()) {
+	old := littleEndian
+	littleEndian = false
+	return func() { littleEndian = old }
+}

@@ -263,3 +263,22 @@ func TestSearch_ParallelMatchesSerial(t *testing.T) {
 		assert.Equal(t, a, b, "batch k=%d", k)
 	}
 }
+
+// TestExportImport_PortablePath checks the element-by-element encoding used
+// on big-endian machines against the memory-view fast path: same bytes, and
+// each reads the other's stream.
+func TestExportImport_PortablePath(t *testing.T) {
+	const dim, n = 16, 300
+	fast := exported(t, dim, n)
+	restore := inmem.SetPortableIO()
+	defer restore()
+	slow := exported(t, dim, n)
+	assert.Equal(t, fast, slow, "both paths write the same stream")
+	db, err := inmem.New(dim)
+	require.NoError(t, err)
+	require.NoError(t, db.Import(t.Context(), bytes.NewReader(fast)))
+	assert.Equal(t, n, db.Len())
+	var again bytes.Buffer
+	require.NoError(t, db.Export(t.Context(), &again))
+	assert.Equal(t, fast, again.Bytes(), "a portable-path round trip is lossless")
+}
