@@ -119,13 +119,16 @@ func WithNProbe(n int) Option {
 	return func(c *config) { c.nprobe = n }
 }
 
-// WithThreads caps the OpenMP threads Faiss uses inside this Index's calls
-// (0, the default, keeps OMP_NUM_THREADS or the number of cores). On a
+// WithThreads sets the OpenMP threads Faiss uses inside this Index's calls.
+// The default (0) is OMP_NUM_THREADS or the number of cores, except for
+// calls whose work is BLAS matrix products (flat search of 20 or more
+// queries at once, IVF training and adding), which get one OpenMP thread:
+// OpenBLAS has its own thread pool, and OpenMP threads spin-waiting beside it
+// made batched flat search 5-10× slower on a busy 2-core machine. On a
 // machine that also serves many goroutines, 1 avoids oversubscribing the
 // cores. The count is set on each call, so Indexes with different settings
-// do not disturb each other. It does not limit OpenBLAS, whose own thread
-// pool (used by flat search of 20 or more queries at once and by IVF
-// training) is process-wide: set OPENBLAS_NUM_THREADS for that.
+// do not disturb each other. It does not limit OpenBLAS, whose pool is
+// process-wide: set OPENBLAS_NUM_THREADS for that.
 func WithThreads(n int) Option {
 	return func(c *config) { c.threads = n }
 }
