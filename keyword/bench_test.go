@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-ego/gse"
-
 	"github.com/agentmem/agentmem/keyword"
 )
 
@@ -21,9 +19,6 @@ const (
 )
 
 func BenchmarkTokens(b *testing.B) {
-	if err := keyword.Preload(); err != nil {
-		b.Fatal(err)
-	}
 	for _, bc := range []struct {
 		name string
 		mode keyword.CJKMode
@@ -33,38 +28,19 @@ func BenchmarkTokens(b *testing.B) {
 		{"zh/segmenter", keyword.Segmenter, benchZH},
 		{"zh/bigrams", keyword.Bigrams, benchZH},
 	} {
-		tok := newTok(b, keyword.WithCJK(bc.mode))
 		b.Run(bc.name, func(b *testing.B) {
+			tok := newTok(b)
+			if bc.mode == keyword.Segmenter {
+				tok = segmenterTok(b)
+				if err := keyword.Preload(); err != nil {
+					b.Fatal(err)
+				}
+			}
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bc.text)))
 			for b.Loop() {
 				tok.Tokens(bc.text)
 			}
-		})
-	}
-}
-
-// BenchmarkSegmenterLoad measures loading gse's embedded dictionary, which
-// Segmenter mode does once per process, and the heap it keeps.
-func BenchmarkSegmenterLoad(b *testing.B) {
-	for _, dict := range []string{"zh_s", "zh"} {
-		b.Run(dict, func(b *testing.B) {
-			var keep []*gse.Segmenter
-			var before runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			for b.Loop() {
-				seg := &gse.Segmenter{SkipLog: true}
-				if err := seg.LoadDictEmbed(dict); err != nil {
-					b.Fatal(err)
-				}
-				keep = append(keep, seg)
-			}
-			var after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(keep))/(1<<20), "MB-heap/op")
-			runtime.KeepAlive(keep)
 		})
 	}
 }

@@ -1,14 +1,13 @@
 package keyword
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/go-ego/gse"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -54,11 +53,16 @@ type TokenizerOption func(*tokenizer) error
 
 // WithCJK sets how Chinese is cut; the default is [Bigrams]. Japanese
 // (any run containing kana) and Korean (Hangul) are always cut into
-// bigrams.
+// bigrams. In a build with -tags nogse, which leaves out gse and its ~33
+// MB of embedded dictionaries, [Segmenter] is an error wrapping
+// errors.ErrUnsupported.
 func WithCJK(mode CJKMode) TokenizerOption {
 	return func(t *tokenizer) error {
 		if mode != Segmenter && mode != Bigrams {
 			return fmt.Errorf("keyword: unknown CJK mode %d (want Segmenter or Bigrams)", int(mode))
+		}
+		if mode == Segmenter && !segmenterBuilt {
+			return fmt.Errorf("keyword: Segmenter mode is not in this build (rebuild without -tags nogse): %w", errors.ErrUnsupported)
 		}
 		t.cjk = mode
 		return nil
@@ -143,24 +147,15 @@ func (t *tokenizer) Name() string {
 	return fmt.Sprintf("agentmem-keyword/1 cjk=%s stop=%d:%08x", t.cjk, len(stop), crc(strings.Join(stop, " ")))
 }
 
-// segmenter is the process-wide gse segmenter, loaded on first use.
-var segmenter = sync.OnceValues(func() (*gse.Segmenter, error) {
-	var seg gse.Segmenter
-	seg.SkipLog = true
-	// zh_s is the simplified-Chinese dictionary; the traditional one
-	// would add ~40% load time and memory for text we rarely see, and
-	// unknown words still go through gse's HMM.
-	if err := seg.LoadDictEmbed("zh_s"); err != nil {
-		return nil, fmt.Errorf("keyword: load gse dictionary: %w", err)
-	}
-	return &seg, nil
-})
-
 // Preload loads the Chinese dictionary used by [Segmenter] mode now rather
 // than on the first Chinese text: call it (perhaps in a goroutine) at
-// start-up to keep that cost off the first search. It is safe to call more
-// than once and from several goroutines.
+// start-up to keep that cost off the first search. Only Segmenter mode
+// needs it; in a build with -tags nogse it does nothing. It is safe to
+// call more than once and from several goroutines.
 func Preload() error {
+	if !segmenterBuilt {
+		return nil
+	}
 	_, err := segmenter()
 	return err
 }
@@ -531,4 +526,10 @@ func hasTransition(a string) bool {
 		prev = r
 	}
 	return false
+}
+
+// wordCutter is what the tokenizer needs of a dictionary segmenter.
+type wordCutter interface {
+	// CutSearch cuts text into words and the dictionary words inside them.
+	CutSearch(text string, hmm ...bool) []string
 }

@@ -1,6 +1,8 @@
 package keyword_test
 
 import (
+	"bytes"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -26,7 +28,12 @@ func segmenterTok(t testing.TB) keyword.Tokenizer {
 	if testing.Short() {
 		t.Skip("-short: skipping the gse dictionary load")
 	}
-	return newTok(t, keyword.WithCJK(keyword.Segmenter))
+	tok, err := keyword.NewTokenizer(keyword.WithCJK(keyword.Segmenter))
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("built with -tags nogse")
+	}
+	require.NoError(t, err)
+	return tok
 }
 
 func TestTokens(t *testing.T) {
@@ -172,4 +179,14 @@ func FuzzTokens(f *testing.F) {
 			require.True(t, utf8.ValidString(tk), "%q", tk)
 		}
 	})
+}
+
+func TestSegmenterModeName(t *testing.T) {
+	// Snapshots record the tokenizer; the two modes must not be confused.
+	ix := keyword.NewIndex(newTok(t))
+	ix.Add(1, "数据库")
+	var snap bytes.Buffer
+	require.NoError(t, ix.Export(&snap))
+	err := keyword.NewIndex(segmenterTok(t)).Import(&snap)
+	require.ErrorIs(t, err, keyword.ErrTokenizer)
 }
