@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,7 +42,9 @@ type evalQuestion struct {
 	Question string   `json:"question"`
 	Answer   any      `json:"answer"` // a string or a number in converted benchmarks; not used
 	Evidence []string `json:"evidence"`
-	Category int      `json:"category"`
+	// Category is a number in the issue's format; strings are accepted
+	// too, so that other benchmarks' labels pass through.
+	Category json.RawMessage `json:"category"`
 }
 
 // evalConfig is what one evaluation run does.
@@ -378,7 +381,7 @@ func (a *evalAcc) scores(cat string) evalScores {
 
 func evalMode(ctx context.Context, mem *longterm.Memory, qs []evalQuestion, mode longterm.Mode, ks []int, maxK int) (evalModeReport, error) {
 	var all evalAcc
-	byCat := map[int]*evalAcc{}
+	byCat := map[string]*evalAcc{}
 	lat := make([]time.Duration, 0, len(qs))
 	for _, q := range qs {
 		t0 := time.Now()
@@ -393,26 +396,56 @@ func evalMode(ctx context.Context, mem *longterm.Memory, qs []evalQuestion, mode
 			got[i] = strings.TrimPrefix(h.ID, prefix)
 		}
 		all.add(ks, q.Evidence, got)
-		acc := byCat[q.Category]
+		cat := categoryLabel(q.Category)
+		acc := byCat[cat]
 		if acc == nil {
 			acc = &evalAcc{}
-			byCat[q.Category] = acc
+			byCat[cat] = acc
 		}
 		acc.add(ks, q.Evidence, got)
 	}
 	mr := evalModeReport{Mode: mode.String(), Overall: all.scores("all")}
-	cats := make([]int, 0, len(byCat))
+	cats := make([]string, 0, len(byCat))
 	for c := range byCat {
 		cats = append(cats, c)
 	}
-	slices.Sort(cats)
+	// Numbers in numeric order, then other labels.
+	slices.SortFunc(cats, func(a, b string) int {
+		na, ea := strconv.ParseFloat(a, 64)
+		nb, eb := strconv.ParseFloat(b, 64)
+		switch {
+		case ea == nil && eb == nil:
+			return cmp.Compare(na, nb)
+		case ea == nil:
+			return -1
+		case eb == nil:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
 	for _, c := range cats {
-		mr.Categories = append(mr.Categories, byCat[c].scores(strconv.Itoa(c)))
+		mr.Categories = append(mr.Categories, byCat[c].scores(c))
 	}
 	slices.Sort(lat)
 	mr.P50Millis = percentile(lat, 0.50)
 	mr.P95Millis = percentile(lat, 0.95)
 	return mr, nil
+}
+
+// categoryLabel returns a question's category as text: 2 → "2", "temporal"
+// → "temporal", none → "-".
+func categoryLabel(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	if t := strings.TrimSpace(string(raw)); t != "" && t != "null" {
+		return t
+	}
+	return "-"
 }
 
 // percentile returns the p-quantile of sorted durations in milliseconds

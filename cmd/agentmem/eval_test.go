@@ -104,3 +104,9 @@ func TestReadJSONL_ErrorNamesLine(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path+":3")
 }
+
+func TestCategoryLabel(t *testing.T) {
+	for raw, want := range map[string]string{`2`: "2", `"temporal"`: "temporal", ``: "-", `null`: "-", `""`: "-"} {
+		assert.Equal(t, want, categoryLabel(json.RawMessage(raw)), raw)
+	}
+}

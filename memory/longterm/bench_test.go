@@ -130,6 +130,7 @@ func BenchmarkQuery(b *testing.B) {
 				b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(m.vecs[c.ns].Len()), "child-vectors")
 			})
 		}
 		m.Close()
