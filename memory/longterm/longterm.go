@@ -586,53 +586,22 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, ErrClosed
 	}
 	keep := m.filter(q)
-	cands := map[*parent]*candidate{}
-	get := func(p *parent) *candidate {
-		c := cands[p]
-		if c == nil {
-			c = &candidate{p: p}
-			cands[p] = c
-		}
-		return c
-	}
-	// The keyword path runs beside the vector path.
-	kwDone := make(chan []keyword.Result, 1)
-	if q.Mode != VectorOnly {
-		go func() { kwDone <- m.kw.Search(text, depth, keep) }()
-	}
-	if qvec != nil {
-		res, err := m.vectorSearch(ctx, q, qvec, depth, minScore, keep)
+	total := len(m.children)
+	var cands map[*parent]*candidate
+	for {
+		var full bool
+		var err error
+		cands, full, err = m.collect(ctx, q, text, qvec, depth, minScore, keep)
 		if err != nil {
-			if q.Mode != VectorOnly {
-				<-kwDone // it reads the maps under our read lock
-			}
 			return nil, err
 		}
-		rank := 0
-		for _, r := range res {
-			ref := m.children[r.ID]
-			c := get(ref.p)
-			if !c.hasVec {
-				rank++
-				c.hasVec, c.vecScore, c.vecRank = true, float64(r.Score), rank
-			}
-			c.vecKids = append(c.vecKids, kidScore{ref.i, float64(r.Score)})
+		// Many matching children of a few long parents can fill a path's
+		// list: fetch deeper until k parents are found or the paths are
+		// exhausted.
+		if len(cands) >= k || !full || depth >= total {
+			break
 		}
-	}
-	if q.Mode != VectorOnly {
-		rank := 0
-		for _, r := range <-kwDone {
-			ref, ok := m.children[r.ID]
-			if !ok {
-				continue
-			}
-			c := get(ref.p)
-			if !c.hasKW {
-				rank++
-				c.hasKW, c.kwScore, c.kwRank = true, r.Score, rank
-			}
-			c.kwKids = append(c.kwKids, kidScore{ref.i, r.Score})
-		}
+		depth *= 4
 	}
 	list := make([]*candidate, 0, len(cands))
 	var bestKW float64
@@ -672,6 +641,64 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 		}
 	}
 	return hits, nil
+}
+
+// collect runs the query's paths, each for up to depth children, and
+// groups the children found by parent. full reports whether a path filled
+// its list (so that a deeper search could find more). m.mu must be held.
+func (m *Memory) collect(ctx context.Context, q Query, text string, qvec []float32, depth int, minScore float32, keep func(int64) bool) (cands map[*parent]*candidate, full bool, err error) {
+	cands = map[*parent]*candidate{}
+	get := func(p *parent) *candidate {
+		c := cands[p]
+		if c == nil {
+			c = &candidate{p: p}
+			cands[p] = c
+		}
+		return c
+	}
+	// The keyword path runs beside the vector path.
+	kwDone := make(chan []keyword.Result, 1)
+	if q.Mode != VectorOnly {
+		go func() { kwDone <- m.kw.Search(text, depth, keep) }()
+	}
+	if qvec != nil {
+		res, err := m.vectorSearch(ctx, q, qvec, depth, minScore, keep)
+		if err != nil {
+			if q.Mode != VectorOnly {
+				<-kwDone // it reads the maps under our read lock
+			}
+			return nil, false, err
+		}
+		full = full || len(res) == depth
+		rank := 0
+		for _, r := range res {
+			ref := m.children[r.ID]
+			c := get(ref.p)
+			if !c.hasVec {
+				rank++
+				c.hasVec, c.vecScore, c.vecRank = true, float64(r.Score), rank
+			}
+			c.vecKids = append(c.vecKids, kidScore{ref.i, float64(r.Score)})
+		}
+	}
+	if q.Mode != VectorOnly {
+		rank := 0
+		kres := <-kwDone
+		full = full || len(kres) == depth
+		for _, r := range kres {
+			ref, ok := m.children[r.ID]
+			if !ok {
+				continue
+			}
+			c := get(ref.p)
+			if !c.hasKW {
+				rank++
+				c.hasKW, c.kwScore, c.kwRank = true, r.Score, rank
+			}
+			c.kwKids = append(c.kwKids, kidScore{ref.i, r.Score})
+		}
+	}
+	return cands, full, nil
 }
 
 // kidScore is a matched child (its index in the parent) and its score on

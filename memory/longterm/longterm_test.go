@@ -620,3 +620,23 @@ func TestOpen_Locked(t *testing.T) {
 	m2 := openStore(t, dir, emb)
 	require.NoError(t, m2.Close())
 }
+
+func TestMemory_LongParentDoesNotCrowdOut(t *testing.T) {
+	ctx := t.Context()
+	m := newMem(t)
+	var sb strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&sb, "Alpha beta gamma note number %d.\n", i)
+	}
+	recs := []Record{{ID: "long", Text: sb.String()}}
+	for i := range 5 {
+		recs = append(recs, Record{ID: fmt.Sprint("short", i), Text: fmt.Sprintf("Alpha appears once here, in short memo %d about something else entirely.", i)})
+	}
+	_, err := m.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	for _, mode := range []Mode{Hybrid, VectorOnly, KeywordOnly} {
+		hits, err := m.Query(ctx, Query{Text: "alpha beta gamma", Mode: mode, K: 6})
+		require.NoError(t, err)
+		assert.Len(t, hits, 6, "%s: the long parent's 300 children must not hide the short ones", mode)
+	}
+}
