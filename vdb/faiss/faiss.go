@@ -14,8 +14,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -179,6 +181,15 @@ func New(dim int, opts ...Option) (*Index, error) {
 	return ix, nil
 }
 
+// maxFactorySize bounds every number in a factory string (list counts,
+// links, code sizes).
+const maxFactorySize = 1 << 24
+
+var (
+	hnswM  = regexp.MustCompile(`HNSW(\d+)`)
+	pqBits = regexp.MustCompile(`PQ\d+x(\d+)`)
+)
+
 // canonicalFactory removes spaces and a leading IDMap from a factory string
 // and rejects strings no Faiss index could come from.
 func canonicalFactory(s string) (string, error) {
@@ -193,12 +204,26 @@ func canonicalFactory(s string) (string, error) {
 		return "", fmt.Errorf("%w %q: want a Faiss index-factory string such as %q or %q",
 			ErrFactory, s, "Flat", "HNSW32,Flat")
 	}
-	// Faiss 1.7.3 accepts some zero sizes and then crashes or divides by
-	// zero when used ("IVF0,Flat", "HNSW0,Flat"): refuse any number that is
-	// zero.
+	// Faiss 1.7.3 checks factory strings loosely, and some that it accepts
+	// kill the process when used. Found by trying them: "IVF0,Flat" aborts
+	// on an assertion, "HNSW0,Flat" segfaults, "PQ0" and "PQ4x64" divide by
+	// zero, "HNSW1,Flat" never returns from Add, "HNSW99999999,Flat" tries
+	// to allocate without end. Refuse those shapes. This is a guard against
+	// mistakes, not a sandbox: a factory string is configuration to trust,
+	// not input from strangers.
 	for f := range strings.FieldsFuncSeq(c, func(r rune) bool { return r < '0' || r > '9' }) {
-		if strings.Trim(f, "0") == "" {
-			return "", fmt.Errorf("%w %q: sizes must be positive", ErrFactory, s)
+		if n, err := strconv.Atoi(f); err != nil || n <= 0 || n > maxFactorySize {
+			return "", fmt.Errorf("%w %q: sizes must be between 1 and %d", ErrFactory, s, maxFactorySize)
+		}
+	}
+	for _, m := range hnswM.FindAllStringSubmatch(c, -1) {
+		if n, _ := strconv.Atoi(m[1]); n < 2 || n > 512 {
+			return "", fmt.Errorf("%w %q: HNSW needs 2 to 512 links per node", ErrFactory, s)
+		}
+	}
+	for _, m := range pqBits.FindAllStringSubmatch(c, -1) {
+		if n, _ := strconv.Atoi(m[1]); n > 16 {
+			return "", fmt.Errorf("%w %q: at most 16 bits per PQ code", ErrFactory, s)
 		}
 	}
 	return c, nil
