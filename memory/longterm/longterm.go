@@ -31,6 +31,17 @@
 // fsynced before it returns; AddBatch fsyncs once for the batch (group
 // commit). See [Open] for what happens to a damaged store.
 //
+// # API
+//
+// [Memory] implements memory.Memory (Update stores a segment in
+// DefaultNamespace; Search runs the default mode over every namespace) and
+// offers more: [Memory.Add] and [Memory.AddBatch] take a [Record],
+// [Memory.Query] takes a [Query] (namespace, time range, mode, count,
+// minimum score) and answers with [Hit] values that carry the record's metadata
+// and each path's rank, [Memory.Forget] removes a record, [Memory.Compact]
+// drops forgotten records from disk. Query is not called Search only
+// because memory.Memory's Search takes a string.
+//
 // # Input
 //
 // A record's text must hold at least one letter or digit ([ErrEmptyText]
