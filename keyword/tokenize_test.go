@@ -71,11 +71,11 @@ func TestTokens(t *testing.T) {
 		{"full width forms", "ＥＲＲ１２３４，ＯＫ", []string{"err1234", "err", "1234", "ok"}},
 		{"accents kept, case folded", "Café ÉCOLE", []string{"café", "école"}},
 		{"cyrillic", "Привет мир", []string{"привет", "мир"}},
-		{"japanese bigrams", "今日は雨です", []string{"今日", "日は", "は雨", "雨で", "です"}},
+		{"japanese bigrams and kanji", "今日は雨です", []string{"今", "日", "今日", "日は", "雨", "は雨", "雨で", "です"}},
 		{"katakana", "コーヒー", []string{"コー", "ーヒ", "ヒー"}},
 		{"korean bigrams", "서울에서 만나요", []string{"서울", "울에", "에서", "만나", "나요"}},
 		{"lone hangul syllable", "나 는", []string{"나", "는"}},
-		{"hangul next to han", "韓國한국", []string{"韓國", "한국"}},
+		{"hangul next to han", "韓國한국", []string{"韓", "國", "韓國", "한국"}},
 		{"thai", "สวัสดี", []string{"สว", "วั", "ัส", "สด", "ดี"}},
 		{"only punctuation", "!!! ... ，。？——", nil},
 		{"empty", "", nil},
@@ -93,9 +93,12 @@ func TestTokens_Chinese(t *testing.T) {
 	const in = "我们决定把订单服务迁移到PostgreSQL数据库。"
 	t.Run("bigrams", func(t *testing.T) {
 		got := newTok(t, keyword.WithCJK(keyword.Bigrams)).Tokens(in)
-		assert.Equal(t, []string{"我们", "们决", "决定", "定把", "把订", "订单", "单服", "服务", "务迁", "迁移", "移到",
-			"postgresql", "postgre", "sql", "数据", "据库"}, got)
-		assert.Equal(t, []string{"库"}, newTok(t, keyword.WithCJK(keyword.Bigrams)).Tokens("库"), "a lone character is kept")
+		assert.Equal(t, []string{"我", "们", "我们", "决", "们决", "定", "决定", "把", "定把", "订", "把订", "单", "订单",
+			"服", "单服", "务", "服务", "迁", "务迁", "移", "迁移", "到", "移到",
+			"postgresql", "postgre", "sql", "数", "据", "数据", "库", "据库"}, got)
+		assert.Equal(t, []string{"库"}, newTok(t).Tokens("库"), "a lone character is kept")
+		assert.Equal(t, []string{"猫", "的猫", "吃", "猫吃", "饭", "吃饭", "饭了"}, newTok(t).Tokens("的猫吃饭了"),
+			"stop words are not kept alone, only in bigrams")
 	})
 	t.Run("segmenter", func(t *testing.T) {
 		got := segmenterTok(t).Tokens(in)
