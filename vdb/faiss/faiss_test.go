@@ -562,3 +562,17 @@ func ExampleIndex_Train() {
 	// true
 	// true <nil> 624
 }
+
+func TestReadHeader(t *testing.T) {
+	data := exportOf(t, 8, faiss.WithFactory("IDMap,HNSW8,Flat"))
+	h, err := faiss.ReadHeader(bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Equal(t, 8, h.Dim)
+	assert.Equal(t, "HNSW8,Flat", h.Factory)
+	// The header is enough to make a matching index.
+	ix, err := faiss.New(h.Dim, faiss.WithFactory(h.Factory))
+	require.NoError(t, err)
+	defer ix.Close()
+	require.NoError(t, ix.Import(t.Context(), bytes.NewReader(data)))
+	assert.Equal(t, 100, ix.Len())
+}

@@ -3,6 +3,7 @@
 package faiss_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,4 +22,11 @@ func TestNewWithoutTag(t *testing.T) {
 	_, err = zero.Search(t.Context(), []float32{1}, 1)
 	require.ErrorIs(t, err, vdb.ErrClosed)
 	require.NoError(t, zero.Close())
+}
+
+func TestReadHeaderWithoutTag(t *testing.T) {
+	_, err := faiss.ReadHeader(strings.NewReader("not a faiss stream at all"))
+	require.ErrorIs(t, err, vdb.ErrVersion)
+	_, err = faiss.ReadHeader(strings.NewReader("AMF"))
+	require.ErrorIs(t, err, vdb.ErrCorrupt)
 }
