@@ -1,7 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
@@ -38,8 +41,8 @@ func backendOption(name string) (memory.Option, error) {
 		}), nil
 	case "faiss":
 		var opts []faiss.Option
-		if backend.index != "" {
-			opts = append(opts, faiss.WithFactory(backend.index))
+		if index := cmp.Or(backend.index, storedFaissIndex(global.store)); index != "" {
+			opts = append(opts, faiss.WithFactory(index))
 		}
 		return memory.WithBackend("faiss", func(dim int) (vdb.VectorDatabase, error) {
 			ix, err := faiss.New(dim, opts...)
@@ -51,4 +54,26 @@ func backendOption(name string) (memory.Option, error) {
 	default:
 		return nil, usageError{fmt.Errorf("unknown --backend %q (known: inmem, faiss)", name)}
 	}
+}
+
+// storedFaissIndex returns the index-factory string of the Faiss snapshot in
+// the store directory dir, or "" if there is none, so that a store built with
+// --index "HNSW32,Flat" reopens with the same index without repeating the
+// flag (the snapshot would not load into another index type, and the store
+// would re-embed everything).
+func storedFaissIndex(dir string) string {
+	man, err := memory.ReadManifest(dir)
+	if err != nil || man.Backend != "faiss" || man.Snapshot == nil {
+		return ""
+	}
+	f, err := os.Open(filepath.Join(dir, man.Snapshot.File))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h, err := faiss.ReadHeader(f)
+	if err != nil {
+		return "" // the store reports an unusable snapshot itself
+	}
+	return h.Factory
 }

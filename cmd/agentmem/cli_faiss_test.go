@@ -26,6 +26,8 @@ func TestCLI_FaissBackend(t *testing.T) {
 			require.Equal(t, exitOK, r.code, r.stderr)
 			assert.Contains(t, r.stdout, "tulip-42")
 
+			assert.NotContains(t, r.stderr, "unusable", "the store reopens its own index type")
+
 			r = runCLI(t, "", "stats", "--store", store)
 			require.Equal(t, exitOK, r.code, r.stderr)
 			assert.Contains(t, r.stdout, "faiss")
