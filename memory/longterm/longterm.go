@@ -383,6 +383,15 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error)
 			return nil, err
 		}
 	}
+	ids, err := m.applyAll(ctx, adds, preps, offs, next)
+	if err != nil {
+		return nil, err
+	}
+	m.maybeSnapshot(ctx)
+	return ids, nil
+}
+
+func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, preps []prepared, offs []int64, next int64) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ids := make([]string, len(adds))
@@ -397,6 +406,20 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error)
 	m.nextChild = next
 	m.applied += len(adds)
 	return ids, nil
+}
+
+// maybeSnapshot writes a snapshot when WithSnapshotEvery's count of
+// records since the last one is reached, so that a process that is killed
+// rather than closed does not leave a long log tail to replay (and
+// re-tokenise) on the next Open. m.wmu must be held; searches go on. A
+// failure is logged, not returned: the records are safe in the log.
+func (m *Memory) maybeSnapshot(ctx context.Context) {
+	if m.log == nil || m.opts.snapshotEvery <= 0 || m.applied < m.opts.snapshotEvery {
+		return
+	}
+	if err := m.snapshotLocked(ctx); err != nil {
+		m.opts.logger.Warn("longterm: automatic snapshot failed", "dir", m.dir, "err", err)
+	}
 }
 
 // apply adds a record (replacing one with the same id) to the in-memory
@@ -491,9 +514,14 @@ func (m *Memory) Forget(ctx context.Context, id string) error {
 		}
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.applied++
-	return m.remove(ctx, m.parents[id])
+	err := m.remove(ctx, m.parents[id])
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	m.maybeSnapshot(ctx)
+	return nil
 }
 
 // Close writes a snapshot if the memory is on disk and changed since the

@@ -2,6 +2,7 @@ package longterm
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -639,4 +640,20 @@ func TestMemory_LongParentDoesNotCrowdOut(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, hits, 6, "%s: the long parent's 300 children must not hide the short ones", mode)
 	}
+}
+
+func TestOpen_AutomaticSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb, WithSnapshotEvery(4))
+	seed(t, m, 10) // snapshots after the 4th and the 8th
+	crash(m)
+	var meta snapMeta
+	b, err := os.ReadFile(filepath.Join(dir, snapMetaFile))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &meta))
+	assert.Equal(t, 8, meta.Records)
+	m2 := openStore(t, dir, emb)
+	defer m2.Close()
+	checkAll(t, m2, 10)
 }

@@ -60,6 +60,9 @@ const (
 	// DefaultNamespace is where records without a namespace (and every
 	// segment given to Update) are stored.
 	DefaultNamespace = "default"
+	// DefaultSnapshotEvery is how many writes (adds and forgets) a store
+	// on disk takes between automatic snapshots.
+	DefaultSnapshotEvery = 20000
 	// DefaultBackend names the default vector backend.
 	DefaultBackend = "inmem"
 )
@@ -86,6 +89,7 @@ type options struct {
 	sync          bool
 	tokenizer     keyword.Tokenizer
 	header        func(Record) string
+	snapshotEvery int
 	bm25          []keyword.IndexOption
 }
 
@@ -99,8 +103,9 @@ func defaultOptions() options {
 		openVDB: func(dim int) (vdb.VectorDatabase, error) {
 			return inmem.New(dim)
 		},
-		logger: slog.Default(),
-		sync:   true,
+		logger:        slog.Default(),
+		sync:          true,
+		snapshotEvery: DefaultSnapshotEvery,
 	}
 }
 
@@ -230,3 +235,10 @@ func SpeakerHeader(r Record) string {
 	}
 	return r.Speaker + ": "
 }
+
+// WithSnapshotEvery sets how many writes a store on disk takes between
+// automatic snapshots (DefaultSnapshotEvery; 0 or less: only Snapshot and
+// Close write one). The write that reaches the count also writes the
+// snapshot, which takes about a second per 100k memories; searches are not
+// blocked meanwhile.
+func WithSnapshotEvery(n int) Option { return func(o *options) { o.snapshotEvery = n } }
