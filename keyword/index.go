@@ -25,6 +25,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -235,36 +236,98 @@ func (ix *Index) DocFreq(term string) int {
 
 // scratch is Search's reusable working memory.
 type scratch struct {
-	scores  []float64 // per slot
-	touched []uint32  // slots with a score
-	cands   []Result
+	scores   []float64 // per slot: the document's score
+	main     []float64 // per slot: best whole-form score in the current group
+	parts    []float64 // per slot: weighted part scores in the current group
+	touched  []uint32  // slots with a score
+	gtouched []uint32  // slots with a score in the current group
+	cands    []Result
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
+// PartWeight is what all the parts of a code are worth together, relative
+// to its whole (see [Index.Search]).
+const PartWeight = 0.5
+
+// queryGroup is one word or code of a query: its whole forms and parts.
+type queryGroup struct {
+	main, parts []string
+}
+
+// groups returns the distinct groups of a query's terms.
+func (ix *Index) groups(query string) []queryGroup {
+	var terms []string
+	var meta []termMeta
+	if t, ok := ix.tok.(*tokenizer); ok {
+		terms, meta = t.analyze(query)
+	} else {
+		terms = ix.tok.Tokens(query)
+		meta = make([]termMeta, len(terms))
+		for i := range meta {
+			meta[i].group = int32(i)
+		}
+	}
+	var out []queryGroup
+	index := map[int32]int{}
+	for i, term := range terms {
+		k, ok := index[meta[i].group]
+		if !ok {
+			k = len(out)
+			index[meta[i].group] = k
+			out = append(out, queryGroup{})
+		}
+		if meta[i].part {
+			out[k].parts = append(out[k].parts, term)
+		} else {
+			out[k].main = append(out[k].main, term)
+		}
+	}
+	// A term is a group's whole or its part, once; equal groups count once.
+	seen := map[string]bool{}
+	uniq := out[:0]
+	for _, g := range out {
+		slices.Sort(g.main)
+		g.main = slices.Compact(g.main)
+		g.parts = slices.DeleteFunc(g.parts, func(p string) bool { return slices.Contains(g.main, p) })
+		slices.Sort(g.parts)
+		g.parts = slices.Compact(g.parts)
+		key := strings.Join(g.main, "\x00") + "\x01" + strings.Join(g.parts, "\x00")
+		if !seen[key] {
+			seen[key] = true
+			uniq = append(uniq, g)
+		}
+	}
+	return uniq
+}
+
 // Search returns the k best documents for query by BM25, best first, ties
 // broken by ascending id. keep, if not nil, is asked about matching ids and
 // a false answer drops the id; it is called without the index's lock held,
-// so it may use the index. Each distinct query term counts once. A query
-// without terms (only punctuation, say), k ≤ 0 or an empty index give no
-// results (nil). The returned slice is the caller's.
+// so it may use the index. A query without terms (only punctuation, say),
+// k ≤ 0 or an empty index give no results (nil). The returned slice is the
+// caller's.
 //
-// Scores use idf = ln(1 + (N − df + 0.5)/(df + 0.5)) and
-// tf·(k1+1)/(tf + k1·(1 − b + b·len/avglen)), as Lucene does.
+// Each term scores idf·tf·(k1+1)/(tf + k1·(1 − b + b·len/avglen)) with
+// idf = ln(1 + (N − df + 0.5)/(df + 0.5)), as in Lucene, and a document's
+// score is the sum over the query's words. A word that is a code counts
+// once, whichever of its forms match: the best of its whole forms
+// (138-0013-8000, 13800138000), or [PartWeight] times the mean score of its
+// parts (138, 0013, 8000) if that is higher; so a document with the whole
+// number beats one that shares two of its digit groups. A repeated word
+// counts once. (With a Tokenizer not made by [NewTokenizer], each distinct
+// term is a word of its own.)
 func (ix *Index) Search(query string, k int, keep func(id int64) bool) []Result {
 	if k <= 0 {
 		return nil
 	}
-	qt := ix.tok.Tokens(query)
-	if len(qt) == 0 {
+	groups := ix.groups(query)
+	if len(groups) == 0 {
 		return nil
 	}
-	slices.Sort(qt)
-	qt = slices.Compact(qt)
-
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	cands := ix.score(qt, s)
+	cands := ix.score(groups, s)
 	if keep != nil {
 		cands = slices.DeleteFunc(cands, func(r Result) bool { return !keep(r.ID) })
 	}
@@ -273,7 +336,7 @@ func (ix *Index) Search(query string, k int, keep func(id int64) bool) []Result 
 
 // score puts every document matching at least one term, with its score,
 // in s.cands and returns it.
-func (ix *Index) score(qt []string, s *scratch) []Result {
+func (ix *Index) score(groups []queryGroup, s *scratch) []Result {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	s.cands = s.cands[:0]
@@ -283,6 +346,8 @@ func (ix *Index) score(qt []string, s *scratch) []Result {
 	}
 	if len(s.scores) < len(ix.ids) {
 		s.scores = make([]float64, len(ix.ids))
+		s.main = make([]float64, len(ix.ids))
+		s.parts = make([]float64, len(ix.ids))
 	}
 	avg := float64(ix.totalLen) / n
 	if avg == 0 {
@@ -290,29 +355,64 @@ func (ix *Index) score(qt []string, s *scratch) []Result {
 	}
 	// tf·(k1+1)/(tf + c0 + c1·len), with c0, c1 fixed for this search.
 	c0, c1 := ix.k1*(1-ix.b), ix.k1*ix.b/avg
-	scores, lens := s.scores, ix.lens
-	for _, t := range qt {
-		tid, ok := ix.termIDs[t]
+	lens := ix.lens
+	postings := func(term string) ([]posting, float64) {
+		tid, ok := ix.termIDs[term]
 		if !ok {
-			continue
+			return nil, 0
 		}
 		list := ix.postings[tid]
 		df := float64(len(list))
-		if df == 0 {
+		return list, math.Log(1+(n-df+0.5)/(df+0.5)) * (ix.k1 + 1)
+	}
+	for _, g := range groups {
+		if len(g.main) == 1 && len(g.parts) == 0 {
+			// A plain word: straight into the document scores.
+			list, w := postings(g.main[0])
+			for _, p := range list {
+				tf := float64(p.tf)
+				if s.scores[p.slot] == 0 {
+					s.touched = append(s.touched, p.slot)
+				}
+				s.scores[p.slot] += w * tf / (tf + c0 + c1*float64(lens[p.slot]))
+			}
 			continue
 		}
-		w := math.Log(1+(n-df+0.5)/(df+0.5)) * (ix.k1 + 1)
-		for _, p := range list {
-			tf := float64(p.tf)
-			if scores[p.slot] == 0 {
-				s.touched = append(s.touched, p.slot)
+		for _, term := range g.main {
+			list, w := postings(term)
+			for _, p := range list {
+				tf := float64(p.tf)
+				v := w * tf / (tf + c0 + c1*float64(lens[p.slot]))
+				if s.main[p.slot] == 0 && s.parts[p.slot] == 0 {
+					s.gtouched = append(s.gtouched, p.slot)
+				}
+				s.main[p.slot] = max(s.main[p.slot], v)
 			}
-			scores[p.slot] += w * tf / (tf + c0 + c1*float64(lens[p.slot]))
 		}
+		pw := PartWeight / float64(max(len(g.parts), 1))
+		for _, term := range g.parts {
+			list, w := postings(term)
+			for _, p := range list {
+				tf := float64(p.tf)
+				v := w * tf / (tf + c0 + c1*float64(lens[p.slot]))
+				if s.main[p.slot] == 0 && s.parts[p.slot] == 0 {
+					s.gtouched = append(s.gtouched, p.slot)
+				}
+				s.parts[p.slot] += pw * v
+			}
+		}
+		for _, slot := range s.gtouched {
+			if s.scores[slot] == 0 {
+				s.touched = append(s.touched, slot)
+			}
+			s.scores[slot] += max(s.main[slot], s.parts[slot])
+			s.main[slot], s.parts[slot] = 0, 0
+		}
+		s.gtouched = s.gtouched[:0]
 	}
 	for _, slot := range s.touched {
-		s.cands = append(s.cands, Result{ID: ix.ids[slot], Score: scores[slot]})
-		scores[slot] = 0
+		s.cands = append(s.cands, Result{ID: ix.ids[slot], Score: s.scores[slot]})
+		s.scores[slot] = 0
 	}
 	s.touched = s.touched[:0]
 	return s.cands

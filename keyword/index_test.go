@@ -54,6 +54,24 @@ func TestIndex_BM25(t *testing.T) {
 	assert.Nil(t, ix.Search("apple", -1, nil))
 }
 
+func TestIndex_CodeCountsOnce(t *testing.T) {
+	ix := plainIndex(t)
+	ix.Add(1, "13800138000")
+	ix.Add(2, "138-0013-9999")
+	ix.Add(3, "apple")
+	// Query groups: {whole 138-0013-8000, 13800138000; parts 138, 0013, 8000}.
+	// Doc 1 matches a whole form: its score is that term's BM25 alone.
+	// Doc 2 matches two of three parts: PartWeight × (s(138) + s(0013)) / 3.
+	got := ix.Search("138-0013-8000", 10, nil)
+	require.Equal(t, []int64{1, 2}, ids(got))
+	whole := ix.Search("13800138000", 10, nil)
+	require.Len(t, whole, 1)
+	assert.InDelta(t, whole[0].Score, got[0].Score, 1e-12)
+	p138 := ix.Search("138", 10, nil)[0].Score
+	p0013 := ix.Search("0013", 10, nil)[0].Score
+	assert.InDelta(t, keyword.PartWeight*(p138+p0013)/3, got[1].Score, 1e-12)
+}
+
 func TestIndex_Params(t *testing.T) {
 	ix := plainIndex(t, keyword.WithK1(0), keyword.WithB(0))
 	ix.Add(1, "apple banana")
@@ -388,4 +406,39 @@ func FuzzIndexImport(f *testing.F) {
 			try(fixed)
 		}
 	})
+}
+
+// TestIndex_FindsCodes checks that the written forms of a code find each
+// other in both directions, among distractors that share parts of them.
+func TestIndex_FindsCodes(t *testing.T) {
+	forms := [][2]string{
+		{"my flight is LH401 tomorrow", "LH 401"},
+		{"flight LH 401 boards at gate B", "LH401"},
+		{"call me at 138-0013-8000", "13800138000"},
+		{"his number is 13800138000", "138-0013-8000"},
+		{"the deploy failed with ERR_CONN_RESET", "what was ERR_CONN_RESET about"},
+		{"his number is 13800138000", "138 0013 8000"},
+		{"call +86 138 0013 8000 after six", "13800138000"},
+		{"error E1234 in the payment service", "e1234"},
+		{"upgrade to v1.2.3 first", "1.2.3"},
+		{"write to user@example.com", "user@example.com"},
+		{"张伟的手机号是138-0013-8000", "张伟 13800138000"},
+	}
+	distractors := []string{
+		"flight LH 402 was cancelled", "LH is an airline code", "401 unauthorized",
+		"call 138-0013-9999 for support", "call 138 0013 7777 too", "conn pool reset nightly", "error budget",
+		"upgrade to v1.2.4 later", "write to admin@example.org", "张伟明天出差",
+	}
+	for i, f := range forms {
+		t.Run(f[1], func(t *testing.T) {
+			ix := keyword.NewIndex(nil)
+			for j, d := range distractors {
+				ix.Add(int64(100+j), d)
+			}
+			ix.Add(int64(i), f[0])
+			got := ix.Search(f[1], 3, nil)
+			require.NotEmpty(t, got, "%q finds nothing", f[1])
+			assert.Equal(t, int64(i), got[0].ID, "%q should find %q first, got %v", f[1], f[0], got)
+		})
+	}
 }

@@ -168,10 +168,25 @@ func Preload() error {
 
 // Tokens implements [Tokenizer].
 func (t *tokenizer) Tokens(text string) []string {
+	out, _ := t.analyze(text)
+	return out
+}
+
+// termMeta says where a term came from: terms of one group are forms of one
+// word or code (LH401: lh401 whole, lh and 401 parts). [Index.Search] lets a
+// group count once, so that the parts of a code never outweigh its whole.
+type termMeta struct {
+	group int32
+	part  bool
+}
+
+// analyze returns the terms of text and, parallel to them, their groups.
+func (t *tokenizer) analyze(text string) ([]string, []termMeta) {
 	if !isASCII(text) {
 		text = norm.NFKC.String(text)
 	}
-	e := emitter{t: t, out: make([]string, 0, len(text)/5+1)}
+	n := len(text)/5 + 1
+	e := emitter{t: t, out: make([]string, 0, n), meta: make([]termMeta, 0, n)}
 	i := 0
 	for i < len(text) {
 		r, size := utf8.DecodeRuneInString(text[i:])
@@ -200,9 +215,9 @@ func (t *tokenizer) Tokens(text string) []string {
 		}
 	}
 	if len(e.out) == 0 {
-		return nil
+		return nil, nil
 	}
-	return e.out
+	return e.out, e.meta
 }
 
 type charClass uint8
@@ -276,24 +291,57 @@ func wordEnd(text string, i int) int {
 type emitter struct {
 	t       *tokenizer
 	out     []string
-	prevEnd int      // end of the previous word; -1 after CJK text
-	letters string   // the previous word if short and letters only
-	digits  []string // the current run of digit groups
+	meta    []termMeta // parallel to out
+	group   int32      // group of the terms being added
+	part    bool       // role of the terms being added
+	prevEnd int        // end of the previous word; -1 after CJK text
+
+	letters      string // the previous word if code-like letters (LH)
+	lettersStart int    // where its terms start in out
+	lettersGroup int32
+
+	digits   []string // the current run of digit groups (138 0013 8000)
+	runStart int      // where the run's terms start in out
+	runGroup int32
 }
 
+// add adds a whole form (or, when e.part is set, a part) of the current
+// group.
 func (e *emitter) add(term string) {
 	if term == "" || len(term) > MaxTermBytes {
 		return
 	}
 	e.out = append(e.out, term)
+	e.meta = append(e.meta, termMeta{group: e.group, part: e.part})
 }
 
-// addPart adds a part of a word: not a lone Latin letter, not a stop word.
-func (e *emitter) addPart(term string) {
+// addWord adds a word or a part of one, unless it is a lone Latin letter
+// or a stop word.
+func (e *emitter) addWord(term string, part bool) {
 	if len(term) == 1 && !isDigit(term[0]) || e.t.stop[term] {
 		return
 	}
+	e.part = part
 	e.add(term)
+	e.part = false
+}
+
+// addPart adds a part of the current word (see addWord).
+func (e *emitter) addPart(term string) { e.addWord(term, true) }
+
+// addSolo adds a term that is a group of its own.
+func (e *emitter) addSolo(term string) {
+	e.group++
+	e.add(term)
+}
+
+// regroup makes every term from out[start:] a part of group g, and g the
+// current group: LH and 401 become parts of "LH 401", whose whole is lh401.
+func (e *emitter) regroup(start int, g int32) {
+	for i := start; i < len(e.meta); i++ {
+		e.meta[i] = termMeta{group: g, part: true}
+	}
+	e.group = g
 }
 
 func (e *emitter) cjk(run string, bigramsOnly bool) {
@@ -302,7 +350,7 @@ func (e *emitter) cjk(run string, bigramsOnly bool) {
 		if seg, err := segmenter(); err == nil {
 			for _, w := range seg.CutSearch(run, true) {
 				if w = strings.TrimSpace(w); w != "" && !e.t.stop[w] {
-					e.add(w)
+					e.addSolo(w)
 				}
 			}
 			return
@@ -316,16 +364,16 @@ func (e *emitter) cjk(run string, bigramsOnly bool) {
 	for k, r := range run {
 		size := utf8.RuneLen(r)
 		if unicode.Is(unicode.Han, r) && !e.t.stop[run[k:k+size]] {
-			e.add(run[k : k+size])
+			e.addSolo(run[k : k+size])
 		}
 		if n > 0 {
-			e.add(run[prev : k+size])
+			e.addSolo(run[prev : k+size])
 		}
 		prev = k
 		n++
 	}
 	if n == 1 && !unicode.Is(unicode.Han, []rune(run)[0]) {
-		e.add(run)
+		e.addSolo(run)
 	}
 }
 
@@ -334,13 +382,13 @@ func (e *emitter) word(text string, i, j int) {
 	w := fold(raw)
 	gapOK := e.prevEnd >= 0 && joinable(text[e.prevEnd:i])
 	e.prevEnd = j
+	e.group++
+	wordStart := len(e.out)
 
 	atoms := splitAtoms(raw)
 	var digitGroup string // w as one digit group: 401, 13800138000
 	if len(atoms) == 1 {
-		if !e.t.stop[w] {
-			e.addPart(w)
-		}
+		e.addWord(w, false)
 		parts := subParts(raw)
 		if len(parts) > 1 {
 			for _, p := range parts {
@@ -356,7 +404,7 @@ func (e *emitter) word(text string, i, j int) {
 		for _, sc := range strings.FieldsFunc(w, func(r rune) bool { return strings.ContainsRune("@/:\\", r) }) {
 			sc = strings.Trim(sc, "_-.'’")
 			if sc != w && strings.ContainsAny(sc, "_-.'’") {
-				e.add(sc)
+				e.addPart(sc)
 			}
 		}
 		joined, digitsOnly, hasDigit, hyphens := "", true, false, true
@@ -389,20 +437,29 @@ func (e *emitter) word(text string, i, j int) {
 	}
 
 	// Joins across a space: "LH 401" → lh401, "138 0013 8000" → 13800138000.
+	// The joined form is the group's whole; the words become its parts.
 	if digitGroup != "" {
+		lettersJoined := false
 		if gapOK && e.letters != "" {
+			e.regroup(e.lettersStart, e.lettersGroup)
 			e.add(e.letters + digitGroup)
+			lettersJoined = true
 		}
 		if gapOK && len(e.digits) > 0 {
 			e.digits = append(e.digits, digitGroup)
 			if len(e.digits) > 6 {
 				e.digits = e.digits[1:]
 			}
+			e.regroup(e.runStart, e.runGroup)
 			for k := 0; k < len(e.digits)-1; k++ {
 				e.add(strings.Join(e.digits[k:], ""))
 			}
 		} else {
 			e.digits = append(e.digits[:0], digitGroup)
+			e.runStart, e.runGroup = wordStart, e.group
+			if lettersJoined {
+				e.runStart = e.lettersStart
+			}
 		}
 		e.letters = ""
 		return
@@ -412,7 +469,7 @@ func (e *emitter) word(text string, i, j int) {
 	// Only a code-like word joins a following number: short and upper case
 	// as written (LH 401, ISO 9001), so "call 911" does not make call911.
 	if len(atoms) == 1 && len(w) <= 4 && allLetters(w) && raw != w && strings.ToUpper(raw) == raw {
-		e.letters = w
+		e.letters, e.lettersStart, e.lettersGroup = w, wordStart, e.group
 	}
 }
 
