@@ -109,7 +109,9 @@ type tokenizer struct {
 //
 // Text is NFKC-normalised (full-width Ｅ１２３４ becomes E1234) and
 // case-folded. Words of letters and digits become terms; single Latin
-// letters and stop words are dropped. Identifiers are kept whole and split:
+// letters and stop words are dropped; English plurals are reduced to the
+// singular (meetings → meeting, queries → query; no other stemming).
+// Identifiers are kept whole and split:
 //
 //	ERR_CONN_RESET   → err_conn_reset, err, conn, reset
 //	getUserName      → getusername, get, user, name
@@ -140,7 +142,7 @@ func NewTokenizer(opts ...TokenizerOption) (Tokenizer, error) {
 
 // tokenizerVersion changes whenever Tokens changes its output for some
 // text, so that snapshots made by an older tokenizer are refused.
-const tokenizerVersion = 2
+const tokenizerVersion = 3
 
 // Name identifies the tokenizer's behaviour; an index snapshot records it so
 // that a snapshot is never read with a tokenizer that cuts differently.
@@ -322,8 +324,33 @@ func (e *emitter) addWord(term string, part bool) {
 		return
 	}
 	e.part = part
-	e.add(term)
+	e.add(plural(term))
 	e.part = false
+}
+
+// plural reduces an English plural to its singular with the three rules of
+// Harman's "S" stemmer (1991): -ies → -y, -es → -e, -s → -, except after
+// e, a, o (-ees, -aes, -oes) and in -ss and -us. Only lower-case ASCII
+// words of four letters or more are touched, so codes and short words stay
+// as written.
+func plural(w string) string {
+	if len(w) < 4 || w[len(w)-1] != 's' {
+		return w
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return w
+		}
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && !strings.HasSuffix(w, "eies") && !strings.HasSuffix(w, "aies"):
+		return w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "es") && !strings.HasSuffix(w, "aes") && !strings.HasSuffix(w, "ees") && !strings.HasSuffix(w, "oes"):
+		return w[:len(w)-1]
+	case strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us"):
+		return w
+	}
+	return w[:len(w)-1]
 }
 
 // addPart adds a part of the current word (see addWord).
