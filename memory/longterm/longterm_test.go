@@ -657,3 +657,48 @@ func TestOpen_AutomaticSnapshot(t *testing.T) {
 	defer m2.Close()
 	checkAll(t, m2, 10)
 }
+
+func TestOpen_WithoutSync(t *testing.T) {
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb, WithoutSync())
+	seed(t, m, 6)
+	require.NoError(t, m.Sync())
+	crash(m)
+	m2 := openStore(t, dir, emb)
+	defer m2.Close()
+	checkAll(t, m2, 6)
+}
+
+func TestMemory_SnapshotAndCompactWhileSearching(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb)
+	seed(t, m, 30)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			hits, err := m.Query(ctx, Query{Text: "QX-00007 memory", K: 3})
+			assert.NoError(t, err)
+			assert.NotEmpty(t, hits)
+		}
+	})
+	for i := range 5 {
+		require.NoError(t, m.Forget(ctx, fmt.Sprint("r", 20+i)))
+		require.NoError(t, m.Snapshot(ctx))
+		require.NoError(t, m.Compact(ctx))
+	}
+	close(stop)
+	wg.Wait()
+	require.NoError(t, m.Close())
+	m2 := openStore(t, dir, emb)
+	defer m2.Close()
+	assert.Equal(t, 25, m2.Len())
+}
