@@ -274,7 +274,7 @@ func runEval(ctx context.Context, emb embed.Embedder, turns []evalTurn, question
 		}
 		convs[t.Conv] = true
 		recs = append(recs, longterm.Record{
-			ID: evalKey(t.Conv, t.ID), Namespace: t.Conv, Text: t.Text, Time: tm, Speaker: t.Speaker, Tags: tags,
+			ID: evalKey(t.Conv, strings.TrimSpace(t.ID)), Namespace: t.Conv, Text: t.Text, Time: tm, Speaker: t.Speaker, Tags: tags,
 		})
 	}
 	// Load the Chinese dictionary before the clock starts: it is a
@@ -316,6 +316,7 @@ func runEval(ctx context.Context, emb embed.Embedder, turns []evalTurn, question
 	}
 	var qs []evalQuestion
 	for _, q := range questions {
+		q.Evidence = normalizeEvidence(q.Evidence)
 		if len(q.Evidence) == 0 {
 			rep.Skipped++
 			continue
@@ -332,6 +333,21 @@ func runEval(ctx context.Context, emb embed.Embedder, turns []evalTurn, question
 		rep.Modes = append(rep.Modes, mr)
 	}
 	return rep, nil
+}
+
+// normalizeEvidence trims evidence ids and splits ones that hold several
+// ("D8:6; D9:17", as some converted benchmark files do); duplicates and
+// empty ids are dropped.
+func normalizeEvidence(ev []string) []string {
+	var out []string
+	for _, e := range ev {
+		for _, part := range strings.FieldsFunc(e, func(r rune) bool { return r == ';' || r == ',' }) {
+			if part = strings.TrimSpace(part); part != "" && !slices.Contains(out, part) {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
 }
 
 // evalDateTag prefixes the tag that keeps a turn's date as written.

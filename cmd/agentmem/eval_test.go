@@ -110,3 +110,8 @@ func TestCategoryLabel(t *testing.T) {
 		assert.Equal(t, want, categoryLabel(json.RawMessage(raw)), raw)
 	}
 }
+
+func TestNormalizeEvidence(t *testing.T) {
+	assert.Equal(t, []string{"D1:3", "D8:6", "D9:17"}, normalizeEvidence([]string{" D1:3 ", "D8:6; D9:17", "D1:3", ""}))
+	assert.Empty(t, normalizeEvidence([]string{" ", ";"}))
+}
