@@ -45,9 +45,10 @@ const DefaultFactory = "IDMap,Flat"
 // graph, marked dead, and is filtered out of results. The cost: the dead
 // vectors keep their memory and their place in the graph, Len counts only
 // the live ones, and every Search asks Faiss for k + (number of dead
-// vectors) neighbours, so search time grows with deletions. Rebuild the index
-// (Export the live vectors' source into a new Index) when dead vectors are a
-// large share.
+// vectors) neighbours, so search time grows with deletions. When dead
+// vectors are a large share, add the live ones to a new Index. (When a
+// search's graph walk finds fewer than k live vectors, it falls back to a
+// scan of the stored vectors, so k > Len() still returns Len() results.)
 type Index struct {
 	dim       int
 	factory   string // as given to WithFactory
