@@ -702,3 +702,19 @@ func TestMemory_SnapshotAndCompactWhileSearching(t *testing.T) {
 	defer m2.Close()
 	assert.Equal(t, 25, m2.Len())
 }
+
+func TestOpen_OtherBackendRebuildsFromLog(t *testing.T) {
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb)
+	seed(t, m, 7)
+	require.NoError(t, m.Close())
+	before := emb.texts.Load()
+	var logs bytes.Buffer
+	m2 := openStore(t, dir, emb, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithBackend("inmem-other", func(dim int) (vdb.VectorDatabase, error) { return inmem.New(dim) }))
+	assert.Equal(t, before, emb.texts.Load(), "vectors come from the log")
+	assert.Contains(t, logs.String(), "snapshot backend")
+	checkAll(t, m2, 7)
+	require.NoError(t, m2.Close())
+}
