@@ -142,7 +142,7 @@ func NewTokenizer(opts ...TokenizerOption) (Tokenizer, error) {
 
 // tokenizerVersion changes whenever Tokens changes its output for some
 // text, so that snapshots made by an older tokenizer are refused.
-const tokenizerVersion = 3
+const tokenizerVersion = 4
 
 // Name identifies the tokenizer's behaviour; an index snapshot records it so
 // that a snapshot is never read with a tokenizer that cuts differently.
@@ -406,6 +406,13 @@ func (e *emitter) cjk(run string, bigramsOnly bool) {
 
 func (e *emitter) word(text string, i, j int) {
 	raw := text[i:j]
+	// A possessive is the word itself: Caroline's → caroline.
+	for _, suffix := range []string{"'s", "'S", "’s", "’S"} {
+		if len(raw) > len(suffix) && strings.HasSuffix(raw, suffix) {
+			raw = raw[:len(raw)-len(suffix)]
+			break
+		}
+	}
 	w := fold(raw)
 	gapOK := e.prevEnd >= 0 && joinable(text[e.prevEnd:i])
 	e.prevEnd = j

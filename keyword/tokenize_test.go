@@ -52,6 +52,7 @@ func TestTokens(t *testing.T) {
 		{"lower-case word does not join a number", "call 911 now", []string{"call", "911", "now"}},
 		{"leading and trailing connectors", "@alice 'quoted' students' #42", []string{"alice", "quoted", "student", "42"}},
 		{"contraction", "I'm here", []string{"i'm", "here"}},
+		{"possessive", "Caroline's sister’s DOG'S bowl", []string{"caroline", "sister", "dog", "bowl"}},
 		{"plurals", "Meetings queries boxes shoes glass virus toes bus KEYS", []string{"meeting", "query", "boxe", "shoe", "glass", "virus", "toe", "bus", "key"}},
 		{"plural rule leaves codes alone", "ERRORS_X A1S", []string{"errors_x", "error", "a1s", "1"}},
 		{"version", "v1.2.3", []string{"v1.2.3", "v1", "1", "2", "3", "1.2.3"}},
