@@ -189,6 +189,7 @@ func BenchmarkOpen(b *testing.B) {
 				if err := os.Remove(filepath.Join(dir, snapMetaFile)); err != nil {
 					b.Fatal(err)
 				}
+				b.ReportAllocs()
 				cpu0 := cpuTime()
 				for b.Loop() {
 					m, err := Open(b.Context(), dir, emb, WithSnapshotEvery(0))
