@@ -56,7 +56,7 @@ lint-faiss: faiss-deps
 # (the same script the Dockerfile uses). Needs root.
 .PHONY: faiss-deps
 faiss-deps:
-	@test -f /usr/include/faiss/Index.h || sh scripts/install-faiss.sh
+	@sh scripts/install-faiss.sh
 
 # bench-vet compiles and vets the separate benchmark module without running it.
 .PHONY: bench-vet
@@ -71,6 +71,10 @@ bench:
 .PHONY: bench-faiss
 bench-faiss: faiss-deps
 	$(GO) test $(FAISS_TAG) -run '^$$' -bench . -benchtime $(BENCHTIME) ./vdb/faiss/
+
+.PHONY: bench-faiss-1m
+bench-faiss-1m: faiss-deps # ~6 GB of RAM and a few minutes: IVF over 1M clustered vectors
+	AGENTMEM_BENCH_1M=1 $(GO) test $(FAISS_TAG) -run '^$$' -bench 'Approx/n=1000000' -benchtime 2s -timeout 60m ./vdb/faiss/
 
 .PHONY: docker
 docker:
