@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/embed"
-	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
@@ -75,19 +74,18 @@ type evalModeReport struct {
 
 // evalReport is the whole result, as printed with --json.
 type evalReport struct {
-	Embedder       string           `json:"embedder"`
-	Turns          int              `json:"turns"`
-	Conversations  int              `json:"conversations"`
-	Questions      int              `json:"questions"`
-	Skipped        int              `json:"skipped"` // questions without evidence
-	Chunks         int              `json:"chunks"`
-	IngestSeconds  float64          `json:"ingest_seconds"`
-	PreloadSeconds float64          `json:"dictionary_load_seconds"` // one-time gse load, not in ingest
-	TurnsPerSec    float64          `json:"ingest_turns_per_second"`
-	WithSpeaker    bool             `json:"with_speaker"`
-	WithDate       bool             `json:"with_date"`
-	Ks             []int            `json:"k"`
-	Modes          []evalModeReport `json:"modes"`
+	Embedder      string           `json:"embedder"`
+	Turns         int              `json:"turns"`
+	Conversations int              `json:"conversations"`
+	Questions     int              `json:"questions"`
+	Skipped       int              `json:"skipped"` // questions without evidence
+	Chunks        int              `json:"chunks"`
+	IngestSeconds float64          `json:"ingest_seconds"`
+	TurnsPerSec   float64          `json:"ingest_turns_per_second"`
+	WithSpeaker   bool             `json:"with_speaker"`
+	WithDate      bool             `json:"with_date"`
+	Ks            []int            `json:"k"`
+	Modes         []evalModeReport `json:"modes"`
 }
 
 func newEvalCmd() *cobra.Command {
@@ -277,13 +275,6 @@ func runEval(ctx context.Context, emb embed.Embedder, turns []evalTurn, question
 			ID: evalKey(t.Conv, strings.TrimSpace(t.ID)), Namespace: t.Conv, Text: t.Text, Time: tm, Speaker: t.Speaker, Tags: tags,
 		})
 	}
-	// Load the Chinese dictionary before the clock starts: it is a
-	// one-time cost per process, not a cost per turn.
-	t0 := time.Now()
-	if err := keyword.Preload(); err != nil {
-		return nil, err
-	}
-	preload := time.Since(t0)
 	start := time.Now()
 	const batch = 512
 	for lo := 0; lo < len(recs); lo += batch {
@@ -310,7 +301,7 @@ func runEval(ctx context.Context, emb embed.Embedder, turns []evalTurn, question
 
 	rep := &evalReport{
 		Embedder: emb.Name(), Turns: len(turns) - skippedTurns, Conversations: len(convs),
-		Chunks: mem.Chunks(), IngestSeconds: ingest.Seconds(), PreloadSeconds: preload.Seconds(),
+		Chunks: mem.Chunks(), IngestSeconds: ingest.Seconds(),
 		TurnsPerSec: float64(len(turns)-skippedTurns) / max(ingest.Seconds(), 1e-9),
 		WithSpeaker: cfg.withSpeaker, WithDate: cfg.withDate, Ks: cfg.ks,
 	}
@@ -482,8 +473,8 @@ func printEval(w io.Writer, rep *evalReport) error {
 		fmt.Fprintf(w, " (%d without evidence skipped)", rep.Skipped)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "ingest %.3fs (%.0f turns/s; dictionary load %.2fs before); indexed text: turn",
-		rep.IngestSeconds, rep.TurnsPerSec, rep.PreloadSeconds)
+	fmt.Fprintf(w, "ingest %.3fs (%.0f turns/s); indexed text: turn",
+		rep.IngestSeconds, rep.TurnsPerSec)
 	if rep.WithSpeaker {
 		fmt.Fprint(w, " + speaker")
 	}

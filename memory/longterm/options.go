@@ -198,7 +198,7 @@ func WithLogger(l *slog.Logger) Option {
 func WithoutSync() Option { return func(o *options) { o.sync = false } }
 
 // WithTokenizer sets the keyword path's tokenizer (default
-// keyword.NewTokenizer(): Chinese cut by the gse segmenter). A store
+// keyword.NewTokenizer(): Chinese as character bigrams and single characters). A store
 // snapshot made with another tokenizer is not used: the keyword index is
 // then rebuilt from the log, without re-embedding.
 func WithTokenizer(tok keyword.Tokenizer) Option {
