@@ -66,6 +66,7 @@ func WithCapacity(n int) Option {
 			return fmt.Errorf("inmem: capacity %d is negative", n)
 		}
 		db.data = make([]float32, 0, n*db.dim)
+		adviseHugePages(db.data)
 		db.ids = make([]int64, 0, n)
 		db.rows = make(map[int64]int, n)
 		return nil
@@ -251,6 +252,7 @@ func (db *DB) shrink() {
 
 func (db *DB) resize(rows int) {
 	data := make([]float32, len(db.data), rows*db.dim)
+	adviseHugePages(data)
 	copy(data, db.data)
 	ids := make([]int64, len(db.ids), rows)
 	copy(ids, db.ids)

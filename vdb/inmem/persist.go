@@ -203,6 +203,7 @@ func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, []float32, map[in
 	// The header CRC has vouched for count, so allocate exactly once.
 	ids := make([]int64, n)
 	data := make([]float32, n*db.dim)
+	adviseHugePages(data)
 	crc := uint32(0)
 	var scratch []byte
 	readChunks := func(nbytes int, view func(lo, hi int) []byte, decode func(lo int, b []byte)) error {
