@@ -15,8 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/agent"
-	"github.com/agentmem/agentmem/embed"
-	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window"
 )
 
@@ -96,20 +94,10 @@ In the session, lines starting with / are commands:
 	return cmd
 }
 
-// openChatMemory opens the store's memory for chat.
-func openChatMemory(ctx context.Context, dir string) (*memory.ShortMemory, error) {
-	emb, err := embed.Open(global.embedder)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	return memory.OpenShort(ctx, dir, emb)
-}
-
 func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []string) (err error) {
-	mem, err := openChatMemory(ctx, global.store)
+	// The same store the other commands use: its embedder and backend
+	// unless --embedder/--backend say otherwise.
+	mem, err := openStore(ctx, cmd, true)
 	if err != nil {
 		return err
 	}
