@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	chromem "github.com/philippgille/chromem-go"
 
+	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )
 
@@ -20,28 +19,6 @@ const (
 	dim = 384
 	k   = 10
 )
-
-// unitVecs returns n random unit vectors of dimension dim from a fixed seed.
-func unitVecs(seed uint64, n int) [][]float32 {
-	r := rand.New(rand.NewPCG(seed, 2))
-	flat := make([]float32, n*dim)
-	out := make([][]float32, n)
-	for i := range out {
-		v := flat[i*dim : (i+1)*dim : (i+1)*dim]
-		var sum float64
-		for j := range v {
-			x := r.NormFloat64()
-			v[j] = float32(x)
-			sum += x * x
-		}
-		inv := float32(1 / math.Sqrt(sum))
-		for j := range v {
-			v[j] *= inv
-		}
-		out[i] = v
-	}
-	return out
-}
 
 // searcher is one backend under test: a single query, the k best IDs.
 type searcher func(ctx context.Context, q []float32) ([]int64, error)
@@ -56,7 +33,7 @@ type fixture struct {
 func newFixture(b *testing.B, n int) *fixture {
 	b.Helper()
 	ctx := b.Context()
-	vecs := unitVecs(1, n)
+	vecs := testvec.Unit(1, n, dim)
 
 	db, err := inmem.New(dim, inmem.WithCapacity(n))
 	if err != nil {
@@ -88,7 +65,7 @@ func newFixture(b *testing.B, n int) *fixture {
 	}
 
 	f := &fixture{
-		queries: unitVecs(2, 32),
+		queries: testvec.Unit(2, 32, dim),
 		inmem: func(ctx context.Context, q []float32) ([]int64, error) {
 			res, err := db.Search(ctx, q, k)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/faiss"
 	"github.com/agentmem/agentmem/vdb/inmem"
@@ -37,28 +38,6 @@ const (
 	benchK   = 10
 )
 
-// unitVecs returns n random unit vectors, views of one backing array.
-func unitVecs(seed uint64, n, d int) [][]float32 {
-	r := rand.New(rand.NewPCG(seed, 2))
-	flat := make([]float32, n*d)
-	out := make([][]float32, n)
-	for i := range out {
-		v := flat[i*d : (i+1)*d : (i+1)*d]
-		var sum float64
-		for j := range v {
-			x := r.NormFloat64()
-			v[j] = float32(x)
-			sum += x * x
-		}
-		inv := float32(1 / math.Sqrt(sum))
-		for j := range v {
-			v[j] *= inv
-		}
-		out[i] = v
-	}
-	return out
-}
-
 // clustered returns n vectors around the given centres (each a unit centre
 // plus Gaussian noise of norm ≈ spread), views of one backing array: a
 // stand-in for real embeddings, which are clustered by topic. Uniformly
@@ -80,7 +59,7 @@ func clustered(seed uint64, n int, centres [][]float32, spread float64) [][]floa
 	return out
 }
 
-var data100k = sync.OnceValue(func() [][]float32 { return unitVecs(1, 100_000, benchDim) })
+var data100k = sync.OnceValue(func() [][]float32 { return testvec.Unit(1, 100_000, benchDim) })
 
 func addAll(b *testing.B, db vdb.VectorDatabase, vecs [][]float32) {
 	b.Helper()
@@ -171,7 +150,7 @@ func benchSaveLoad(b *testing.B, db vdb.VectorDatabase, fresh func() vdb.VectorD
 // queries per call, and save+load.
 func BenchmarkCompare(b *testing.B) {
 	vecs := data100k()
-	queries := unitVecs(99, 1024, benchDim)
+	queries := testvec.Unit(99, 1024, benchDim)
 	mem, err := inmem.New(benchDim, inmem.WithCapacity(len(vecs)))
 	if err != nil {
 		b.Fatal(err)
@@ -258,7 +237,7 @@ func benchApprox(b *testing.B, n int, factory string, nprobes []int) {
 	ctx := b.Context()
 	t0 := time.Now()
 	// 1,000 topics; queries are new points from the same topics.
-	centres := unitVecs(5, 1000, benchDim)
+	centres := testvec.Unit(5, 1000, benchDim)
 	vecs := clustered(1, n, centres, 0.8)
 	queries := clustered(2, 200, centres, 0.8)
 	b.Logf("generated %d vectors in %v", n, time.Since(t0).Round(time.Millisecond))

@@ -4,40 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )
 
 const benchDim = 384
-
-// unitVecs returns n random unit vectors of dimension d, all views of one
-// backing array, from a fixed seed.
-func unitVecs(seed uint64, n, d int) [][]float32 {
-	r := rand.New(rand.NewPCG(seed, 2))
-	flat := make([]float32, n*d)
-	out := make([][]float32, n)
-	for i := range out {
-		v := flat[i*d : (i+1)*d : (i+1)*d]
-		var sum float64
-		for j := range v {
-			x := r.NormFloat64()
-			v[j] = float32(x)
-			sum += x * x
-		}
-		inv := float32(1 / math.Sqrt(sum))
-		for j := range v {
-			v[j] *= inv
-		}
-		out[i] = v
-	}
-	return out
-}
 
 func seqIDs(n int) []int64 {
 	ids := make([]int64, n)
@@ -53,7 +29,7 @@ func filledDB(b *testing.B, n int, opts ...inmem.Option) *inmem.DB {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := db.Add(b.Context(), seqIDs(n), unitVecs(1, n, benchDim)); err != nil {
+	if err := db.Add(b.Context(), seqIDs(n), testvec.Unit(1, n, benchDim)); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
@@ -93,7 +69,7 @@ func BenchmarkSearch(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			db := filledDB(b, c.n, c.opts...)
-			queries := unitVecs(2, 64, benchDim)
+			queries := testvec.Unit(2, 64, benchDim)
 			var durs []time.Duration
 			ctx := b.Context()
 			b.ReportAllocs()
@@ -119,7 +95,7 @@ func BenchmarkSearchBatch(b *testing.B) {
 		for _, nq := range []int{16, 64} {
 			b.Run(fmt.Sprintf("n=%d/queries=%d", n, nq), func(b *testing.B) {
 				db := filledDB(b, n)
-				queries := unitVecs(2, nq, benchDim)
+				queries := testvec.Unit(2, nq, benchDim)
 				ctx := b.Context()
 				b.ReportAllocs()
 				for b.Loop() {
@@ -144,7 +120,7 @@ func BenchmarkAdd(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			vecs := unitVecs(3, 1000, benchDim)
+			vecs := testvec.Unit(3, 1000, benchDim)
 			ids := make([]int64, batch)
 			ctx := b.Context()
 			next := 0
@@ -206,7 +182,7 @@ func BenchmarkImport(b *testing.B) {
 // the vectors (153.6 MB).
 func BenchmarkHeap(b *testing.B) {
 	const n = 100_000
-	vecs := unitVecs(1, n, benchDim)
+	vecs := testvec.Unit(1, n, benchDim)
 	ids := seqIDs(n)
 	raw := float64(n * benchDim * 4)
 	var ratio float64
