@@ -548,6 +548,39 @@ func TestOpen_CorruptManifest(t *testing.T) {
 	require.ErrorIs(t, err, ErrVersion)
 }
 
+func TestReadManifest(t *testing.T) {
+	dir := t.TempDir()
+	_, err := ReadManifest(dir)
+	require.ErrorIs(t, err, os.ErrNotExist, "no store yet")
+
+	m := openStore(t, dir, newCounting(t, 64))
+	require.NoError(t, m.Close())
+	man, err := ReadManifest(dir)
+	require.NoError(t, err)
+	assert.Equal(t, Manifest{Format: formatVersion, Embedder: "hash:64", Dim: 64, Backend: DefaultBackend}, man)
+
+	tests := []struct {
+		name, data string
+		want       error
+		msg        string
+	}{
+		{"not json", "{not json", ErrCorrupt, manifestFile},
+		{"short-term store", `{"format": "agentmem.short", "version": 1, "embedder": "hash:512", "dim": 512, "backend": "inmem"}`, ErrCorrupt, "not a long-term store"},
+		{"no format", `{"embedder": "hash:64", "dim": 64}`, ErrCorrupt, "no format version"},
+		{"newer format", `{"format": 99}`, ErrVersion, "format 99"},
+		{"no embedder", `{"format": 1, "dim": 64}`, ErrCorrupt, "embedder and dim are required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(d, manifestFile), []byte(tt.data), 0o644))
+			_, err := ReadManifest(d)
+			require.ErrorIs(t, err, tt.want)
+			assert.Contains(t, err.Error(), tt.msg)
+		})
+	}
+}
+
 func TestCompact(t *testing.T) {
 	dir := t.TempDir()
 	emb := newCounting(t, 64)

@@ -34,11 +34,56 @@ const (
 // manifest and the snapshot metadata.
 const formatVersion = 1
 
-type manifest struct {
-	Format   int    `json:"format"`
-	Embedder string `json:"embedder"`
+// Manifest is the content of a store directory's manifest.json, written
+// once when the store is created. (A memory.ShortMemory store has a file of
+// the same name with a string "format"; [ReadManifest] tells them apart.)
+type Manifest struct {
+	Format   int    `json:"format"`   // the store layout version
+	Embedder string `json:"embedder"` // the embedder's Name, e.g. "hash:512"
 	Dim      int    `json:"dim"`
-	Backend  string `json:"backend"`
+	// Backend is the vector backend the store was created with. A store
+	// reopened with another backend rebuilds its vector index from the
+	// log; the manifest keeps the first one.
+	Backend string `json:"backend"`
+}
+
+// ReadManifest reads the manifest of the store directory dir without
+// opening (or locking) the store, e.g. to learn which embedder to open it
+// with. A missing manifest is an error wrapping os.ErrNotExist; one of a
+// newer format version [ErrVersion]; an undecodable one, or one that is not
+// a long-term store's (a memory.ShortMemory store's), [ErrCorrupt].
+func ReadManifest(dir string) (Manifest, error) {
+	path := filepath.Join(dir, manifestFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("longterm: read manifest: %w", err)
+	}
+	// Check the format before anything else, so that a newer version gets
+	// a version error rather than a confusing decode error.
+	var head struct {
+		Format json.RawMessage `json:"format"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return Manifest{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	var format int
+	if len(head.Format) == 0 {
+		return Manifest{}, fmt.Errorf("%w: %s: no format version", ErrCorrupt, path)
+	}
+	if err := json.Unmarshal(head.Format, &format); err != nil {
+		return Manifest{}, fmt.Errorf("%w: %s: format %s is not a long-term store's (a short-term memory store?)", ErrCorrupt, path, head.Format)
+	}
+	if format != formatVersion {
+		return Manifest{}, fmt.Errorf("%w: %s: format %d, this build reads %d", ErrVersion, path, format, formatVersion)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Manifest{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	if m.Embedder == "" || m.Dim <= 0 {
+		return Manifest{}, fmt.Errorf("%w: %s: embedder and dim are required", ErrCorrupt, path)
+	}
+	return m, nil
 }
 
 type snapMeta struct {
@@ -93,8 +138,8 @@ func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (
 	}()
 	mpath := filepath.Join(dir, manifestFile)
 	lpath := filepath.Join(dir, logFileName)
-	want := manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backendName}
-	data, err := os.ReadFile(mpath)
+	want := Manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backendName}
+	got, err := ReadManifest(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if _, err := os.Stat(lpath); err == nil {
@@ -110,14 +155,7 @@ func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (
 		opened = true
 		return m, nil
 	case err != nil:
-		return nil, fmt.Errorf("longterm: read manifest: %w", err)
-	}
-	var got manifest
-	if err := json.Unmarshal(data, &got); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, mpath, err)
-	}
-	if got.Format != formatVersion {
-		return nil, fmt.Errorf("%w: %s: format %d, this build reads %d", ErrVersion, mpath, got.Format, formatVersion)
+		return nil, err
 	}
 	if got.Embedder != want.Embedder || got.Dim != want.Dim {
 		return nil, fmt.Errorf("%w: %s was built by %s (dim %d), opened with %s (dim %d)",
