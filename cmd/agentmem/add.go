@@ -10,32 +10,48 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/agentmem/agentmem/memory/longterm"
 )
 
 func init() { rootCmd.AddCommand(newAddCmd()) }
 
 func newAddCmd() *cobra.Command {
-	return &cobra.Command{
+	var namespace string
+	cmd := &cobra.Command{
 		Use:   "add [TEXT...]",
 		Short: "Remember text segments",
 		Long: `Add stores each argument as one segment in the store. With no argument, or
 the argument "-", it stores all of standard input as one segment (e.g. one
 round of conversation spanning several lines). Each segment is durable when
-the command returns.`,
+the command returns.
+
+In a long-term store (--memory long) each segment is a memory with a
+generated id, in --namespace (default "default").`,
 		Example: `  agentmem add "user: my flight is LH 401 on Friday
   assistant: noted"
-  printf 'user: 我对花生过敏\nassistant: 好的\n' | agentmem add`,
+  printf 'user: 我对花生过敏\nassistant: 好的\n' | agentmem add
+  agentmem add --memory long --namespace mara "user: my badge number is NW-20417"`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			kind, err := storeKind(cmd)
+			if err != nil {
+				return err
+			}
+			if err := longOnly(cmd, kind, "namespace"); err != nil {
+				return err
+			}
 			segs, err := addSegments(cmd, args)
 			if err != nil {
 				return err
 			}
-			mem, err := openStore(cmd.Context(), cmd, true)
-			if err != nil {
-				return err
+			var ids []string
+			noun := "segment"
+			if kind == kindLong {
+				noun = "memory"
+				ids, err = addLong(cmd, segs, namespace)
+			} else {
+				ids, err = addShort(cmd, segs)
 			}
-			defer closeStore(mem, &err)
-			ids, err := mem.UpdateBatch(cmd.Context(), segs)
 			if err != nil {
 				return err
 			}
@@ -46,10 +62,37 @@ the command returns.`,
 					Store string   `json:"store"`
 				}{ids, global.store})
 			}
-			_, err = fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(ids), plural(len(ids), "segment"), strings.Join(ids, ", "), global.store)
+			_, err = fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(ids), plural(len(ids), noun), strings.Join(ids, ", "), global.store)
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&namespace, "namespace", "", `namespace of the new memories (long-term store only; default "default")`)
+	return cmd
+}
+
+// addShort stores segs in the short-term store.
+func addShort(cmd *cobra.Command, segs []string) (_ []string, err error) {
+	mem, err := openStore(cmd.Context(), cmd, true)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStore(mem, &err)
+	return mem.UpdateBatch(cmd.Context(), segs)
+}
+
+// addLong stores segs as records in namespace of the long-term store.
+func addLong(cmd *cobra.Command, segs []string, namespace string) (_ []string, err error) {
+	mem, err := openLongStore(cmd.Context(), cmd, true)
+	if err != nil {
+		return nil, err
+	}
+	defer closeStore(mem, &err)
+	recs := make([]longterm.Record, len(segs))
+	for i, s := range segs {
+		recs[i] = longterm.Record{Text: s, Namespace: namespace}
+	}
+	ids, err := mem.AddBatch(cmd.Context(), recs)
+	return ids, recordError(err)
 }
 
 // addSegments returns the segments to add: the arguments, or standard input
@@ -86,8 +129,11 @@ func addSegments(cmd *cobra.Command, args []string) ([]string, error) {
 }
 
 func plural(n int, word string) string {
-	if n == 1 {
+	switch {
+	case n == 1:
 		return word
+	case word == "memory":
+		return "memories"
 	}
 	return word + "s"
 }

@@ -31,26 +31,38 @@ func init() {
 // backendOption returns the memory option for the backend named name (the
 // --backend flag, or the store's backend when the flag was not given).
 func backendOption(name string) (memory.Option, error) {
+	open, err := backendOpener(name, storedFaissIndex(global.store))
+	if err != nil {
+		return nil, err
+	}
+	return memory.WithBackend(name, open), nil
+}
+
+// backendOpener returns the constructor of the backend named name, for
+// memory.WithBackend and longterm.WithBackend. storedIndex is the Faiss
+// index-factory string the store was built with ("" if unknown), used when
+// --index is not given.
+func backendOpener(name, storedIndex string) (func(dim int) (vdb.VectorDatabase, error), error) {
 	switch name {
 	case "inmem":
 		if backend.index != "" {
 			return nil, usageError{fmt.Errorf("--index %q needs --backend faiss", backend.index)}
 		}
-		return memory.WithBackend("inmem", func(dim int) (vdb.VectorDatabase, error) {
+		return func(dim int) (vdb.VectorDatabase, error) {
 			return inmem.New(dim)
-		}), nil
+		}, nil
 	case "faiss":
 		var opts []faiss.Option
-		if index := cmp.Or(backend.index, storedFaissIndex(global.store)); index != "" {
+		if index := cmp.Or(backend.index, storedIndex); index != "" {
 			opts = append(opts, faiss.WithFactory(index))
 		}
-		return memory.WithBackend("faiss", func(dim int) (vdb.VectorDatabase, error) {
+		return func(dim int) (vdb.VectorDatabase, error) {
 			ix, err := faiss.New(dim, opts...)
 			if err != nil {
 				return nil, err // not a typed nil inside the interface
 			}
 			return ix, nil
-		}), nil
+		}, nil
 	default:
 		return nil, usageError{fmt.Errorf("unknown --backend %q (known: inmem, faiss)", name)}
 	}

@@ -46,7 +46,9 @@ for that input, the workflow track and the recent rounds of the conversation.
 A round is remembered only when it succeeded: it joins the conversation
 window, and rounds the window forgets settle into the store's memory. The
 window and the workflow track are saved in STORE/` + chatStateFile + ` after every
-round, so the conversation continues when chat is started again.
+round, so the conversation continues when chat is started again. With a
+long-term store (--memory long), recall is its hybrid search over every
+namespace and forgotten rounds are stored in its "default" namespace.
 
 With --dry-run, chat prints the prompt it would send for INPUT and exits; no
 model server is needed. It shows what memory contributes.
@@ -95,9 +97,11 @@ In the session, lines starting with / are commands:
 }
 
 func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []string) (err error) {
-	// The same store the other commands use: its embedder and backend
-	// unless --embedder/--backend say otherwise.
-	mem, err := openStore(ctx, cmd, true)
+	// The same store the other commands use, short- or long-term: its
+	// embedder and backend unless --embedder/--backend say otherwise. It
+	// is both where memories are recalled from and where the rounds the
+	// window forgets go.
+	mem, err := openAnyStore(ctx, cmd, true)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,17 +19,24 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
 )
 
 func init() { rootCmd.AddCommand(newImportCmd()) }
 
-// importLine is one line of an import file. Other fields are ignored.
+// importLine is one line of an import file. Other fields are ignored; a
+// short-term store reads only Text.
 type importLine struct {
-	Text *string `json:"text"`
+	Text      *string `json:"text"`
+	ID        string  `json:"id"`
+	Namespace string  `json:"namespace"`
+	Speaker   string  `json:"speaker"`
+	Time      string  `json:"time"` // RFC 3339
 }
 
 func newImportCmd() *cobra.Command {
 	var batch int
+	var namespace string
 	cmd := &cobra.Command{
 		Use:   "import FILE.jsonl",
 		Short: `Remember every {"text": ...} line of a JSONL file`,
@@ -37,44 +47,52 @@ fields are ignored. A line that is not such an object stops the import before
 anything is stored, with an error naming the line. Texts the store already
 holds are skipped, so importing the same file twice does not duplicate it.
 
+In a long-term store (--memory long) each line is a memory and may also
+carry these optional string fields:
+  "id"         the memory's id; a stored memory with that id is replaced
+               (unless it is the same). Without one, the id is derived from
+               the namespace, speaker, time and text, so that importing the
+               same file twice stores nothing twice.
+  "namespace"  whose memory it is (default --namespace, else "default")
+  "speaker"    who said it, e.g. "user"
+  "time"       when it was said, RFC 3339 (default: now)
+e.g. {"text": "user: my flight is LH 401", "namespace": "mara",
+      "speaker": "user", "time": "2026-03-01T09:30:00+01:00"}
+
 A progress bar is shown on standard error when it is a terminal.`,
 		Example: `  agentmem import testdata/conversation.jsonl
-  jq -c '{text: .content}' chat.json | agentmem import -`,
+  jq -c '{text: .content}' chat.json | agentmem import -
+  agentmem import --memory long --namespace mara testdata/conversation.jsonl`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if batch <= 0 {
 				return usageError{fmt.Errorf("--batch must be positive, got %d", batch)}
 			}
+			kind, err := storeKind(cmd)
+			if err != nil {
+				return err
+			}
+			if err := longOnly(cmd, kind, "namespace"); err != nil {
+				return err
+			}
 			name := args[0]
-			texts, err := readImport(cmd, name)
+			lines, err := readImport(cmd, name, kind == kindLong)
 			if err != nil {
 				return err
 			}
-			mem, err := openStore(cmd.Context(), cmd, true)
+			var imported, skipped int
+			var took time.Duration
+			noun := "segment"
+			if kind == kindLong {
+				noun = "memory"
+				imported, skipped, took, err = importLong(cmd, name, lines, namespace, batch)
+			} else {
+				imported, skipped, took, err = importShort(cmd, name, lines, batch)
+			}
 			if err != nil {
 				return err
 			}
-			defer closeStore(mem, &err)
-
-			todo, skipped := newTexts(mem, texts)
-			start := time.Now()
-			bar := newBar(cmd, len(todo))
-			imported := 0
-			for lo := 0; lo < len(todo); lo += batch {
-				chunk := todo[lo:min(lo+batch, len(todo))]
-				if _, err := mem.UpdateBatch(cmd.Context(), chunk); err != nil {
-					return fmt.Errorf("import %s: stored %d of %d texts, then: %w", name, imported, len(todo), err)
-				}
-				imported += len(chunk)
-				if bar != nil {
-					bar.Add(len(chunk))
-				}
-			}
-			if bar != nil {
-				bar.Finish()
-				fmt.Fprintln(cmd.ErrOrStderr())
-			}
-			secs := time.Since(start).Seconds()
+			secs := took.Seconds()
 			out := cmd.OutOrStdout()
 			if global.json {
 				return json.NewEncoder(out).Encode(struct {
@@ -85,24 +103,82 @@ A progress bar is shown on standard error when it is a terminal.`,
 					Seconds  float64 `json:"seconds"`
 				}{name, global.store, imported, skipped, secs})
 			}
-			fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, "segment"), name, global.store)
+			fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, noun), name, global.store)
 			if skipped > 0 {
 				fmt.Fprintf(out, " (%d already stored)", skipped)
 			}
 			if imported > 0 && secs > 0 {
-				fmt.Fprintf(out, " in %.2fs, %.0f segments/s", secs, float64(imported)/secs)
+				fmt.Fprintf(out, " in %.2fs, %.0f %s/s", secs, float64(imported)/secs, plural(2, noun))
 			}
 			_, err = fmt.Fprintln(out)
 			return err
 		},
 	}
 	cmd.Flags().IntVar(&batch, "batch", 1000, "texts per embedding call and per fsync")
+	cmd.Flags().StringVar(&namespace, "namespace", "", `namespace of lines without one (long-term store only; default "default")`)
 	return cmd
 }
 
+// importShort stores the texts of lines the short-term store does not hold
+// yet, batch by batch.
+func importShort(cmd *cobra.Command, name string, lines []importLine, batch int) (imported, skipped int, took time.Duration, err error) {
+	mem, err := openStore(cmd.Context(), cmd, true)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer closeStore(mem, &err)
+	texts := make([]string, len(lines))
+	for i, l := range lines {
+		texts[i] = *l.Text
+	}
+	todo, skipped := newTexts(mem, texts)
+	took, err = importBatches(cmd, name, len(todo), batch, func(lo, hi int) error {
+		_, err := mem.UpdateBatch(cmd.Context(), todo[lo:hi])
+		return err
+	})
+	return len(todo), skipped, took, err
+}
+
+// importLong stores lines as records in the long-term store, skipping the
+// ones it already holds.
+func importLong(cmd *cobra.Command, name string, lines []importLine, namespace string, batch int) (imported, skipped int, took time.Duration, err error) {
+	mem, err := openLongStore(cmd.Context(), cmd, true)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer closeStore(mem, &err)
+	todo, skipped := newRecords(mem.Memory, lines, namespace)
+	took, err = importBatches(cmd, name, len(todo), batch, func(lo, hi int) error {
+		_, err := mem.AddBatch(cmd.Context(), todo[lo:hi])
+		return recordError(err)
+	})
+	return len(todo), skipped, took, err
+}
+
+// importBatches calls store for the ranges [lo, hi) of n items, batch at a
+// time, with a progress bar, and returns how long that took.
+func importBatches(cmd *cobra.Command, name string, n, batch int, store func(lo, hi int) error) (time.Duration, error) {
+	start := time.Now()
+	bar := newBar(cmd, n)
+	for lo := 0; lo < n; lo += batch {
+		hi := min(lo+batch, n)
+		if err := store(lo, hi); err != nil {
+			return 0, fmt.Errorf("import %s: stored %d of %d texts, then: %w", name, lo, n, err)
+		}
+		if bar != nil {
+			bar.Add(hi - lo)
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+		fmt.Fprintln(cmd.ErrOrStderr())
+	}
+	return time.Since(start), nil
+}
+
 // readImport reads and checks every line of the import file before anything
-// is stored.
-func readImport(cmd *cobra.Command, name string) ([]string, error) {
+// is stored. With long false only the text is read.
+func readImport(cmd *cobra.Command, name string, long bool) ([]importLine, error) {
 	var r io.Reader
 	if name == "-" {
 		r = cmd.InOrStdin()
@@ -115,16 +191,16 @@ func readImport(cmd *cobra.Command, name string) ([]string, error) {
 		defer f.Close()
 		r = f
 	}
-	var texts []string
+	var lines []importLine
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			text, perr := parseImportLine(line)
+			l, perr := parseImportLine(line, long)
 			if perr != nil {
 				return nil, fmt.Errorf("%s:%d: %w", name, n, perr)
 			}
-			texts = append(texts, text)
+			lines = append(lines, l)
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -133,24 +209,37 @@ func readImport(cmd *cobra.Command, name string) ([]string, error) {
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
 	}
-	if len(texts) == 0 {
+	if len(lines) == 0 {
 		return nil, fmt.Errorf("%s holds no lines to import", name)
 	}
-	return texts, nil
+	return lines, nil
 }
 
-func parseImportLine(line []byte) (string, error) {
+func parseImportLine(line []byte, long bool) (importLine, error) {
 	var l importLine
-	if err := json.Unmarshal(line, &l); err != nil {
-		return "", fmt.Errorf(`want one JSON object like {"text": "..."} per line: %w`, err)
+	var err error
+	if long {
+		err = json.Unmarshal(line, &l)
+	} else {
+		err = json.Unmarshal(line, &struct {
+			Text **string `json:"text"`
+		}{&l.Text})
+	}
+	if err != nil {
+		return importLine{}, fmt.Errorf(`want one JSON object like {"text": "..."} per line: %w`, err)
 	}
 	if l.Text == nil {
-		return "", errors.New(`the object has no "text" field`)
+		return importLine{}, errors.New(`the object has no "text" field`)
 	}
 	if strings.TrimSpace(*l.Text) == "" {
-		return "", errors.New(`"text" is empty`)
+		return importLine{}, errors.New(`"text" is empty`)
 	}
-	return *l.Text, nil
+	if l.Time != "" {
+		if _, err := time.Parse(time.RFC3339, l.Time); err != nil {
+			return importLine{}, fmt.Errorf(`"time" %q is not an RFC 3339 time like "2026-03-01T09:30:00+01:00"`, l.Time)
+		}
+	}
+	return l, nil
 }
 
 // newTexts drops texts the memory already holds, and repeats within texts.
@@ -168,6 +257,57 @@ func newTexts(mem *memory.ShortMemory, texts []string) (todo []string, skipped i
 		todo = append(todo, t)
 	}
 	return todo, skipped
+}
+
+// newRecords turns lines into records and drops the ones the memory already
+// holds, and repeats within lines. A line without an id gets one derived
+// from its namespace, speaker, time and text (see contentID); a line whose
+// id is stored with the same namespace, speaker, text (and time, if the line
+// has one) is skipped.
+func newRecords(mem *longterm.Memory, lines []importLine, namespace string) (todo []longterm.Record, skipped int) {
+	seen := map[string]longterm.Record{}
+	same := func(a, b longterm.Record, hasTime bool) bool {
+		return a.Text == b.Text && a.Namespace == b.Namespace && a.Speaker == b.Speaker && (!hasTime || a.Time.Equal(b.Time))
+	}
+	for _, l := range lines {
+		rec := longterm.Record{ID: l.ID, Text: *l.Text, Namespace: cmp.Or(l.Namespace, namespace, longterm.DefaultNamespace), Speaker: l.Speaker}
+		if l.Time != "" {
+			rec.Time, _ = time.Parse(time.RFC3339, l.Time) // checked by parseImportLine
+		}
+		if rec.ID == "" {
+			rec.ID = contentID(rec)
+		}
+		old, ok := seen[rec.ID]
+		if !ok {
+			old, ok = mem.Get(rec.ID)
+		}
+		if ok && same(old, rec, l.Time != "") {
+			skipped++
+			continue
+		}
+		seen[rec.ID] = rec
+		todo = append(todo, rec)
+	}
+	return todo, skipped
+}
+
+// contentID derives a record id from its namespace, speaker, time (if set)
+// and text: 24 hex digits, like the ids longterm generates.
+func contentID(r longterm.Record) string {
+	h := sha256.New()
+	for _, s := range []string{r.Namespace, r.Speaker, timeKey(r.Time), r.Text} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// timeKey is t in UTC (one key for one instant), or "" for the zero time.
+func timeKey(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // newBar returns a progress bar on standard error if it is a terminal and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -42,11 +43,8 @@ func openStore(ctx context.Context, cmd *cobra.Command, create bool, opts ...mem
 			backendName = man.Backend
 		}
 	}
-	emb, err := embed.Open(embSpec)
+	emb, err := openEmbedder(embSpec)
 	if err != nil {
-		if errors.Is(err, embed.ErrUnknownScheme) || errors.Is(err, embed.ErrBadSpec) {
-			return nil, usageError{fmt.Errorf("--embedder: %w", err)}
-		}
 		return nil, err
 	}
 	bopt, err := backendOption(backendName)
@@ -54,6 +52,18 @@ func openStore(ctx context.Context, cmd *cobra.Command, create bool, opts ...mem
 		return nil, err
 	}
 	return memory.OpenShort(ctx, dir, emb, append([]memory.Option{bopt}, opts...)...)
+}
+
+// openEmbedder opens the embedder spec; a bad spec is a usage error.
+func openEmbedder(spec string) (embed.Embedder, error) {
+	emb, err := embed.Open(spec)
+	if err != nil {
+		if errors.Is(err, embed.ErrUnknownScheme) || errors.Is(err, embed.ErrBadSpec) {
+			return nil, usageError{fmt.Errorf("--embedder: %w", err)}
+		}
+		return nil, err
+	}
+	return emb, nil
 }
 
 // flagChanged reports whether the user set the named (local or inherited)
@@ -66,9 +76,9 @@ func flagChanged(cmd *cobra.Command, name string) bool {
 	return f != nil && f.Changed
 }
 
-// closeStore closes mem and joins its error into *err, so that a failed
-// snapshot is not lost.
-func closeStore(mem *memory.ShortMemory, err *error) {
+// closeStore closes mem (a short- or long-term memory) and joins its error
+// into *err, so that a failed snapshot is not lost.
+func closeStore(mem io.Closer, err *error) {
 	if cerr := mem.Close(); cerr != nil {
 		*err = errors.Join(*err, cerr)
 	}

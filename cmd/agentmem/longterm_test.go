@@ -1,0 +1,258 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/agent"
+	"github.com/agentmem/agentmem/memory/longterm"
+)
+
+// longSearch is `search --json` on a long-term store.
+type longSearch struct {
+	Query     string    `json:"query"`
+	Mode      string    `json:"mode"`
+	Namespace string    `json:"namespace"`
+	Hits      []longHit `json:"hits"`
+}
+
+func searchJSON(t *testing.T, args ...string) longSearch {
+	t.Helper()
+	r := runCLI(t, "", append([]string{"search", "--json"}, args...)...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var res longSearch
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	return res
+}
+
+func TestCLI_LongTerm_ImportSearchStats(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "import", "--memory", "long", conversation, "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "imported 70 memories")
+	assert.Empty(t, r.stderr)
+	man, err := longterm.ReadManifest(store)
+	require.NoError(t, err, "a long-term store was made")
+	assert.Equal(t, "hash:512", man.Embedder)
+
+	// Without --memory the store's kind is detected.
+	r = runCLI(t, "", "search", "--store", store, "LH 2043")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	first, _, _ := strings.Cut(r.stdout, "\n\n")
+	assert.Regexp(t, `^1\. score 0\.\d{4}  id [0-9a-f]{24}  \d{4}-\d\d-\d\d \d\d:\d\d  default  \(vector #1, keyword #1\)\n`, first)
+	assert.Contains(t, first, "   Flight LH 2043 leaves Munich at 09:40.\n", "the matching sentence is a snippet")
+
+	// The keyword path alone finds the code too; --json has the whole memory.
+	res := searchJSON(t, "--store", store, "--mode", "keyword", "-k", "2", "LH 2043")
+	assert.Equal(t, "keyword", res.Mode)
+	require.NotEmpty(t, res.Hits)
+	h := res.Hits[0]
+	assert.Contains(t, h.Text, "I'm flying to Berlin on March 14")
+	assert.Contains(t, h.Snippets, "Flight LH 2043 leaves Munich at 09:40.")
+	assert.Equal(t, 1, h.KeywordRank)
+	assert.Zero(t, h.VectorRank, "keyword mode runs no vector search")
+	assert.Equal(t, longterm.DefaultNamespace, h.Namespace)
+
+	// Chinese: the keyword path indexes character bigrams.
+	r = runCLI(t, "", "search", "--store", store, "-k", "1", "花生过敏")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "我对花生过敏")
+	assert.Equal(t, 1, strings.Count(r.stdout, "score "), "-k 1 prints one hit")
+
+	// Importing the same file again stores nothing twice.
+	r = runCLI(t, "", "import", "--json", conversation, "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var imp struct{ Imported, Skipped int }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &imp))
+	assert.Equal(t, 0, imp.Imported)
+	assert.Equal(t, 70, imp.Skipped)
+
+	r = runCLI(t, "", "stats", "--json", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var st longStats
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	assert.Equal(t, longStats{Store: store, Memory: "long", Memories: 70, Chunks: st.Chunks, Embedder: "hash:512", Dim: 512, Backend: "inmem"}, st)
+	assert.Greater(t, st.Chunks, 70, "rounds are split into sentences")
+
+	r = runCLI(t, "", "stats", "--store", store, "--memory", "long")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Regexp(t, `memories\s+70\n`, r.stdout)
+	assert.Regexp(t, `chunks\s+\d+\n`, r.stdout)
+	assert.Regexp(t, `embedder\s+hash:512 \(dim 512\)\n`, r.stdout)
+	assert.Regexp(t, `backend\s+inmem\n`, r.stdout)
+}
+
+func TestCLI_LongTerm_ImportFields(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	in := `{"text": "user: my badge number is NW-20417", "id": "badge", "namespace": "mara", "speaker": "user", "time": "2026-03-01T09:30:00+01:00"}
+{"text": "user: my badge number is QX-555", "namespace": "tom"}
+{"text": "user: the coffee machine is on floor 3"}
+`
+	r := runCLI(t, in, "import", "--memory", "long", "--store", store, "--namespace", "team", "-")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "imported 3 memories from - into")
+
+	res := searchJSON(t, "--store", store, "--namespace", "mara", "badge number")
+	assert.Equal(t, "mara", res.Namespace)
+	require.Len(t, res.Hits, 1, "only mara's memory")
+	h := res.Hits[0]
+	assert.Equal(t, "badge", h.ID)
+	assert.Equal(t, "mara", h.Namespace)
+	assert.Equal(t, "user", h.Speaker)
+	assert.True(t, h.Time.Equal(time.Date(2026, 3, 1, 8, 30, 0, 0, time.UTC)), "%v", h.Time)
+
+	res = searchJSON(t, "--store", store, "--namespace", "team", "--mode", "keyword", "coffee")
+	require.Len(t, res.Hits, 1, "a line without a namespace goes to --namespace")
+	assert.Equal(t, "team", res.Hits[0].Namespace)
+	assert.Len(t, res.Hits[0].ID, 24, "an id derived from the content")
+
+	res = searchJSON(t, "--store", store, "--namespace", "nobody", "badge")
+	assert.Empty(t, res.Hits, "an unknown namespace holds nothing")
+
+	// The same id with another text replaces the memory; the other lines
+	// are already stored.
+	in = strings.Replace(in, "NW-20417", "NW-30000", 1)
+	r = runCLI(t, in, "import", "--json", "--store", store, "--namespace", "team", "-")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var imp struct{ Imported, Skipped int }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &imp))
+	assert.Equal(t, 1, imp.Imported)
+	assert.Equal(t, 2, imp.Skipped)
+	res = searchJSON(t, "--store", store, "--mode", "keyword", "NW-30000")
+	require.NotEmpty(t, res.Hits)
+	assert.Equal(t, "badge", res.Hits[0].ID)
+	res = searchJSON(t, "--store", store, "--mode", "keyword", "20417")
+	assert.Empty(t, res.Hits, "the old text is gone")
+
+	r = runCLI(t, "", "stats", "--json", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var st longStats
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	assert.Equal(t, 3, st.Memories)
+}
+
+func TestCLI_LongTerm_Add(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "add", "--memory", "long", "--store", store, "--namespace", "ops", "user: the wifi password is tulip-42\nassistant: saved")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Regexp(t, `^added 1 memory \(id [0-9a-f]{24}\) to `, r.stdout)
+
+	r = runCLI(t, "user: 明天北京天气怎么样\nassistant: 晴，最高 12 度\n", "add", "--json", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var added struct{ IDs []string }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &added))
+	require.Len(t, added.IDs, 1)
+
+	r = runCLI(t, "", "search", "--store", store, "北京天气")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "id "+added.IDs[0])
+	assert.Contains(t, r.stdout, "   user: 明天北京天气怎么样\n")
+
+	res := searchJSON(t, "--store", store, "--namespace", "ops", "wifi password")
+	require.Len(t, res.Hits, 1)
+	assert.Equal(t, "ops", res.Hits[0].Namespace)
+	assert.Contains(t, res.Hits[0].Text, "tulip-42")
+
+	r = runCLI(t, "", "search", "--store", store, "--mode", "keyword", "zebra")
+	require.Equal(t, exitOK, r.code, "no match is not a failure")
+	assert.Empty(t, r.stdout)
+	assert.Contains(t, r.stderr, "no remembered memory matches")
+
+	r = runCLI(t, "", "add", "--store", store, "?!")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "no letter or digit")
+}
+
+func TestCLI_LongTerm_StoreRemembersEmbedder(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "add", "--memory", "long", "--store", store, "--embedder", "hash:128", "the quick brown fox")
+	require.Equal(t, exitOK, r.code, r.stderr)
+
+	r = runCLI(t, "", "search", "--store", store, "quick fox")
+	require.Equal(t, exitOK, r.code, "the store's own embedder: %s", r.stderr)
+	assert.Contains(t, r.stdout, "quick brown fox")
+
+	r = runCLI(t, "", "search", "--store", store, "--embedder", "hash:512", "quick fox")
+	assert.Equal(t, exitFailure, r.code)
+	assert.Contains(t, r.stderr, "built by hash:128")
+}
+
+func TestCLI_MemoryKindErrors(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short")
+	long := filepath.Join(dir, "long")
+	require.Equal(t, exitOK, runCLI(t, "", "add", "--store", short, "hello short").code)
+	require.Equal(t, exitOK, runCLI(t, "", "add", "--store", long, "--memory", "long", "hello long").code)
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"long flag on short store", []string{"search", "--store", short, "--memory", "long", "hello"}, exitUsage, "--memory long, but " + short + " holds a short-term memory store"},
+		{"short flag on long store", []string{"stats", "--store", long, "--memory", "short"}, exitUsage, "--memory short, but " + long + " holds a long-term memory store"},
+		{"add to other kind", []string{"add", "--store", long, "--memory", "short", "x"}, exitUsage, "holds a long-term"},
+		{"import into other kind", []string{"import", "--store", short, "--memory", "long", conversation}, exitUsage, "holds a short-term"},
+		{"chat on other kind", []string{"chat", "--store", short, "--memory", "long", "--dry-run", "hi"}, exitUsage, "holds a short-term"},
+		{"unknown kind", []string{"search", "--store", short, "--memory", "medium", "hello"}, exitUsage, `unknown --memory "medium"`},
+		{"namespace on short", []string{"search", "--store", short, "--namespace", "x", "hello"}, exitUsage, "--namespace needs a long-term memory store"},
+		{"mode on short", []string{"search", "--store", short, "--mode", "keyword", "hello"}, exitUsage, "--mode needs a long-term"},
+		{"add namespace on short", []string{"add", "--store", short, "--namespace", "x", "hi"}, exitUsage, "--namespace needs"},
+		{"bad mode", []string{"search", "--store", long, "--mode", "fuzzy", "hello"}, exitUsage, `unknown mode "fuzzy"`},
+		{"missing long store", []string{"search", "--store", filepath.Join(dir, "none"), "--memory", "long", "hello"}, exitFailure, "no memory store"},
+		{"bad import time", []string{"import", "--store", long, writeFile(t, dir, "t.jsonl", `{"text":"hi","time":"yesterday"}`)}, exitFailure, `t.jsonl:1: "time" "yesterday" is not an RFC 3339 time`},
+		{"bad import id type", []string{"import", "--store", long, writeFile(t, dir, "id.jsonl", `{"text":"hi","id":7}`)}, exitFailure, "id.jsonl:1: want one JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, "", tt.args...)
+			assert.Equal(t, tt.code, r.code, "exit code: %s", r.stderr)
+			assert.Contains(t, r.stderr, tt.msg)
+		})
+	}
+	// A short-term store ignores the fields it does not know.
+	r := runCLI(t, "", "import", "--store", short, writeFile(t, dir, "id2.jsonl", `{"text":"hi there","id":7,"time":"yesterday"}`))
+	assert.Equal(t, exitOK, r.code, r.stderr)
+}
+
+func writeFile(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+	return p
+}
+
+func TestChatCmd_LongTerm(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "import", "--memory", "long", "--store", store, conversation)
+	require.Equal(t, exitOK, r.code, r.stderr)
+
+	// Recall comes from the long-term store, found without --memory.
+	t.Setenv("OLLAMA_HOST", "http://127.0.0.1:1") // never contacted
+	out, _, err := execChat(t, "", "chat", "--store", store, "--json", "--dry-run", "when does flight LH 2043 leave?")
+	require.NoError(t, err)
+	var p agent.Prompt
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	assert.Positive(t, p.Recalled)
+	out, _, err = execChat(t, "", "chat", "--store", store, "--dry-run", "when does flight LH 2043 leave?")
+	require.NoError(t, err)
+	assert.Contains(t, out, "Recalled from long-term memory")
+	assert.Contains(t, out, "Flight LH 2043 leaves Munich at 09:40")
+
+	// Rounds the window forgets settle into the long-term store.
+	startFakeOllama(t)
+	_, _, err = execChat(t, "my locker code is 7781\nsecond\nthird\n", "chat", "--store", store, "--model", "m", "--rounds", "1")
+	require.NoError(t, err)
+	res := searchJSON(t, "--store", store, "--mode", "keyword", "7781")
+	require.NotEmpty(t, res.Hits, "the evicted round is in the store")
+	assert.Contains(t, res.Hits[0].Text, "my locker code is 7781")
+	assert.Equal(t, longterm.DefaultNamespace, res.Hits[0].Namespace)
+}
