@@ -78,14 +78,21 @@ func storedFaissIndex(dir string) string {
 	if err != nil || man.Backend != "faiss" || man.Snapshot == nil {
 		return ""
 	}
-	f, err := os.Open(filepath.Join(dir, man.Snapshot.File))
+	return faissFileIndex(filepath.Join(dir, man.Snapshot.File))
+}
+
+// faissFileIndex returns the index-factory string in the header of the
+// Faiss snapshot file at path, or "" if it cannot be read (the store reports
+// an unusable snapshot itself).
+func faissFileIndex(path string) string {
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
 	h, err := faiss.ReadHeader(f)
 	if err != nil {
-		return "" // the store reports an unusable snapshot itself
+		return ""
 	}
 	return h.Factory
 }

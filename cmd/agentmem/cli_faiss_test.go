@@ -47,3 +47,43 @@ func TestCLI_FaissBadIndex(t *testing.T) {
 	assert.Equal(t, exitFailure, r.code)
 	assert.Contains(t, r.stderr, "Train")
 }
+
+func TestCLI_LongTerm_FaissBackend(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "import", "--memory", "long", "--store", store, "--backend", "faiss", "--index", "HNSW32,Flat", conversation)
+	require.Equal(t, exitOK, r.code, r.stderr)
+
+	// Later commands reopen the store's own backend and index type: the
+	// snapshot loads (no warning, no rebuild as another index type).
+	for range 2 {
+		r = runCLI(t, "", "search", "--store", store, "-k", "1", "LH 2043")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "Flight LH 2043")
+		assert.Empty(t, r.stderr, "the snapshot was used")
+	}
+	assert.Equal(t, "HNSW32,Flat", storedLongFaissIndex(store))
+
+	r = runCLI(t, "", "stats", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Regexp(t, `backend\s+faiss\n`, r.stdout)
+}
+
+func TestCLI_LongTerm_SwitchBackend(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "add", "--memory", "long", "--store", store, "user: the wifi password is tulip-42")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	r = runCLI(t, "", "add", "--store", store, "--backend", "faiss", "user: book a table for two at 7pm")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "snapshot not used", "the inmem snapshot does not load into faiss: rebuilt from the log")
+
+	// Without --backend the store opens with the backend it was last
+	// snapshotted with, not the one its manifest was created with.
+	r = runCLI(t, "", "search", "--store", store, "--mode", "vector", "wifi password")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "tulip-42")
+	assert.Empty(t, r.stderr)
+	r = runCLI(t, "", "stats", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Regexp(t, `memories\s+2\n`, r.stdout)
+	assert.Regexp(t, `backend\s+faiss\n`, r.stdout)
+}

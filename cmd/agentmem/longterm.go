@@ -80,8 +80,8 @@ type longStore struct {
 
 // openLongStore opens the longterm memory in the --store directory, like
 // openStore does the short-term one: with create false a missing store is
-// an error; the embedder and backend are the store's unless --embedder or
-// --backend say otherwise (another embedder is an error wrapping
+// an error; the embedder and backend (and Faiss index type) are the store's
+// unless --embedder or --backend (--index) say otherwise (another embedder is an error wrapping
 // longterm.ErrEmbedderMismatch; another backend rebuilds the vector index
 // from the log, without re-embedding).
 func openLongStore(ctx context.Context, cmd *cobra.Command, create bool, opts ...longterm.Option) (*longStore, error) {
@@ -100,16 +100,19 @@ func openLongStore(ctx context.Context, cmd *cobra.Command, create bool, opts ..
 			embSpec = man.Embedder
 		}
 		if !flagChanged(cmd, "backend") {
+			// The backend of the latest snapshot: the manifest keeps the
+			// one the store was created with.
 			backendName = man.Backend
+			if b, _, err := longterm.SnapshotVectorFiles(dir); err == nil && b != "" {
+				backendName = b
+			}
 		}
 	}
 	emb, err := openEmbedder(embSpec)
 	if err != nil {
 		return nil, err
 	}
-	// The Faiss index type is not recorded in a long-term store: without
-	// --index a Faiss store opens with the default index type.
-	open, err := backendOpener(backendName, "")
+	open, err := backendOpener(backendName, storedLongFaissIndex(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +127,23 @@ func openLongStore(ctx context.Context, cmd *cobra.Command, create bool, opts ..
 		return nil, errors.Join(err, mem.Close())
 	}
 	return &longStore{Memory: mem, embedder: man.Embedder, dim: man.Dim, backend: backendName}, nil
+}
+
+// storedLongFaissIndex returns the index-factory string of the Faiss
+// snapshot of the long-term store in dir, or "" if there is none: like
+// storedFaissIndex for a short-term store, so that a store built with
+// --index "HNSW32,Flat" reopens with that index (the snapshot would not load
+// into another index type, and the store would rebuild it from the log as
+// the default type).
+func storedLongFaissIndex(dir string) string {
+	backend, files, err := longterm.SnapshotVectorFiles(dir)
+	if err != nil || backend != "faiss" {
+		return ""
+	}
+	for _, path := range files { // every namespace has the same index type
+		return faissFileIndex(path)
+	}
+	return ""
 }
 
 // chatMemory is what chat needs of either kind of store.

@@ -581,6 +581,36 @@ func TestReadManifest(t *testing.T) {
 	}
 }
 
+func TestSnapshotVectorFiles(t *testing.T) {
+	dir := t.TempDir()
+	backend, files, err := SnapshotVectorFiles(dir)
+	require.NoError(t, err, "no snapshot is not an error")
+	assert.Empty(t, backend)
+	assert.Nil(t, files)
+
+	m := openStore(t, dir, newCounting(t, 64))
+	for _, ns := range []string{"a", "b"} {
+		_, err := m.Add(t.Context(), Record{Namespace: ns, Text: "memory in " + ns})
+		require.NoError(t, err)
+	}
+	require.NoError(t, m.Close()) // writes a snapshot
+	backend, files, err = SnapshotVectorFiles(dir)
+	require.NoError(t, err)
+	assert.Equal(t, DefaultBackend, backend)
+	require.Len(t, files, 2)
+	for ns, f := range files {
+		assert.FileExists(t, f, ns)
+		assert.Equal(t, dir, filepath.Dir(f))
+	}
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, snapMetaFile), []byte(`{"format": 7}`), 0o644))
+	_, _, err = SnapshotVectorFiles(dir)
+	require.ErrorIs(t, err, ErrVersion)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, snapMetaFile), []byte(`{`), 0o644))
+	_, _, err = SnapshotVectorFiles(dir)
+	require.ErrorIs(t, err, ErrCorrupt)
+}
+
 func TestCompact(t *testing.T) {
 	dir := t.TempDir()
 	emb := newCounting(t, 64)

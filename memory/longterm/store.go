@@ -100,6 +100,36 @@ type snapMeta struct {
 	Vectors   map[string]string `json:"vectors"` // namespace → file
 }
 
+// SnapshotVectorFiles returns the backend that wrote the latest snapshot in
+// the store directory dir and the paths of that snapshot's vector-index
+// files, by namespace, without opening (or locking) the store; with no
+// snapshot it returns "", nil, nil. It is for tools that inspect the files,
+// e.g. to reopen a Faiss store with the index type it was built with (the
+// manifest does not record it). The files belong to the store: do not
+// modify them.
+func SnapshotVectorFiles(dir string) (backend string, files map[string]string, err error) {
+	path := filepath.Join(dir, snapMetaFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("longterm: %w", err)
+	}
+	var meta snapMeta
+	if err := json.Unmarshal(data, &meta); err != nil {
+		return "", nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	if meta.Format != formatVersion {
+		return "", nil, fmt.Errorf("%w: %s: format %d, this build reads %d", ErrVersion, path, meta.Format, formatVersion)
+	}
+	files = make(map[string]string, len(meta.Vectors))
+	for ns, f := range meta.Vectors {
+		files[ns] = filepath.Join(dir, f)
+	}
+	return meta.Backend, files, nil
+}
+
 // Open opens the store in dir, creating the directory and an empty store if
 // needed, and returns a memory whose writes are durable.
 //
