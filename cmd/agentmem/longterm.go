@@ -86,26 +86,16 @@ type longStore struct {
 // from the log, without re-embedding).
 func openLongStore(ctx context.Context, cmd *cobra.Command, create bool, opts ...longterm.Option) (*longStore, error) {
 	dir := global.store
-	embSpec, backendName := global.embedder, backend.name
 	man, err := longterm.ReadManifest(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if !create {
-			return nil, fmt.Errorf("%w in %s (add or import something first, or pass --store DIR)", errNoStore, dir)
-		}
-	case err != nil:
+	embSpec, backendName, err := storeSpecs(cmd, create, man.Embedder, man.Backend, err)
+	if err != nil {
 		return nil, err
-	default:
-		if !flagChanged(cmd, "embedder") {
-			embSpec = man.Embedder
-		}
-		if !flagChanged(cmd, "backend") {
-			// The backend of the latest snapshot: the manifest keeps the
-			// one the store was created with.
-			backendName = man.Backend
-			if b, _, err := longterm.SnapshotVectorFiles(dir); err == nil && b != "" {
-				backendName = b
-			}
+	}
+	if man.Backend != "" && !flagChanged(cmd, "backend") {
+		// The backend of the latest snapshot: the manifest keeps the one
+		// the store was created with.
+		if b, _, err := longterm.SnapshotVectorFiles(dir); err == nil && b != "" {
+			backendName = b
 		}
 	}
 	emb, err := openEmbedder(embSpec)

@@ -26,22 +26,10 @@ var errNoStore = errors.New("no memory store")
 // backend (the store re-embeds into the new one).
 func openStore(ctx context.Context, cmd *cobra.Command, create bool, opts ...memory.Option) (*memory.ShortMemory, error) {
 	dir := global.store
-	embSpec, backendName := global.embedder, backend.name
 	man, err := memory.ReadManifest(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if !create {
-			return nil, fmt.Errorf("%w in %s (add or import something first, or pass --store DIR)", errNoStore, dir)
-		}
-	case err != nil:
+	embSpec, backendName, err := storeSpecs(cmd, create, man.Embedder, man.Backend, err)
+	if err != nil {
 		return nil, err
-	default:
-		if !flagChanged(cmd, "embedder") {
-			embSpec = man.Embedder
-		}
-		if !flagChanged(cmd, "backend") {
-			backendName = man.Backend
-		}
 	}
 	emb, err := openEmbedder(embSpec)
 	if err != nil {
@@ -52,6 +40,30 @@ func openStore(ctx context.Context, cmd *cobra.Command, create bool, opts ...mem
 		return nil, err
 	}
 	return memory.OpenShort(ctx, dir, emb, append([]memory.Option{bopt}, opts...)...)
+}
+
+// storeSpecs picks the embedder spec and backend name for the store in
+// --store, given what reading its manifest returned: the store's own unless
+// --embedder or --backend were given, the flags' for a new store. A missing
+// store is an error unless create is set.
+func storeSpecs(cmd *cobra.Command, create bool, manEmbedder, manBackend string, manErr error) (embSpec, backendName string, err error) {
+	embSpec, backendName = global.embedder, backend.name
+	switch {
+	case errors.Is(manErr, os.ErrNotExist):
+		if !create {
+			return "", "", fmt.Errorf("%w in %s (add or import something first, or pass --store DIR)", errNoStore, global.store)
+		}
+	case manErr != nil:
+		return "", "", manErr
+	default:
+		if !flagChanged(cmd, "embedder") {
+			embSpec = manEmbedder
+		}
+		if !flagChanged(cmd, "backend") {
+			backendName = manBackend
+		}
+	}
+	return embSpec, backendName, nil
 }
 
 // openEmbedder opens the embedder spec; a bad spec is a usage error.
