@@ -65,7 +65,7 @@ bench-vet:
 
 .PHONY: bench
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./vdb/inmem/ ./memory/... ./keyword/ ./embed/...
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./vdb/inmem/ ./embed/... ./memory/... ./keyword/ ./chunk/ ./agent/
 	cd bench && $(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./...
 
 .PHONY: bench-faiss
