@@ -29,7 +29,7 @@ func newHash(t testing.TB) *hash.Embedder {
 
 func TestSemanticMap_PutSearch(t *testing.T) {
 	ctx := t.Context()
-	m, err := semantic.NewMap[note](newHash(t), newBrute(256), nil)
+	m, err := semantic.NewMap[note](newHash(t), newTestDB(t, 256), nil)
 	require.NoError(t, err)
 	defer m.Close()
 
@@ -71,7 +71,7 @@ func TestSemanticMap_PutSearch(t *testing.T) {
 
 func TestSemanticMap_BadInput(t *testing.T) {
 	ctx := t.Context()
-	db := newBrute(256)
+	db := newTestDB(t, 256)
 	m, err := semantic.NewMap[note](newHash(t), db, nil)
 	require.NoError(t, err)
 	defer m.Close()
@@ -97,14 +97,14 @@ func TestSemanticMap_BadInput(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 0, m.Len())
 
-	_, err = semantic.NewMap[note](newHash(t), newBrute(128), nil)
+	_, err = semantic.NewMap[note](newHash(t), newTestDB(t, 128), nil)
 	require.ErrorIs(t, err, vdb.ErrDimension, "embedder and database dimensions must agree")
 }
 
 func TestSemanticMap_Consistency(t *testing.T) {
 	ctx := t.Context()
 	t.Run("embedding fails", func(t *testing.T) {
-		db := newBrute(256)
+		db := newTestDB(t, 256)
 		m, err := semantic.NewMap[note](failingEmbedder{newHash(t), errInjected}, db, nil)
 		require.NoError(t, err)
 		_, err = m.Put(ctx, "text", note{})
@@ -113,7 +113,7 @@ func TestSemanticMap_Consistency(t *testing.T) {
 		assert.Equal(t, 0, db.Len())
 	})
 	t.Run("vector add fails", func(t *testing.T) {
-		db := newBrute(256)
+		db := newTestDB(t, 256)
 		m, err := semantic.NewMap[note](newHash(t), db, nil)
 		require.NoError(t, err)
 		db.failAdd = fmt.Errorf("disk full: %w", errInjected)
@@ -126,7 +126,7 @@ func TestSemanticMap_Consistency(t *testing.T) {
 		assert.Equal(t, int64(0), id, "a failed add spends no id")
 	})
 	t.Run("index put fails", func(t *testing.T) {
-		db := newBrute(256)
+		db := newTestDB(t, 256)
 		m, err := semantic.NewMap[note](newHash(t), db, failingIndex[semantic.Entry[note]]{semantic.NewMemIndexMap[semantic.Entry[note]]()})
 		require.NoError(t, err)
 		_, err = m.Put(ctx, "text", note{})
@@ -138,10 +138,10 @@ func TestSemanticMap_Consistency(t *testing.T) {
 func TestSemanticMap_DeleteNeverReusesIDs(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "map.jsonl")
-	open := func() (*semantic.SemanticMap[note], *bruteDB) {
+	open := func() (*semantic.SemanticMap[note], *faultyDB) {
 		idx, err := semantic.OpenJSONLIndexMap[semantic.Entry[note]](path)
 		require.NoError(t, err)
-		db := newBrute(256)
+		db := newTestDB(t, 256)
 		m, err := semantic.NewMap[note](newHash(t), db, idx)
 		require.NoError(t, err)
 		require.NoError(t, m.Rebuild(ctx))
@@ -180,7 +180,7 @@ func TestSemanticMap_Replay(t *testing.T) {
 	ctx := t.Context()
 	idx, err := semantic.OpenJSONLIndexMap[semantic.Entry[note]](filepath.Join(t.TempDir(), "map.jsonl"))
 	require.NoError(t, err)
-	db := newBrute(256)
+	db := newTestDB(t, 256)
 	m, err := semantic.NewMap[note](newHash(t), db, idx)
 	require.NoError(t, err)
 	defer m.Close()
@@ -193,7 +193,7 @@ func TestSemanticMap_Replay(t *testing.T) {
 	require.NoError(t, err)
 
 	// A database restored from a snapshot taken at off holds ids 0 and 1.
-	stale := newBrute(256)
+	stale := newTestDB(t, 256)
 	vecs, err := newHash(t).Embed(ctx, []string{"one", "two"})
 	require.NoError(t, err)
 	require.NoError(t, stale.Add(ctx, []int64{0, 1}, vecs))
@@ -213,7 +213,7 @@ func TestSemanticMap_Concurrent(t *testing.T) {
 	ctx := t.Context()
 	idx, err := semantic.OpenJSONLIndexMap[semantic.Entry[int]](filepath.Join(t.TempDir(), "map.jsonl"))
 	require.NoError(t, err)
-	m, err := semantic.NewMap[int](newHash(t), newBrute(256), idx)
+	m, err := semantic.NewMap[int](newHash(t), newTestDB(t, 256), idx)
 	require.NoError(t, err)
 	defer m.Close()
 
@@ -252,7 +252,7 @@ func TestSemanticMap_Concurrent(t *testing.T) {
 
 func TestSemanticSet(t *testing.T) {
 	ctx := t.Context()
-	s, err := semantic.NewSet(newHash(t), newBrute(256), nil)
+	s, err := semantic.NewSet(newHash(t), newTestDB(t, 256), nil)
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.PutBatch(ctx, []string{"user: book a table for two\nassistant: done, 7pm", "user: 明天北京天气怎么样\nassistant: 晴"})
@@ -272,7 +272,7 @@ func TestSemanticSet_LogHoldsTextOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "set.jsonl")
 	idx, err := semantic.OpenJSONLIndexMap[semantic.Entry[struct{}]](path)
 	require.NoError(t, err)
-	s, err := semantic.NewSet(newHash(t), newBrute(256), idx)
+	s, err := semantic.NewSet(newHash(t), newTestDB(t, 256), idx)
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.Put(t.Context(), "hello")
