@@ -38,7 +38,7 @@ func TestOpenShort_Faiss(t *testing.T) {
 	mem, err = memory.OpenShort(ctx, dir, emb, backend, memory.WithLogger(quiet()))
 	require.NoError(t, err)
 	defer mem.Close()
-	assert.Equal(t, int64(0), emb.texts.Load(), "the Faiss snapshot is loaded, nothing re-embedded")
+	assert.Equal(t, int64(0), emb.Texts(), "the Faiss snapshot is loaded, nothing re-embedded")
 	after, err := mem.Search(ctx, "aisle seats")
 	require.NoError(t, err)
 	require.Len(t, after, len(before))

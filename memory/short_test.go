@@ -10,36 +10,20 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/embed"
-	"github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/internal/embedtest"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )
 
-// countingEmbedder counts the texts it embeds.
-type countingEmbedder struct {
-	embed.Embedder
-	texts atomic.Int64
-}
-
-func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	c.texts.Add(int64(len(texts)))
-	return c.Embedder.Embed(ctx, texts)
-}
-
-func newHash(t testing.TB, dim int) *countingEmbedder {
-	t.Helper()
-	e, err := hash.New(dim)
-	require.NoError(t, err)
-	return &countingEmbedder{Embedder: e}
-}
+// newHash returns the hash embedder of dimension dim, counting what it embeds.
+func newHash(t testing.TB, dim int) *embedtest.Counting { return embedtest.CountingHash(t, dim) }
 
 var rounds = []string{
 	"user: my flight is LH 401 on Friday\nassistant: noted, LH 401 on Friday",
@@ -234,7 +218,7 @@ func TestOpenShort_Reopen(t *testing.T) {
 	emb2 := newHash(t, 256)
 	mem, err = memory.OpenShort(ctx, dir, emb2, memory.WithLogger(quiet()))
 	require.NoError(t, err)
-	assert.Equal(t, int64(0), emb2.texts.Load(), "a clean reopen loads the snapshot and embeds nothing")
+	assert.Equal(t, int64(0), emb2.Texts(), "a clean reopen loads the snapshot and embeds nothing")
 	after, err := mem.Search(ctx, "aisle seats")
 	require.NoError(t, err)
 	require.Len(t, after, len(before))
@@ -269,7 +253,7 @@ func TestOpenShort_ReplaysLogAfterSnapshot(t *testing.T) {
 	mem, err = memory.OpenShort(ctx, dir, emb, memory.WithLogger(quiet()))
 	require.NoError(t, err)
 	defer mem.Close()
-	assert.Equal(t, int64(1), emb.texts.Load(), "only the segment logged after the snapshot is re-embedded")
+	assert.Equal(t, int64(1), emb.Texts(), "only the segment logged after the snapshot is re-embedded")
 	assert.Equal(t, len(rounds), mem.Len())
 	hits, err := mem.Search(ctx, "water the plants")
 	require.NoError(t, err)
@@ -312,7 +296,7 @@ func TestOpenShort_DamagedSnapshotIsRebuilt(t *testing.T) {
 	require.NoError(t, err)
 	defer mem.Close()
 	assert.Contains(t, logs.String(), "snapshot unusable")
-	assert.Equal(t, int64(len(rounds)), emb.texts.Load(), "every segment is re-embedded")
+	assert.Equal(t, int64(len(rounds)), emb.Texts(), "every segment is re-embedded")
 	hits, err := mem.Search(ctx, "LH 401")
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
@@ -332,7 +316,7 @@ func TestOpenShort_SwitchBackend(t *testing.T) {
 	mem, err = memory.OpenShort(ctx, dir, emb, memory.WithLogger(quiet()),
 		memory.WithBackend("other", func(dim int) (vdb.VectorDatabase, error) { return inmem.New(dim) }))
 	require.NoError(t, err)
-	assert.Equal(t, int64(len(rounds)), emb.texts.Load(), "another backend is filled by re-embedding")
+	assert.Equal(t, int64(len(rounds)), emb.Texts(), "another backend is filled by re-embedding")
 	require.NoError(t, mem.Close())
 	man, err := memory.ReadManifest(dir)
 	require.NoError(t, err)
@@ -472,6 +456,6 @@ func TestOpenShort_BackendWithoutSnapshots(t *testing.T) {
 	mem, err = memory.OpenShort(ctx, dir, emb, open)
 	require.NoError(t, err)
 	defer mem.Close()
-	assert.Equal(t, int64(len(rounds)), emb.texts.Load(), "segments are re-embedded from the log instead")
+	assert.Equal(t, int64(len(rounds)), emb.Texts(), "segments are re-embedded from the log instead")
 	assert.Equal(t, len(rounds), mem.Stats().Vectors)
 }

@@ -163,7 +163,7 @@ func BenchmarkOpen(b *testing.B) {
 			if err := m.Close(); err != nil {
 				b.Fatal(err)
 			}
-			embedded := emb.texts.Load()
+			embedded := emb.Texts()
 			b.Run("snapshot", func(b *testing.B) {
 				b.ReportAllocs()
 				cpu0 := cpuTime()
@@ -178,7 +178,7 @@ func BenchmarkOpen(b *testing.B) {
 					m.Close()
 				}
 				b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
-				b.ReportMetric(float64(emb.texts.Load()-embedded), "re-embedded")
+				b.ReportMetric(float64(emb.Texts()-embedded), "re-embedded")
 			})
 			if n > 10000 {
 				return // a full replay of 100k takes ~10 s a round
@@ -203,7 +203,7 @@ func BenchmarkOpen(b *testing.B) {
 					m.closeIndexes()
 				}
 				b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
-				b.ReportMetric(float64(emb.texts.Load()-embedded), "re-embedded")
+				b.ReportMetric(float64(emb.Texts()-embedded), "re-embedded")
 			})
 		})
 	}

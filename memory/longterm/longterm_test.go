@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/internal/embedtest"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )
@@ -317,7 +318,7 @@ func TestMemory_WithBackend(t *testing.T) {
 
 // --- durable store ---
 
-func openStore(t *testing.T, dir string, emb *countingEmbedder, opts ...Option) *Memory {
+func openStore(t *testing.T, dir string, emb *embedtest.Counting, opts ...Option) *Memory {
 	t.Helper()
 	m, err := Open(t.Context(), dir, emb, opts...)
 	require.NoError(t, err)
@@ -363,11 +364,11 @@ func TestOpen_ReopenDoesNotReembed(t *testing.T) {
 			} else {
 				crash(m) // the log alone must do
 			}
-			before := emb.texts.Load()
+			before := emb.Texts()
 
 			m2 := openStore(t, dir, emb)
 			defer m2.Close()
-			assert.Equal(t, before, emb.texts.Load(), "reopening embeds nothing")
+			assert.Equal(t, before, emb.Texts(), "reopening embeds nothing")
 			checkAll(t, m2, 29)
 			_, ok := m2.Get("r29")
 			assert.False(t, ok, "forgotten stays forgotten")
@@ -415,7 +416,7 @@ func TestOpen_EmbedderMismatch(t *testing.T) {
 	require.ErrorIs(t, err, ErrEmbedderMismatch)
 }
 
-type renamedEmbedder struct{ *countingEmbedder }
+type renamedEmbedder struct{ *embedtest.Counting }
 
 func (renamedEmbedder) Name() string { return "other:64" }
 
@@ -526,10 +527,10 @@ func TestOpen_BadSnapshotFallsBackToLog(t *testing.T) {
 	require.NoError(t, os.WriteFile(matches[0], b, 0o644))
 
 	var logs bytes.Buffer
-	before := emb.texts.Load()
+	before := emb.Texts()
 	m2 := openStore(t, dir, emb, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	defer m2.Close()
-	assert.Equal(t, before, emb.texts.Load(), "falling back re-embeds nothing")
+	assert.Equal(t, before, emb.Texts(), "falling back re-embeds nothing")
 	assert.Contains(t, logs.String(), "snapshot not used")
 	checkAll(t, m2, 12)
 }
@@ -772,11 +773,11 @@ func TestOpen_OtherBackendRebuildsFromLog(t *testing.T) {
 	m := openStore(t, dir, emb)
 	seed(t, m, 7)
 	require.NoError(t, m.Close())
-	before := emb.texts.Load()
+	before := emb.Texts()
 	var logs bytes.Buffer
 	m2 := openStore(t, dir, emb, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 		WithBackend("inmem-other", func(dim int) (vdb.VectorDatabase, error) { return inmem.New(dim) }))
-	assert.Equal(t, before, emb.texts.Load(), "vectors come from the log")
+	assert.Equal(t, before, emb.Texts(), "vectors come from the log")
 	assert.Contains(t, logs.String(), "snapshot backend")
 	checkAll(t, m2, 7)
 	require.NoError(t, m2.Close())
