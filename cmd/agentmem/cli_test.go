@@ -110,13 +110,7 @@ func TestCLI_ImportThenSearch(t *testing.T) {
 	assert.Contains(t, res.Hits[0].Text, "We decided to add PgBouncer in transaction mode.")
 	assert.GreaterOrEqual(t, res.Hits[0].Score, res.Hits[1].Score)
 
-	// Importing the same file again stores nothing twice.
-	r = runCLI(t, "", "import", "--json", conversation, "--store", store)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	var imp struct{ Imported, Skipped int }
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &imp))
-	assert.Equal(t, 0, imp.Imported)
-	assert.Equal(t, 70, imp.Skipped)
+	requireReimportSkipsAll(t, store, 70)
 
 	r = runCLI(t, "", "stats", "--json", "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -247,4 +241,16 @@ func captureStderr(t *testing.T, fn func()) string {
 	fn()
 	w.Close()
 	return <-done
+}
+
+// requireReimportSkipsAll imports the bundled conversation into store a
+// second time and checks that nothing is stored twice: all n lines skipped.
+func requireReimportSkipsAll(t *testing.T, store string, n int) {
+	t.Helper()
+	r := runCLI(t, "", "import", "--json", conversation, "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var imp struct{ Imported, Skipped int }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &imp))
+	assert.Equal(t, 0, imp.Imported, "importing the same file again stores nothing twice")
+	assert.Equal(t, n, imp.Skipped)
 }

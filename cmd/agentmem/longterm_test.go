@@ -66,13 +66,7 @@ func TestCLI_LongTerm_ImportSearchStats(t *testing.T) {
 	assert.Contains(t, r.stdout, "我对花生过敏")
 	assert.Equal(t, 1, strings.Count(r.stdout, "score "), "-k 1 prints one hit")
 
-	// Importing the same file again stores nothing twice.
-	r = runCLI(t, "", "import", "--json", conversation, "--store", store)
-	require.Equal(t, exitOK, r.code, r.stderr)
-	var imp struct{ Imported, Skipped int }
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &imp))
-	assert.Equal(t, 0, imp.Imported)
-	assert.Equal(t, 70, imp.Skipped)
+	requireReimportSkipsAll(t, store, 70)
 
 	r = runCLI(t, "", "stats", "--json", "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
