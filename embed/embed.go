@@ -3,8 +3,15 @@
 // An [Embedder] is batch-first and names itself, so that a store can record
 // which embedder built it and refuse another. [Open] builds one from a spec
 // string such as "hash:512" (the offline default, package embed/hash) or
-// "ollama:nomic-embed-text" (an Ollama server, package embed/ollama); more
-// schemes can be added with [Register].
+// "ollama:nomic-embed-text" (an Ollama server, package embed/ollama).
+//
+// Embedders register themselves, database/sql style: a driver package calls
+// [Register] from its init function, and a program offers a scheme by
+// importing the driver, usually for its side effect alone:
+//
+//	import _ "github.com/agentmem/agentmem/embed/hash"
+//
+// Package embed itself links no driver (and so no HTTP client).
 package embed
 
 import (
@@ -14,7 +21,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentmem/agentmem/embed/internal/embederr"
+	"errors"
+
+	"github.com/agentmem/agentmem/internal/errs"
 )
 
 // An Embedder turns texts into vectors. Implementations are safe for
@@ -41,23 +50,25 @@ type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// Errors returned by embedders; test them with errors.Is.
+// Errors returned by embedders; test them with errors.Is. ErrEmptyText and
+// ErrDimension are agentmem's shared sentinels (the same values as
+// memory.ErrEmptyText and vdb.ErrDimension).
 var (
 	// ErrEmptyText: a text to embed is empty or only white space.
-	ErrEmptyText = embederr.EmptyText
+	ErrEmptyText = errs.EmptyInput
 	// ErrUnknownScheme: Open was given a spec whose scheme is not registered.
-	ErrUnknownScheme = embederr.UnknownScheme
+	ErrUnknownScheme = errors.New("embed: unknown scheme")
 	// ErrBadSpec: Open was given a spec it cannot parse (e.g. "hash:abc").
-	ErrBadSpec = embederr.BadSpec
+	ErrBadSpec = errors.New("embed: malformed spec")
 	// ErrDimension: a model answered with a vector of another length than
 	// before, or than a store expects.
-	ErrDimension = embederr.Dimension
+	ErrDimension = errs.Dimension
 	// ErrModelNotFound: the model server does not have the model (the error
 	// says how to pull it).
-	ErrModelNotFound = embederr.ModelNotFound
+	ErrModelNotFound = errors.New("embed: model not found")
 	// ErrUnreachable: the model server did not answer (the error names its
 	// address).
-	ErrUnreachable = embederr.Unreachable
+	ErrUnreachable = errors.New("embed: server unreachable")
 )
 
 // An Opener builds an embedder from the part of a spec after "scheme:".
@@ -104,7 +115,7 @@ func Open(spec string) (Embedder, error) {
 	open, ok := registry[scheme]
 	registryMu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("%w %q in spec %q (known: %s)", ErrUnknownScheme, scheme, spec, strings.Join(Schemes(), ", "))
+		return nil, fmt.Errorf("%w %q in spec %q (registered: %s; forgotten import?)", ErrUnknownScheme, scheme, spec, strings.Join(Schemes(), ", "))
 	}
 	e, err := open(arg)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/embed"
+	_ "github.com/agentmem/agentmem/embed/hash"   // registers "hash"
+	_ "github.com/agentmem/agentmem/embed/ollama" // registers "ollama"
 )
 
 func TestOpen_KnownSpecs(t *testing.T) {
@@ -47,7 +49,7 @@ func TestOpen_UnknownScheme(t *testing.T) {
 	for _, spec := range []string{"", "faiss:x", "openai:text-embedding-3-small", "512"} {
 		_, err := embed.Open(spec)
 		require.ErrorIs(t, err, embed.ErrUnknownScheme, "spec %q", spec)
-		assert.Contains(t, err.Error(), "known: hash, ollama", "the error lists the known schemes")
+		assert.Contains(t, err.Error(), "registered: hash, ollama", "the error lists the registered schemes")
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"log"
 
 	"github.com/agentmem/agentmem/embed"
+	_ "github.com/agentmem/agentmem/embed/hash"   // registers "hash"
+	_ "github.com/agentmem/agentmem/embed/ollama" // registers "ollama"
 )
 
 func ExampleOpen() {
@@ -31,5 +33,5 @@ func ExampleOpen() {
 	// Output:
 	// hash:512 512 2
 	// similarity 0.34
-	// embed: unknown scheme "word2vec" in spec "word2vec:300" (known: hash, ollama)
+	// embed: unknown scheme "word2vec" in spec "word2vec:300" (registered: hash, ollama; forgotten import?)
 }

@@ -6,6 +6,8 @@ import (
 	"log"
 
 	"github.com/agentmem/agentmem/embed"
+	_ "github.com/agentmem/agentmem/embed/hash"   // registers "hash"
+	_ "github.com/agentmem/agentmem/embed/ollama" // registers "ollama"
 	"github.com/agentmem/agentmem/semantic"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )

@@ -15,6 +15,13 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	// The embedders and vector backends this binary offers register
+	// themselves.
+	_ "github.com/agentmem/agentmem/embed/hash"
+	_ "github.com/agentmem/agentmem/embed/ollama"
+	_ "github.com/agentmem/agentmem/vdb/faiss"
+	_ "github.com/agentmem/agentmem/vdb/inmem"
 )
 
 // Exit codes.

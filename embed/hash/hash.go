@@ -54,7 +54,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/agentmem/agentmem/embed/internal/embederr"
+	"github.com/agentmem/agentmem/embed"
 )
 
 // DefaultDim is the dimension used by "hash" specs without an explicit one.
@@ -129,7 +129,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	for i, t := range texts {
 		if isBlank(t) {
-			return nil, fmt.Errorf("hash: text %d: %w", i, embederr.EmptyText)
+			return nil, fmt.Errorf("hash: text %d: %w", i, embed.ErrEmptyText)
 		}
 	}
 	d := e.dim

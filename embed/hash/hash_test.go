@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentmem/agentmem/embed/internal/embederr"
+	"github.com/agentmem/agentmem/embed"
 )
 
 func newEmbedder(t testing.TB, dim int) *Embedder {
@@ -206,7 +206,7 @@ func TestEmbed_Errors(t *testing.T) {
 	e := newEmbedder(t, DefaultDim)
 	for _, texts := range [][]string{{""}, {" \t\n"}, {"ok", "\u3000"}, {"ok", "fine", ""}} {
 		v, err := e.Embed(t.Context(), texts)
-		require.ErrorIs(t, err, embederr.EmptyText, "texts %q", texts)
+		require.ErrorIs(t, err, embed.ErrEmptyText, "texts %q", texts)
 		assert.Nil(t, v)
 		assert.Contains(t, err.Error(), fmt.Sprintf("text %d", len(texts)-1), "the error names the bad text")
 	}
@@ -285,7 +285,7 @@ func FuzzEmbed(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		v, err := e.Embed(context.Background(), []string{text})
 		if isBlank(text) {
-			require.ErrorIs(t, err, embederr.EmptyText)
+			require.ErrorIs(t, err, embed.ErrEmptyText)
 			return
 		}
 		require.NoError(t, err)

@@ -35,7 +35,7 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/envconfig"
 
-	"github.com/agentmem/agentmem/embed/internal/embederr"
+	"github.com/agentmem/agentmem/embed"
 )
 
 // DefaultBatchSize is the number of texts sent in one request unless
@@ -255,7 +255,7 @@ func (e *Embedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32,
 func (e *Embedder) embed(ctx context.Context, texts []string, prefix string) ([][]float32, error) {
 	for i, t := range texts {
 		if strings.TrimFunc(t, unicode.IsSpace) == "" {
-			return nil, fmt.Errorf("ollama: text %d: %w", i, embederr.EmptyText)
+			return nil, fmt.Errorf("ollama: text %d: %w", i, embed.ErrEmptyText)
 		}
 	}
 	out := make([][]float32, 0, len(texts))
@@ -315,7 +315,7 @@ func (e *Embedder) check(v []float32, i int) error {
 		want = e.dim.Load()
 	}
 	if int64(len(v)) != want {
-		return fmt.Errorf("%w: model %s answered %d dimensions for text %d, expected %d", embederr.Dimension, e.model, len(v), i, want)
+		return fmt.Errorf("%w: model %s answered %d dimensions for text %d, expected %d", embed.ErrDimension, e.model, len(v), i, want)
 	}
 	var sum float64
 	for _, x := range v {
@@ -343,13 +343,13 @@ func (e *Embedder) explain(ctx context.Context, err error) error {
 	if se, ok := errors.AsType[api.StatusError](err); ok {
 		if se.StatusCode == http.StatusNotFound || strings.Contains(se.ErrorMessage, "not found") {
 			return fmt.Errorf("%w: ollama server %s does not have model %q; run `ollama pull %s` (server said: %w)",
-				embederr.ModelNotFound, e.where(nil), e.model, e.model, se)
+				embed.ErrModelNotFound, e.where(nil), e.model, e.model, se)
 		}
 		return fmt.Errorf("ollama: embed with %s on %s: server answered %d: %w", e.model, e.where(nil), se.StatusCode, se)
 	}
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		return fmt.Errorf("%w: ollama server at %s (is `ollama serve` running? OLLAMA_HOST sets the address): %w",
-			embederr.Unreachable, e.where(ue), err)
+			embed.ErrUnreachable, e.where(ue), err)
 	}
 	return fmt.Errorf("ollama: embed with %s on %s: %w", e.model, e.where(nil), err)
 }

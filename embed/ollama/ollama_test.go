@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentmem/agentmem/embed/internal/embederr"
+	"github.com/agentmem/agentmem/embed"
 )
 
 // fakeOllama is an httptest server speaking Ollama's /api/embed protocol:
@@ -162,7 +162,7 @@ func TestEmbed_FakeOllamaServer_LearnsAndEnforcesDimension(t *testing.T) {
 		return http.StatusOK, api.EmbedResponse{Embeddings: [][]float32{{1, 2, 3, 4, 5}}}
 	})
 	_, err = e.Embed(t.Context(), []string{"second"})
-	require.ErrorIs(t, err, embederr.Dimension)
+	require.ErrorIs(t, err, embed.ErrDimension)
 	assert.Contains(t, err.Error(), "answered 5 dimensions")
 	assert.Contains(t, err.Error(), "expected 4")
 	assert.Equal(t, 4, e.Dim(), "a wrong answer must not change the learned dimension")
@@ -174,7 +174,7 @@ func TestEmbed_FakeOllamaServer_MixedDimensionsInOneAnswer(t *testing.T) {
 		return http.StatusOK, api.EmbedResponse{Embeddings: [][]float32{{1, 2, 3}, {1, 2}}}
 	})
 	_, err := f.newEmbedder(t).Embed(t.Context(), []string{"a", "b"})
-	require.ErrorIs(t, err, embederr.Dimension)
+	require.ErrorIs(t, err, embed.ErrDimension)
 }
 
 func TestEmbed_FakeOllamaServer_WithDimensions(t *testing.T) {
@@ -191,7 +191,7 @@ func TestEmbed_FakeOllamaServer_WithDimensions(t *testing.T) {
 
 	e3 := f.newEmbedder(t, WithDimensions(3))
 	_, err = e3.Embed(t.Context(), []string{"a"})
-	require.ErrorIs(t, err, embederr.Dimension, "a server ignoring the requested dimensions must be caught")
+	require.ErrorIs(t, err, embed.ErrDimension, "a server ignoring the requested dimensions must be caught")
 }
 
 type vectors [][]float32
@@ -245,7 +245,7 @@ func TestEmbed_FakeOllamaServer_ModelNotFound(t *testing.T) {
 		return http.StatusNotFound, map[string]string{"error": `model "nope" not found, try pulling it first`}
 	})
 	_, err := f.newEmbedder(t).Embed(t.Context(), []string{"hello"})
-	require.ErrorIs(t, err, embederr.ModelNotFound)
+	require.ErrorIs(t, err, embed.ErrModelNotFound)
 	t.Log(err)
 	assert.Contains(t, err.Error(), "run `ollama pull nope`")
 	assert.Contains(t, err.Error(), f.srv.URL)
@@ -261,8 +261,8 @@ func TestEmbed_FakeOllamaServer_ServerError(t *testing.T) {
 	})
 	_, err := f.newEmbedder(t).Embed(t.Context(), []string{"hello"})
 	require.Error(t, err)
-	assert.NotErrorIs(t, err, embederr.ModelNotFound)
-	assert.NotErrorIs(t, err, embederr.Unreachable)
+	assert.NotErrorIs(t, err, embed.ErrModelNotFound)
+	assert.NotErrorIs(t, err, embed.ErrUnreachable)
 	t.Log(err)
 	assert.Contains(t, err.Error(), "500")
 	assert.Contains(t, err.Error(), "llama runner process has terminated")
@@ -276,7 +276,7 @@ func TestEmbed_Unreachable(t *testing.T) {
 	e, err := New("all-minilm", WithHost(addr))
 	require.NoError(t, err)
 	_, err = e.Embed(t.Context(), []string{"hello"})
-	require.ErrorIs(t, err, embederr.Unreachable)
+	require.ErrorIs(t, err, embed.ErrUnreachable)
 	t.Log(err)
 	assert.Contains(t, err.Error(), addr, "the error names the address")
 
@@ -286,7 +286,7 @@ func TestEmbed_Unreachable(t *testing.T) {
 	e, err = New("all-minilm", WithClient(api.NewClient(u, http.DefaultClient)))
 	require.NoError(t, err)
 	_, err = e.Embed(t.Context(), []string{"hello"})
-	require.ErrorIs(t, err, embederr.Unreachable)
+	require.ErrorIs(t, err, embed.ErrUnreachable)
 	assert.Contains(t, err.Error(), addr)
 }
 
@@ -315,7 +315,7 @@ func TestEmbed_FakeOllamaServer_Cancel(t *testing.T) {
 	_, err = e.Embed(ctx, []string{"hello"})
 	require.ErrorIs(t, err, context.Canceled)
 	t.Log(err)
-	assert.NotErrorIs(t, err, embederr.Unreachable)
+	assert.NotErrorIs(t, err, embed.ErrUnreachable)
 }
 
 func TestEmbed_CancelledBeforeRequest(t *testing.T) {
@@ -333,9 +333,9 @@ func TestEmbed_FakeOllamaServer_EmptyTextSendsNothing(t *testing.T) {
 	e := f.newEmbedder(t)
 	for _, texts := range [][]string{{""}, {"ok", "  \n"}} {
 		_, err := e.Embed(t.Context(), texts)
-		require.ErrorIs(t, err, embederr.EmptyText)
+		require.ErrorIs(t, err, embed.ErrEmptyText)
 		_, err = e.EmbedQuery(t.Context(), texts)
-		require.ErrorIs(t, err, embederr.EmptyText)
+		require.ErrorIs(t, err, embed.ErrEmptyText)
 	}
 	vs, err := e.Embed(t.Context(), nil)
 	require.NoError(t, err)
