@@ -45,9 +45,9 @@ func SaveFile(path string, w *Window, t *Track) error {
 
 // LoadFile restores w and t (either may be nil) from a file written by
 // [SaveFile]. A missing file is an error that errors.Is matches with
-// fs.ErrNotExist (a new agent starts empty); a file of another version wraps
-// [ErrVersion]; one that does not decode wraps [ErrCorrupt] and names the
-// file. Nothing is restored unless the whole file is valid.
+// fs.ErrNotExist (a new agent starts empty); a file of a newer version wraps
+// [ErrVersion]; one that does not decode (or has no version) wraps
+// [ErrCorrupt] and names the file. Nothing is restored unless the whole file is valid.
 func LoadFile(path string, w *Window, t *Track) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -58,38 +58,41 @@ func LoadFile(path string, w *Window, t *Track) error {
 		Version int `json:"version"`
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+		return fmt.Errorf("window: load state %s: %w: %w", path, ErrCorrupt, err)
 	}
-	if v.Version != StateVersion {
-		return fmt.Errorf("%w: %s has version %d, this build reads %d", ErrVersion, path, v.Version, StateVersion)
+	switch {
+	case v.Version > StateVersion:
+		return fmt.Errorf("window: load state %s: version %d, this build reads %d (upgrade agentmem): %w", path, v.Version, StateVersion, ErrVersion)
+	case v.Version < 1:
+		return fmt.Errorf("window: load state %s: %w: version %d", path, ErrCorrupt, v.Version)
 	}
 	var f stateFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+		return fmt.Errorf("window: load state %s: %w: %w", path, ErrCorrupt, err)
 	}
 	// Validate both parts before changing either.
 	if f.Window != nil && w != nil {
 		probe, _ := New(WithMaxRounds(max(len(f.Window.Rounds), 1)), WithMaxTokens(1<<30))
 		if err := probe.Restore(*f.Window); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+			return fmt.Errorf("window: load state %s: %w: %w", path, ErrCorrupt, err)
 		}
 	}
 	if f.Track != nil && t != nil {
 		probe, _ := NewTrack()
 		if err := probe.Restore(*f.Track); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+			return fmt.Errorf("window: load state %s: %w: %w", path, ErrCorrupt, err)
 		}
 	}
 	if f.Window != nil && w != nil {
 		if err := w.Restore(*f.Window); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+			return fmt.Errorf("window: load state %s: %w: %w", path, ErrCorrupt, err)
 		}
 	}
 	if f.Track != nil && t != nil {
 		if err := t.Restore(*f.Track); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+			return fmt.Errorf("window: load state %s: %w: %w", path, ErrCorrupt, err)
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ type trackConfig struct {
 func WithMaxSteps(n int) TrackOption {
 	return func(c *trackConfig) error {
 		if n <= 0 {
-			return fmt.Errorf("%w: max steps %d, want > 0", ErrInvalidOption, n)
+			return fmt.Errorf("window: track max steps %d, want > 0: %w", n, ErrInvalidOption)
 		}
 		c.maxSteps = n
 		return nil
@@ -82,7 +82,7 @@ func WithMaxSteps(n int) TrackOption {
 func WithTrackTokens(n int) TrackOption {
 	return func(c *trackConfig) error {
 		if n < MinTokens {
-			return fmt.Errorf("%w: track tokens %d, want ≥ %d", ErrInvalidOption, n, MinTokens)
+			return fmt.Errorf("window: track tokens %d, want ≥ %d: %w", n, MinTokens, ErrInvalidOption)
 		}
 		c.maxTokens = n
 		return nil
@@ -93,7 +93,7 @@ func WithTrackTokens(n int) TrackOption {
 func WithTrackCounter(tc tokens.Counter) TrackOption {
 	return func(c *trackConfig) error {
 		if tc == nil {
-			return fmt.Errorf("%w: nil counter", ErrInvalidOption)
+			return fmt.Errorf("window: track: nil counter: %w", ErrInvalidOption)
 		}
 		c.counter = tc
 		return nil

@@ -5,10 +5,11 @@
 // The [Window] keeps rounds under two caps, a round count and a token
 // budget. When a cap is exceeded it forgets smoothly: the oldest whole
 // rounds leave, never half a round. A round that leaves is handed to an
-// eviction callback, by default [memory.Memory.Update] on a long-term memory
-// ([WithEvictTo]), so nothing said is lost, only moved. The callback runs
-// after the window's lock is released (as in golang-lru), so it may be slow
-// or call back into the window.
+// eviction callback if the window has one: [WithEvictTo] settles it into a
+// long-term memory with [memory.Memory.Update], so nothing said is lost, only
+// moved; [WithOnEvict] hands it to any function. Without either, a round that
+// leaves is forgotten. The callback runs after the window's lock is released
+// (as in golang-lru), so it may be slow or call back into the window.
 //
 // Token counts come from a pluggable [tokens.Counter]; the default is
 // [tokens.Estimate]. A message costs its content plus
@@ -27,30 +28,35 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window/tokens"
 )
 
 // Errors returned by this package. Callers test them with errors.Is; the
 // returned errors wrap them with the facts.
+//
+// ErrEmptyRound, ErrInvalidOption, ErrVersion and ErrCorrupt are agentmem's
+// shared sentinels (the same values as embed.ErrEmptyText, vdb.ErrCorrupt,
+// …), so an error from any layer matches them.
 var (
 	// ErrEmptyRound: a round without user input or without an answer.
-	ErrEmptyRound = errors.New("window: empty round")
+	ErrEmptyRound = errs.EmptyInput
 	// ErrEvict: the eviction callback failed. The rounds it did not take stay
 	// pending and are offered again by the next Append or Settle.
 	ErrEvict = errors.New("window: evicted round not settled")
 	// ErrInvalidOption: an option value out of range.
-	ErrInvalidOption = errors.New("window: invalid option")
+	ErrInvalidOption = errs.InvalidArgument
 	// ErrUnknownStep: a workflow step ID the track does not hold.
 	ErrUnknownStep = errors.New("window: unknown workflow step")
 	// ErrInvalidStep: a step without a goal or with an unknown status.
 	ErrInvalidStep = errors.New("window: invalid workflow step")
 	// ErrTrackFull: more steps in progress than the track may hold.
 	ErrTrackFull = errors.New("window: workflow track full")
-	// ErrVersion: a state file written by an unknown format version.
-	ErrVersion = errors.New("window: unsupported state file version")
+	// ErrVersion: a state file written by a newer format version.
+	ErrVersion = errs.Version
 	// ErrCorrupt: a state file that cannot be decoded.
-	ErrCorrupt = errors.New("window: corrupt state file")
+	ErrCorrupt = errs.Corrupt
 )
 
 // Defaults for [New].
@@ -113,7 +119,7 @@ type config struct {
 func WithMaxRounds(n int) Option {
 	return func(c *config) error {
 		if n <= 0 {
-			return fmt.Errorf("%w: max rounds %d, want > 0", ErrInvalidOption, n)
+			return fmt.Errorf("window: max rounds %d, want > 0: %w", n, ErrInvalidOption)
 		}
 		c.maxRounds = n
 		return nil
@@ -125,7 +131,7 @@ func WithMaxRounds(n int) Option {
 func WithMaxTokens(n int) Option {
 	return func(c *config) error {
 		if n < MinTokens {
-			return fmt.Errorf("%w: max tokens %d, want ≥ %d", ErrInvalidOption, n, MinTokens)
+			return fmt.Errorf("window: max tokens %d, want ≥ %d: %w", n, MinTokens, ErrInvalidOption)
 		}
 		c.maxTokens = n
 		return nil
@@ -136,7 +142,7 @@ func WithMaxTokens(n int) Option {
 func WithCounter(tc tokens.Counter) Option {
 	return func(c *config) error {
 		if tc == nil {
-			return fmt.Errorf("%w: nil counter", ErrInvalidOption)
+			return fmt.Errorf("window: nil counter: %w", ErrInvalidOption)
 		}
 		c.counter = tc
 		return nil
@@ -157,7 +163,7 @@ func WithOnEvict(fn EvictFunc) Option {
 func WithEvictTo(m memory.Memory) Option {
 	return func(c *config) error {
 		if m == nil {
-			return fmt.Errorf("%w: nil memory", ErrInvalidOption)
+			return fmt.Errorf("window: nil memory: %w", ErrInvalidOption)
 		}
 		c.onEvict = func(ctx context.Context, r Round) error { return m.Update(ctx, r.Text()) }
 		return nil
@@ -217,7 +223,7 @@ func (w *Window) Counter() tokens.Counter { return w.cfg.counter }
 // callback's error; the rounds not taken stay pending (see [Window.Settle]).
 func (w *Window) Append(ctx context.Context, r Round) error {
 	if strings.TrimSpace(r.User) == "" || strings.TrimSpace(r.Assistant) == "" {
-		return fmt.Errorf("%w: user input and answer must both be non-empty", ErrEmptyRound)
+		return fmt.Errorf("window: append: user input and answer must both be non-empty: %w", ErrEmptyRound)
 	}
 	r = r.clone()
 	r.Truncated = 0
@@ -355,7 +361,7 @@ func (w *Window) State() State {
 func (w *Window) Restore(s State) error {
 	for i, r := range s.Rounds {
 		if strings.TrimSpace(r.User) == "" || strings.TrimSpace(r.Assistant) == "" {
-			return fmt.Errorf("%w: restored round %d", ErrEmptyRound, i)
+			return fmt.Errorf("window: restore: round %d has no user input or no answer: %w", i, ErrEmptyRound)
 		}
 	}
 	w.settleMu.Lock() // no Settle in flight while pending is replaced

@@ -257,6 +257,9 @@ func TestLoadFile_Errors(t *testing.T) {
 		return p
 	}
 	require.ErrorIs(t, window.LoadFile(write("v9.json", `{"version": 9, "window": {"rounds": []}}`), w, tr), window.ErrVersion)
+	err = window.LoadFile(write("v0.json", `{"window": {"rounds": []}}`), w, tr)
+	require.ErrorIs(t, err, window.ErrCorrupt, "a file without a version is damaged, not from a newer build")
+	require.NotErrorIs(t, err, window.ErrVersion)
 	require.ErrorIs(t, window.LoadFile(write("torn.json", `{"version": 1, "window": {"rou`), w, tr), window.ErrCorrupt)
 	err = window.LoadFile(write("empty-round.json", `{"version": 1, "window": {"rounds": [{"user": "q", "assistant": ""}]}}`), w, tr)
 	require.ErrorIs(t, err, window.ErrCorrupt)
