@@ -1,4 +1,4 @@
-//go:build faiss
+//go:build faiss && cgo
 
 package faiss_test
 

@@ -8,9 +8,19 @@
 //
 // and needs Debian's libfaiss-dev and libopenblas-dev (scripts/install-faiss.sh
 // installs them). Without the tag, or with CGO_ENABLED=0, the package still
-// compiles, and [New] returns an error wrapping [ErrNotBuilt] that says to
-// rebuild with -tags faiss, so a program can offer the backend and fail
-// clearly where it was not built in.
+// compiles, and [New] returns an error wrapping [ErrNotBuilt] and
+// [vdb.ErrUnsupported] that says to rebuild with -tags faiss, so a program
+// can offer the backend and fail clearly where it was not built in.
+//
+// Importing the package registers the backend "faiss" with [vdb.Open], in
+// every build:
+//
+//	import _ "github.com/agentmem/agentmem/vdb/faiss"
+//
+//	db, err := vdb.Open(ctx, "faiss:HNSW32,Flat?efSearch=64", vdb.Config{Dim: 384})
+//
+// The spec's argument is an index-factory string and optional search
+// options ([ParseArg]); "faiss" alone is [DefaultFactory].
 //
 // An [Index] implements [vdb.VectorDatabase] and the optional
 // [vdb.Persister] and [vdb.BatchSearcher]. The default index is
@@ -46,7 +56,11 @@
 // string; [Index.Import] checks it before Faiss parses anything.
 package faiss
 
-import "errors"
+import (
+	"errors"
+	"regexp"
+	"strings"
+)
 
 // ErrNotBuilt is returned by [New] in a binary built without the faiss build
 // tag (or with CGO_ENABLED=0).
@@ -61,3 +75,16 @@ var ErrFactory = errors.New("faiss: unusable index factory")
 // and has not been trained: call [Index.Train] first, or make the first Add
 // at least as large as the train size (see [WithTrainSize]).
 var ErrNotTrained = errors.New("faiss: index is not trained")
+
+// faissPrefix matches what Faiss puts before its message: the C++ signature
+// of the function that threw and the source file and line, then, for a
+// failed assertion that carries a message, the asserted C++ expression.
+var faissPrefix = regexp.MustCompile(`^Error in .*? at \S+:\d+: (Error: '.*' failed: )?`)
+
+// faissMessage returns Faiss' exception message without the C++ signature,
+// source position and asserted expression it starts with ("Error in virtual
+// void faiss::IndexIVF::add(…) at /build/…/IndexIVF.cpp:123: Error: 'd % M
+// == 0' failed: …"), which mean nothing to a caller of this package.
+func faissMessage(s string) string {
+	return faissPrefix.ReplaceAllString(strings.TrimSpace(s), "")
+}

@@ -1,4 +1,4 @@
-//go:build faiss
+//go:build faiss && cgo
 
 package faiss
 
@@ -13,6 +13,7 @@ import "C"
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -22,51 +23,19 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/vdb"
 )
 
-// DefaultFactory is the index-factory string [New] uses without
-// [WithFactory]: exact inner-product search over every stored vector.
-const DefaultFactory = "IDMap,Flat"
-
-// Index is a vdb.VectorDatabase backed by a Faiss index. It is safe for
-// concurrent use by multiple goroutines: searches run concurrently under a
-// read lock (Faiss CPU indexes allow concurrent searches); Add, Delete,
-// Train, Import and Close take the write lock.
-//
-// The zero Index is not usable; make one with [New]. An Index holds C++
-// memory until [Index.Close]; a cleanup frees it if an unreachable Index was
-// never closed, but that is a safety net, not the way to release it.
-//
-// Deletion. Flat, IVF and the quantizer-only indexes (PQ, SQ…) remove
-// vectors physically. HNSW cannot (Faiss 1.7.3 has no remove_ids for it), so
-// there an Index keeps deletion true for callers with tombstones: each Add
-// gets a fresh internal label, and a replaced or deleted vector stays in the
-// graph, marked dead, and is filtered out of results. The cost: the dead
-// vectors keep their memory and their place in the graph, Len counts only
-// the live ones, and every Search asks Faiss for k + (number of dead
-// vectors) neighbours, so search time grows with deletions. When dead
-// vectors are a large share, add the live ones to a new Index. (When a
-// search's graph walk finds fewer than k live vectors, it falls back to a
-// scan of the stored vectors, so k > Len() still returns Len() results.)
-type Index struct {
-	dim       int
-	factory   string // as given to WithFactory
-	canonical string // without a leading IDMap: what saved streams record
-	cfg       config
-
+// index is what an Index of the cgo build keeps besides its configuration:
+// the Faiss handle, under a lock.
+type index struct {
 	mu      sync.RWMutex
 	h       *C.shim_index // nil once closed
 	cleanup runtime.Cleanup
 	info    facts       // refreshed after every change of h
 	tomb    *tombstones // non-nil when the index cannot remove
 }
-
-var (
-	_ vdb.VectorDatabase = (*Index)(nil)
-	_ vdb.Persister      = (*Index)(nil)
-	_ vdb.BatchSearcher  = (*Index)(nil)
-)
 
 // facts mirrors shim_info.
 type facts struct {
@@ -85,81 +54,8 @@ type tombstones struct {
 
 func (t *tombstones) dead() int { return len(t.slots) - len(t.live) }
 
-// Option configures an Index.
-type Option func(*config)
-
-type config struct {
-	factory   string
-	efSearch  int
-	nprobe    int
-	threads   int
-	trainSize int
-}
-
-// WithFactory selects the index by a Faiss index-factory string, such as
-// "IVF1024,Flat" or "HNSW32,Flat" (default [DefaultFactory]). A leading
-// "IDMap," is accepted and ignored: the Index maps IDs itself. Every index
-// uses the inner-product metric on unit vectors, so scores are cosine
-// similarities whatever the factory string. A string Faiss rejects makes
-// [New] fail with an error wrapping [ErrFactory].
-func WithFactory(description string) Option {
-	return func(c *config) { c.factory = description }
-}
-
-// WithEfSearch sets an HNSW index's search-time candidate list size
-// (Faiss' default is 16; larger is slower and finds more of the true
-// neighbours). A search for k results explores at least k candidates
-// whatever this value. New fails on an index that is not HNSW (nor IVF with
-// an HNSW quantizer).
-func WithEfSearch(n int) Option {
-	return func(c *config) { c.efSearch = n }
-}
-
-// WithNProbe sets how many inverted lists of an IVF index a search visits
-// (Faiss' default is 1; larger is slower and finds more of the true
-// neighbours). New fails on an index that is not IVF.
-func WithNProbe(n int) Option {
-	return func(c *config) { c.nprobe = n }
-}
-
-// WithThreads sets the OpenMP threads Faiss uses inside this Index's calls.
-// The default (0) is OMP_NUM_THREADS or the number of cores, except for
-// calls whose work is BLAS matrix products (flat search of 20 or more
-// queries at once, IVF training and adding), which get one OpenMP thread:
-// OpenBLAS has its own thread pool, and OpenMP threads spin-waiting beside it
-// made batched flat search 5-10× slower on a busy 2-core machine. On a
-// machine that also serves many goroutines, 1 avoids oversubscribing the
-// cores. The count is set on each call, so Indexes with different settings
-// do not disturb each other. It does not limit OpenBLAS, whose pool is
-// process-wide: set OPENBLAS_NUM_THREADS for that.
-func WithThreads(n int) Option {
-	return func(c *config) { c.threads = n }
-}
-
-// WithTrainSize sets how many vectors the first Add to an untrained index
-// must bring for the Index to train on them automatically. The default is
-// 39 × nlist for IVF (the number of points per centroid below which Faiss
-// warns) and 1,000 for other trainable indexes (PQ, SQ, PCA…). A smaller
-// first Add fails with [ErrNotTrained]; [Index.Train] trains explicitly on any
-// sample.
-func WithTrainSize(n int) Option {
-	return func(c *config) { c.trainSize = n }
-}
-
-// New returns an empty Index of dimension dim. Without options it is an
-// exact flat index ([DefaultFactory]).
-func New(dim int, opts ...Option) (*Index, error) {
-	c := config{factory: DefaultFactory}
-	for _, o := range opts {
-		o(&c)
-	}
-	if dim <= 0 {
-		return nil, fmt.Errorf("faiss: %w: dimension %d must be positive", vdb.ErrDimension, dim)
-	}
-	if c.efSearch < 0 || c.nprobe < 0 || c.threads < 0 || c.trainSize < 0 {
-		return nil, fmt.Errorf("faiss: negative option (efSearch %d, nprobe %d, threads %d, train size %d)",
-			c.efSearch, c.nprobe, c.threads, c.trainSize)
-	}
+// newIndex makes the Index New returns, from a checked configuration.
+func newIndex(dim int, c config) (*Index, error) {
 	canonical, err := canonicalFactory(c.factory)
 	if err != nil {
 		return nil, err
@@ -167,7 +63,7 @@ func New(dim int, opts ...Option) (*Index, error) {
 	cs := C.CString(canonical)
 	defer C.free(unsafe.Pointer(cs))
 	var h *C.shim_index
-	if err := cerr("new", C.shim_new(C.int32_t(dim), cs, &h)); err != nil {
+	if err := cerr(C.shim_new(C.int32_t(dim), cs, &h)); err != nil {
 		return nil, fmt.Errorf("%w %q: %w", ErrFactory, c.factory, err)
 	}
 	ix := &Index{dim: dim, factory: c.factory, canonical: canonical, cfg: c}
@@ -239,7 +135,7 @@ func (ix *Index) configure(h *C.shim_index, c config) error {
 		}
 		cs := C.CString(name)
 		defer C.free(unsafe.Pointer(cs))
-		if err := cerr("set "+name, C.shim_set_param(h, cs, C.double(v))); err != nil {
+		if err := cerr(C.shim_set_param(h, cs, C.double(v))); err != nil {
 			return fmt.Errorf("%w: %s does not apply to %q: %w", ErrFactory, name, ix.factory, err)
 		}
 		return nil
@@ -274,27 +170,24 @@ func (ix *Index) refresh() {
 }
 
 // cerr turns a shim error string, which came from the same cgo call, into an
-// error and frees it.
-func cerr(op string, s *C.char) error {
+// error and frees it. The caller says what failed; the error is Faiss'
+// message without its "Error in <C++ signature> at <file>:<line>: " prefix.
+func cerr(s *C.char) error {
 	if s == nil {
 		return nil
 	}
 	defer C.free(unsafe.Pointer(s))
-	return fmt.Errorf("faiss: %s: %s", op, C.GoString(s))
+	return errors.New(faissMessage(C.GoString(s)))
 }
 
-// SetNProbe changes how many inverted lists an IVF index's searches visit
-// (see [WithNProbe]), without rebuilding. It fails with an error wrapping
-// [ErrFactory] on an index that is not IVF.
-func (ix *Index) SetNProbe(n int) error { return ix.setParam(&ix.cfg.nprobe, n) }
-
-// SetEfSearch changes an HNSW index's search-time candidate list size (see
-// [WithEfSearch]), without rebuilding.
-func (ix *Index) SetEfSearch(n int) error { return ix.setParam(&ix.cfg.efSearch, n) }
-
-func (ix *Index) setParam(field *int, n int) error {
+// setParam changes the search parameter name ("nprobe" or "efSearch").
+func (ix *Index) setParam(name string, n int) error {
+	field := &ix.cfg.nprobe
+	if name == "efSearch" {
+		field = &ix.cfg.efSearch
+	}
 	if n <= 0 {
-		return fmt.Errorf("faiss: search parameter %d must be positive", n)
+		return fmt.Errorf("faiss: %s %d must be positive: %w", name, n, errs.InvalidArgument)
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -311,14 +204,7 @@ func (ix *Index) setParam(field *int, n int) error {
 	return nil
 }
 
-// Dim returns the dimension of the stored vectors.
-func (ix *Index) Dim() int { return ix.dim }
-
-// Factory returns the index-factory string the Index was made with.
-func (ix *Index) Factory() string { return ix.factory }
-
-// Len returns the number of stored (live) vectors, 0 after Close.
-func (ix *Index) Len() int {
+func (ix *Index) liveLen() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.lenLocked()
@@ -334,17 +220,13 @@ func (ix *Index) lenLocked() int {
 	return int(ix.info.ntotal)
 }
 
-// Trained reports whether the index is trained (always true for Flat and
-// HNSW over Flat).
-func (ix *Index) Trained() bool {
+func (ix *Index) trained() bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return ix.h != nil && ix.info.trained
 }
 
-// Close frees the Faiss index. It is idempotent; other methods return
-// [vdb.ErrClosed] afterwards.
-func (ix *Index) Close() error {
+func (ix *Index) close() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if ix.h == nil {
@@ -385,11 +267,7 @@ func (ix *Index) flatten(vecs [][]float32) ([]float32, error) {
 	return buf, nil
 }
 
-// Train trains an index that needs it (IVF, PQ…) on vecs, a sample of the
-// data to come (normalised like everything else). For IVF it needs at least
-// as many vectors as lists, and 39 per list to keep Faiss from warning.
-// Training an index that is already trained does nothing.
-func (ix *Index) Train(ctx context.Context, vecs [][]float32) error {
+func (ix *Index) train(ctx context.Context, vecs [][]float32) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -416,7 +294,7 @@ func (ix *Index) trainLocked(x []float32, n int) error {
 		return fmt.Errorf("faiss: train %q: %d vectors for %d lists: need at least one per list",
 			ix.factory, n, ix.info.nlist)
 	}
-	err := cerr("train", C.shim_train(ix.h, C.int64_t(n), (*C.float)(&x[0]), C.int32_t(ix.cfg.threads)))
+	err := cerr(C.shim_train(ix.h, C.int64_t(n), (*C.float)(&x[0]), C.int32_t(ix.cfg.threads)))
 	runtime.KeepAlive(ix)
 	ix.refresh()
 	if err != nil {
@@ -437,18 +315,7 @@ func (ix *Index) trainSize() int {
 	}
 }
 
-// Add stores vecs[i] under ids[i]; an ID already present is replaced, and
-// within one batch the last vector for an ID wins. The batch is validated
-// before anything is stored. An untrained index trains on the batch first if
-// it holds at least the train size ([WithTrainSize]); otherwise Add fails
-// with [ErrNotTrained].
-//
-// On an index that is not empty, Add first removes the batch's IDs (Faiss
-// would otherwise keep both vectors), which scans the whole id list: add in
-// batches rather than one vector at a time when loading much data. Once the
-// batch is validated, Add can fail only if Faiss does (out of memory); the
-// replaced vectors are gone by then.
-func (ix *Index) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
+func (ix *Index) add(ctx context.Context, ids []int64, vecs [][]float32) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -492,11 +359,14 @@ func (ix *Index) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 			return err
 		}
 	}
-	err = cerr("add", C.shim_add(ix.h, C.int64_t(len(ids)), (*C.float)(&x[0]),
+	err = cerr(C.shim_add(ix.h, C.int64_t(len(ids)), (*C.float)(&x[0]),
 		(*C.int64_t)(unsafe.Pointer(&ids[0])), C.int32_t(ix.cfg.threads)))
 	runtime.KeepAlive(ix)
 	ix.refresh()
-	return err
+	if err != nil {
+		return fmt.Errorf("faiss: add: %w", err)
+	}
+	return nil
 }
 
 func (ix *Index) addTombLocked(ids []int64, x []float32) error {
@@ -506,12 +376,12 @@ func (ix *Index) addTombLocked(ids []int64, x []float32) error {
 	for i := range labels {
 		labels[i] = base + int64(i)
 	}
-	err := cerr("add", C.shim_add(ix.h, C.int64_t(len(ids)), (*C.float)(&x[0]),
+	err := cerr(C.shim_add(ix.h, C.int64_t(len(ids)), (*C.float)(&x[0]),
 		(*C.int64_t)(unsafe.Pointer(&labels[0])), C.int32_t(ix.cfg.threads)))
 	runtime.KeepAlive(ix)
 	ix.refresh()
 	if err != nil {
-		return err
+		return fmt.Errorf("faiss: add: %w", err)
 	}
 	for i, id := range ids {
 		if old, ok := t.live[id]; ok {
@@ -544,9 +414,7 @@ func dedupLast(ids []int64, x []float32, d int) ([]int64, []float32) {
 	return outIDs, outX
 }
 
-// Delete removes the given IDs and reports how many were present. Unknown
-// and negative IDs are ignored.
-func (ix *Index) Delete(ctx context.Context, ids ...int64) (int, error) {
+func (ix *Index) del(ctx context.Context, ids []int64) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -580,17 +448,17 @@ func (ix *Index) Delete(ctx context.Context, ids ...int64) (int, error) {
 
 func (ix *Index) removeLocked(ids []int64) (int, error) {
 	var removed C.int64_t
-	err := cerr("remove", C.shim_remove(ix.h, C.int64_t(len(ids)),
+	err := cerr(C.shim_remove(ix.h, C.int64_t(len(ids)),
 		(*C.int64_t)(unsafe.Pointer(&ids[0])), &removed, C.int32_t(ix.cfg.threads)))
 	runtime.KeepAlive(ix)
 	ix.refresh()
-	return int(removed), err
+	if err != nil {
+		return int(removed), fmt.Errorf("faiss: remove: %w", err)
+	}
+	return int(removed), nil
 }
 
-// Search returns the k stored vectors most similar to query, best first,
-// ties by ascending ID. For an approximate index these are the best the
-// index finds, with their true cosine scores.
-func (ix *Index) Search(ctx context.Context, query []float32, k int) ([]vdb.Result, error) {
+func (ix *Index) search(ctx context.Context, query []float32, k int) ([]vdb.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -613,10 +481,7 @@ func (ix *Index) Search(ctx context.Context, query []float32, k int) ([]vdb.Resu
 	return res[0], nil
 }
 
-// SearchBatch answers many queries in one Faiss call. For the flat index this
-// is the fast path: from 20 queries on, Faiss scores them all with one
-// matrix multiplication (BLAS) instead of a scan per query.
-func (ix *Index) SearchBatch(ctx context.Context, queries [][]float32, k int) ([][]vdb.Result, error) {
+func (ix *Index) searchBatch(ctx context.Context, queries [][]float32, k int) ([][]vdb.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -677,11 +542,11 @@ func (ix *Index) searchLocked(x []float32, nq, k int) ([][]vdb.Result, error) {
 		}
 		dist := make([]float32, len(pending)*fetch)
 		labels := make([]int64, len(pending)*fetch)
-		err := cerr("search", C.shim_search(ix.h, C.int64_t(len(pending)), (*C.float)(&q[0]), C.int64_t(fetch),
+		err := cerr(C.shim_search(ix.h, C.int64_t(len(pending)), (*C.float)(&q[0]), C.int64_t(fetch),
 			(*C.float)(&dist[0]), (*C.int64_t)(unsafe.Pointer(&labels[0])), cbool(exhaustive), C.int32_t(ix.cfg.threads)))
 		runtime.KeepAlive(ix)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("faiss: search: %w", err)
 		}
 		next := pending[:0]
 		scanAll := false

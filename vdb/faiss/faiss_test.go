@@ -1,4 +1,4 @@
-//go:build faiss
+//go:build faiss && cgo
 
 package faiss_test
 
@@ -20,36 +20,32 @@ import (
 	"github.com/agentmem/agentmem/vdb/vdbtest"
 )
 
-// open returns a vdbtest.Open for the given options; train, when positive,
-// trains each new index on that many random vectors first.
-func open(train int, opts ...faiss.Option) vdbtest.Open {
-	return func(t *testing.T, dim int) vdb.VectorDatabase {
-		t.Helper()
-		ix, err := faiss.New(dim, opts...)
-		require.NoError(t, err)
-		t.Cleanup(func() { ix.Close() })
-		if train > 0 {
-			require.NoError(t, ix.Train(t.Context(), gaussian(rand.New(rand.NewPCG(7, 7)), train, dim)))
-		}
-		return ix
-	}
-}
+// The conformance suite runs on indexes opened through the registry, as a
+// program opens them: vdb.Open(ctx, "faiss:…", …).
 
 func TestConformanceFlat(t *testing.T) {
-	vdbtest.Run(t, open(0))
+	vdbtest.RunSpec(t, "faiss")
 }
 
 func TestConformanceHNSW(t *testing.T) {
-	vdbtest.Run(t, open(0, faiss.WithFactory("HNSW32,Flat"), faiss.WithEfSearch(64)), vdbtest.Approximate(0.9))
+	vdbtest.RunSpec(t, "faiss:HNSW32,Flat?efSearch=64", vdbtest.Approximate(0.9))
 }
 
 func TestConformanceIVF(t *testing.T) {
-	// 8 lists, half of them probed: approximate on random vectors.
-	vdbtest.Run(t, open(400, faiss.WithFactory("IVF8,Flat"), faiss.WithNProbe(4)), vdbtest.Approximate(0.6))
+	// 8 lists, half of them probed: approximate on random vectors. The
+	// suite starts with small Adds, so each index is trained first.
+	open := vdbtest.OpenSpec("faiss:IVF8,Flat?nprobe=4")
+	vdbtest.Run(t, func(t *testing.T, dim int) vdb.VectorDatabase {
+		db := open(t, dim)
+		ix, ok := db.(*faiss.Index)
+		require.True(t, ok, "vdb.Open(faiss:…) returns a *faiss.Index, got %T", db)
+		require.NoError(t, ix.Train(t.Context(), gaussian(rand.New(rand.NewPCG(7, 7)), 400, dim)))
+		return ix
+	}, vdbtest.Approximate(0.6))
 }
 
 func TestConformanceThreads(t *testing.T) {
-	vdbtest.Run(t, open(0, faiss.WithThreads(1)))
+	vdbtest.RunSpec(t, "faiss:?threads=1")
 }
 
 // gaussian returns n random (unnormalised) vectors.
@@ -106,6 +102,18 @@ func TestNewBadInput(t *testing.T) {
 	}
 	_, err := faiss.New(8, faiss.WithThreads(-1))
 	require.Error(t, err, "a negative option is an error")
+}
+
+// TestFactoryErrorText: one sentence of ours, then Faiss' message, without
+// its C++ signature and source position.
+func TestFactoryErrorText(t *testing.T) {
+	_, err := faiss.New(8, faiss.WithFactory("Flat,Flat"))
+	require.EqualError(t, err, `faiss: unusable index factory "Flat,Flat": could not parse index string Flat,Flat`)
+	_, err = faiss.New(8, faiss.WithFactory("Flat,IDMap"))
+	require.EqualError(t, err, `faiss: unusable index factory "Flat,IDMap": IDMap may only come first in the description`)
+	_, err = vdb.Open(t.Context(), "faiss:Flat,Flat", vdb.Config{Dim: 8})
+	require.ErrorIs(t, err, faiss.ErrFactory)
+	require.NotContains(t, err.Error(), ".cpp")
 }
 
 func TestFactories(t *testing.T) {

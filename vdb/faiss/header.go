@@ -57,7 +57,9 @@ type Header struct {
 // [Index.Export] (magic, version, checksum), so that a program can learn
 // which index to make before importing, e.g. to reopen a saved index with the
 // factory string it was built with. It reads only the header and works in
-// every build, with or without the faiss tag. Errors wrap [vdb.ErrVersion] or
+// every build, with or without the faiss tag. A stream from a newer format
+// version is an error wrapping [vdb.ErrVersion]; any other bad header
+// (another magic, a short stream, a checksum mismatch) wraps
 // [vdb.ErrCorrupt].
 func ReadHeader(r io.Reader) (Header, error) {
 	return readHeader(&reader{r: r, crc: crc32.New(castagnoli)})
@@ -69,14 +71,18 @@ func readHeader(rd *reader) (Header, error) {
 		return Header{}, err
 	}
 	if string(m[:]) != magic {
-		return Header{}, fmt.Errorf("faiss: import: %w: not a Faiss index stream of agentmem (magic %q)", vdb.ErrVersion, m[:])
+		return Header{}, fmt.Errorf("faiss: import: not a Faiss index stream of agentmem (magic %q): %w", m[:], vdb.ErrCorrupt)
 	}
 	version, err := rd.u32("version")
 	if err != nil {
 		return Header{}, err
 	}
-	if version != formatVersion {
-		return Header{}, fmt.Errorf("faiss: import: %w: format version %d, this build reads %d", vdb.ErrVersion, version, formatVersion)
+	switch {
+	case version > formatVersion:
+		return Header{}, fmt.Errorf("faiss: import: format version %d, this build reads %d (upgrade agentmem): %w", version, formatVersion, vdb.ErrVersion)
+	case version < formatVersion:
+		// No build ever wrote it: the stream is damaged, not new.
+		return Header{}, fmt.Errorf("faiss: import: format version %d was never written: %w", version, vdb.ErrCorrupt)
 	}
 	var fixed [4]uint32
 	for i, what := range []string{"dimension", "metric", "flags", "factory length"} {
@@ -85,7 +91,7 @@ func readHeader(rd *reader) (Header, error) {
 		}
 	}
 	if fixed[3] > maxFactoryLen {
-		return Header{}, fmt.Errorf("faiss: import: %w: factory string of %d bytes", vdb.ErrCorrupt, fixed[3])
+		return Header{}, fmt.Errorf("faiss: import: factory string of %d bytes: %w", fixed[3], vdb.ErrCorrupt)
 	}
 	factory := make([]byte, fixed[3])
 	if err := rd.full(factory, "factory string"); err != nil {
@@ -111,7 +117,7 @@ type reader struct {
 func (rd *reader) full(p []byte, what string) error {
 	if _, err := io.ReadFull(rd.r, p); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return fmt.Errorf("faiss: import: %w: stream ends in the %s", vdb.ErrCorrupt, what)
+			return fmt.Errorf("faiss: import: stream ends in the %s: %w", what, vdb.ErrCorrupt)
 		}
 		return fmt.Errorf("faiss: import: reading the %s: %w", what, err)
 	}
@@ -140,7 +146,7 @@ func (rd *reader) checkCRC(what string) error {
 		return err
 	}
 	if got := binary.LittleEndian.Uint32(b[:]); got != sum {
-		return fmt.Errorf("faiss: import: %w: %s checksum mismatch (stored %08x, computed %08x)", vdb.ErrCorrupt, what, got, sum)
+		return fmt.Errorf("faiss: import: %s checksum mismatch (stored %08x, computed %08x): %w", what, got, sum, vdb.ErrCorrupt)
 	}
 	rd.crc.Reset()
 	return nil

@@ -1,4 +1,4 @@
-//go:build faiss
+//go:build faiss && cgo
 
 package faiss
 
@@ -21,10 +21,7 @@ import (
 	"github.com/agentmem/agentmem/vdb"
 )
 
-// Export writes the index to w: our header, then Faiss' own serialization.
-// The index is serialized into C memory under the read lock (searches go on;
-// writers wait), then written to w without holding the lock.
-func (ix *Index) Export(ctx context.Context, w io.Writer) error {
+func (ix *Index) exportTo(ctx context.Context, w io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -38,7 +35,7 @@ func (ix *Index) Export(ctx context.Context, w io.Writer) error {
 		data *C.uint8_t
 		size C.size_t
 	)
-	err := cerr("export", C.shim_write(ix.h, &buf, &data, &size))
+	err := cerr(C.shim_write(ix.h, &buf, &data, &size))
 	runtime.KeepAlive(ix)
 	var labels []int64
 	tombstoned := ix.tomb != nil
@@ -47,7 +44,7 @@ func (ix *Index) Export(ctx context.Context, w io.Writer) error {
 	}
 	ix.mu.RUnlock()
 	if err != nil {
-		return err
+		return fmt.Errorf("faiss: export: %w", err)
 	}
 	defer C.shim_buf_free(buf)
 	// C memory, read only while buf is alive; io.Writer must not retain it.
@@ -94,14 +91,7 @@ func (ix *Index) Export(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// Import replaces the index's contents with a stream [Index.Export] wrote.
-// The stream must come from an Index of the same dimension (else the error
-// wraps [vdb.ErrDimension]) and factory string ([ErrFactory]); a truncated or
-// damaged stream fails with [vdb.ErrCorrupt], one of an unknown format with
-// [vdb.ErrVersion]. On error the index is unchanged. The stream is read and
-// parsed without holding the lock; only the swap takes the write lock.
-// Search options (nprobe, efSearch) of this Index apply to the loaded index.
-func (ix *Index) Import(ctx context.Context, r io.Reader) error {
+func (ix *Index) importFrom(ctx context.Context, r io.Reader) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -154,8 +144,8 @@ func (ix *Index) decode(ctx context.Context, r io.Reader) (*C.shim_index, *tombs
 		buf  *C.shim_buf
 		data *C.uint8_t
 	)
-	if err := cerr("import", C.shim_buf_new(C.size_t(blobLen), &buf, &data)); err != nil {
-		return nil, nil, err
+	if err := cerr(C.shim_buf_new(C.size_t(blobLen), &buf, &data)); err != nil {
+		return nil, nil, fmt.Errorf("faiss: import: %w", err)
 	}
 	defer C.shim_buf_free(buf)
 	// C memory, filled by the io.Reader, which must not retain it.
@@ -172,8 +162,8 @@ func (ix *Index) decode(ctx context.Context, r io.Reader) (*C.shim_index, *tombs
 		return nil, nil, err
 	}
 	var h *C.shim_index
-	if err := cerr("read_index", C.shim_read(buf, C.int32_t(ix.dim), &h)); err != nil {
-		return nil, nil, fmt.Errorf("faiss: import: %w: %w", vdb.ErrCorrupt, err)
+	if err := cerr(C.shim_read(buf, C.int32_t(ix.dim), &h)); err != nil {
+		return nil, nil, fmt.Errorf("faiss: import: Faiss cannot read the index: %w: %w", vdb.ErrCorrupt, err)
 	}
 	ok := false
 	defer func() {

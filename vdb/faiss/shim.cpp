@@ -1,8 +1,9 @@
-//go:build faiss
+//go:build faiss && cgo
 
-// The build constraint above must stay on the first line: without it, `go
-// build` refuses the package whenever no cgo file is compiled (default build,
-// CGO_ENABLED=0): "C++ source files not allowed when not using cgo".
+// The build constraint above must stay on the first line and match faiss.go's:
+// without it, `go build` refuses the package whenever no cgo file is compiled
+// (default build, CGO_ENABLED=0): "C++ source files not allowed when not
+// using cgo".
 
 #include "shim.h"
 
@@ -63,10 +64,10 @@ void set_threads(int32_t n) { omp_set_num_threads(n > 0 ? n : default_threads); 
 // (25 vs 313 queries/s at 64 queries per call, N=100k, d=384).
 void set_threads_blas(int32_t n) { omp_set_num_threads(n > 0 ? n : 1); }
 
-char *dup_msg(const char *op, const char *what) {
-	std::string s(op);
-	s += ": ";
-	s += what ? what : "(no message)";
+// dup_msg returns a malloc'd copy of what. The caller (Go) adds what the
+// operation was and strips Faiss' "Error in <signature> at <file>:<line>: ".
+char *dup_msg(const char *what) {
+	std::string s(what ? what : "(no message)");
 	char *p = static_cast<char *>(std::malloc(s.size() + 1));
 	if (p == nullptr) {
 		// Cannot even report the error; returning NULL would mean success.
@@ -77,18 +78,18 @@ char *dup_msg(const char *op, const char *what) {
 }
 
 // guard runs fn and turns any C++ exception into a malloc'd message.
-template <typename F> char *guard(const char *op, F fn) {
+template <typename F> char *guard(F fn) {
 	try {
 		fn();
 		return nullptr;
 	} catch (const faiss::FaissException &e) {
-		return dup_msg(op, e.msg.c_str());
+		return dup_msg(e.msg.c_str());
 	} catch (const std::bad_alloc &) {
-		return dup_msg(op, "out of memory");
+		return dup_msg("out of memory");
 	} catch (const std::exception &e) {
-		return dup_msg(op, e.what());
+		return dup_msg(e.what());
 	} catch (...) {
-		return dup_msg(op, "unknown C++ exception");
+		return dup_msg("unknown C++ exception");
 	}
 }
 
@@ -157,7 +158,7 @@ extern "C" {
 
 char *shim_new(int32_t d, const char *description, shim_index **out) {
 	*out = nullptr;
-	return guard("new", [&] {
+	return guard([&] {
 		FAISS_THROW_IF_NOT_MSG(d > 0, "dimension must be positive");
 		std::string desc(description);
 		if (starts_with(desc, "IDMap2,")) {
@@ -209,7 +210,7 @@ void shim_stat(const shim_index *ix, shim_info *info) {
 }
 
 char *shim_set_param(shim_index *ix, const char *name, double value) {
-	return guard("set parameter", [&] {
+	return guard([&] {
 		faiss::Index *target = ix->index;
 		if (auto m = dynamic_cast<faiss::IndexIDMap *>(target)) {
 			target = m->index;
@@ -220,7 +221,7 @@ char *shim_set_param(shim_index *ix, const char *name, double value) {
 }
 
 char *shim_train(shim_index *ix, int64_t n, const float *x, int32_t nthreads) {
-	return guard("train", [&] {
+	return guard([&] {
 		if (ix->hnsw) {
 			set_threads(nthreads);
 		} else {
@@ -231,7 +232,7 @@ char *shim_train(shim_index *ix, int64_t n, const float *x, int32_t nthreads) {
 }
 
 char *shim_add(shim_index *ix, int64_t n, const float *x, const int64_t *ids, int32_t nthreads) {
-	return guard("add", [&] {
+	return guard([&] {
 		if (ix->ivf) {
 			set_threads_blas(nthreads); // assignment to lists is a quantizer search
 		} else {
@@ -244,7 +245,7 @@ char *shim_add(shim_index *ix, int64_t n, const float *x, const int64_t *ids, in
 
 char *shim_remove(shim_index *ix, int64_t n, const int64_t *ids, int64_t *removed, int32_t nthreads) {
 	*removed = 0;
-	return guard("remove", [&] {
+	return guard([&] {
 		set_threads(nthreads);
 		faiss::IDSelectorBatch sel(n, ids);
 		*removed = int64_t(ix->index->remove_ids(sel));
@@ -253,7 +254,7 @@ char *shim_remove(shim_index *ix, int64_t n, const int64_t *ids, int64_t *remove
 
 char *shim_search(const shim_index *ix, int64_t n, const float *x, int64_t k, float *dist, int64_t *labels,
                   int32_t exhaustive, int32_t nthreads) {
-	return guard("search", [&] {
+	return guard([&] {
 		// A flat scan of many queries (or HNSW's storage scanned exhaustively)
 		// is one matrix product; IVF and HNSW searches are OpenMP loops.
 		bool exhaustive_flat = !ix->ivf && (!ix->hnsw || exhaustive);
@@ -295,7 +296,7 @@ char *shim_write(const shim_index *ix, shim_buf **out, uint8_t **data, size_t *s
 	*out = nullptr;
 	*data = nullptr;
 	*size = 0;
-	return guard("write index", [&] {
+	return guard([&] {
 		faiss::VectorIOWriter w;
 		faiss::write_index(ix->index, &w);
 		std::unique_ptr<shim_buf> b(new shim_buf);
@@ -309,7 +310,7 @@ char *shim_write(const shim_index *ix, shim_buf **out, uint8_t **data, size_t *s
 char *shim_buf_new(size_t size, shim_buf **out, uint8_t **data) {
 	*out = nullptr;
 	*data = nullptr;
-	return guard("allocate", [&] {
+	return guard([&] {
 		std::unique_ptr<shim_buf> b(new shim_buf);
 		b->data.resize(size);
 		*data = b->data.data();
@@ -321,7 +322,7 @@ void shim_buf_free(shim_buf *b) { delete b; }
 
 char *shim_read(const shim_buf *b, int32_t d, shim_index **out) {
 	*out = nullptr;
-	return guard("read index", [&] {
+	return guard([&] {
 		SpanReader r(b->data.data(), b->data.size());
 		std::unique_ptr<faiss::Index> idx(faiss::read_index(&r));
 		FAISS_THROW_IF_NOT_MSG(r.off == r.n, "trailing bytes after the index");

@@ -17,7 +17,11 @@
 // implements [vdb.Persister]. The suite assumes the stream starts with an
 // 8-byte magic followed by a little-endian uint32 format version (see
 // [VersionOffset] for other layouts), so that it can forge a stream from a
-// newer version.
+// newer version; a stream whose magic is damaged must fail with
+// [vdb.ErrCorrupt], and only one from a newer version with [vdb.ErrVersion].
+//
+// [RunSpec] runs the suite on a backend opened through the registry
+// ([vdb.Open]) by its spec.
 package vdbtest
 
 import (
@@ -77,6 +81,31 @@ func NoDelete() Option {
 // sits in an exported stream. The default is 8, just after an 8-byte magic.
 func VersionOffset(n int) Option {
 	return func(c *config) { c.versionOffset = n }
+}
+
+// OpenSpec returns an [Open] that makes each database with [vdb.Open] from
+// spec (such as "inmem" or "faiss:HNSW32,Flat"), in the namespace
+// "vdbtest", and closes it when the subtest ends. The backend's package must
+// be imported (for its registration) by the test.
+func OpenSpec(spec string) Open {
+	return func(t *testing.T, dim int) vdb.VectorDatabase {
+		t.Helper()
+		db, err := vdb.Open(t.Context(), spec, vdb.Config{Dim: dim, Namespace: "vdbtest"})
+		require.NoError(t, err, "vdb.Open(%q)", spec)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+}
+
+// RunSpec runs the conformance suite against the backend registered under
+// spec's name, opened through the registry as a program opens it:
+//
+//	import _ "github.com/agentmem/agentmem/vdb/inmem"
+//
+//	func TestConformance(t *testing.T) { vdbtest.RunSpec(t, "inmem") }
+func RunSpec(t *testing.T, spec string, opts ...Option) {
+	t.Helper()
+	Run(t, OpenSpec(spec), opts...)
 }
 
 // Run runs the conformance suite against the databases open returns, as
@@ -1114,6 +1143,7 @@ func (s *suite) testSaveLoadRoundTrip(t *testing.T) {
 		b := slices.Clone(data)
 		b[0] ^= 0xff
 		err := tryLoad(t, b, dim)
-		assert.ErrorIs(t, err, vdb.ErrVersion, "rule: loading a stream with an unknown magic fails with ErrVersion")
+		assert.ErrorIs(t, err, vdb.ErrCorrupt, "rule: loading a stream with an unknown magic fails with ErrCorrupt (only a newer version is ErrVersion)")
+		assert.NotErrorIs(t, err, vdb.ErrVersion, "rule: a stream with an unknown magic is damaged, not from a newer version")
 	})
 }

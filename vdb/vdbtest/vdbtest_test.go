@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/vdb"
+	_ "github.com/agentmem/agentmem/vdb/inmem"
 	"github.com/agentmem/agentmem/vdb/vdbtest"
 )
 
@@ -189,7 +190,10 @@ func (n *naive) Import(ctx context.Context, r io.Reader) error {
 	if len(b) < 12 {
 		return vdb.ErrCorrupt
 	}
-	if string(b[:8]) != "NAIVEVDB" || binary.LittleEndian.Uint32(b[8:]) != 1 {
+	if string(b[:8]) != "NAIVEVDB" {
+		return vdb.ErrCorrupt
+	}
+	if binary.LittleEndian.Uint32(b[8:]) > 1 {
 		return vdb.ErrVersion
 	}
 	if len(b) < 24 {
@@ -254,4 +258,10 @@ func TestRun_NaiveWithoutPersister(t *testing.T) {
 	vdbtest.Run(t, func(t *testing.T, dim int) vdb.VectorDatabase {
 		return noPersist{openNaive(false)(t, dim)}
 	})
+}
+
+// TestRunSpec_Inmem runs the suite on inmem opened through the registry, as
+// a program opens it: vdb.Open(ctx, "inmem", …).
+func TestRunSpec_Inmem(t *testing.T) {
+	vdbtest.RunSpec(t, "inmem")
 }
