@@ -1,9 +1,10 @@
 // Package agent is a chat agent that remembers. Each round it recalls what
 // long-term memory holds about the new input, assembles a prompt under a
 // token budget from the system prompt, the recalled memories, the workflow
-// track and the conversation window ([Assembler]), asks an Ollama model,
-// and — only when the round succeeded — appends it to the window, whose
-// evicted rounds settle into long-term memory.
+// track and the conversation window ([Assembler]), asks a [Model] (package
+// agent/ollama adapts an Ollama server), and — only when the round
+// succeeded — appends it to the window, whose evicted rounds settle into
+// long-term memory.
 //
 // The lifecycle follows the design's seed: read memory while building the
 // prompt; write memory after a successful round only. A failed, empty,
@@ -16,24 +17,23 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/ollama/ollama/api"
-
+	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window"
 	"github.com/agentmem/agentmem/memory/window/tokens"
 )
 
 // Errors returned by [Agent.Chat] besides those of [Assembler.Assemble].
+// ErrModel, ErrUnreachable, ErrModelNotFound and ErrIncomplete come from the
+// [Model]; its adapter wraps them with what went wrong and what to do.
 var (
 	// ErrModel: the model server answered with an error.
 	ErrModel = errors.New("agent: model failed")
 	// ErrUnreachable: no model server answered.
-	ErrUnreachable = errors.New("agent: model server unreachable (is `ollama serve` running? set OLLAMA_HOST)")
+	ErrUnreachable = errors.New("agent: model server unreachable")
 	// ErrModelNotFound: the server does not have the model.
 	ErrModelNotFound = errors.New("agent: model not found")
 	// ErrEmptyAnswer: the model finished without saying anything.
@@ -49,14 +49,6 @@ var (
 	ErrRemember = errors.New("agent: round not fully remembered")
 )
 
-// ChatClient is the part of *api.Client the agent uses; tests and other
-// servers can provide their own.
-type ChatClient interface {
-	Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error
-}
-
-var _ ChatClient = (*api.Client)(nil)
-
 // An Option configures an [Agent].
 type Option func(*Agent) error
 
@@ -71,7 +63,7 @@ func WithSystem(prompt string) Option {
 func WithWindow(w *window.Window) Option {
 	return func(a *Agent) error {
 		if w == nil {
-			return errors.New("agent: nil window")
+			return fmt.Errorf("agent: nil window: %w", errs.InvalidArgument)
 		}
 		a.win = w
 		return nil
@@ -84,7 +76,7 @@ func WithWindow(w *window.Window) Option {
 func WithMemory(m memory.Memory) Option {
 	return func(a *Agent) error {
 		if m == nil {
-			return errors.New("agent: nil memory")
+			return fmt.Errorf("agent: nil memory: %w", errs.InvalidArgument)
 		}
 		a.mem = m
 		return nil
@@ -121,7 +113,7 @@ func WithBudget(n int) Option {
 func WithShares(recall, workflow float64) Option {
 	return func(a *Agent) error {
 		if recall <= 0 || recall > 1 || workflow <= 0 || workflow > 1 {
-			return fmt.Errorf("agent: shares %v and %v, want each in (0, 1]", recall, workflow)
+			return fmt.Errorf("agent: shares %v and %v, want each in (0, 1]: %w", recall, workflow, errs.InvalidArgument)
 		}
 		a.asm.RecallShare, a.asm.WorkflowShare = recall, workflow
 		return nil
@@ -133,7 +125,7 @@ func WithShares(recall, workflow float64) Option {
 func WithCounter(c tokens.Counter) Option {
 	return func(a *Agent) error {
 		if c == nil {
-			return errors.New("agent: nil counter")
+			return fmt.Errorf("agent: nil counter: %w", errs.InvalidArgument)
 		}
 		a.asm.Counter = c
 		return nil
@@ -145,12 +137,6 @@ func WithStream(w io.Writer) Option {
 	return func(a *Agent) error { a.stream = w; return nil }
 }
 
-// WithModelOptions passes model options to Ollama, e.g.
-// {"temperature": 0.2, "num_ctx": 8192}.
-func WithModelOptions(opts map[string]any) Option {
-	return func(a *Agent) error { a.modelOpts = opts; return nil }
-}
-
 // WithStateFile keeps the window and the workflow track in path: New
 // restores them from it if it exists, and every successful round saves
 // them, atomically, so a restarted agent continues the conversation.
@@ -158,13 +144,12 @@ func WithStateFile(path string) Option {
 	return func(a *Agent) error { a.statePath = path; return nil }
 }
 
-// An Agent chats with an Ollama model and remembers. It is safe for
+// An Agent chats with a [Model] and remembers. It is safe for
 // concurrent use by multiple goroutines; rounds take turns (a conversation
 // has one turn at a time), and a Chat waiting for its turn gives up when its
 // context ends.
 type Agent struct {
-	client    ChatClient
-	model     string
+	model     Model
 	system    string
 	win       *window.Window
 	mem       memory.Memory
@@ -172,7 +157,6 @@ type Agent struct {
 	track     *window.Track
 	asm       Assembler
 	stream    io.Writer
-	modelOpts map[string]any
 	statePath string
 
 	turn chan struct{} // a one-slot semaphore: holds the turn
@@ -183,15 +167,13 @@ type Agent struct {
 // window's rounds (two texts each), recalled memories and the workflow.
 const counterCache = 1024
 
-// New returns an agent that asks model through client.
-func New(client ChatClient, model string, opts ...Option) (*Agent, error) {
-	if client == nil {
-		return nil, errors.New("agent: nil chat client")
+// New returns an agent that asks model (for Ollama:
+// ollama.New(client, "llama3.2"), or ollama.NewAgent for both at once).
+func New(model Model, opts ...Option) (*Agent, error) {
+	if model == nil {
+		return nil, fmt.Errorf("agent: nil model: %w", errs.InvalidArgument)
 	}
-	if strings.TrimSpace(model) == "" {
-		return nil, errors.New("agent: empty model name")
-	}
-	a := &Agent{client: client, model: model, turn: make(chan struct{}, 1), now: time.Now}
+	a := &Agent{model: model, turn: make(chan struct{}, 1), now: time.Now}
 	for _, o := range opts {
 		if err := o(a); err != nil {
 			return nil, err
@@ -220,30 +202,20 @@ func New(client ChatClient, model string, opts ...Option) (*Agent, error) {
 	return a, nil
 }
 
-// FromEnvironment returns an agent over the Ollama server named by
-// OLLAMA_HOST (default http://127.0.0.1:11434).
-func FromEnvironment(model string, opts ...Option) (*Agent, error) {
-	c, err := api.ClientFromEnvironment()
-	if err != nil {
-		return nil, fmt.Errorf("agent: %w", err)
-	}
-	return New(c, model, opts...)
-}
-
 // Window returns the agent's conversation window.
 func (a *Agent) Window() *window.Window { return a.win }
 
 // Track returns the agent's workflow track, nil if it has none.
 func (a *Agent) Track() *window.Track { return a.track }
 
-// Model returns the model name.
-func (a *Agent) Model() string { return a.model }
+// Model returns the model the agent asks.
+func (a *Agent) Model() Model { return a.model }
 
 // Prompt recalls memories for input and assembles the prompt the next
 // [Agent.Chat] would send, without calling the model.
 func (a *Agent) Prompt(ctx context.Context, input string) (Prompt, error) {
 	if strings.TrimSpace(input) == "" {
-		return Prompt{}, ErrEmptyInput
+		return Prompt{}, errEmptyInput()
 	}
 	parts := Parts{System: a.system, Rounds: a.win.Rounds(), Input: input}
 	if a.track != nil {
@@ -273,7 +245,7 @@ func (a *Agent) Prompt(ctx context.Context, input string) (Prompt, error) {
 // and an error wrapping [ErrRemember].
 func (a *Agent) Chat(ctx context.Context, input string) (string, error) {
 	if strings.TrimSpace(input) == "" {
-		return "", ErrEmptyInput
+		return "", errEmptyInput()
 	}
 	select {
 	case a.turn <- struct{}{}:
@@ -294,25 +266,20 @@ func (a *Agent) Chat(ctx context.Context, input string) (string, error) {
 }
 
 // ask sends msgs and collects the streamed answer.
-func (a *Agent) ask(ctx context.Context, msgs []api.Message) (string, error) {
-	stream := true
-	req := &api.ChatRequest{Model: a.model, Messages: msgs, Stream: &stream, Options: a.modelOpts}
+func (a *Agent) ask(ctx context.Context, msgs []Message) (string, error) {
 	var b strings.Builder
-	done := false
-	err := a.client.Chat(ctx, req, func(r api.ChatResponse) error {
+	err := a.model.Chat(ctx, msgs, func(chunk string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if r.Message.Content != "" {
-			b.WriteString(r.Message.Content)
-			if a.stream != nil {
-				if _, err := io.WriteString(a.stream, r.Message.Content); err != nil {
-					return fmt.Errorf("agent: stream answer: %w", err)
-				}
-			}
+		if chunk == "" {
+			return nil
 		}
-		if r.Done {
-			done = true
+		b.WriteString(chunk)
+		if a.stream != nil {
+			if _, err := io.WriteString(a.stream, chunk); err != nil {
+				return fmt.Errorf("agent: stream answer: %w", err)
+			}
 		}
 		return nil
 	})
@@ -323,33 +290,24 @@ func (a *Agent) ask(ctx context.Context, msgs []api.Message) (string, error) {
 		return "", cerr // cancelled mid-stream: whatever arrived is dropped
 	}
 	if err != nil {
-		return "", a.classify(err)
-	}
-	if !done {
-		return "", fmt.Errorf("%w: %s sent %d bytes without done", ErrIncomplete, a.model, b.Len())
+		return "", modelError(err)
 	}
 	answer := strings.TrimSpace(b.String())
 	if answer == "" {
-		return "", fmt.Errorf("%w from %s", ErrEmptyAnswer, a.model)
+		return "", ErrEmptyAnswer
 	}
 	return answer, nil
 }
 
-// classify wraps a chat error with the sentinel that says what to do.
-func (a *Agent) classify(err error) error {
-	var se api.StatusError
-	if errors.As(err, &se) {
-		if se.StatusCode == http.StatusNotFound {
-			return fmt.Errorf("%w: %q (run `ollama pull %s`): %w", ErrModelNotFound, a.model, a.model, err)
+// modelError returns err, which a Model returned, wrapped in [ErrModel]
+// unless it already says which model failure it is.
+func modelError(err error) error {
+	for _, known := range []error{ErrModel, ErrModelNotFound, ErrUnreachable, ErrIncomplete} {
+		if errors.Is(err, known) {
+			return err
 		}
-		return fmt.Errorf("%w: %s: %w", ErrModel, a.model, err)
 	}
-	var ne net.Error
-	var oe *net.OpError
-	if errors.As(err, &oe) || errors.As(err, &ne) {
-		return fmt.Errorf("%w: %w", ErrUnreachable, err)
-	}
-	return fmt.Errorf("%w: %s: %w", ErrModel, a.model, err)
+	return fmt.Errorf("%w: %w", ErrModel, err)
 }
 
 // remember stores a successful round.

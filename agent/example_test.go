@@ -5,25 +5,20 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ollama/ollama/api"
-
 	"github.com/agentmem/agentmem/agent"
 	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window"
 )
 
-// scripted is a ChatClient that answers from a script, standing in for
-// *api.Client so the example runs without a model server.
+// scripted is an agent.Model that answers from a script, standing in for an
+// Ollama model so the example runs without a model server.
 type scripted []string
 
-func (s *scripted) Chat(_ context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+func (s *scripted) Chat(_ context.Context, _ []agent.Message, fn func(string) error) error {
 	answer := (*s)[0]
 	*s = (*s)[1:]
-	if err := fn(api.ChatResponse{Model: req.Model, Message: api.Message{Role: "assistant", Content: answer}}); err != nil {
-		return err
-	}
-	return fn(api.ChatResponse{Model: req.Model, Done: true})
+	return fn(answer)
 }
 
 func ExampleAgent_Chat() {
@@ -35,10 +30,10 @@ func ExampleAgent_Chat() {
 	// memory when the second arrives.
 	w, _ := window.New(window.WithMaxRounds(1), window.WithEvictTo(longTerm))
 
-	client := &scripted{"Noted: your project is Falcon.", "Sure.", "Your project is called Falcon."}
-	// With a real server: agent.FromEnvironment("llama3.2", ...) or
-	// agent.New(apiClient, "llama3.2", ...).
-	a, _ := agent.New(client, "llama3.2", agent.WithMemory(longTerm), agent.WithWindow(w),
+	model := &scripted{"Noted: your project is Falcon.", "Sure.", "Your project is called Falcon."}
+	// With a real server: ollama.NewAgent("llama3.2", ...) or
+	// agent.New(ollama.New(apiClient, "llama3.2"), ...) (package agent/ollama).
+	a, _ := agent.New(model, agent.WithMemory(longTerm), agent.WithWindow(w),
 		agent.WithStream(os.Stdout))
 	for _, in := range []string{"My project is called Falcon.", "Let's talk about something else."} {
 		if _, err := a.Chat(ctx, in); err != nil {

@@ -6,8 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ollama/ollama/api"
-
+	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window"
 	"github.com/agentmem/agentmem/memory/window/tokens"
@@ -15,8 +14,10 @@ import (
 
 // Errors returned while assembling a prompt.
 var (
-	// ErrEmptyInput: the user's input is empty or white space.
-	ErrEmptyInput = errors.New("agent: empty input")
+	// ErrEmptyInput: the user's input is empty or white space. It is
+	// agentmem's shared empty-input sentinel (embed.ErrEmptyText and
+	// window.ErrEmptyRound are the same value).
+	ErrEmptyInput = errs.EmptyInput
 	// ErrBudget: the token budget cannot hold the system prompt and the
 	// new input, the two parts that are never cut.
 	ErrBudget = errors.New("agent: token budget too small")
@@ -74,7 +75,7 @@ type Assembler struct {
 
 // Prompt is an assembled prompt.
 type Prompt struct {
-	Messages []api.Message
+	Messages []Message
 	Tokens   int  // what Messages cost; at most Budget
 	Budget   int  // the budget it was assembled under
 	Rounds   int  // window rounds included (the most recent ones)
@@ -117,16 +118,59 @@ func (a Assembler) withDefaults() Assembler {
 	return a
 }
 
+// errEmptyInput is the error for an input with nothing in it.
+func errEmptyInput() error {
+	return fmt.Errorf("agent: the input is empty or white space: %w", ErrEmptyInput)
+}
+
 // Assemble builds the prompt for p. See [Assembler] for how the budget is
-// shared.
+// shared; each numbered rule there is one step below.
 func (a Assembler) Assemble(p Parts) (Prompt, error) {
 	a = a.withDefaults()
-	c := a.Counter
 	if strings.TrimSpace(p.Input) == "" {
-		return Prompt{}, ErrEmptyInput
+		return Prompt{}, errEmptyInput()
 	}
+	s, err := a.reserve(p)
+	if err != nil {
+		return Prompt{}, err
+	}
+	s.fitLastRound()
+	s.fitWorkflow()
+	s.fitRecalled()
+	s.fitOlderRounds()
+	return s.finish()
+}
+
+// assembly is one prompt being assembled: what each step chose so far and
+// the tokens left.
+type assembly struct {
+	a      Assembler // with defaults
+	c      tokens.Counter
+	p      Parts
+	system string // the trimmed system prompt
+	inCost int    // what the input message costs
+	left   int    // tokens not yet given to a part
+
+	// sysOpen: the system message is open, so the next section costs its
+	// text and a separator; otherwise the first section pays the message
+	// overhead.
+	sysOpen bool
+
+	last       *window.Round // the last round, perhaps cut; nil if left out
+	workflow   string        // the workflow section, "" if left out
+	recalled   string        // the recalled-memories section, "" if left out
+	nRecalled  int           // memories in recalled
+	first      int           // p.Rounds[first:] are in the prompt (when last != nil)
+	roundsCost int           // of the older rounds included, p.Rounds[first:len-1]
+	costs      []int         // the cost of each older round included
+}
+
+// reserve is step 1: it sets aside the system prompt and the new input,
+// whole, and fails with [ErrBudget] if they do not fit.
+func (a Assembler) reserve(p Parts) (*assembly, error) {
+	c := a.Counter
 	if a.Budget < 0 {
-		return Prompt{}, fmt.Errorf("%w: budget %d", ErrBudget, a.Budget)
+		return nil, fmt.Errorf("%w: budget %d", ErrBudget, a.Budget)
 	}
 	system := strings.TrimSpace(p.System)
 	sysCost := 0
@@ -134,176 +178,201 @@ func (a Assembler) Assemble(p Parts) (Prompt, error) {
 		sysCost = tokens.Message(c, system)
 	}
 	if sysCost > a.Budget {
-		return Prompt{}, fmt.Errorf("%w: the system prompt alone needs %d tokens, budget is %d", ErrBudget, sysCost, a.Budget)
+		return nil, fmt.Errorf("%w: the system prompt alone needs %d tokens, budget is %d", ErrBudget, sysCost, a.Budget)
 	}
 	inCost := tokens.Message(c, p.Input)
 	if sysCost+inCost > a.Budget {
-		return Prompt{}, fmt.Errorf("%w: system prompt (%d tokens) and input (%d tokens) need %d, budget is %d",
+		return nil, fmt.Errorf("%w: system prompt (%d tokens) and input (%d tokens) need %d, budget is %d",
 			ErrBudget, sysCost, inCost, sysCost+inCost, a.Budget)
 	}
-	left := a.Budget - sysCost - inCost
+	return &assembly{
+		a: a, c: c, p: p, system: system, inCost: inCost,
+		left:    a.Budget - sysCost - inCost,
+		sysOpen: system != "",
+		first:   len(p.Rounds),
+		costs:   make([]int, len(p.Rounds)),
+	}, nil
+}
 
-	// The system message opens with the system prompt; sections follow. If
-	// there is no system prompt, the first section pays the message overhead.
-	sysOpen := system != ""
-	sectionCost := func(text string) int {
-		if sysOpen {
-			return c.Count(sectionSep + text)
-		}
-		return tokens.Message(c, text)
+// sectionCost is what text costs as the next section of the system message.
+func (s *assembly) sectionCost(text string) int {
+	if s.sysOpen {
+		return s.c.Count(sectionSep + text)
 	}
+	return tokens.Message(s.c, text)
+}
 
-	// 2. The last round.
-	var last *window.Round
-	if n := len(p.Rounds); n > 0 {
-		r := p.Rounds[n-1]
-		if cost := r.Cost(c); cost <= left {
-			last = &r
-		} else if cut, ok := cutRound(c, r, left); ok {
-			last = &cut
-		}
-		if last != nil {
-			left -= last.Cost(c)
+// fitLastRound is step 2: the window's last round goes in whole if it fits,
+// cut with a marker if only a useful part of it fits. Recalled memories never
+// crowd it out.
+func (s *assembly) fitLastRound() {
+	n := len(s.p.Rounds)
+	if n == 0 {
+		return
+	}
+	r := s.p.Rounds[n-1]
+	if r.Cost(s.c) <= s.left {
+		s.last = &r
+	} else if cut, ok := cutRound(s.c, r, s.left); ok {
+		s.last = &cut
+	}
+	if s.last != nil {
+		s.left -= s.last.Cost(s.c)
+		s.first = n - 1
+	}
+}
+
+// fitWorkflow is step 3: the workflow summary, under its header, takes at
+// most WorkflowShare of the budget; a summary too long is cut if a useful
+// part fits.
+func (s *assembly) fitWorkflow() {
+	wf := strings.TrimSpace(s.p.Workflow)
+	if wf == "" {
+		return
+	}
+	limit := min(s.left, int(s.a.WorkflowShare*float64(s.a.Budget)))
+	text := workflowHeader + wf
+	cost := s.sectionCost(text)
+	if cost > limit {
+		room := limit - (cost - s.c.Count(wf)) // what the summary may cost
+		if room >= minUseful {
+			wf, _ = tokens.Truncate(s.c, wf, room)
+			text = workflowHeader + wf
+			cost = s.sectionCost(text)
 		}
 	}
-
-	// 3. The workflow summary.
-	var sections []string
-	var workflow string
-	if wf := strings.TrimSpace(p.Workflow); wf != "" {
-		limit := min(left, int(a.WorkflowShare*float64(a.Budget)))
-		text := workflowHeader + wf
-		cost := sectionCost(text)
-		if cost > limit {
-			// Cut the summary, keeping its header, if a useful part fits.
-			room := limit - (cost - c.Count(wf)) // what the summary may cost
-			if room >= minUseful {
-				wf, _ = tokens.Truncate(c, wf, room)
-				text = workflowHeader + wf
-				cost = sectionCost(text)
-			}
-		}
-		if cost <= limit {
-			workflow = text
-			sections = append(sections, text)
-			left -= cost
-			sysOpen = true
-		}
+	if cost <= limit {
+		s.workflow = text
+		s.left -= cost
+		s.sysOpen = true
 	}
+}
 
-	// 4. Recalled memories.
-	var recalled string
-	nRecalled := 0
-	if len(p.Recalled) > 0 {
-		limit := min(left, int(a.RecallShare*float64(a.Budget)))
-		inWindow := make(map[string]bool, len(p.Rounds))
-		for _, r := range p.Rounds {
-			inWindow[r.Text()] = true
+// fitRecalled is step 4: recalled memories, best first, take at most
+// RecallShare of the budget (see [recallLines]).
+func (s *assembly) fitRecalled() {
+	if len(s.p.Recalled) == 0 {
+		return
+	}
+	limit := min(s.left, int(s.a.RecallShare*float64(s.a.Budget)))
+	inWindow := make(map[string]bool, len(s.p.Rounds))
+	for _, r := range s.p.Rounds {
+		inWindow[r.Text()] = true
+	}
+	lines := recallLines(s.c, s.p.Recalled, inWindow, limit-s.sectionCost(recallHeader))
+	if len(lines) == 0 {
+		return
+	}
+	s.recalled = recallHeader + strings.TrimPrefix(strings.Join(lines, ""), "\n")
+	s.nRecalled = len(lines)
+	s.left -= s.sectionCost(s.recalled)
+	s.sysOpen = true
+}
+
+// recallLines returns the list lines ("\n- [time] text") for hits, best
+// first, that cost at most room under c. Hits with no text, or that repeat a
+// round still in the window (inWindow holds their [window.Round.Text]), are
+// skipped. The first hit that does not fit whole is cut if a useful part
+// fits, and the list stops there, keeping the best-first order. Lines are
+// priced one by one; [assembly.finish] checks the whole prompt in case the
+// counter is not additive.
+func recallLines(c tokens.Counter, hits []memory.Hit, inWindow map[string]bool, room int) []string {
+	var lines []string
+	used := 0
+	for _, h := range hits {
+		text := strings.TrimSpace(h.Text)
+		if text == "" || inWindow[text] {
+			continue
 		}
-		// Lines are priced one by one; the whole prompt is checked at the
-		// end in case the counter is not additive.
-		var lines []string
-		used := sectionCost(recallHeader)
-		for _, h := range p.Recalled {
-			text := strings.TrimSpace(h.Text)
-			if text == "" || inWindow[text] {
-				continue
+		label := "\n- [" + stamp(h.Time) + "] "
+		body := oneLine(text)
+		if cost := c.Count(label + body); used+cost <= room {
+			lines = append(lines, label+body)
+			used += cost
+			continue
+		}
+		if rest := room - used - c.Count(label); rest >= minUseful {
+			if cut, _ := tokens.Truncate(c, body, rest); cut != "" {
+				lines = append(lines, label+cut)
 			}
-			label := "\n- [" + stamp(h.Time) + "] "
-			body := oneLine(text)
-			if cost := c.Count(label + body); used+cost <= limit {
-				lines = append(lines, label+body)
-				used += cost
-				continue
-			}
-			// The first hit that does not fit whole is cut if a useful part
-			// fits; then recall stops, keeping the best-first order.
-			if room := limit - used - c.Count(label); room >= minUseful {
-				if cut, _ := tokens.Truncate(c, body, room); cut != "" {
-					lines = append(lines, label+cut)
-				}
-			}
+		}
+		break
+	}
+	return lines
+}
+
+// fitOlderRounds is step 5: the rounds before the last one, newest first,
+// whole rounds only, while they fit. Without the last round there are none.
+func (s *assembly) fitOlderRounds() {
+	if s.last == nil {
+		return
+	}
+	for s.first > 0 {
+		cost := s.p.Rounds[s.first-1].Cost(s.c)
+		if cost > s.left {
 			break
 		}
-		var b strings.Builder
-		if len(lines) > 0 {
-			b.WriteString(recallHeader)
-			b.WriteString(strings.TrimPrefix(strings.Join(lines, ""), "\n"))
-			nRecalled = len(lines)
-		}
-		if nRecalled > 0 {
-			recalled = b.String()
-			sections = append(sections, recalled)
-			left -= sectionCost(recalled)
-			sysOpen = true
-		}
+		s.costs[s.first-1] = cost
+		s.roundsCost += cost
+		s.left -= cost
+		s.first--
 	}
+}
 
-	// 5. Older rounds, newest first, while whole rounds fit.
-	first := len(p.Rounds)
-	roundsCost := 0 // of the older rounds included, p.Rounds[first:len-1]
-	costs := make([]int, len(p.Rounds))
-	if last != nil {
-		first--
-		for first > 0 {
-			cost := p.Rounds[first-1].Cost(c)
-			if cost > left {
-				break
-			}
-			costs[first-1] = cost
-			roundsCost += cost
-			left -= cost
-			first--
+// prompt builds the messages of what the steps chose. Round messages were
+// priced exactly (each message on its own), so only the system message,
+// built from several parts, is priced again whole.
+func (s *assembly) prompt() Prompt {
+	pr := Prompt{Budget: s.a.Budget, Tokens: s.inCost, Recalled: s.nRecalled, Workflow: s.workflow != ""}
+	head := s.system
+	for _, sec := range []string{s.workflow, s.recalled} {
+		if sec != "" {
+			head += sectionSep + sec
 		}
 	}
+	if head = strings.TrimLeft(head, "\n"); strings.TrimSpace(head) != "" {
+		pr.Messages = append(pr.Messages, Message{Role: RoleSystem, Content: head})
+		pr.Tokens += tokens.Message(s.c, head)
+	}
+	if s.last != nil {
+		rs := s.p.Rounds
+		for _, r := range rs[s.first : len(rs)-1] {
+			pr.Messages = append(pr.Messages, Message{Role: RoleUser, Content: r.User}, Message{Role: RoleAssistant, Content: r.Assistant})
+		}
+		pr.Messages = append(pr.Messages, Message{Role: RoleUser, Content: s.last.User}, Message{Role: RoleAssistant, Content: s.last.Assistant})
+		pr.Rounds = len(rs) - s.first
+		pr.Tokens += s.roundsCost + s.last.Cost(s.c)
+	}
+	pr.Messages = append(pr.Messages, Message{Role: RoleUser, Content: s.p.Input})
+	return pr
+}
 
-	pr := Prompt{Budget: a.Budget, Recalled: nRecalled, Workflow: workflow != ""}
-	// Round messages were priced exactly (each message on its own), so only
-	// the system message, built from several parts, is priced again whole.
-	build := func() {
-		pr.Messages = pr.Messages[:0]
-		pr.Tokens = inCost
-		if head := strings.Join(append([]string{system}, sections...), sectionSep); strings.TrimSpace(head) != "" {
-			head = strings.TrimLeft(head, "\n")
-			pr.Messages = append(pr.Messages, api.Message{Role: "system", Content: head})
-			pr.Tokens += tokens.Message(c, head)
+// finish builds the prompt and keeps the budget's promise: the parts were
+// priced one by one, and a counter that is not additive could make the whole
+// dearer, so it gives back room, least important first (the oldest round,
+// then recalled memories, then the workflow, then the last round), until
+// the prompt fits.
+func (s *assembly) finish() (Prompt, error) {
+	for {
+		pr := s.prompt()
+		if pr.Tokens <= s.a.Budget {
+			return pr, nil
 		}
-		pr.Rounds = 0
-		if last != nil {
-			for _, r := range p.Rounds[first : len(p.Rounds)-1] {
-				pr.Messages = append(pr.Messages, api.Message{Role: "user", Content: r.User}, api.Message{Role: "assistant", Content: r.Assistant})
-			}
-			pr.Messages = append(pr.Messages, api.Message{Role: "user", Content: last.User}, api.Message{Role: "assistant", Content: last.Assistant})
-			pr.Rounds = len(p.Rounds) - first
-			pr.Tokens += roundsCost + last.Cost(c)
-		}
-		pr.Messages = append(pr.Messages, api.Message{Role: "user", Content: p.Input})
-	}
-	build()
-	// The parts were priced one by one; a counter that is not additive could
-	// make the whole dearer. Give back room, least important first, until
-	// the promise holds.
-	for pr.Tokens > a.Budget {
 		switch {
-		case last != nil && first < len(p.Rounds)-1:
-			roundsCost -= costs[first]
-			first++
-		case recalled != "" || workflow != "":
-			sections = sections[:len(sections)-1]
-			if recalled != "" {
-				recalled, pr.Recalled = "", 0
-			} else {
-				workflow, pr.Workflow = "", false
-			}
-		case last != nil:
-			last, pr.Rounds = nil, 0
-			first = len(p.Rounds)
+		case s.last != nil && s.first < len(s.p.Rounds)-1:
+			s.roundsCost -= s.costs[s.first]
+			s.first++
+		case s.recalled != "":
+			s.recalled, s.nRecalled = "", 0
+		case s.workflow != "":
+			s.workflow = ""
+		case s.last != nil:
+			s.last = nil
+			s.first = len(s.p.Rounds)
 		default:
-			return Prompt{}, fmt.Errorf("%w: system prompt and input need %d tokens, budget is %d", ErrBudget, pr.Tokens, a.Budget)
+			return Prompt{}, fmt.Errorf("%w: system prompt and input need %d tokens, budget is %d", ErrBudget, pr.Tokens, s.a.Budget)
 		}
-		build()
 	}
-	return pr, nil
 }
 
 // minUseful is the fewest tokens worth giving to a cut section or memory.
@@ -311,7 +380,7 @@ const minUseful = 24
 
 // Cost returns what msgs cost under c: each message's content plus
 // [tokens.MessageOverhead].
-func Cost(c tokens.Counter, msgs []api.Message) int {
+func Cost(c tokens.Counter, msgs []Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += tokens.Message(c, m.Content)

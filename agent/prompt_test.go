@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ollama/ollama/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +35,7 @@ func TestAssembler_Layout(t *testing.T) {
 		Input:    "what is my project called?",
 	})
 	require.NoError(t, err)
-	want := []api.Message{
+	want := []agent.Message{
 		{Role: "system", Content: "You are terse.\n\nWorkflow (where the task stands):\n#1 [in progress] migrate\n\n" +
 			"Recalled from long-term memory (earlier conversation; use if relevant):\n" +
 			"- [2026-11-30 01:23 UTC] User: my project is Falcon Assistant: noted\n- [time unknown] the db is on port 5433"},
@@ -59,7 +58,7 @@ func TestAssembler_NoSystemPrompt(t *testing.T) {
 	assert.True(t, strings.HasPrefix(p.Messages[0].Content, "Recalled from long-term memory"), p.Messages[0].Content)
 	p, err = agent.Assembler{}.Assemble(agent.Parts{Input: "hi"})
 	require.NoError(t, err)
-	assert.Equal(t, []api.Message{{Role: "user", Content: "hi"}}, p.Messages)
+	assert.Equal(t, []agent.Message{{Role: "user", Content: "hi"}}, p.Messages)
 }
 
 func TestAssembler_LastRoundBeforeRecall(t *testing.T) {
@@ -178,7 +177,7 @@ func TestAssembler_NeverExceedsBudget(t *testing.T) {
 				require.Equal(t, got, p.Tokens, "trial %d", trial)
 				require.LessOrEqual(t, got, a.Budget, "trial %d: the prompt must never exceed the budget", trial)
 				last := p.Messages[len(p.Messages)-1]
-				require.Equal(t, api.Message{Role: "user", Content: parts.Input}, last, "trial %d", trial)
+				require.Equal(t, agent.Message{Role: "user", Content: parts.Input}, last, "trial %d", trial)
 				// The included rounds are the most recent ones, in order.
 				conv := p.Messages[:len(p.Messages)-1]
 				if len(conv) > 0 && conv[0].Role == "system" {

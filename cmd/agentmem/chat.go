@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/agent"
+	agentollama "github.com/agentmem/agentmem/agent/ollama"
 	"github.com/agentmem/agentmem/memory/window"
 )
 
@@ -141,8 +142,11 @@ func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []stri
 	if numCtx <= 0 {
 		numCtx = o.budget + o.budget/5 + 2048
 	}
-	opts = append(opts, agent.WithModelOptions(map[string]any{"num_ctx": numCtx}))
-	a, err := agent.New(client, model, opts...)
+	llm, err := agentollama.New(client, model, agentollama.WithOptions(map[string]any{"num_ctx": numCtx}))
+	if err != nil {
+		return err
+	}
+	a, err := agent.New(llm, opts...)
 	if err != nil {
 		return err
 	}
@@ -160,7 +164,7 @@ func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []stri
 		return err
 	}
 	if err := client.Heartbeat(ctx); err != nil {
-		return fmt.Errorf("chat: cannot reach the Ollama server at %s: %w: %w", ollamaHost(), agent.ErrUnreachable, err)
+		return fmt.Errorf("chat: cannot reach the Ollama server at %s: %w (is `ollama serve` running? set OLLAMA_HOST): %w", ollamaHost(), agent.ErrUnreachable, err)
 	}
 	return chatLoop(ctx, a, cmd.InOrStdin(), out, cmd.ErrOrStderr())
 }

@@ -1,4 +1,4 @@
-package agent_test
+package ollama_test
 
 import (
 	"bytes"
@@ -22,13 +22,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/agent"
+	"github.com/agentmem/agentmem/agent/ollama"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window"
 )
 
-// fakeOllama is an httptest server speaking Ollama's /api/chat protocol: it
-// decodes the api.ChatRequest, records it, and answers with an NDJSON stream
-// of api.ChatResponse chunks produced by reply.
+// fakeOllama is an httptest server speaking Ollama's real /api/chat
+// protocol: it decodes the api.ChatRequest, records it, and answers with an
+// NDJSON stream of api.ChatResponse chunks produced by reply. The tests that
+// use it have OllamaHTTP in their names.
 type fakeOllama struct {
 	t     *testing.T
 	srv   *httptest.Server
@@ -63,6 +65,13 @@ func (f *fakeOllama) client() *api.Client {
 	u, err := url.Parse(f.srv.URL)
 	require.NoError(f.t, err)
 	return api.NewClient(u, f.srv.Client())
+}
+
+// model returns the adapter for the model called name on the server.
+func (f *fakeOllama) model(name string, opts ...ollama.Option) *ollama.Model {
+	m, err := ollama.New(f.client(), name, opts...)
+	require.NoError(f.t, err)
+	return m
 }
 
 func (f *fakeOllama) requests() []api.ChatRequest {
@@ -122,14 +131,14 @@ func (m *fakeMemory) all() []string {
 	return append([]string(nil), m.segments...)
 }
 
-func TestChat_FakeServer_StreamsAndRemembers(t *testing.T) {
+func TestChat_OllamaHTTP_StreamsAndRemembers(t *testing.T) {
 	f := newFakeOllama(t, echo)
 	mem := &fakeMemory{}
 	w, err := window.New(window.WithMaxRounds(1), window.WithEvictTo(mem))
 	require.NoError(t, err)
 	var out bytes.Buffer
-	a, err := agent.New(f.client(), "llama3.2", agent.WithSystem("Be brief."), agent.WithWindow(w),
-		agent.WithMemory(mem), agent.WithStream(&out), agent.WithModelOptions(map[string]any{"temperature": 0.0}))
+	a, err := agent.New(f.model("llama3.2", ollama.WithOptions(map[string]any{"temperature": 0.0})),
+		agent.WithSystem("Be brief."), agent.WithWindow(w), agent.WithMemory(mem), agent.WithStream(&out))
 	require.NoError(t, err)
 
 	answer, err := a.Chat(t.Context(), "hello")
@@ -160,11 +169,11 @@ func TestChat_FakeServer_StreamsAndRemembers(t *testing.T) {
 	assert.Equal(t, []string{"User: hello\nAssistant: You said: hello"}, mem.all(), "the evicted round settled into long-term memory")
 }
 
-func TestChat_FakeServer_RecalledMemoriesInPrompt(t *testing.T) {
+func TestChat_OllamaHTTP_RecalledMemoriesInPrompt(t *testing.T) {
 	f := newFakeOllama(t, echo)
 	stored := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 	mem := &fakeMemory{hits: []memory.Hit{{Text: "User: my project is Falcon\nAssistant: Noted.", Time: stored, Score: 0.8}}}
-	a, err := agent.New(f.client(), "m", agent.WithMemory(mem))
+	a, err := agent.New(f.model("m"), agent.WithMemory(mem))
 	require.NoError(t, err)
 	_, err = a.Chat(t.Context(), "what is my project?")
 	require.NoError(t, err)
@@ -174,10 +183,10 @@ func TestChat_FakeServer_RecalledMemoriesInPrompt(t *testing.T) {
 	assert.Contains(t, sys.Content, "- [2026-11-29 08:00 UTC] User: my project is Falcon Assistant: Noted.")
 }
 
-func TestChat_FakeServer_WriteEachRound(t *testing.T) {
+func TestChat_OllamaHTTP_WriteEachRound(t *testing.T) {
 	f := newFakeOllama(t, echo)
 	mem := &fakeMemory{}
-	a, err := agent.New(f.client(), "m", agent.WithMemory(mem), agent.WithWriteEachRound())
+	a, err := agent.New(f.model("m"), agent.WithMemory(mem), agent.WithWriteEachRound())
 	require.NoError(t, err)
 	for _, q := range []string{"one", "two"} {
 		_, err := a.Chat(t.Context(), q)
@@ -187,9 +196,9 @@ func TestChat_FakeServer_WriteEachRound(t *testing.T) {
 	assert.Equal(t, 2, a.Window().Len())
 }
 
-// TestChat_FakeServer_FailedRoundsWriteNothing covers each way a round can
+// TestChat_OllamaHTTP_FailedRoundsWriteNothing covers each way a round can
 // fail: nothing reaches the window, the memory or the state file.
-func TestChat_FakeServer_FailedRoundsWriteNothing(t *testing.T) {
+func TestChat_OllamaHTTP_FailedRoundsWriteNothing(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply func(w http.ResponseWriter, r *http.Request, req api.ChatRequest)
@@ -222,7 +231,7 @@ func TestChat_FakeServer_FailedRoundsWriteNothing(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, w.Append(t.Context(), window.Round{User: "earlier", Assistant: "yes"}))
 			state := filepath.Join(t.TempDir(), "state.json")
-			a, err := agent.New(f.client(), "m", agent.WithWindow(w), agent.WithMemory(mem),
+			a, err := agent.New(f.model("m"), agent.WithWindow(w), agent.WithMemory(mem),
 				agent.WithWriteEachRound(), agent.WithStateFile(state))
 			require.NoError(t, err)
 
@@ -244,7 +253,7 @@ func users(rs []window.Round) []string {
 	return out
 }
 
-func TestChat_FakeServer_CancelledMidStream(t *testing.T) {
+func TestChat_OllamaHTTP_CancelledMidStream(t *testing.T) {
 	release := make(chan struct{})
 	f := newFakeOllama(t, func(w http.ResponseWriter, r *http.Request, req api.ChatRequest) {
 		streamChunks(w, req.Model, []string{"The answer is "}, false)
@@ -259,7 +268,7 @@ func TestChat_FakeServer_CancelledMidStream(t *testing.T) {
 	defer cancel()
 	// Cancel as soon as the first chunk has been streamed.
 	out := writerFunc(func(p []byte) (int, error) { cancel(); return len(p), nil })
-	a, err := agent.New(f.client(), "m", agent.WithMemory(mem), agent.WithWriteEachRound(), agent.WithStream(out))
+	a, err := agent.New(f.model("m"), agent.WithMemory(mem), agent.WithWriteEachRound(), agent.WithStream(out))
 	require.NoError(t, err)
 	answer, err := a.Chat(ctx, "question")
 	require.ErrorIs(t, err, context.Canceled)
@@ -272,13 +281,15 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-func TestChat_Unreachable(t *testing.T) {
+func TestChat_OllamaClient_Unreachable(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close()) // nothing listens there now
 	u, _ := url.Parse("http://" + addr)
-	a, err := agent.New(api.NewClient(u, http.DefaultClient), "m")
+	m, err := ollama.New(api.NewClient(u, http.DefaultClient), "m")
+	require.NoError(t, err)
+	a, err := agent.New(m)
 	require.NoError(t, err)
 	_, err = a.Chat(t.Context(), "hello")
 	require.ErrorIs(t, err, agent.ErrUnreachable)
@@ -287,9 +298,9 @@ func TestChat_Unreachable(t *testing.T) {
 	assert.Zero(t, a.Window().Len())
 }
 
-func TestChat_BadInput(t *testing.T) {
+func TestChat_OllamaHTTP_BadInput(t *testing.T) {
 	f := newFakeOllama(t, echo)
-	a, err := agent.New(f.client(), "m", agent.WithSystem(strings.Repeat("rule ", 100)), agent.WithBudget(50))
+	a, err := agent.New(f.model("m"), agent.WithSystem(strings.Repeat("rule ", 100)), agent.WithBudget(50))
 	require.NoError(t, err)
 	_, err = a.Chat(t.Context(), "  ")
 	require.ErrorIs(t, err, agent.ErrEmptyInput)
@@ -297,20 +308,22 @@ func TestChat_BadInput(t *testing.T) {
 	require.ErrorIs(t, err, agent.ErrBudget)
 	assert.Empty(t, f.requests(), "the model is not called")
 
-	_, err = agent.New(nil, "m")
+	_, err = agent.New(nil)
 	require.Error(t, err)
-	_, err = agent.New(f.client(), " ")
+	_, err = ollama.New(f.client(), " ")
 	require.Error(t, err)
-	_, err = agent.New(f.client(), "m", agent.WithBudget(0))
+	_, err = ollama.New(nil, "m")
+	require.Error(t, err)
+	_, err = agent.New(f.model("m"), agent.WithBudget(0))
 	require.ErrorIs(t, err, agent.ErrBudget)
-	_, err = agent.New(f.client(), "m", agent.WithShares(0, 0.5))
+	_, err = agent.New(f.model("m"), agent.WithShares(0, 0.5))
 	require.Error(t, err)
 }
 
-func TestChat_RecallFailure(t *testing.T) {
+func TestChat_OllamaHTTP_RecallFailure(t *testing.T) {
 	f := newFakeOllama(t, echo)
 	down := errors.New("index offline")
-	a, err := agent.New(f.client(), "m", agent.WithMemory(&fakeMemory{failSrch: down}))
+	a, err := agent.New(f.model("m"), agent.WithMemory(&fakeMemory{failSrch: down}))
 	require.NoError(t, err)
 	_, err = a.Chat(t.Context(), "hi")
 	require.ErrorIs(t, err, agent.ErrRecall)
@@ -318,11 +331,11 @@ func TestChat_RecallFailure(t *testing.T) {
 	assert.Empty(t, f.requests())
 }
 
-func TestChat_FakeServer_RememberFailureKeepsAnswer(t *testing.T) {
+func TestChat_OllamaHTTP_RememberFailureKeepsAnswer(t *testing.T) {
 	f := newFakeOllama(t, echo)
 	down := errors.New("disk full")
 	mem := &fakeMemory{failUpd: down}
-	a, err := agent.New(f.client(), "m", agent.WithMemory(mem), agent.WithWriteEachRound())
+	a, err := agent.New(f.model("m"), agent.WithMemory(mem), agent.WithWriteEachRound())
 	require.NoError(t, err)
 	answer, err := a.Chat(t.Context(), "hi")
 	require.ErrorIs(t, err, agent.ErrRemember)
@@ -330,12 +343,12 @@ func TestChat_FakeServer_RememberFailureKeepsAnswer(t *testing.T) {
 	assert.Equal(t, "You said: hi", answer, "the round succeeded; the answer is not withheld")
 }
 
-func TestChat_FakeServer_StateFileRestart(t *testing.T) {
+func TestChat_OllamaHTTP_StateFileRestart(t *testing.T) {
 	f := newFakeOllama(t, echo)
 	state := filepath.Join(t.TempDir(), "state.json")
 	tr, err := window.NewTrack()
 	require.NoError(t, err)
-	a, err := agent.New(f.client(), "m", agent.WithStateFile(state), agent.WithTrack(tr))
+	a, err := agent.New(f.model("m"), agent.WithStateFile(state), agent.WithTrack(tr))
 	require.NoError(t, err)
 	tr.SetTask("plan the migration")
 	for _, q := range []string{"first", "second"} {
@@ -347,7 +360,7 @@ func TestChat_FakeServer_StateFileRestart(t *testing.T) {
 	// A new process: a new agent over the same state file.
 	tr2, err := window.NewTrack()
 	require.NoError(t, err)
-	b, err := agent.New(f.client(), "m", agent.WithStateFile(state), agent.WithTrack(tr2))
+	b, err := agent.New(f.model("m"), agent.WithStateFile(state), agent.WithTrack(tr2))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"first", "second"}, users(b.Window().Rounds()))
 	_, err = b.Chat(t.Context(), "third")
@@ -358,15 +371,15 @@ func TestChat_FakeServer_StateFileRestart(t *testing.T) {
 
 	// A corrupt state file is an error, not a silent fresh start.
 	require.NoError(t, os.WriteFile(state, []byte("{"), 0o600))
-	_, err = agent.New(f.client(), "m", agent.WithStateFile(state))
+	_, err = agent.New(f.model("m"), agent.WithStateFile(state))
 	require.ErrorIs(t, err, window.ErrCorrupt)
 }
 
-func TestChat_FakeServer_Concurrent(t *testing.T) {
+func TestChat_OllamaHTTP_Concurrent(t *testing.T) {
 	f := newFakeOllama(t, echo)
 	w, err := window.New(window.WithMaxRounds(100))
 	require.NoError(t, err)
-	a, err := agent.New(f.client(), "m", agent.WithWindow(w))
+	a, err := agent.New(f.model("m"), agent.WithWindow(w))
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for g := range 4 {
@@ -385,9 +398,9 @@ func TestChat_FakeServer_Concurrent(t *testing.T) {
 	}
 }
 
-func TestPrompt_DryRunCallsNoModel(t *testing.T) {
+func TestPrompt_OllamaHTTP_DryRunCallsNoModel(t *testing.T) {
 	f := newFakeOllama(t, echo)
-	a, err := agent.New(f.client(), "m", agent.WithMemory(&fakeMemory{hits: []memory.Hit{{Text: "fact"}}}))
+	a, err := agent.New(f.model("m"), agent.WithMemory(&fakeMemory{hits: []memory.Hit{{Text: "fact"}}}))
 	require.NoError(t, err)
 	p, err := a.Prompt(t.Context(), "q")
 	require.NoError(t, err)
