@@ -187,7 +187,7 @@ func TestCLI_Errors(t *testing.T) {
 		{"stats extra argument", "", []string{"stats", "x"}, exitUsage, "unknown command"},
 		{"add empty argument", "", []string{"add", " "}, exitUsage, "argument 1 is empty"},
 		{"add empty stdin", "", []string{"add"}, exitUsage, "standard input is empty"},
-		{"unknown embedder", "", []string{"add", "--embedder", "word2vec:x", "hi"}, exitUsage, "known: "},
+		{"unknown embedder", "", []string{"add", "--embedder", "word2vec:x", "hi"}, exitUsage, "registered: "},
 		{"bad embedder spec", "", []string{"add", "--embedder", "hash:abc", "hi"}, exitUsage, "hash:abc"},
 		{"unknown backend", "", []string{"add", "--backend", "annoy", "hi"}, exitUsage, "unknown --backend"},
 		{"index without faiss", "", []string{"add", "--index", "HNSW32,Flat", "hi"}, exitUsage, "needs --backend faiss"},

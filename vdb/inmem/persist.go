@@ -181,7 +181,7 @@ func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, []float32, map[in
 		return nil, nil, nil, err
 	}
 	if string(h[:8]) != magic {
-		return nil, nil, nil, fmt.Errorf("%w: not an inmem stream (magic %q)", vdb.ErrVersion, h[:8])
+		return nil, nil, nil, fmt.Errorf("%w: not an inmem stream (magic %q)", vdb.ErrCorrupt, h[:8])
 	}
 	if v := binary.LittleEndian.Uint32(h[8:]); v != version {
 		return nil, nil, nil, fmt.Errorf("%w: format version %d, this build reads %d (upgrade agentmem)", vdb.ErrVersion, v, version)
