@@ -26,6 +26,9 @@ func newEvalCmd() *cobra.Command {
 		minScore    float32
 		fusion      string
 		bm25Tok     string
+		neighbour   float64
+		speaker     float64
+		vecWeight   float64
 	)
 	cmd := &cobra.Command{
 		Use:   "eval [DIR]",
@@ -67,15 +70,18 @@ ids per mode too.`,
 				return usageError{errors.New("eval: give a directory or both --turns and --questions")}
 			}
 			cfg := eval.Config{WithSpeaker: withSpeaker, WithDate: withDate, BM25Tokenizer: bm25Tok, PerQuestion: global.json}
-			cfg.Options = append(cfg.Options, longterm.WithMinScore(minScore))
+			cfg.Options = append(cfg.Options, longterm.WithMinScore(minScore),
+				longterm.WithNeighbourWeight(neighbour), longterm.WithSpeakerBoost(speaker))
 			switch fusion {
 			case "default":
 			case "rrf":
 				cfg.Options = append(cfg.Options, longterm.WithRRF(longterm.DefaultRRFK))
 			case "weighted":
 				cfg.Options = append(cfg.Options, longterm.WithWeightedFusion(0.5, 0.5))
+			case "score":
+				cfg.Options = append(cfg.Options, longterm.WithScoreFusion(vecWeight, 1-vecWeight))
 			default:
-				return usageError{fmt.Errorf("eval: --fusion %q: want default, rrf or weighted", fusion)}
+				return usageError{fmt.Errorf("eval: --fusion %q: want default, score, rrf or weighted", fusion)}
 			}
 			if bm25Tok != "word" && bm25Tok != "bigram" {
 				return usageError{fmt.Errorf("eval: --bm25-tokenizer %q: want word or bigram", bm25Tok)}
@@ -123,7 +129,10 @@ ids per mode too.`,
 	f.BoolVar(&withSpeaker, "with-speaker", false, `index every chunk of a turn as "SPEAKER: CHUNK"`)
 	f.BoolVar(&withDate, "with-date", false, `index every chunk of a turn as "[DATE] CHUNK"`)
 	f.Float32Var(&minScore, "min-score", 0, "minimum cosine similarity of a vector-path match")
-	f.StringVar(&fusion, "fusion", "default", "how hybrid mode fuses the paths: default (the memory's), rrf (reciprocal rank, k=60) or weighted (0.5·cosine + 0.5·BM25/max)")
+	f.StringVar(&fusion, "fusion", "default", "how hybrid mode fuses the paths: default (the memory's: score), score (calibrated scores, --vector-weight), rrf (reciprocal rank, k=60) or weighted (0.5·cosine + 0.5·BM25/max)")
+	f.Float64Var(&neighbour, "neighbour-weight", longterm.DefaultNeighbourWeight, "keyword path: weight of the previous turn's words")
+	f.Float64Var(&speaker, "speaker-boost", longterm.DefaultSpeakerBoost, "keyword path: boost of turns spoken by a speaker the question names")
+	f.Float64Var(&vecWeight, "vector-weight", longterm.DefaultVectorWeight, "--fusion score: weight of the vector path (the keyword path has 1 minus it)")
 	f.StringVar(&bm25Tok, "bm25-tokenizer", "word", "the reference BM25's tokenizer: word or bigram (Chinese), as bm25.py's --tokenizer")
 	f.StringVar(&turnsPath, "turns", "", "turns file (default DIR/turns.jsonl)")
 	f.StringVar(&qPath, "questions", "", "questions file (default DIR/questions.jsonl)")

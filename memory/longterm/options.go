@@ -69,8 +69,8 @@ const (
 	// score fusion (WithScoreFusion). The keyword path weighs more: with
 	// the offline hash embedder the vector path is a second lexical signal,
 	// weaker than BM25.
-	DefaultVectorWeight  = 0.3
-	DefaultKeywordWeight = 0.7
+	DefaultVectorWeight  = 0.15
+	DefaultKeywordWeight = 0.85
 	// DefaultNeighbourWeight is what the previous record's words are
 	// worth on the keyword path, relative to the record's own.
 	DefaultNeighbourWeight = 0.3
