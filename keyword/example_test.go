@@ -25,7 +25,7 @@ func ExampleNewTokenizer() {
 	// ERR_CONN_RESET ["err_conn_reset" "err" "conn" "reset"]
 	// LH 401 ["lh" "401" "lh401"]
 	// 138-0013-8000 ["138-0013-8000" "138" "0013" "8000" "13800138000"]
-	// user@example.com ["user@example.com" "example.com" "user" "example" "com"]
+	// user@example.com ["user@example.com" "example.com" "user" "exampl" "com"]
 	// 数据库迁移 ["数" "据" "数据" "库" "据库" "迁" "库迁" "移" "迁移"]
 	// !? []
 }

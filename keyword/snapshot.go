@@ -12,15 +12,19 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/agentmem/agentmem/internal/errs"
 )
 
 // Errors returned by [Index.Import]; test with errors.Is.
 var (
 	// ErrCorrupt: the snapshot is truncated, fails its checksum or does not
-	// parse. The index is unchanged; rebuild it from the texts.
-	ErrCorrupt = errors.New("keyword: corrupt snapshot")
+	// parse. The index is unchanged; rebuild it from the texts. It is the
+	// shared errs.Corrupt (also vdb.ErrCorrupt).
+	ErrCorrupt = errs.Corrupt
 	// ErrVersion: the snapshot has a format version this build cannot read.
-	ErrVersion = errors.New("keyword: unsupported snapshot version")
+	// It is the shared errs.Version.
+	ErrVersion = errs.Version
 	// ErrTokenizer: the snapshot was built by a tokenizer that cuts text
 	// differently; rebuild the index from the texts.
 	ErrTokenizer = errors.New("keyword: snapshot made by a different tokenizer")
@@ -141,14 +145,14 @@ func (ix *Index) Import(r io.Reader) error {
 	}
 	// Check magic, then version, then checksum, then parse.
 	if len(data) < len(magic)+4+4 || string(data[:len(magic)]) != magic {
-		return fmt.Errorf("%w: not a keyword snapshot (bad magic or too short)", ErrCorrupt)
+		return fmt.Errorf("keyword: snapshot: %w: not a keyword snapshot (bad magic or too short)", ErrCorrupt)
 	}
 	if v := binary.LittleEndian.Uint16(data[4:]); v != formatVersion {
-		return fmt.Errorf("%w: version %d, this build reads %d", ErrVersion, v, formatVersion)
+		return fmt.Errorf("keyword: snapshot: %w: version %d, this build reads %d", ErrVersion, v, formatVersion)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if got := crc32.Checksum(body, castagnoli); got != sum {
-		return fmt.Errorf("%w: checksum %08x, want %08x", ErrCorrupt, got, sum)
+		return fmt.Errorf("keyword: snapshot: %w: checksum %08x, want %08x", ErrCorrupt, got, sum)
 	}
 	d := decoder{b: body, off: 8}
 	name := d.str()
@@ -282,7 +286,7 @@ type decoder struct {
 
 func (d *decoder) fail(what string) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s at offset %d", ErrCorrupt, what, d.off)
+		d.err = fmt.Errorf("keyword: snapshot: %w: %s at offset %d", ErrCorrupt, what, d.off)
 	}
 }
 

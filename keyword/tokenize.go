@@ -103,14 +103,15 @@ const MaxTermBytes = 128
 type tokenizer struct {
 	cjk  CJKMode
 	stop map[string]bool
+	stem Stemming
 }
 
 // NewTokenizer returns the tokenizer the keyword index is built for.
 //
 // Text is NFKC-normalised (full-width Ｅ１２３４ becomes E1234) and
 // case-folded. Words of letters and digits become terms; single Latin
-// letters and stop words are dropped; English plurals are reduced to the
-// singular (meetings → meeting, queries → query; no other stemming).
+// letters and stop words are dropped; English words are stemmed with
+// Snowball (meetings → meet, queries → queri; see [WithStemming]).
 // Identifiers are kept whole and split:
 //
 //	ERR_CONN_RESET   → err_conn_reset, err, conn, reset
@@ -142,7 +143,7 @@ func NewTokenizer(opts ...TokenizerOption) (Tokenizer, error) {
 
 // tokenizerVersion changes whenever Tokens changes its output for some
 // text, so that snapshots made by an older tokenizer are refused.
-const tokenizerVersion = 4
+const tokenizerVersion = 5
 
 // Name identifies the tokenizer's behaviour; an index snapshot records it so
 // that a snapshot is never read with a tokenizer that cuts differently.
@@ -152,7 +153,7 @@ func (t *tokenizer) Name() string {
 		stop = append(stop, w)
 	}
 	slices.Sort(stop)
-	return fmt.Sprintf("agentmem-keyword/%d cjk=%s stop=%d:%08x", tokenizerVersion, t.cjk, len(stop), crc(strings.Join(stop, " ")))
+	return fmt.Sprintf("agentmem-keyword/%d cjk=%s stop=%d:%08x stem=%s", tokenizerVersion, t.cjk, len(stop), crc(strings.Join(stop, " ")), t.stem)
 }
 
 // Preload loads the Chinese dictionary used by [Segmenter] mode now rather
@@ -324,7 +325,7 @@ func (e *emitter) addWord(term string, part bool) {
 		return
 	}
 	e.part = part
-	e.add(plural(term))
+	e.add(e.t.stemWord(term))
 	e.part = false
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,7 +96,13 @@ func BenchmarkQuery(b *testing.B) {
 	emb, _ := hash.New(hash.DefaultDim)
 	queries := []string{"when did we move the database", "OPS-4711", "who booked the flight on Monday",
 		"服务器账单是多少", "the customer invoice last week", "李娜讨论了什么"}
-	for _, n := range []int{10000} {
+	// RealMem scale (~1,400 turns a conversation) and 100k memories in
+	// one namespace; AGENTMEM_BENCH_TURNS=N runs one size.
+	sizes := []int{1400, 100000}
+	if v, err := strconv.Atoi(os.Getenv("AGENTMEM_BENCH_TURNS")); err == nil && v > 0 {
+		sizes = []int{v}
+	}
+	for _, n := range sizes {
 		m, err := New(b.Context(), emb)
 		if err != nil {
 			b.Fatal(err)

@@ -67,7 +67,6 @@ import (
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
-	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
 )
@@ -143,6 +142,11 @@ type Memory struct {
 	vecs      map[string]vdb.VectorDatabase // per namespace
 	kw        *keywordIndex
 	nextChild int64
+
+	// turns is the keyword path's per-namespace index of whole records
+	// (turns.go), made on first use by turnIdx.
+	turnsOnce sync.Once
+	turns     *turnIndex
 
 	// durable state (nil log: in memory only)
 	dir     string
@@ -451,6 +455,7 @@ func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off 
 		}
 	}
 	m.parents[p.rec.ID] = p
+	m.turnIdx().added(p, header)
 	return nil
 }
 
@@ -477,6 +482,7 @@ func (m *Memory) remove(ctx context.Context, p *parent) error {
 		}
 	}
 	delete(m.parents, p.rec.ID)
+	m.turnIdx().removed(p)
 	return nil
 }
 
@@ -576,243 +582,6 @@ func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, err
 		out[i] = h.Hit
 	}
 	return out, nil
-}
-
-// candidate is a parent found by one or both paths.
-type candidate struct {
-	p                 *parent
-	vecScore, kwScore float64    // best child's score on each path
-	vecRank, kwRank   int        // 1-based parent rank on each path
-	vecKids, kwKids   []kidScore // matched children, best first
-	score             float64    // fused
-	hasVec, hasKW     bool
-}
-
-// Query searches the memory. A query without letters or digits, and a
-// namespace with nothing in it, give an empty result and a nil error.
-func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
-	if q.K < 0 {
-		return nil, fmt.Errorf("%w: K = %d", ErrInvalidQuery, q.K)
-	}
-	if q.Mode < Hybrid || q.Mode > KeywordOnly {
-		return nil, fmt.Errorf("%w: mode %d", ErrInvalidQuery, q.Mode)
-	}
-	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
-		return nil, fmt.Errorf("%w: To %v is before From %v", ErrInvalidQuery, q.To, q.From)
-	}
-	k := cmp.Or(q.K, m.opts.topK)
-	minScore := cmp.Or(q.MinScore, m.opts.minScore)
-	text := strings.ToValidUTF8(q.Text, "\uFFFD")
-	if !hasWord(text) {
-		return []Hit{}, nil
-	}
-	// Children to fetch per path: enough that k distinct parents survive
-	// the collapse of several children into one parent.
-	depth := max(4*k, 40)
-
-	var qvec []float32
-	if q.Mode != KeywordOnly {
-		v, err := m.embedQuery(ctx, text)
-		if err != nil {
-			return nil, err
-		}
-		qvec = v
-	}
-
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	keep := m.filter(q)
-	total := len(m.children)
-	var cands map[*parent]*candidate
-	for {
-		var full bool
-		var err error
-		cands, full, err = m.collect(ctx, q, text, qvec, depth, minScore, keep)
-		if err != nil {
-			return nil, err
-		}
-		// Many matching children of a few long parents can fill a path's
-		// list: fetch deeper until k parents are found or the paths are
-		// exhausted.
-		if len(cands) >= k || !full || depth >= total {
-			break
-		}
-		depth *= 4
-	}
-	list := make([]*candidate, 0, len(cands))
-	var bestKW float64
-	for _, c := range cands {
-		list = append(list, c)
-		bestKW = max(bestKW, c.kwScore)
-	}
-	for _, c := range list {
-		c.score = m.fuse(c, bestKW)
-	}
-	slices.SortFunc(list, func(a, b *candidate) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.p.rec.ID, b.p.rec.ID)
-	})
-	if len(list) > k {
-		list = list[:k]
-	}
-	hits := make([]Hit, len(list))
-	for i, c := range list {
-		matched := snippetKids(nil, c.vecKids)
-		matched = snippetKids(matched, c.kwKids)
-		slices.Sort(matched)
-		matched = slices.Compact(matched)
-		snips := make([]string, len(matched))
-		for j, ci := range matched {
-			snips[j] = c.p.children[ci].text
-		}
-		r := &c.p.rec
-		hits[i] = Hit{
-			Hit: memory.Hit{
-				ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
-			},
-			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
-			VectorRank: c.vecRank, KeywordRank: c.kwRank,
-		}
-	}
-	return hits, nil
-}
-
-// collect runs the query's paths, each for up to depth children, and
-// groups the children found by parent. full reports whether a path filled
-// its list (so that a deeper search could find more). m.mu must be held.
-func (m *Memory) collect(ctx context.Context, q Query, text string, qvec []float32, depth int, minScore float32, keep func(int64) bool) (cands map[*parent]*candidate, full bool, err error) {
-	cands = map[*parent]*candidate{}
-	get := func(p *parent) *candidate {
-		c := cands[p]
-		if c == nil {
-			c = &candidate{p: p}
-			cands[p] = c
-		}
-		return c
-	}
-	// The keyword path runs beside the vector path.
-	kwDone := make(chan []keyword.Result, 1)
-	if q.Mode != VectorOnly {
-		go func() { kwDone <- m.kw.Search(text, depth, keep) }()
-	}
-	if qvec != nil {
-		res, err := m.vectorSearch(ctx, q, qvec, depth, minScore, keep)
-		if err != nil {
-			if q.Mode != VectorOnly {
-				<-kwDone // it reads the maps under our read lock
-			}
-			return nil, false, err
-		}
-		full = full || len(res) == depth
-		rank := 0
-		for _, r := range res {
-			ref := m.children[r.ID]
-			c := get(ref.p)
-			if !c.hasVec {
-				rank++
-				c.hasVec, c.vecScore, c.vecRank = true, float64(r.Score), rank
-			}
-			c.vecKids = append(c.vecKids, kidScore{ref.i, float64(r.Score)})
-		}
-	}
-	if q.Mode != VectorOnly {
-		rank := 0
-		kres := <-kwDone
-		full = full || len(kres) == depth
-		for _, r := range kres {
-			ref, ok := m.children[r.ID]
-			if !ok {
-				continue
-			}
-			c := get(ref.p)
-			if !c.hasKW {
-				rank++
-				c.hasKW, c.kwScore, c.kwRank = true, r.Score, rank
-			}
-			c.kwKids = append(c.kwKids, kidScore{ref.i, r.Score})
-		}
-	}
-	return cands, full, nil
-}
-
-// kidScore is a matched child (its index in the parent) and its score on
-// one path.
-type kidScore struct {
-	i     int
-	score float64
-}
-
-// snippetRatio: a child is a snippet when it scores at least this share of
-// its parent's best child on the same path. The best child alone would hide
-// a second sentence that matched nearly as well; every child the path
-// returned would, with a small store, be the whole parent.
-const snippetRatio = 0.75
-
-// snippetKids appends to dst the children of kids (in descending score
-// order, best first) that count as snippets.
-func snippetKids(dst []int, kids []kidScore) []int {
-	if len(kids) == 0 {
-		return dst
-	}
-	best := kids[0].score
-	for _, k := range kids {
-		if k.score >= snippetRatio*best {
-			dst = append(dst, k.i)
-		}
-	}
-	return dst
-}
-
-// fuse computes a candidate's score.
-func (m *Memory) fuse(c *candidate, bestKW float64) float64 {
-	if m.opts.fusion == fusionWeighted {
-		s := 0.0
-		if c.hasVec {
-			s += m.opts.vectorWeight * max(c.vecScore, 0)
-		}
-		if c.hasKW && bestKW > 0 {
-			s += m.opts.keywordWeight * c.kwScore / bestKW
-		}
-		return s
-	}
-	s := 0.0
-	if c.hasVec {
-		s += 1 / (m.opts.rrfK + float64(c.vecRank))
-	}
-	if c.hasKW {
-		s += 1 / (m.opts.rrfK + float64(c.kwRank))
-	}
-	return s
-}
-
-// filter returns the keep function for a query's namespace and time range,
-// or nil when it keeps everything. m.mu must be held.
-func (m *Memory) filter(q Query) func(int64) bool {
-	if q.Namespace == "" && q.From.IsZero() && q.To.IsZero() {
-		return nil
-	}
-	return func(id int64) bool {
-		ref, ok := m.children[id]
-		if !ok {
-			return false
-		}
-		r := &ref.p.rec
-		if q.Namespace != "" && r.Namespace != q.Namespace {
-			return false
-		}
-		if !q.From.IsZero() && r.Time.Before(q.From) {
-			return false
-		}
-		if !q.To.IsZero() && !r.Time.Before(q.To) {
-			return false
-		}
-		return true
-	}
 }
 
 // vectorSearch returns up to depth children by descending cosine ≥

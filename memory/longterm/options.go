@@ -65,12 +65,25 @@ const (
 	DefaultSnapshotEvery = 20000
 	// DefaultBackend names the default vector backend.
 	DefaultBackend = "inmem"
+	// DefaultVectorWeight and DefaultKeywordWeight are the weights of
+	// score fusion (WithScoreFusion). The keyword path weighs more: with
+	// the offline hash embedder the vector path is a second lexical signal,
+	// weaker than BM25.
+	DefaultVectorWeight  = 0.15
+	DefaultKeywordWeight = 0.85
+	// DefaultNeighbourWeight is what the previous record's words are
+	// worth on the keyword path, relative to the record's own.
+	DefaultNeighbourWeight = 0.3
+	// DefaultSpeakerBoost: a record spoken by a speaker the query names
+	// scores 1 + DefaultSpeakerBoost times its keyword score.
+	DefaultSpeakerBoost = 0.5
 )
 
 type fusionKind int
 
 const (
-	fusionRRF fusionKind = iota
+	fusionScore fusionKind = iota
+	fusionRRF
 	fusionWeighted
 )
 
@@ -91,15 +104,22 @@ type options struct {
 	header        func(Record) string
 	snapshotEvery int
 	bm25          []keyword.IndexOption
+
+	neighbourWeight float64
+	speakerBoost    float64
+	reranker        Reranker
+	rerankDepth     int
 }
 
 func defaultOptions() options {
 	return options{
-		topK:          DefaultTopK,
-		rrfK:          DefaultRRFK,
-		vectorWeight:  0.5,
-		keywordWeight: 0.5,
-		backendName:   DefaultBackend,
+		topK:            DefaultTopK,
+		rrfK:            DefaultRRFK,
+		vectorWeight:    DefaultVectorWeight,
+		keywordWeight:   DefaultKeywordWeight,
+		neighbourWeight: DefaultNeighbourWeight,
+		speakerBoost:    DefaultSpeakerBoost,
+		backendName:     DefaultBackend,
 		openVDB: func(dim int) (vdb.VectorDatabase, error) {
 			return inmem.New(dim)
 		},
@@ -132,8 +152,51 @@ func WithMinScore(s float32) Option { return func(o *options) { o.minScore = s }
 // default).
 func WithMode(m Mode) Option { return func(o *options) { o.mode = m } }
 
-// WithRRF selects reciprocal rank fusion with constant k (the default, with
-// k = DefaultRRFK): a memory scores Σ 1/(k + rank) over the paths that found
+// WithScoreFusion selects score fusion (the default, with
+// DefaultVectorWeight and DefaultKeywordWeight): each path's scores are
+// calibrated to [0, 1] over the query's candidates (BM25 / best BM25;
+// (cosine − lowest) / (highest − lowest)) and a memory scores the weighted
+// sum over the paths that found it. Unlike RRF it keeps how sure each path
+// is: a record far ahead on one path is not pulled level with the
+// other path's tenth. Negative weights are treated as 0.
+func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
+	return func(o *options) {
+		o.fusion = fusionScore
+		o.vectorWeight = max(vectorWeight, 0)
+		o.keywordWeight = max(keywordWeight, 0)
+	}
+}
+
+// WithNeighbourWeight sets what the previous record's words (in the same
+// namespace, in the order written) are worth on the keyword path, relative
+// to the record's own (DefaultNeighbourWeight; 0 turns it off): an answer
+// that shares no word with a question is found through the turn it
+// answers. Negative values are treated as 0.
+func WithNeighbourWeight(w float64) Option {
+	return func(o *options) { o.neighbourWeight = max(w, 0) }
+}
+
+// WithSpeakerBoost sets how much more a record spoken by a speaker the
+// query names is worth on the keyword path (DefaultSpeakerBoost): its
+// score is multiplied by 1 + boost, and the name itself is not looked for
+// in the text ("What did Deborah say about the trip?" finds what Deborah
+// said, not the turns greeting her). Names shared by every speaker of the
+// namespace are ignored. Negative values are treated as 0.
+func WithSpeakerBoost(boost float64) Option {
+	return func(o *options) { o.speakerBoost = max(boost, 0) }
+}
+
+// WithReranker sets a reranker: the best max(K, depth) candidates of every
+// search, as hits, are handed to r before the cut to K.
+func WithReranker(r Reranker, depth int) Option {
+	return func(o *options) {
+		o.reranker = r
+		o.rerankDepth = max(depth, 0)
+	}
+}
+
+// WithRRF selects reciprocal rank fusion with constant k (k ≤ 0:
+// DefaultRRFK): a memory scores Σ 1/(k + rank) over the paths that found
 // it, rank counted from 1. Values of k ≤ 0 mean DefaultRRFK.
 func WithRRF(k int) Option {
 	return func(o *options) {

@@ -1,0 +1,131 @@
+package eval_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/eval"
+	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory/longterm"
+)
+
+func writeSet(t *testing.T, turns, questions string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "turns.jsonl"), []byte(turns), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "questions.jsonl"), []byte(questions), 0o644))
+	return dir
+}
+
+const smallTurns = `{"conv":"a","session":1,"date":"2024-03-01","id":"1","speaker":"Ann","text":"My dentist appointment is on Friday at nine."}
+{"conv":"a","session":1,"date":"2024-03-01","id":"2","speaker":"Bob","text":"Good luck with the dentist."}
+{"conv":"a","session":2,"date":"2024-03-05","id":"3","speaker":"Ann","text":"Where should we eat tonight?"}
+{"conv":"a","session":2,"date":"2024-03-05","id":"4","speaker":"Bob","text":"The dentist said my teeth are fine."}
+{"conv":"b","session":1,"date":"1:56 pm on 8 May, 2023","id":"1","speaker":"Cy","text":"The parking code is 4471."}
+`
+
+func TestRun_AskedAtSeesOnlyEarlierTurns(t *testing.T) {
+	// q1 is asked at turn 3: turn 4 mentions the dentist too but is not in
+	// memory yet, so BM25 and every mode can return only turns 1 and 2.
+	dir := writeSet(t, smallTurns,
+		`{"qid":"q1","conv":"a","question":"When is the dentist appointment?","evidence":["1"],"category":1,"asked_at":"3"}
+{"qid":"q2","conv":"b","question":"What is the parking code?","evidence":["1"],"category":"codes"}
+{"qid":"q3","conv":"b","question":"no evidence","evidence":[],"category":"codes"}
+`)
+	d, err := eval.Load(dir)
+	require.NoError(t, err)
+	emb, err := hash.New(64)
+	require.NoError(t, err)
+	rep, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, PerQuestion: true})
+	require.NoError(t, err)
+	assert.Equal(t, 2, rep.Questions)
+	assert.Equal(t, 1, rep.Skipped)
+	assert.Equal(t, 1, rep.AskedAt)
+	require.Len(t, rep.Modes, 4)
+	assert.Equal(t, eval.BM25Mode, rep.Modes[3].Mode)
+	for _, q := range rep.PerQuestion {
+		for mode, top := range q.Top {
+			if q.QID == "q1" {
+				assert.NotContains(t, top, "3", mode)
+				assert.NotContains(t, top, "4", mode)
+				assert.Contains(t, top, "1", mode)
+			}
+		}
+	}
+	// Both questions are answerable lexically: every mode finds them.
+	for _, m := range rep.Modes {
+		assert.InDelta(t, 1.0, m.Overall.Recall[10], 1e-9, m.Mode)
+	}
+	assert.InDelta(t, 1.0, rep.Ceiling[1], 1e-9)
+	var out bytes.Buffer
+	require.NoError(t, eval.Print(&out, rep))
+	for _, want := range []string{"hybrid", "bm25", "recall ceiling", "codes", "asked_at"} {
+		assert.Contains(t, out.String(), want)
+	}
+}
+
+func TestLoad_BadData(t *testing.T) {
+	for name, c := range map[string][2]string{
+		"unknown evidence": {smallTurns, `{"qid":"q","conv":"a","question":"x","evidence":["9"]}`},
+		"unknown conv":     {smallTurns, `{"qid":"q","conv":"z","question":"x","evidence":["1"]}`},
+		"unknown asked_at": {smallTurns, `{"qid":"q","conv":"a","question":"x","evidence":["1"],"asked_at":"9"}`},
+		"evidence after":   {smallTurns, `{"qid":"q","conv":"a","question":"x","evidence":["3"],"asked_at":"2"}`},
+		"duplicate id":     {smallTurns + `{"conv":"a","id":"1","text":"again"}`, `{"qid":"q","conv":"a","question":"x","evidence":["1"]}`},
+		"missing id":       {`{"conv":"a","text":"no id"}`, ``},
+	} {
+		_, err := eval.Load(writeSet(t, c[0], c[1]))
+		assert.ErrorIs(t, err, errs.InvalidArgument, name)
+	}
+	_, err := eval.Load(writeSet(t, smallTurns, "{broken\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "questions.jsonl:1")
+}
+
+func TestParseDate(t *testing.T) {
+	for in, want := range map[string]string{
+		"2025-12-19":                "2025-12-19T00:00:00Z",
+		"2025-12-15 (Monday)":       "2025-12-15T00:00:00Z",
+		"1:56 pm on 8 May, 2023":    "2023-05-08T13:56:00Z",
+		"10:02 am on 3 March, 2024": "2024-03-03T10:02:00Z",
+		"2024-03-03T10:02:00Z":      "2024-03-03T10:02:00Z",
+	} {
+		got, err := eval.ParseDate(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got.Format("2006-01-02T15:04:05Z07:00"), in)
+	}
+	_, err := eval.ParseDate("the day after the party")
+	assert.ErrorIs(t, err, errs.InvalidArgument)
+}
+
+func TestNormalizeEvidenceAndCategory(t *testing.T) {
+	assert.Equal(t, []string{"D1:3", "D8:6", "D9:17"}, eval.NormalizeEvidence([]string{" D1:3 ", "D8:6; D9:17", "D1:3", ""}))
+	assert.Empty(t, eval.NormalizeEvidence([]string{" ", ";"}))
+	for raw, want := range map[string]string{`2`: "2", `"temporal"`: "temporal", ``: "-", `null`: "-", `""`: "-"} {
+		assert.Equal(t, want, eval.CategoryLabel([]byte(raw)), raw)
+	}
+}
+
+// The bundled development set: hybrid must beat each single path and the
+// BM25 floor of the same run.
+func TestRun_BundledSet(t *testing.T) {
+	d, err := eval.Load("../testdata/eval")
+	require.NoError(t, err)
+	emb, err := hash.New(512)
+	require.NoError(t, err)
+	rep, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, Modes: []longterm.Mode{longterm.Hybrid, longterm.VectorOnly, longterm.KeywordOnly}})
+	require.NoError(t, err)
+	var sb strings.Builder
+	require.NoError(t, eval.Print(&sb, rep))
+	t.Log("\n" + sb.String())
+	h := rep.Modes[0].Overall.Recall[10]
+	for _, m := range rep.Modes[1:] {
+		assert.GreaterOrEqual(t, h, m.Overall.Recall[10], "hybrid recall@10 vs %s", m.Mode)
+	}
+}

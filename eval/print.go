@@ -1,0 +1,91 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// Print writes the report as text: the set-up, one row per mode (the
+// reference BM25 last), then per category, then the ceiling and how the
+// best mode compares with BM25 at the largest k.
+func Print(w io.Writer, rep *Report) error {
+	fmt.Fprintf(w, "embedder %s; %d turns in %d conversations (%d chunks); %d questions",
+		rep.Embedder, rep.Turns, rep.Conversations, rep.Chunks, rep.Questions)
+	if rep.AskedAt > 0 {
+		fmt.Fprintf(w, " (%d asked at their asked_at turn)", rep.AskedAt)
+	}
+	if rep.Skipped > 0 {
+		fmt.Fprintf(w, "; %d without evidence skipped", rep.Skipped)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "ingest %.3fs (%.0f turns/s); indexed text: turn", rep.IngestSeconds, rep.TurnsPerSec)
+	if rep.WithSpeaker {
+		fmt.Fprint(w, " + speaker")
+	}
+	if rep.WithDate {
+		fmt.Fprint(w, " + date")
+	}
+	fmt.Fprintf(w, "; bm25 = Okapi BM25 k1=%.1f b=%.2f over whole turns, %s tokenizer\n\n", bm25K1, bm25B, rep.BM25Tokenizer)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	hdr := "mode\tcategory\tn\t"
+	for _, k := range rep.Ks {
+		hdr += fmt.Sprintf("R@%d\t", k)
+	}
+	for _, k := range rep.Ks {
+		hdr += fmt.Sprintf("H@%d\t", k)
+	}
+	fmt.Fprintln(tw, hdr+"p50 ms\tp95 ms\t")
+	row := func(mode string, s Scores, lat string) {
+		line := fmt.Sprintf("%s\t%s\t%d\t", mode, s.Category, s.Questions)
+		for _, k := range rep.Ks {
+			line += fmt.Sprintf("%.3f\t", s.Recall[k])
+		}
+		for _, k := range rep.Ks {
+			line += fmt.Sprintf("%.3f\t", s.Hit[k])
+		}
+		fmt.Fprintln(tw, line+lat)
+	}
+	for _, m := range rep.Modes {
+		row(m.Mode, m.Overall, fmt.Sprintf("%.2f\t%.2f\t", m.P50Millis, m.P95Millis))
+	}
+	fmt.Fprintln(tw, "\t\t\t")
+	for _, m := range rep.Modes {
+		for _, c := range m.Categories {
+			row(m.Mode, c, "\t\t")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprint(w, "\nrecall ceiling:")
+	for _, k := range rep.Ks {
+		fmt.Fprintf(w, " R@%d %.3f", k, rep.Ceiling[k])
+	}
+	fmt.Fprintln(w)
+	if len(rep.Modes) > 1 {
+		kmax := rep.Ks[len(rep.Ks)-1]
+		best := rep.Modes[0]
+		var ref *ModeReport
+		for i, m := range rep.Modes {
+			if m.Mode == BM25Mode {
+				ref = &rep.Modes[i]
+				continue
+			}
+			if m.Overall.Recall[kmax] > best.Overall.Recall[kmax] {
+				best = m
+			}
+		}
+		fmt.Fprintf(w, "best recall@%d: %s (%.3f)", kmax, best.Mode, best.Overall.Recall[kmax])
+		for _, m := range rep.Modes {
+			if m.Mode != best.Mode {
+				fmt.Fprintf(w, "; %+.3f over %s", best.Overall.Recall[kmax]-m.Overall.Recall[kmax], m.Mode)
+			}
+		}
+		if ref != nil && ref.Overall.Recall[kmax] > 0 {
+			fmt.Fprintf(w, " (%.2f× bm25)", best.Overall.Recall[kmax]/ref.Overall.Recall[kmax])
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package keyword
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// Stemming says how English words are reduced to a common form.
+type Stemming int
+
+const (
+	// Snowball stems English words with the Snowball (Porter 2) English
+	// stemmer: meetings, meeting, met → meet; classes → class; running →
+	// run. It is the default.
+	Snowball Stemming = iota
+	// PluralsOnly reduces plurals only (Harman's "S" stemmer: meetings →
+	// meeting, queries → query), the behaviour before Snowball.
+	PluralsOnly
+)
+
+// String returns "snowball" or "plurals".
+func (s Stemming) String() string {
+	if s == PluralsOnly {
+		return "plurals"
+	}
+	return "snowball"
+}
+
+// WithStemming sets how English words are stemmed ([Snowball] by default).
+// Only lower-case ASCII words of letters are stemmed: codes, numbers,
+// identifiers and other scripts stay as written.
+func WithStemming(s Stemming) TokenizerOption {
+	return func(t *tokenizer) error {
+		t.stem = s
+		return nil
+	}
+}
+
+// stemCache memoises Snowball stems: a conversation reuses a few thousand
+// words, and the stemmer allocates. It stops growing at stemCacheMax words.
+var (
+	stemCache  sync.Map
+	stemCached atomic.Int64
+)
+
+const stemCacheMax = 1 << 18
+
+// stemWord stems w as t's Stemming says.
+func (t *tokenizer) stemWord(w string) string {
+	if t.stem == PluralsOnly {
+		return plural(w)
+	}
+	if len(w) < 3 {
+		return w
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return w
+		}
+	}
+	if s, ok := stemCache.Load(w); ok {
+		return s.(string)
+	}
+	s := english.Stem(w, true)
+	if s == "" {
+		s = w
+	}
+	if stemCached.Load() < stemCacheMax {
+		stemCache.Store(w, s)
+		stemCached.Add(1)
+	}
+	return s
+}

@@ -1,0 +1,386 @@
+package longterm
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentmem/agentmem/memory"
+)
+
+// A Reranker reorders the candidates of a search before they are cut to
+// the query's K: a cross-encoder or an LLM that reads the question beside
+// each candidate. Hits come best first by the fused score; Rerank returns
+// them (or a subset) in its order. See WithReranker.
+type Reranker interface {
+	Rerank(ctx context.Context, query string, hits []Hit) ([]Hit, error)
+}
+
+// candidate is a parent found by one or both paths.
+type candidate struct {
+	p                 *parent
+	vecScore, kwScore float64    // best child's cosine; the record's keyword score
+	vecRank, kwRank   int        // 1-based parent rank on each path
+	vecKids           []kidScore // children matched by the vector path, best first
+	score             float64    // fused
+	hasVec, hasKW     bool
+}
+
+// kidScore is a matched child (its index in the parent) and its score on
+// one path.
+type kidScore struct {
+	i     int
+	score float64
+}
+
+// Query searches the memory. A query without letters or digits, and a
+// namespace with nothing in it, give an empty result and a nil error.
+//
+// The keyword path ranks whole records by BM25 with their namespace's
+// statistics, plus the previous record's text at WithNeighbourWeight, and
+// prefers records spoken by a speaker the query names; the vector path
+// ranks records by their best child's cosine. Hybrid fuses the two as
+// WithScoreFusion, WithRRF or WithWeightedFusion say.
+func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
+	if q.K < 0 {
+		return nil, fmt.Errorf("%w: K = %d", ErrInvalidQuery, q.K)
+	}
+	if q.Mode < Hybrid || q.Mode > KeywordOnly {
+		return nil, fmt.Errorf("%w: mode %d", ErrInvalidQuery, q.Mode)
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
+		return nil, fmt.Errorf("%w: To %v is before From %v", ErrInvalidQuery, q.To, q.From)
+	}
+	k := cmp.Or(q.K, m.opts.topK)
+	minScore := cmp.Or(q.MinScore, m.opts.minScore)
+	text := strings.ToValidUTF8(q.Text, "\uFFFD")
+	if !hasWord(text) {
+		return []Hit{}, nil
+	}
+	// How many candidates reach the fusion (and the reranker).
+	keep := max(k, m.opts.rerankDepth)
+	depth := max(4*keep, 40)
+
+	var qvec []float32
+	if q.Mode != KeywordOnly {
+		v, err := m.embedQuery(ctx, text)
+		if err != nil {
+			return nil, err
+		}
+		qvec = v
+	}
+
+	m.mu.RLock()
+	list, err := m.candidates(ctx, q, text, qvec, depth, minScore)
+	if err != nil {
+		m.mu.RUnlock()
+		return nil, err
+	}
+	if len(list) > keep {
+		list = list[:keep]
+	}
+	hits := m.hits(text, list)
+	m.mu.RUnlock()
+
+	if m.opts.reranker != nil && len(hits) > 1 {
+		rr, err := m.opts.reranker.Rerank(ctx, text, hits)
+		if err != nil {
+			return nil, fmt.Errorf("longterm: rerank: %w", err)
+		}
+		hits = rr
+	}
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, nil
+}
+
+// candidates runs the query's paths and returns the fused candidates, best
+// first. m.mu must be held for reading.
+func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []float32, depth int, minScore float32) ([]*candidate, error) {
+	if m.closed {
+		return nil, ErrClosed
+	}
+	cands := map[*parent]*candidate{}
+	get := func(p *parent) *candidate {
+		c := cands[p]
+		if c == nil {
+			c = &candidate{p: p}
+			cands[p] = c
+		}
+		return c
+	}
+	inRange := func(p *parent) bool {
+		r := &p.rec
+		if !q.From.IsZero() && r.Time.Before(q.From) {
+			return false
+		}
+		return q.To.IsZero() || r.Time.Before(q.To)
+	}
+	if qvec != nil {
+		total := len(m.children)
+		keepChild := m.filter(q)
+		for d := depth; ; d *= 4 {
+			res, err := m.vectorSearch(ctx, q, qvec, d, minScore, keepChild)
+			if err != nil {
+				return nil, err
+			}
+			// Many children of a few long parents can fill the list:
+			// fetch deeper until depth parents are found or the index
+			// is exhausted.
+			clear(cands)
+			rank := 0
+			for _, r := range res {
+				ref, ok := m.children[r.ID]
+				if !ok {
+					continue
+				}
+				c := get(ref.p)
+				if !c.hasVec {
+					rank++
+					c.hasVec, c.vecScore, c.vecRank = true, float64(r.Score), rank
+				}
+				c.vecKids = append(c.vecKids, kidScore{ref.i, float64(r.Score)})
+			}
+			if rank >= depth/4 || len(res) < d || d >= total {
+				break
+			}
+		}
+	}
+	if q.Mode != VectorOnly {
+		for i, r := range m.keywordSearch(q, text, depth, inRange) {
+			c := get(r.p)
+			c.hasKW, c.kwScore, c.kwRank = true, r.score, i+1
+		}
+	}
+	list := make([]*candidate, 0, len(cands))
+	for _, c := range cands {
+		list = append(list, c)
+	}
+	m.fuseAll(list)
+	slices.SortFunc(list, func(a, b *candidate) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.p.rec.ID, b.p.rec.ID)
+	})
+	return list, nil
+}
+
+// scored is a record and its keyword score.
+type scored struct {
+	p     *parent
+	score float64
+}
+
+// keywordSearch ranks the records of the query's namespace (or of every
+// namespace) by keyword score, best first, up to depth.
+func (m *Memory) keywordSearch(q Query, text string, depth int, inRange func(*parent) bool) []scored {
+	ti := m.turnIdx()
+	nss := []string{q.Namespace}
+	if q.Namespace == "" {
+		nss = ti.namespaces(m)
+	}
+	var out []scored
+	for _, ns := range nss {
+		out = append(out, m.keywordNamespace(ti, ti.get(ns, m), q, text, depth, inRange)...)
+	}
+	slices.SortFunc(out, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.p.rec.ID, b.p.rec.ID)
+	})
+	if len(out) > depth {
+		out = out[:depth]
+	}
+	return out
+}
+
+func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text string, depth int, inRange func(*parent) bool) []scored {
+	speakers, rest := n.namedSpeakers(ti.tok, text)
+	if len(speakers) > 0 && len(ti.tok.Tokens(rest)) == 0 {
+		// Only a name: look for it in the text.
+		speakers, rest = nil, text
+	}
+	timed := !q.From.IsZero() || !q.To.IsZero()
+	var keep func(int64) bool
+	if timed {
+		keep = func(id int64) bool { p := n.parents[id]; return p != nil && inRange(p) }
+	}
+	// Fetch more than depth from each field: the sum of two fields can
+	// raise a record that neither ranks first.
+	fetch := 2 * depth
+	scores := map[int64]float64{}
+	for _, r := range n.text.Search(rest, fetch, keep) {
+		scores[r.ID] += r.Score
+	}
+	if w := m.opts.neighbourWeight; w > 0 {
+		for _, r := range n.prev.Search(rest, fetch, keep) {
+			scores[r.ID] += w * r.Score
+		}
+	}
+	out := make([]scored, 0, len(scores))
+	for id, s := range scores {
+		p := n.parents[id]
+		if p == nil {
+			continue
+		}
+		if len(speakers) > 0 && slices.Contains(speakers, p.rec.Speaker) {
+			s *= 1 + m.opts.speakerBoost
+		}
+		out = append(out, scored{p, s})
+	}
+	slices.SortFunc(out, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.p.rec.ID, b.p.rec.ID)
+	})
+	if len(out) > depth {
+		out = out[:depth]
+	}
+	return out
+}
+
+// turnIdx returns the keyword path's index, made on first use.
+func (m *Memory) turnIdx() *turnIndex {
+	m.turnsOnce.Do(func() { m.turns = newTurnIndex(m.kw.Tokenizer()) })
+	return m.turns
+}
+
+// fuseAll computes every candidate's fused score.
+func (m *Memory) fuseAll(list []*candidate) {
+	var maxKW, maxVec, minVec float64
+	minVec = 1
+	for _, c := range list {
+		maxKW = max(maxKW, c.kwScore)
+		if c.hasVec {
+			maxVec = max(maxVec, c.vecScore)
+			minVec = min(minVec, c.vecScore)
+		}
+	}
+	for _, c := range list {
+		switch m.opts.fusion {
+		case fusionRRF:
+			s := 0.0
+			if c.hasVec {
+				s += 1 / (m.opts.rrfK + float64(c.vecRank))
+			}
+			if c.hasKW {
+				s += 1 / (m.opts.rrfK + float64(c.kwRank))
+			}
+			c.score = s
+		case fusionWeighted:
+			s := 0.0
+			if c.hasVec {
+				s += m.opts.vectorWeight * max(c.vecScore, 0)
+			}
+			if c.hasKW && maxKW > 0 {
+				s += m.opts.keywordWeight * c.kwScore / maxKW
+			}
+			c.score = s
+		default: // fusionScore: each path's scores calibrated to [0, 1] over the candidates
+			s := 0.0
+			if c.hasVec && maxVec > minVec {
+				s += m.opts.vectorWeight * (c.vecScore - minVec) / (maxVec - minVec)
+			} else if c.hasVec {
+				s += m.opts.vectorWeight
+			}
+			if c.hasKW && maxKW > 0 {
+				s += m.opts.keywordWeight * c.kwScore / maxKW
+			}
+			c.score = s
+		}
+	}
+}
+
+// hits turns candidates into results with snippets: the children that
+// share the most query terms, and those the vector path matched nearly as
+// well as the best. m.mu must be held for reading.
+func (m *Memory) hits(text string, list []*candidate) []Hit {
+	tok := m.turnIdx().tok
+	qterms := map[string]bool{}
+	for _, t := range tok.Tokens(text) {
+		qterms[t] = true
+	}
+	hits := make([]Hit, len(list))
+	for i, c := range list {
+		var matched []int
+		if c.hasKW {
+			best := 0
+			counts := make([]int, len(c.p.children))
+			for j, ch := range c.p.children {
+				seen := map[string]bool{}
+				for _, t := range tok.Tokens(ch.text) {
+					if qterms[t] && !seen[t] {
+						seen[t] = true
+						counts[j]++
+					}
+				}
+				best = max(best, counts[j])
+			}
+			for j, n := range counts {
+				if best > 0 && float64(n) >= snippetRatio*float64(best) {
+					matched = append(matched, j)
+				}
+			}
+		}
+		if len(c.vecKids) > 0 {
+			top := c.vecKids[0].score
+			for _, kd := range c.vecKids {
+				if kd.score >= snippetRatio*top {
+					matched = append(matched, kd.i)
+				}
+			}
+		}
+		slices.Sort(matched)
+		matched = slices.Compact(matched)
+		snips := make([]string, len(matched))
+		for j, ci := range matched {
+			snips[j] = c.p.children[ci].text
+		}
+		r := &c.p.rec
+		hits[i] = Hit{
+			Hit: memory.Hit{
+				ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
+			},
+			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
+			VectorRank: c.vecRank, KeywordRank: c.kwRank,
+		}
+	}
+	return hits
+}
+
+// snippetRatio: a child is a snippet when it scores at least this share of
+// its parent's best child on the same path. The best child alone would hide
+// a second sentence that matched nearly as well; every child the path
+// returned would, with a small store, be the whole parent.
+const snippetRatio = 0.75
+
+// filter returns the keep function for a query's namespace and time range,
+// or nil when it keeps everything. m.mu must be held.
+func (m *Memory) filter(q Query) func(int64) bool {
+	if q.Namespace == "" && q.From.IsZero() && q.To.IsZero() {
+		return nil
+	}
+	return func(id int64) bool {
+		ref, ok := m.children[id]
+		if !ok {
+			return false
+		}
+		r := &ref.p.rec
+		if q.Namespace != "" && r.Namespace != q.Namespace {
+			return false
+		}
+		if !q.From.IsZero() && r.Time.Before(q.From) {
+			return false
+		}
+		if !q.To.IsZero() && !r.Time.Before(q.To) {
+			return false
+		}
+		return true
+	}
+}

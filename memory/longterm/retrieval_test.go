@@ -1,0 +1,117 @@
+package longterm
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestQuery_SpeakerFieldBeatsGreeting(t *testing.T) {
+	ctx := t.Context()
+	m, err := New(ctx, newCounting(t, 256))
+	require.NoError(t, err)
+	defer m.Close()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	_, err = m.AddBatch(ctx, []Record{
+		{ID: "greet", Namespace: "c", Speaker: "Sam", Time: at, Text: "Hey Deborah!"},
+		{ID: "trip", Namespace: "c", Speaker: "Deborah", Time: at, Text: "My hiking trip is to the Alps."},
+		{ID: "other", Namespace: "c", Speaker: "Sam", Time: at, Text: "My trip to Rome was in March."},
+	})
+	require.NoError(t, err)
+	hits, err := m.Query(ctx, Query{Text: "Where is Deborah going on her trip?", Namespace: "c", Mode: KeywordOnly, K: 3})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "trip", hits[0].ID, "what Deborah said, not the turn greeting her")
+	assert.NotContains(t, ids(hits), "greet")
+}
+
+func TestQuery_NeighbourFindsTheAnswer(t *testing.T) {
+	ctx := t.Context()
+	m, err := New(ctx, newCounting(t, 256))
+	require.NoError(t, err)
+	defer m.Close()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	_, err = m.AddBatch(ctx, []Record{
+		{ID: "q", Namespace: "c", Time: at, Text: "What's the deadline for Tom's decision?"},
+		{ID: "a", Namespace: "c", Time: at.Add(time.Minute), Text: "By September 15, so I have a few weeks."},
+		{ID: "later", Namespace: "c", Time: at.Add(30 * 24 * time.Hour), Text: "Unrelated: the weather is fine."},
+	})
+	require.NoError(t, err)
+	hits, err := m.Query(ctx, Query{Text: "Tom decision deadline", Namespace: "c", Mode: KeywordOnly, K: 5})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"q", "a"}, ids(hits), "the answer through its question, below it")
+
+	m2, err := New(ctx, newCounting(t, 256), WithNeighbourWeight(0))
+	require.NoError(t, err)
+	defer m2.Close()
+	_, err = m2.AddBatch(ctx, []Record{{ID: "q", Namespace: "c", Time: at, Text: "Tom decision deadline?"}, {ID: "a", Namespace: "c", Time: at, Text: "September 15."}})
+	require.NoError(t, err)
+	hits, err = m2.Query(ctx, Query{Text: "Tom decision deadline", Namespace: "c", Mode: KeywordOnly})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"q"}, ids(hits))
+}
+
+func TestQuery_PerNamespaceStatisticsAndForget(t *testing.T) {
+	ctx := t.Context()
+	m, err := New(ctx, newCounting(t, 256))
+	require.NoError(t, err)
+	defer m.Close()
+	var recs []Record
+	for i := range 50 {
+		recs = append(recs, Record{Namespace: "big", Text: "invoice number " + string(rune('a'+i%26)) + " for the cloud"})
+	}
+	recs = append(recs, Record{ID: "s1", Namespace: "small", Text: "The cloud invoice arrived."}, Record{ID: "s2", Namespace: "small", Text: "Lunch was nice."})
+	_, err = m.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	hits, err := m.Query(ctx, Query{Text: "cloud invoice", Namespace: "small", Mode: KeywordOnly})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "s1", hits[0].ID) // s2 may follow as its neighbour
+	// Writes after the namespace's index was built are seen.
+	_, err = m.Add(ctx, Record{ID: "s3", Namespace: "small", Text: "Another cloud invoice, bigger."})
+	require.NoError(t, err)
+	require.NoError(t, m.Forget(ctx, "s1"))
+	hits, err = m.Query(ctx, Query{Text: "cloud invoice", Namespace: "small", Mode: KeywordOnly})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "s3", hits[0].ID)
+	assert.NotContains(t, ids(hits), "s1")
+	hits, err = m.Query(ctx, Query{Text: "cloud invoice", Namespace: "empty"})
+	require.NoError(t, err)
+	assert.Empty(t, hits)
+	hits, err = m.Query(ctx, Query{Text: "the of and", Namespace: "small", Mode: KeywordOnly})
+	require.NoError(t, err)
+	assert.Empty(t, hits, "a question of stop words only finds nothing")
+}
+
+// reverse is a Reranker that reverses the candidates.
+type reverse struct{ seen int }
+
+func (r *reverse) Rerank(_ context.Context, _ string, hits []Hit) ([]Hit, error) {
+	r.seen = len(hits)
+	out := slices.Clone(hits)
+	slices.Reverse(out)
+	return out, nil
+}
+
+func TestQuery_RerankerSeesCandidatesBeforeTheCut(t *testing.T) {
+	ctx := t.Context()
+	rr := &reverse{}
+	m, err := New(ctx, newCounting(t, 256), WithReranker(rr, 20))
+	require.NoError(t, err)
+	defer m.Close()
+	var recs []Record
+	for i := range 30 {
+		recs = append(recs, Record{Text: "the blue car number " + string(rune('a'+i%26)) + string(rune('a'+i/26))})
+	}
+	_, err = m.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	hits, err := m.Query(ctx, Query{Text: "blue car", K: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 20, rr.seen, "the reranker gets max(K, depth) candidates")
+	assert.Len(t, hits, 3)
+}

@@ -1,0 +1,208 @@
+package longterm
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem/keyword"
+)
+
+// turnIndex is the keyword path's index: per namespace, BM25 over whole
+// records (not their chunks, which would compete with their own parent,
+// and whose tiny members — "Hey Deborah!" — win every query naming a
+// person), with statistics of that namespace only, so a query touches only
+// its namespace's postings. Beside the text it keeps two fields: who spoke
+// (so that a query naming a speaker prefers what that speaker said rather
+// than turns that say the name) and the previous record's text (so that an
+// answer that shares no word with the question is found through the turn
+// it answers, at a lower weight).
+//
+// A namespace's index is built on first use from the stored records (so a
+// store loaded from a snapshot needs no format of its own) and kept up to
+// date by apply and remove afterwards.
+type turnIndex struct {
+	tok keyword.Tokenizer
+	mu  sync.Mutex // guards ns; held while a namespace is built
+	ns  map[string]*nsTurns
+}
+
+// nsTurns is one namespace's part of the turn index.
+type nsTurns struct {
+	text, prev *keyword.Index
+	next       int64
+	ids        map[*parent]int64
+	parents    map[int64]*parent
+	last       *parent // the newest record: the previous one of the next
+	// speakerTerms maps a term of a speaker's name to the speakers whose
+	// name has it.
+	speakerTerms map[string][]string
+	speakers     map[string]int // speaker → records
+}
+
+func newTurnIndex(tok keyword.Tokenizer) *turnIndex {
+	return &turnIndex{tok: tok, ns: map[string]*nsTurns{}}
+}
+
+// get returns the namespace's index, building it from parents when it has
+// none yet. m.mu must be held (for reading at least).
+func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	if n := ti.ns[ns]; n != nil {
+		return n
+	}
+	var ps []*parent
+	for _, p := range m.parents {
+		if p.rec.Namespace == ns {
+			ps = append(ps, p)
+		}
+	}
+	// Insertion order: child ids grow with every write.
+	slices.SortFunc(ps, func(a, b *parent) int { return cmp.Compare(firstChild(a), firstChild(b)) })
+	n := &nsTurns{
+		text: keyword.NewIndex(ti.tok), prev: keyword.NewIndex(ti.tok),
+		ids: map[*parent]int64{}, parents: map[int64]*parent{},
+		speakerTerms: map[string][]string{}, speakers: map[string]int{},
+	}
+	for _, p := range ps {
+		n.add(ti.tok, p, m.header(&p.rec))
+	}
+	ti.ns[ns] = n
+	return n
+}
+
+// namespaces returns the namespaces that hold records. m.mu must be held.
+func (ti *turnIndex) namespaces(m *Memory) []string {
+	seen := map[string]bool{}
+	for _, p := range m.parents {
+		seen[p.rec.Namespace] = true
+	}
+	out := make([]string, 0, len(seen))
+	for ns := range seen {
+		out = append(out, ns)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func firstChild(p *parent) int64 {
+	if len(p.children) == 0 {
+		return 0
+	}
+	return p.children[0].id
+}
+
+// added indexes p if its namespace's index is built (otherwise the build
+// will). m.mu must be held for writing.
+func (ti *turnIndex) added(p *parent, header string) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	if n := ti.ns[p.rec.Namespace]; n != nil {
+		n.add(ti.tok, p, header)
+	}
+}
+
+// removed drops p. m.mu must be held for writing.
+func (ti *turnIndex) removed(p *parent) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	n := ti.ns[p.rec.Namespace]
+	if n == nil {
+		return
+	}
+	id, ok := n.ids[p]
+	if !ok {
+		return
+	}
+	n.text.Delete(id)
+	n.prev.Delete(id)
+	delete(n.ids, p)
+	delete(n.parents, id)
+	if s := p.rec.Speaker; s != "" {
+		if n.speakers[s]--; n.speakers[s] <= 0 {
+			delete(n.speakers, s)
+			for _, t := range ti.tok.Tokens(s) {
+				n.speakerTerms[t] = slices.DeleteFunc(n.speakerTerms[t], func(x string) bool { return x == s })
+				if len(n.speakerTerms[t]) == 0 {
+					delete(n.speakerTerms, t)
+				}
+			}
+		}
+	}
+	if n.last == p {
+		n.last = nil
+	}
+}
+
+// neighbourGap: a record is a neighbour of the one written before it only
+// if their times are at most this far apart (one conversation, not the
+// last words of a conversation a week before).
+const neighbourGap = 12 * time.Hour
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string) {
+	id := n.next
+	n.next++
+	n.ids[p] = id
+	n.parents[id] = p
+	n.text.Add(id, header+p.rec.Text)
+	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
+		n.prev.Add(id, l.rec.Text)
+	}
+	n.last = p
+	if s := p.rec.Speaker; s != "" {
+		if n.speakers[s] == 0 {
+			for _, t := range tok.Tokens(s) {
+				if !slices.Contains(n.speakerTerms[t], s) {
+					n.speakerTerms[t] = append(n.speakerTerms[t], s)
+				}
+			}
+		}
+		n.speakers[s]++
+	}
+}
+
+// namedSpeakers splits a query into the speakers it names (words that are
+// a term of a speaker's name in this namespace, "Deborah" for the speaker
+// "Deborah") and the rest of the query.
+func (n *nsTurns) namedSpeakers(tok keyword.Tokenizer, query string) (speakers []string, rest string) {
+	if len(n.speakerTerms) == 0 {
+		return nil, query
+	}
+	var b strings.Builder
+	for w := range strings.FieldsSeq(query) {
+		terms := tok.Tokens(w)
+		named := len(terms) > 0
+		for _, t := range terms {
+			ss, ok := n.speakerTerms[t]
+			if !ok {
+				named = false
+				break
+			}
+			for _, s := range ss {
+				if !slices.Contains(speakers, s) {
+					speakers = append(speakers, s)
+				}
+			}
+		}
+		// A speaker's name that is also most of the namespace's speakers
+		// ("User" in a two-party log) says nothing: keep the word.
+		if !named {
+			b.WriteString(w)
+			b.WriteByte(' ')
+		}
+	}
+	if len(speakers) == 0 || len(speakers) == len(n.speakers) {
+		return nil, query
+	}
+	return speakers, b.String()
+}
