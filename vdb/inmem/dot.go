@@ -11,3 +11,19 @@ func dotRowsGeneric(out, q, rows []float32) {
 		out[i] = blas32.Dot(x, blas32.Vector{N: d, Inc: 1, Data: rows[i*d : (i+1)*d]})
 	}
 }
+
+// dotCodesGeneric sets out[i] to Σ_j q[j]·codes[i*d+j], d = len(q). The sum
+// is exact: the caller bounds |q[j]| so that it fits in an int32, and
+// integer addition does not depend on the order.
+func dotCodesGeneric(out []int32, q []int16, codes []int8) {
+	d := len(q)
+	for i := range out {
+		row := codes[i*d : (i+1)*d]
+		row = row[:len(q)]
+		var s int32
+		for j, c := range row {
+			s += int32(q[j]) * int32(c)
+		}
+		out[i] = s
+	}
+}

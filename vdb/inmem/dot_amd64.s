@@ -16,6 +16,12 @@
 // out[i] = Σ_j q[j]·rows[i*d+j] for i < n. d must be a positive multiple of
 // 8. Four rows are scored per pass so that each 8-float chunk of q is loaded
 // once for four fused multiply-adds into independent accumulators.
+//
+// Every kernel in this file computes a (query, row) score in the same order —
+// one 8-lane accumulator, fused multiply-adds over the 8-float chunks in
+// increasing order, then HSUM_STORE — so a row's score is bit-for-bit the
+// same whichever kernel, batch position or tail computed it. The codes path
+// relies on this to rescore single rows exactly as the plain scan would.
 TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -31,10 +37,6 @@ loop4:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
-	VXORPS Y15, Y15, Y15
 	LEAQ   (DX)(R8*1), R9
 	LEAQ   (R9)(R8*1), R10
 	LEAQ   (R10)(R8*1), R11
@@ -62,10 +64,10 @@ inner4x16:
 	VFMADD231PS (R9)(AX*1), Y0, Y5
 	VFMADD231PS (R10)(AX*1), Y0, Y6
 	VFMADD231PS (R11)(AX*1), Y0, Y7
-	VFMADD231PS 32(DX)(AX*1), Y1, Y12
-	VFMADD231PS 32(R9)(AX*1), Y1, Y13
-	VFMADD231PS 32(R10)(AX*1), Y1, Y14
-	VFMADD231PS 32(R11)(AX*1), Y1, Y15
+	VFMADD231PS 32(DX)(AX*1), Y1, Y4
+	VFMADD231PS 32(R9)(AX*1), Y1, Y5
+	VFMADD231PS 32(R10)(AX*1), Y1, Y6
+	VFMADD231PS 32(R11)(AX*1), Y1, Y7
 	ADDQ        $64, AX
 	JMP         inner4x16
 
@@ -80,10 +82,6 @@ inner4x8:
 	ADDQ        $32, AX
 
 sum4:
-	VADDPS Y12, Y4, Y4
-	VADDPS Y13, Y5, Y5
-	VADDPS Y14, Y6, Y6
-	VADDPS Y15, Y7, Y7
 	HSUM_STORE(Y4, X4, 0)
 	HSUM_STORE(Y5, X5, 4)
 	HSUM_STORE(Y6, X6, 8)
@@ -208,5 +206,203 @@ inner1q2:
 	JMP   tailq2
 
 doneq2:
+	VZEROUPPER
+	RET
+
+// Horizontal sum of the eight int32 lanes of Y<acc> into the int32 at
+// off(DI), using X3 as scratch.
+#define HSUMI_STORE(acc, xacc, off) \
+	VEXTRACTI128 $1, acc, X3 \
+	VPADDD       X3, xacc, xacc \
+	VPHADDD      xacc, xacc, xacc \
+	VPHADDD      xacc, xacc, xacc \
+	VMOVD        xacc, off(DI)
+
+// func dotCodesAVX2(out *int32, q *int16, codes *int8, n int, d int)
+//
+// out[i] = Σ_j q[j]·codes[i*d+j] for i < n, exactly in int32 (the caller
+// bounds |q[j]| so that no partial sum overflows). d must be a positive
+// multiple of 16. Each step sign-extends 16 codes to int16 (VPMOVSXBW) and
+// multiplies them with 16 query values, adding adjacent pairs into eight
+// int32 lanes (VPMADDWD). Four rows per pass.
+TEXT ·dotCodesAVX2(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ codes+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), R8
+
+cloop4:
+	CMPQ CX, $4
+	JLT  ctail
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	LEAQ  (DX)(R8*1), R9
+	LEAQ  (R9)(R8*1), R10
+	LEAQ  (R10)(R8*1), R11
+	LEAQ  (R11)(R8*1), R12 // next group, to prefetch
+	LEAQ  (R12)(R8*1), R13
+	LEAQ  (R13)(R8*1), R14
+	LEAQ  (R14)(R8*1), R15
+	XORQ  AX, AX
+
+cinner4:
+	// One cache line per row every four 16-byte steps would do; the
+	// prefetch of a line already requested is cheap.
+	PREFETCHT0 (R12)(AX*1)
+	PREFETCHT0 (R13)(AX*1)
+	PREFETCHT0 (R14)(AX*1)
+	PREFETCHT0 (R15)(AX*1)
+	VMOVDQU    (SI)(AX*2), Y0
+	VPMOVSXBW  (DX)(AX*1), Y8
+	VPMOVSXBW  (R9)(AX*1), Y9
+	VPMOVSXBW  (R10)(AX*1), Y10
+	VPMOVSXBW  (R11)(AX*1), Y11
+	VPMADDWD   Y0, Y8, Y8
+	VPMADDWD   Y0, Y9, Y9
+	VPMADDWD   Y0, Y10, Y10
+	VPMADDWD   Y0, Y11, Y11
+	VPADDD     Y8, Y4, Y4
+	VPADDD     Y9, Y5, Y5
+	VPADDD     Y10, Y6, Y6
+	VPADDD     Y11, Y7, Y7
+	ADDQ       $16, AX
+	CMPQ       AX, R8
+	JLT        cinner4
+
+	HSUMI_STORE(Y4, X4, 0)
+	HSUMI_STORE(Y5, X5, 4)
+	HSUMI_STORE(Y6, X6, 8)
+	HSUMI_STORE(Y7, X7, 12)
+	ADDQ $16, DI
+	MOVQ R12, DX
+	SUBQ $4, CX
+	JMP  cloop4
+
+ctail:
+	CMPQ CX, $0
+	JEQ  cdone
+	VPXOR Y4, Y4, Y4
+	XORQ  AX, AX
+
+cinner1:
+	VPMOVSXBW (DX)(AX*1), Y8
+	VPMADDWD  (SI)(AX*2), Y8, Y8
+	VPADDD    Y8, Y4, Y4
+	ADDQ      $16, AX
+	CMPQ      AX, R8
+	JLT       cinner1
+
+	HSUMI_STORE(Y4, X4, 0)
+	ADDQ $4, DI
+	ADDQ R8, DX
+	DECQ CX
+	JMP  ctail
+
+cdone:
+	VZEROUPPER
+	RET
+
+// func dotCodes2AVX2(out0, out1 *int32, q0, q1 *int16, codes *int8, n int, d int)
+//
+// dotCodesAVX2 for two queries at once: a register tile of four rows by two
+// queries (eight int32 accumulators), so each row's codes are loaded and
+// widened once for both queries. d must be a positive multiple of 16.
+TEXT ·dotCodes2AVX2(SB), NOSPLIT, $0-56
+	MOVQ out0+0(FP), DI
+	MOVQ out1+8(FP), BX
+	MOVQ q0+16(FP), SI
+	MOVQ q1+24(FP), R12
+	MOVQ codes+32(FP), DX
+	MOVQ n+40(FP), CX
+	MOVQ d+48(FP), R8
+
+c2loop4:
+	CMPQ CX, $4
+	JLT  c2tail
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	LEAQ  (DX)(R8*1), R9
+	LEAQ  (R9)(R8*1), R10
+	LEAQ  (R10)(R8*1), R11
+	XORQ  AX, AX
+
+c2inner4:
+	VPMOVSXBW (DX)(AX*1), Y0
+	VPMOVSXBW (R9)(AX*1), Y1
+	VPMOVSXBW (R10)(AX*1), Y2
+	VPMOVSXBW (R11)(AX*1), Y3
+	VPMADDWD  (SI)(AX*2), Y0, Y12
+	VPMADDWD  (R12)(AX*2), Y0, Y13
+	VPMADDWD  (SI)(AX*2), Y1, Y14
+	VPMADDWD  (R12)(AX*2), Y1, Y15
+	VPADDD    Y12, Y4, Y4
+	VPADDD    Y13, Y5, Y5
+	VPADDD    Y14, Y6, Y6
+	VPADDD    Y15, Y7, Y7
+	VPMADDWD  (SI)(AX*2), Y2, Y12
+	VPMADDWD  (R12)(AX*2), Y2, Y13
+	VPMADDWD  (SI)(AX*2), Y3, Y14
+	VPMADDWD  (R12)(AX*2), Y3, Y15
+	VPADDD    Y12, Y8, Y8
+	VPADDD    Y13, Y9, Y9
+	VPADDD    Y14, Y10, Y10
+	VPADDD    Y15, Y11, Y11
+	ADDQ      $16, AX
+	CMPQ      AX, R8
+	JLT       c2inner4
+
+	HSUMI_STORE(Y4, X4, 0)
+	HSUMI_STORE(Y6, X6, 4)
+	HSUMI_STORE(Y8, X8, 8)
+	HSUMI_STORE(Y10, X10, 12)
+	XCHGQ DI, BX
+	HSUMI_STORE(Y5, X5, 0)
+	HSUMI_STORE(Y7, X7, 4)
+	HSUMI_STORE(Y9, X9, 8)
+	HSUMI_STORE(Y11, X11, 12)
+	XCHGQ DI, BX
+	ADDQ  $16, DI
+	ADDQ  $16, BX
+	LEAQ  (R11)(R8*1), DX
+	SUBQ  $4, CX
+	JMP   c2loop4
+
+c2tail:
+	CMPQ CX, $0
+	JEQ  c2done
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	XORQ  AX, AX
+
+c2inner1:
+	VPMOVSXBW (DX)(AX*1), Y0
+	VPMADDWD  (SI)(AX*2), Y0, Y12
+	VPMADDWD  (R12)(AX*2), Y0, Y13
+	VPADDD    Y12, Y4, Y4
+	VPADDD    Y13, Y5, Y5
+	ADDQ      $16, AX
+	CMPQ      AX, R8
+	JLT       c2inner1
+
+	HSUMI_STORE(Y4, X4, 0)
+	XCHGQ DI, BX
+	HSUMI_STORE(Y5, X5, 0)
+	XCHGQ DI, BX
+	ADDQ  $4, DI
+	ADDQ  $4, BX
+	ADDQ  R8, DX
+	DECQ  CX
+	JMP   c2tail
+
+c2done:
 	VZEROUPPER
 	RET

@@ -70,3 +70,64 @@ func BenchmarkDotRows(b *testing.B) {
 		}
 	}
 }
+
+// TestDotRowsBitIdentical checks the property the codes path relies on:
+// a row's score is the same float32, bit for bit, whether the row is scored
+// alone, in a group of four, in the tail, or paired with another query.
+func TestDotRowsBitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, d := range []int{8, 16, 24, 40, 384, 385} {
+		for _, n := range []int{1, 3, 4, 5, 9, 130} {
+			q, q1 := randFloats(r, d), randFloats(r, d)
+			rows := randFloats(r, n*d)
+			all := make([]float32, n)
+			dotRows(all, q, rows)
+			out0, out1 := make([]float32, n), make([]float32, n)
+			dotRows2(out0, out1, q, q1, rows)
+			var one, one1 [1]float32
+			for i := range n {
+				dotRows(one[:], q, rows[i*d:(i+1)*d])
+				dotRows(one1[:], q1, rows[i*d:(i+1)*d])
+				assert.Equal(t, math.Float32bits(one[0]), math.Float32bits(all[i]), "d=%d n=%d row %d", d, n, i)
+				assert.Equal(t, math.Float32bits(one[0]), math.Float32bits(out0[i]), "pair, d=%d n=%d row %d", d, n, i)
+				assert.Equal(t, math.Float32bits(one1[0]), math.Float32bits(out1[i]), "pair, d=%d n=%d row %d", d, n, i)
+			}
+		}
+	}
+}
+
+// TestDotCodes checks the integer kernels against a direct sum, at the
+// extreme values the caller allows.
+func TestDotCodes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, d := range []int{16, 32, 48, 384, 400, 17} {
+		qm := queryMax(d)
+		for _, n := range []int{1, 3, 4, 5, 9, 130} {
+			q, q1 := make([]int16, d), make([]int16, d)
+			codes := make([]int8, n*d)
+			for j := range q {
+				q[j] = int16(r.IntN(2*qm+1) - qm)
+				q1[j] = int16(qm) // extremes: the largest possible sums
+			}
+			for j := range codes {
+				codes[j] = int8(r.IntN(2*codeMax+1) - codeMax)
+			}
+			for j := range codes[:d] {
+				codes[j] = codeMax
+			}
+			out, out0, out1 := make([]int32, n), make([]int32, n), make([]int32, n)
+			dotCodes(out, q, codes)
+			dotCodes2(out0, out1, q, q1, codes)
+			for i := range n {
+				var want, want1 int64
+				for j := range d {
+					want += int64(q[j]) * int64(codes[i*d+j])
+					want1 += int64(q1[j]) * int64(codes[i*d+j])
+				}
+				assert.Equal(t, want, int64(out[i]), "d=%d n=%d row %d", d, n, i)
+				assert.Equal(t, want, int64(out0[i]), "pair d=%d n=%d row %d", d, n, i)
+				assert.Equal(t, want1, int64(out1[i]), "pair d=%d n=%d row %d", d, n, i)
+			}
+		}
+	}
+}

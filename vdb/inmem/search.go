@@ -113,6 +113,13 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 			tops[i][j] = newTopK(k, minScore)
 		}
 	}
+	var qcs []qcode
+	if db.codes == Int8 {
+		qcs = make([]qcode, len(qs))
+		for j, q := range qs {
+			qcs[j] = encodeQuery(q)
+		}
+	}
 	errs := make([]error, w)
 	// Workers pull chunks of rows from a shared counter rather than taking a
 	// fixed share each: on a busy machine a worker that starts late (its
@@ -132,7 +139,11 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 				return err
 			}
 			lo := c * chunkRows
-			db.scanRange(qs, lo, min(lo+chunkRows, n), tops[i])
+			if qcs != nil {
+				db.scanRangeCodes(qs, qcs, lo, min(lo+chunkRows, n), tops[i])
+			} else {
+				db.scanRange(qs, lo, min(lo+chunkRows, n), tops[i])
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -190,6 +201,50 @@ func (db *DB) scanRange(qs [][]float32, lo, hi int, tops []topK) {
 			tops[j].offerAll(s, ids)
 		}
 	}
+}
+
+// scanRangeCodes is scanRange over the int8 codes: it computes every row's
+// code score, and rescores with the float32 kernel only the rows whose bound
+// (see encodeQuery) reaches the query's current floor.
+func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, lo, hi int, tops []topK) {
+	d := db.dim
+	var dots, dots1 [blockRows]int32
+	var one [1]float32
+	rescored := 0
+	rescore := func(j int, dots []int32, r int) {
+		t := &tops[j]
+		qc := &qcs[j]
+		floor := float64(t.floor)
+		meta := db.meta[r : r+len(dots)]
+		for i, dot := range dots {
+			if qc.bound(dot, meta[i]) < floor {
+				continue
+			}
+			row := r + i
+			dotRows(one[:], qs[j], db.data[row*d:(row+1)*d])
+			rescored++
+			if one[0] >= t.floor {
+				t.offer(vdb.Result{ID: db.ids[row], Score: one[0]})
+				floor = float64(t.floor)
+			}
+		}
+	}
+	for r := lo; r < hi; r += blockRows {
+		end := min(r+blockRows, hi)
+		codes := db.code[r*d : end*d]
+		s, s1 := dots[:end-r], dots1[:end-r]
+		j := 0
+		for ; j+1 < len(qs); j += 2 {
+			dotCodes2(s, s1, qcs[j].a, qcs[j+1].a, codes)
+			rescore(j, s, r)
+			rescore(j+1, s1, r)
+		}
+		if j < len(qs) {
+			dotCodes(s, qcs[j].a, codes)
+			rescore(j, s, r)
+		}
+	}
+	db.rescored.Add(int64(rescored))
 }
 
 // better orders results best first: higher score, then lower ID.
