@@ -194,3 +194,44 @@ func (qc *qcode) bound(dot int32, m rowMeta) float64 {
 	sl := qc.ra*float64(m.rnorm) + qc.xa*float64(m.xnorm)
 	return t + sl + 1e-12*(math.Abs(t)+sl)
 }
+
+// blockMax holds the largest scale and norms over a block of rows, for
+// qcode.cut.
+type blockMax struct{ scale, rnorm, xnorm float64 }
+
+func blockMaxima(meta []rowMeta) blockMax {
+	var m rowMeta
+	for _, x := range meta {
+		m.scale = max(m.scale, x.scale)
+		m.rnorm = max(m.rnorm, x.rnorm)
+		m.xnorm = max(m.xnorm, x.xnorm)
+	}
+	return blockMax{float64(m.scale), float64(m.rnorm), float64(m.xnorm)}
+}
+
+// cut returns an integer J such that every row of a block with maxima bm
+// whose code product is ≤ J has bound < floor, so that the scan can reject
+// most rows with one integer comparison. It returns math.MinInt32 (reject
+// nothing this way) when no such shortcut is safe.
+//
+// Proof. Let SL = ra·max‖r‖ + xa·max‖x‖ ≥ each row's ra·‖r‖ + xa·‖x‖ and
+// T = floor − SL − μ with μ = 1e-9·(1 + SL + |floor|), which dwarfs both
+// bound's relative margin (1e-12 of quantities ≤ |floor| + SL when the
+// row is rejected) and the float64 rounding here. If T ≤ 0 there is no
+// shortcut. Otherwise take J = ⌊T/(σ·S)⌋ − 1 with S the largest scale. A row
+// with 0 ≤ I ≤ J has σ·s·I ≤ σ·S·I < T; a row with I < 0 has σ·s·I ≤ 0 < T.
+// Either way its bound is below T + SL + μ = floor.
+func (qc *qcode) cut(floor float64, bm blockMax) int32 {
+	sl := qc.ra*bm.rnorm + qc.xa*bm.xnorm
+	mu := 1e-9 * (1 + sl + math.Abs(floor))
+	t := floor - sl - mu
+	den := qc.scale * bm.scale
+	if !(t > 0) || !(den > 0) { // also rejects NaN and an empty block
+		return math.MinInt32
+	}
+	j := math.Floor(t/den) - 1
+	if j >= math.MaxInt32 {
+		return math.MaxInt32 - 1
+	}
+	return int32(j)
+}

@@ -27,3 +27,22 @@ func dotCodesGeneric(out []int32, q []int16, codes []int8) {
 		out[i] = s
 	}
 }
+
+// codesQueries is how many queries dotCodesN serves per call.
+const codesQueries = 6
+
+// dotCodesN sets out[i][r] to the exact integer product of as[i] with row r
+// of codes, for up to codesQueries queries, using the widest register tile
+// the CPU offers.
+func dotCodesN(out [][]int32, as [][]int16, codes []int8) {
+	if dotCodesTile(out, as, codes) {
+		return
+	}
+	i := 0
+	for ; i+1 < len(as); i += 2 {
+		dotCodes2(out[i], out[i+1], as[i], as[i+1], codes)
+	}
+	if i < len(as) {
+		dotCodes(out[i], as[i], codes)
+	}
+}

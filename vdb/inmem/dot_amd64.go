@@ -73,3 +73,39 @@ func dotCodes2(out0, out1 []int32, q0, q1 []int16, codes []int8) {
 	_ = codes[n*d-1]
 	dotCodes2AVX2(&out0[0], &out1[0], &q0[0], &q1[0], &codes[0], n, d)
 }
+
+// useVNNI selects the AVX-512 VNNI batch kernel (a variable for tests).
+var useVNNI = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
+
+//go:noescape
+func dotCodes6VNNI(outs *[6]*int32, qs *[6]*int16, codes *int8, n int, d int)
+
+// dotCodesTile runs the 4-row × 6-query AVX-512 VNNI kernel when the CPU
+// has it and there are six queries, and reports whether it did.
+func dotCodesTile(out [][]int32, as [][]int16, codes []int8) bool {
+	if !useAVX2 || !useVNNI || len(as) != 6 || len(out) != 6 {
+		return false
+	}
+	d := len(as[0])
+	n := len(out[0])
+	if d%16 != 0 || n == 0 {
+		return false
+	}
+	_ = codes[n*d-1]
+	var outs [6]*int32
+	var qs [6]*int16
+	for i := range 6 {
+		_ = out[i][n-1]
+		_ = as[i][d-1]
+		outs[i], qs[i] = &out[i][0], &as[i][0]
+	}
+	if m := n &^ 3; m > 0 {
+		dotCodes6VNNI(&outs, &qs, &codes[0], m, d)
+	}
+	for r := n &^ 3; r < n; r++ { // the last n%4 rows
+		for i := range 6 {
+			dotCodes(out[i][r:r+1], as[i], codes[r*d:(r+1)*d])
+		}
+	}
+	return true
+}

@@ -406,3 +406,123 @@ c2inner1:
 c2done:
 	VZEROUPPER
 	RET
+
+// Sum the eight int32 lanes of each of the four accumulators a0..a3 (any
+// registers) and store the four sums at 0..15(out)(R15*1); Y4-Y7 are
+// scratch. Unpack-and-add rather than VPHADDD, which has no EVEX form for
+// the accumulators above Y15.
+#define HSUM4I_STORE(a0, a1, a2, a3, out) \
+	VPUNPCKLDQ   a1, a0, Y4 \
+	VPUNPCKHDQ   a1, a0, Y5 \
+	VPADDD       Y5, Y4, Y4 \
+	VPUNPCKLDQ   a3, a2, Y5 \
+	VPUNPCKHDQ   a3, a2, Y6 \
+	VPADDD       Y6, Y5, Y5 \
+	VPUNPCKLQDQ  Y5, Y4, Y6 \
+	VPUNPCKHQDQ  Y5, Y4, Y7 \
+	VPADDD       Y7, Y6, Y6 \
+	VEXTRACTI128 $1, Y6, X7 \
+	VPADDD       X7, X6, X6 \
+	MOVQ         out, R13 \
+	VMOVDQU      X6, (R13)(R15*1)
+
+// func dotCodes6VNNI(outs *[6]*int32, qs *[6]*int16, codes *int8, n int, d int)
+//
+// The batch kernel: a register tile of four rows by six queries, 24 int32
+// accumulators in Y8-Y31 (AVX-512VL registers), fed by AVX-512 VNNI
+// VPDPWSSD, which multiplies 16 int16 pairs and adds them into eight lanes
+// in one instruction. Each step widens 16 codes of each of the four rows
+// once (VPMOVSXBW) and uses them for all six queries. n must be a multiple
+// of 4 and d of 16; the sums are exact (the caller bounds the query codes).
+TEXT ·dotCodes6VNNI(SB), NOSPLIT, $0-40
+	MOVQ qs+8(FP), R13
+	MOVQ 0(R13), SI
+	MOVQ 8(R13), DI
+	MOVQ 16(R13), BX
+	MOVQ 24(R13), R10
+	MOVQ 32(R13), R11
+	MOVQ 40(R13), R12
+	MOVQ codes+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), R8
+	LEAQ (R8)(R8*2), R9 // 3d
+	XORQ R15, R15       // byte offset of the current row group in outs
+
+g6loop:
+	CMPQ CX, $4
+	JLT  g6done
+	VPXORD Y8, Y8, Y8
+	VPXORD Y9, Y9, Y9
+	VPXORD Y10, Y10, Y10
+	VPXORD Y11, Y11, Y11
+	VPXORD Y12, Y12, Y12
+	VPXORD Y13, Y13, Y13
+	VPXORD Y14, Y14, Y14
+	VPXORD Y15, Y15, Y15
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	XORQ AX, AX
+
+g6inner:
+	VPMOVSXBW (DX), Y0
+	VPMOVSXBW (DX)(R8*1), Y1
+	VPMOVSXBW (DX)(R8*2), Y2
+	VPMOVSXBW (DX)(R9*1), Y3
+	VPDPWSSD (SI)(AX*2), Y0, Y8
+	VPDPWSSD (SI)(AX*2), Y1, Y9
+	VPDPWSSD (SI)(AX*2), Y2, Y10
+	VPDPWSSD (SI)(AX*2), Y3, Y11
+	VPDPWSSD (DI)(AX*2), Y0, Y12
+	VPDPWSSD (DI)(AX*2), Y1, Y13
+	VPDPWSSD (DI)(AX*2), Y2, Y14
+	VPDPWSSD (DI)(AX*2), Y3, Y15
+	VPDPWSSD (BX)(AX*2), Y0, Y16
+	VPDPWSSD (BX)(AX*2), Y1, Y17
+	VPDPWSSD (BX)(AX*2), Y2, Y18
+	VPDPWSSD (BX)(AX*2), Y3, Y19
+	VPDPWSSD (R10)(AX*2), Y0, Y20
+	VPDPWSSD (R10)(AX*2), Y1, Y21
+	VPDPWSSD (R10)(AX*2), Y2, Y22
+	VPDPWSSD (R10)(AX*2), Y3, Y23
+	VPDPWSSD (R11)(AX*2), Y0, Y24
+	VPDPWSSD (R11)(AX*2), Y1, Y25
+	VPDPWSSD (R11)(AX*2), Y2, Y26
+	VPDPWSSD (R11)(AX*2), Y3, Y27
+	VPDPWSSD (R12)(AX*2), Y0, Y28
+	VPDPWSSD (R12)(AX*2), Y1, Y29
+	VPDPWSSD (R12)(AX*2), Y2, Y30
+	VPDPWSSD (R12)(AX*2), Y3, Y31
+	ADDQ $16, DX
+	ADDQ $16, AX
+	CMPQ AX, R8
+	JLT  g6inner
+
+	MOVQ outs+0(FP), R14
+	HSUM4I_STORE(Y8, Y9, Y10, Y11, 0(R14))
+	HSUM4I_STORE(Y12, Y13, Y14, Y15, 8(R14))
+	HSUM4I_STORE(Y16, Y17, Y18, Y19, 16(R14))
+	HSUM4I_STORE(Y20, Y21, Y22, Y23, 24(R14))
+	HSUM4I_STORE(Y24, Y25, Y26, Y27, 32(R14))
+	HSUM4I_STORE(Y28, Y29, Y30, Y31, 40(R14))
+	ADDQ R9, DX // DX had moved one row; skip the other three
+	ADDQ $16, R15
+	SUBQ $4, CX
+	JMP  g6loop
+
+g6done:
+	VZEROUPPER
+	RET

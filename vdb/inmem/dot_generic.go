@@ -23,3 +23,6 @@ func dotCodes2(out0, out1 []int32, q0, q1 []int16, codes []int8) {
 	dotCodesGeneric(out0, q0, codes)
 	dotCodesGeneric(out1, q1, codes)
 }
+
+// dotCodesTile reports false: there is no wide tile kernel here.
+func dotCodesTile(out [][]int32, as [][]int16, codes []int8) bool { return false }

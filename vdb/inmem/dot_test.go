@@ -131,3 +131,46 @@ func TestDotCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestDotCodesN checks the batch entry point (the VNNI tile where the CPU
+// has it) against a direct sum, for 1 to 6 queries and row counts around
+// the tile's four rows.
+func TestDotCodesN(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, d := range []int{16, 48, 384, 24} {
+		qm := queryMax(d)
+		for _, n := range []int{1, 3, 4, 5, 8, 11, 128} {
+			for nq := 1; nq <= codesQueries; nq++ {
+				as := make([][]int16, nq)
+				out := make([][]int32, nq)
+				for i := range as {
+					as[i] = make([]int16, d)
+					for j := range as[i] {
+						as[i][j] = int16(r.IntN(2*qm+1) - qm)
+					}
+					out[i] = make([]int32, n)
+				}
+				for j := range as[0] {
+					as[0][j] = int16(-qm)
+				}
+				codes := make([]int8, n*d)
+				for j := range codes {
+					codes[j] = int8(r.IntN(2*codeMax+1) - codeMax)
+				}
+				for j := range codes[:d] {
+					codes[j] = -codeMax
+				}
+				dotCodesN(out, as, codes)
+				for i := range as {
+					for row := range n {
+						var want int64
+						for j := range d {
+							want += int64(as[i][j]) * int64(codes[row*d+j])
+						}
+						assert.Equal(t, want, int64(out[i][row]), "d=%d n=%d nq=%d query %d row %d", d, n, nq, i, row)
+					}
+				}
+			}
+		}
+	}
+}

@@ -208,16 +208,17 @@ func (db *DB) scanRange(qs [][]float32, lo, hi int, tops []topK) {
 // (see encodeQuery) reaches the query's current floor.
 func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, lo, hi int, tops []topK) {
 	d := db.dim
-	var dots, dots1 [blockRows]int32
+	var dots [codesQueries][blockRows]int32
 	var one [1]float32
 	rescored := 0
-	rescore := func(j int, dots []int32, r int) {
+	rescore := func(j int, dots []int32, r int, bm blockMax) {
 		t := &tops[j]
 		qc := &qcs[j]
 		floor := float64(t.floor)
+		cut := qc.cut(floor, bm)
 		meta := db.meta[r : r+len(dots)]
 		for i, dot := range dots {
-			if qc.bound(dot, meta[i]) < floor {
+			if dot <= cut || qc.bound(dot, meta[i]) < floor {
 				continue
 			}
 			row := r + i
@@ -229,19 +230,24 @@ func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, lo, hi int, tops []top
 			}
 		}
 	}
+	as := make([][]int16, len(qcs))
+	for j := range qcs {
+		as[j] = qcs[j].a
+	}
 	for r := lo; r < hi; r += blockRows {
 		end := min(r+blockRows, hi)
 		codes := db.code[r*d : end*d]
-		s, s1 := dots[:end-r], dots1[:end-r]
-		j := 0
-		for ; j+1 < len(qs); j += 2 {
-			dotCodes2(s, s1, qcs[j].a, qcs[j+1].a, codes)
-			rescore(j, s, r)
-			rescore(j+1, s1, r)
-		}
-		if j < len(qs) {
-			dotCodes(s, qcs[j].a, codes)
-			rescore(j, s, r)
+		bm := blockMaxima(db.meta[r:end])
+		for j := 0; j < len(qs); j += codesQueries {
+			g := min(codesQueries, len(qs)-j)
+			var out [codesQueries][]int32
+			for i := range g {
+				out[i] = dots[i][:end-r]
+			}
+			dotCodesN(out[:g], as[j:j+g], codes)
+			for i := range g {
+				rescore(j+i, out[i], r, bm)
+			}
 		}
 	}
 	db.rescored.Add(int64(rescored))
