@@ -60,6 +60,7 @@ func WithCodes(c Codes) Option {
 // code c (x̂ = s·c), ‖x − x̂‖ and ‖x‖, both rounded up.
 type rowMeta struct {
 	scale, rnorm, xnorm float32
+	csum                int32 // Σ c_j, for the byte kernel's offset
 }
 
 // codeMax is the largest code magnitude: codes lie in [-127, 127], so that
@@ -102,10 +103,12 @@ func encodeRow(dst []int8, x []float32) rowMeta {
 		s = math.SmallestNonzeroFloat32
 	}
 	var r2, x2 float64
+	var csum int32
 	for j, v := range x {
 		c := math.RoundToEven(float64(v) / float64(s))
 		c = max(-codeMax, min(codeMax, c))
 		dst[j] = int8(c)
+		csum += int32(c)
 		// s·c is exact in float64 (24 + 8 bits) and so is the difference
 		// with a float32 of comparable size; any rounding left is covered
 		// by relErr.
@@ -114,7 +117,7 @@ func encodeRow(dst []int8, x []float32) rowMeta {
 		x2 += float64(v) * float64(v)
 	}
 	e := 1 + relErr(len(x))
-	return rowMeta{scale: s, rnorm: roundUp32(math.Sqrt(r2) * e), xnorm: roundUp32(math.Sqrt(x2) * e)}
+	return rowMeta{scale: s, rnorm: roundUp32(math.Sqrt(r2) * e), xnorm: roundUp32(math.Sqrt(x2) * e), csum: csum}
 }
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
@@ -156,13 +159,35 @@ type qcode struct {
 // order: skipping it leaves the result unchanged. Every other row is
 // rescored by the float32 kernel itself, so the scores returned are the
 // plain scan's, bit for bit.
-func encodeQuery(q []float32) qcode {
+func encodeQuery(q []float32) qcode { return encodeQueryMax(q, queryMax(len(q))) }
+
+// byteQueryMax is the query code range of the byte kernel (a+128 must fit
+// in a uint8).
+const byteQueryMax = 127
+
+// byteQueries reports whether the byte kernel's query codes suit dimension
+// d: Σ|a_j·c_j| ≤ d·127·127 must fit in an int32.
+func byteQueries(d int) bool { return d*byteQueryMax*codeMax <= math.MaxInt32 }
+
+// encodeQueryBytes is encodeQuery with codes in [-127, 127], also returned
+// offset by 128 as the unsigned bytes the VNNI byte kernel takes. The bound
+// is the same, with the coarser q̂.
+func encodeQueryBytes(q []float32) (qcode, []uint8) {
+	qc := encodeQueryMax(q, byteQueryMax)
+	u := make([]uint8, len(q))
+	for j, a := range qc.a {
+		u[j] = uint8(a + 128)
+	}
+	return qc, u
+}
+
+func encodeQueryMax(q []float32, qmax int) qcode {
 	d := len(q)
 	var m float32
 	for _, v := range q {
 		m = max(m, abs32(v))
 	}
-	qm := float64(queryMax(d))
+	qm := float64(qmax)
 	sigma := float64(m) / qm // m > 0: the query is normalised
 	a := make([]int16, d)
 	var e2, h2, q2 float64

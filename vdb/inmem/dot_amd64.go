@@ -109,3 +109,54 @@ func dotCodesTile(out [][]int32, as [][]int16, codes []int8) bool {
 	}
 	return true
 }
+
+//go:noescape
+func dotCodes6VNNI8(outs *[6]*int32, qs *[6]*uint8, codes *int8, n int, d int)
+
+// dotBytesTile is dotCodesTile for byte queries (u[j] = a[j]+128, |a[j]| ≤
+// 127) through VPDPBUSD: out[i][r] = Σ a_i[j]·c_r[j], given meta[r].csum =
+// Σ c_r[j].
+// It reports false, doing nothing, when the CPU lacks VNNI or the shapes do
+// not fit.
+func dotBytesTile(out [][]int32, us [][]uint8, codes []int8, meta []rowMeta) bool {
+	if !useAVX2 || !useVNNI || len(us) != 6 || len(out) != 6 {
+		return false
+	}
+	d := len(us[0])
+	n := len(out[0])
+	if d%32 != 0 || n < 4 || len(meta) != n {
+		return false
+	}
+	_ = codes[n*d-1]
+	var outs [6]*int32
+	var qs [6]*uint8
+	for i := range 6 {
+		_ = out[i][n-1]
+		_ = us[i][d-1]
+		outs[i], qs[i] = &out[i][0], &us[i][0]
+	}
+	m := n &^ 3
+	dotCodes6VNNI8(&outs, &qs, &codes[0], m, d)
+	if m < n { // the last n%4 rows: rerun the tile over the last four
+		var tail [6][4]int32
+		var touts [6]*int32
+		for i := range 6 {
+			touts[i] = &tail[i][0]
+		}
+		dotCodes6VNNI8(&touts, &qs, &codes[(n-4)*d], 4, d)
+		for i := range 6 {
+			copy(out[i][n-4:], tail[i][:])
+		}
+	}
+	for i := range 6 {
+		o := out[i]
+		for r := range meta {
+			o[r] -= 128 * meta[r].csum // wraps like the kernel: the result is exact
+		}
+	}
+	return true
+}
+
+// useBytes reports whether a batch over codes of dimension d should code
+// its queries as bytes for dotBytesTile.
+func useBytes(d int) bool { return useAVX2 && useVNNI && d%32 == 0 && byteQueries(d) }

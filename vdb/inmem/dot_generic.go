@@ -26,3 +26,9 @@ func dotCodes2(out0, out1 []int32, q0, q1 []int16, codes []int8) {
 
 // dotCodesTile reports false: there is no wide tile kernel here.
 func dotCodesTile(out [][]int32, as [][]int16, codes []int8) bool { return false }
+
+// dotBytesTile reports false: there is no byte kernel here.
+func dotBytesTile(out [][]int32, us [][]uint8, codes []int8, meta []rowMeta) bool { return false }
+
+// useBytes reports false: there is no byte kernel here.
+func useBytes(d int) bool { return false }

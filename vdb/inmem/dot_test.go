@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func randFloats(r *rand.Rand, n int) []float32 {
@@ -169,6 +170,54 @@ func TestDotCodesN(t *testing.T) {
 						}
 						assert.Equal(t, want, int64(out[i][row]), "d=%d n=%d nq=%d query %d row %d", d, n, nq, i, row)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestDotBytesTile checks the VNNI byte kernel (where the CPU has it)
+// against a direct sum, at the extremes of both codes.
+func TestDotBytesTile(t *testing.T) {
+	if !useBytes(64) {
+		t.Skip("no VNNI byte kernel on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{32, 64, 384} {
+		for _, n := range []int{4, 5, 7, 8, 130} {
+			us := make([][]uint8, 6)
+			as := make([][]int16, 6)
+			out := make([][]int32, 6)
+			for i := range us {
+				us[i], as[i], out[i] = make([]uint8, d), make([]int16, d), make([]int32, n)
+				for j := range d {
+					a := r.IntN(2*byteQueryMax+1) - byteQueryMax
+					if i == 0 {
+						a = -byteQueryMax
+					}
+					as[i][j], us[i][j] = int16(a), uint8(a+128)
+				}
+			}
+			codes := make([]int8, n*d)
+			meta := make([]rowMeta, n)
+			for row := range n {
+				for j := range d {
+					c := int8(r.IntN(2*codeMax+1) - codeMax)
+					if row == 0 {
+						c = -codeMax
+					}
+					codes[row*d+j] = c
+					meta[row].csum += int32(c)
+				}
+			}
+			require.True(t, dotBytesTile(out, us, codes, meta))
+			for i := range 6 {
+				for row := range n {
+					var want int64
+					for j := range d {
+						want += int64(as[i][j]) * int64(codes[row*d+j])
+					}
+					assert.Equal(t, want, int64(out[i][row]), "d=%d n=%d query %d row %d", d, n, i, row)
 				}
 			}
 		}

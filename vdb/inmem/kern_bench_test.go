@@ -46,10 +46,23 @@ func BenchmarkKernels(b *testing.B) {
 			dotCodesN(outs, as, codes)
 		}
 	})
-	qc := encodeQuery(q0)
+	us := make([][]uint8, 6)
+	for i := range us {
+		us[i] = make([]uint8, d)
+		for j := range us[i] {
+			us[i][j] = uint8(r.IntN(255) + 1)
+		}
+	}
 	meta := make([]rowMeta, n)
+	b.Run("int8-bytes-tile6", func(b *testing.B) {
+		b.SetBytes(6 * n * d)
+		for b.Loop() {
+			dotBytesTile(outs, us, codes, meta)
+		}
+	})
+	qc := encodeQuery(q0)
 	for i := range meta {
-		meta[i] = rowMeta{0.01, 0.01, 1}
+		meta[i] = rowMeta{scale: 0.01, rnorm: 0.01, xnorm: 1}
 	}
 	b.Run("bound", func(b *testing.B) {
 		b.SetBytes(n)

@@ -114,10 +114,22 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 		}
 	}
 	var qcs []qcode
+	var qus [][]uint8
 	if db.codes == Int8 {
 		qcs = make([]qcode, len(qs))
+		// Full groups of six queries take the byte kernel where it runs
+		// (VNNI), with byte query codes; the rest int16 codes.
+		full := 0
+		if useBytes(db.dim) {
+			full = len(qs) / codesQueries * codesQueries
+			qus = make([][]uint8, full)
+		}
 		for j, q := range qs {
-			qcs[j] = encodeQuery(q)
+			if j < full {
+				qcs[j], qus[j] = encodeQueryBytes(q)
+			} else {
+				qcs[j] = encodeQuery(q)
+			}
 		}
 	}
 	errs := make([]error, w)
@@ -140,7 +152,7 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 			}
 			lo := c * chunkRows
 			if qcs != nil {
-				db.scanRangeCodes(qs, qcs, lo, min(lo+chunkRows, n), tops[i])
+				db.scanRangeCodes(qs, qcs, qus, lo, min(lo+chunkRows, n), tops[i])
 			} else {
 				db.scanRange(qs, lo, min(lo+chunkRows, n), tops[i])
 			}
@@ -206,7 +218,10 @@ func (db *DB) scanRange(qs [][]float32, lo, hi int, tops []topK) {
 // scanRangeCodes is scanRange over the int8 codes: it computes every row's
 // code score, and rescores with the float32 kernel only the rows whose bound
 // (see encodeQuery) reaches the query's current floor.
-func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, lo, hi int, tops []topK) {
+//
+// The first len(qus) queries (a multiple of six) are coded as bytes, qus,
+// for the VNNI byte kernel.
+func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, qus [][]uint8, lo, hi int, tops []topK) {
 	d := db.dim
 	var dots [codesQueries][blockRows]int32
 	var one [1]float32
@@ -244,7 +259,9 @@ func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, lo, hi int, tops []top
 			for i := range g {
 				out[i] = dots[i][:end-r]
 			}
-			dotCodesN(out[:g], as[j:j+g], codes)
+			if j+g > len(qus) || !dotBytesTile(out[:g], qus[j:j+g], codes, db.meta[r:end]) {
+				dotCodesN(out[:g], as[j:j+g], codes)
+			}
 			for i := range g {
 				rescore(j+i, out[i], r, bm)
 			}
