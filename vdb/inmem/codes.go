@@ -13,9 +13,9 @@ const (
 	// NoCodes keeps only the float32 rows (the default): every search
 	// scans them all.
 	NoCodes Codes = iota
-	// Int8 keeps one signed byte per dimension and 12 bytes per row (a
-	// scale and two norms): for d=384 that is 396 bytes beside the 1,536 of
-	// the float32 row, 0.26× the raw size. A search scans the codes (a
+	// Int8 keeps one signed byte per dimension and 16 bytes per row (a
+	// scale, two norms and the codes' sum): for d=384 that is 400 bytes
+	// beside the 1,536 of the float32 row, 0.26× the raw size. A search scans the codes (a
 	// quarter of the bytes) and rescores in float32 only the rows whose
 	// code score, widened by a proven error bound, could still reach the
 	// current k-th best score. Results are identical to the float32 scan:

@@ -115,7 +115,7 @@ func BenchmarkCodes(b *testing.B) {
 			f, c := median(tf), median(tc)
 			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 			rawBytes := float64(n * benchDim * 4)
-			codeBytes := float64(n * (benchDim + 12))
+			codeBytes := float64(n * (benchDim + 16))
 			b.ReportMetric(ms(f), "float32-p50-ms")
 			b.ReportMetric(ms(c), "int8-p50-ms")
 			b.ReportMetric(float64(c)/float64(f), "int8/float32")
