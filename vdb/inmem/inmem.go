@@ -121,6 +121,7 @@ func New(dim int, opts ...Option) (*DB, error) {
 	}
 	if db.codes != NoCodes {
 		db.code = make([]int8, 0, cap(db.ids)*dim)
+		adviseHugePages(db.code)
 		db.meta = make([]rowMeta, 0, cap(db.ids))
 	}
 	return db, nil
@@ -297,6 +298,7 @@ func (db *DB) resize(rows int) {
 	db.data, db.ids = data, ids
 	if db.codes != NoCodes {
 		code := make([]int8, len(db.code), rows*db.dim)
+		adviseHugePages(code)
 		copy(code, db.code)
 		meta := make([]rowMeta, len(db.meta), rows)
 		copy(meta, db.meta)
@@ -321,6 +323,7 @@ func encodeAll(codes Codes, d, workers int, data []float32) ([]int8, []rowMeta) 
 	}
 	n := len(data) / d
 	code := make([]int8, n*d)
+	adviseHugePages(code)
 	meta := make([]rowMeta, n)
 	w := max(1, min(workers, n/1024))
 	var wg sync.WaitGroup
