@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -340,6 +342,97 @@ func benchApprox(b *testing.B, n int, factory string, nprobes []int) {
 			b.ReportMetric(float64(hit)/float64(want), "recall@10")
 			b.ReportMetric(build.Seconds(), "build-s")
 			b.ReportMetric(mem, "index-MB")
+		})
+	}
+}
+
+// BenchmarkBatch puts inmem's SearchBatch (plain float32 and with int8
+// codes) beside Faiss flat's batched search (a BLAS matrix product) at
+// N=100k, d=384, k=10, for batches of 200 and 1,024 queries, reporting
+// queries per second. Faiss runs with the backend's default (one OpenMP
+// thread; OpenBLAS's own pool uses every core) and with OpenMP on every
+// core. The setup asserts that codes and plain inmem agree exactly, and
+// that Faiss finds the same neighbours.
+//
+//	go test -tags faiss -run '^$' -bench Batch -benchtime 5x ./vdb/faiss/
+func BenchmarkBatch(b *testing.B) {
+	vecs := data100k()
+	queries := testvec.Unit(99, 1024, benchDim)
+	newMem := func(opts ...inmem.Option) *inmem.DB {
+		db, err := inmem.New(benchDim, append([]inmem.Option{inmem.WithCapacity(len(vecs))}, opts...)...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		addAll(b, db, vecs)
+		return db
+	}
+	newFlat := func(opts ...faiss.Option) *faiss.Index {
+		db, err := faiss.New(benchDim, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		addAll(b, db, vecs)
+		return db
+	}
+	plain, codes := newMem(), newMem(inmem.WithCodes(inmem.Int8))
+	flat := newFlat()
+	flatT := newFlat(faiss.WithThreads(runtime.NumCPU()))
+	ctx := b.Context()
+	want, err := plain.SearchBatch(ctx, queries[:200], benchK)
+	if err != nil {
+		b.Fatal(err)
+	}
+	got, err := codes.SearchBatch(ctx, queries[:200], benchK)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		b.Fatal("inmem with codes and without disagree")
+	}
+	fr, err := flat.SearchBatch(ctx, queries[:200], benchK)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range fr {
+		for j := range fr[i] {
+			if fr[i][j].ID != want[i][j].ID {
+				b.Fatalf("faiss and inmem disagree on query %d: %v vs %v", i, fr[i], want[i])
+			}
+		}
+	}
+	backends := []struct {
+		name string
+		db   vdb.VectorDatabase
+	}{
+		{"inmem", plain},
+		{"inmem-int8", codes},
+		{"faiss-flat", flat},
+		{fmt.Sprintf("faiss-flat-omp%d", runtime.NumCPU()), flatT},
+	}
+	for _, nq := range []int{200, 1024} {
+		// All four answer the same batch in turn within each iteration, so
+		// that they see the same machine load; each reports its median.
+		b.Run(fmt.Sprintf("n=100000/batch=%d", nq), func(b *testing.B) {
+			times := make([][]time.Duration, len(backends))
+			for b.Loop() {
+				for i, be := range backends {
+					t0 := time.Now()
+					if _, err := vdb.SearchBatch(ctx, be.db, queries[:nq], benchK); err != nil {
+						b.Fatal(err)
+					}
+					times[i] = append(times[i], time.Since(t0))
+				}
+			}
+			qps := make([]float64, len(backends))
+			for i, be := range backends {
+				qps[i] = float64(nq) / (percentile(times[i], 0.5) / 1000)
+				b.ReportMetric(qps[i], be.name+"-q/s")
+			}
+			b.ReportMetric(qps[1]/qps[2], "int8/faiss")
+			b.ReportMetric(qps[1]/qps[3], "int8/faiss-omp")
+			b.ReportMetric(qps[0]/qps[2], "inmem/faiss")
 		})
 	}
 }

@@ -40,3 +40,123 @@ func dotRows2(out0, out1, q0, q1, rows []float32) {
 	_ = rows[n*d-1]
 	dotRows2AVX2(&out0[0], &out1[0], &q0[0], &q1[0], &rows[0], n, d)
 }
+
+//go:noescape
+func dotCodesAVX2(out *int32, q *int16, codes *int8, n int, d int)
+
+//go:noescape
+func dotCodes2AVX2(out0, out1 *int32, q0, q1 *int16, codes *int8, n int, d int)
+
+// dotCodes sets out[i] to the exact integer inner product of q with the i-th
+// row of codes (row-major, len(q) columns).
+func dotCodes(out []int32, q []int16, codes []int8) {
+	d := len(q)
+	if !useAVX2 || d%16 != 0 || len(out) == 0 {
+		dotCodesGeneric(out, q, codes)
+		return
+	}
+	_ = codes[len(out)*d-1]
+	dotCodesAVX2(&out[0], &q[0], &codes[0], len(out), d)
+}
+
+// dotCodes2 is dotCodes for two queries at once, sharing each load of a row.
+func dotCodes2(out0, out1 []int32, q0, q1 []int16, codes []int8) {
+	d := len(q0)
+	if !useAVX2 || d%16 != 0 || len(out0) == 0 {
+		dotCodesGeneric(out0, q0, codes)
+		dotCodesGeneric(out1, q1, codes)
+		return
+	}
+	n := len(out0)
+	_ = out1[n-1]
+	_ = q1[d-1]
+	_ = codes[n*d-1]
+	dotCodes2AVX2(&out0[0], &out1[0], &q0[0], &q1[0], &codes[0], n, d)
+}
+
+// useVNNI selects the AVX-512 VNNI batch kernel (a variable for tests).
+var useVNNI = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
+
+//go:noescape
+func dotCodes6VNNI(outs *[6]*int32, qs *[6]*int16, codes *int8, n int, d int)
+
+// dotCodesTile runs the 4-row × 6-query AVX-512 VNNI kernel when the CPU
+// has it and there are six queries, and reports whether it did.
+func dotCodesTile(out [][]int32, as [][]int16, codes []int8) bool {
+	if !useAVX2 || !useVNNI || len(as) != 6 || len(out) != 6 {
+		return false
+	}
+	d := len(as[0])
+	n := len(out[0])
+	if d%16 != 0 || n == 0 {
+		return false
+	}
+	_ = codes[n*d-1]
+	var outs [6]*int32
+	var qs [6]*int16
+	for i := range 6 {
+		_ = out[i][n-1]
+		_ = as[i][d-1]
+		outs[i], qs[i] = &out[i][0], &as[i][0]
+	}
+	if m := n &^ 3; m > 0 {
+		dotCodes6VNNI(&outs, &qs, &codes[0], m, d)
+	}
+	for r := n &^ 3; r < n; r++ { // the last n%4 rows
+		for i := range 6 {
+			dotCodes(out[i][r:r+1], as[i], codes[r*d:(r+1)*d])
+		}
+	}
+	return true
+}
+
+//go:noescape
+func dotCodes6VNNI8(outs *[6]*int32, qs *[6]*uint8, codes *int8, n int, d int)
+
+// dotBytesTile is dotCodesTile for byte queries (u[j] = a[j]+128, |a[j]| ≤
+// 127) through VPDPBUSD: out[i][r] = Σ a_i[j]·c_r[j], given meta[r].csum =
+// Σ c_r[j].
+// It reports false, doing nothing, when the CPU lacks VNNI or the shapes do
+// not fit.
+func dotBytesTile(out [][]int32, us [][]uint8, codes []int8, meta []rowMeta) bool {
+	if !useAVX2 || !useVNNI || len(us) != 6 || len(out) != 6 {
+		return false
+	}
+	d := len(us[0])
+	n := len(out[0])
+	if d%32 != 0 || n < 4 || len(meta) != n {
+		return false
+	}
+	_ = codes[n*d-1]
+	var outs [6]*int32
+	var qs [6]*uint8
+	for i := range 6 {
+		_ = out[i][n-1]
+		_ = us[i][d-1]
+		outs[i], qs[i] = &out[i][0], &us[i][0]
+	}
+	m := n &^ 3
+	dotCodes6VNNI8(&outs, &qs, &codes[0], m, d)
+	if m < n { // the last n%4 rows: rerun the tile over the last four
+		var tail [6][4]int32
+		var touts [6]*int32
+		for i := range 6 {
+			touts[i] = &tail[i][0]
+		}
+		dotCodes6VNNI8(&touts, &qs, &codes[(n-4)*d], 4, d)
+		for i := range 6 {
+			copy(out[i][n-4:], tail[i][:])
+		}
+	}
+	for i := range 6 {
+		o := out[i]
+		for r := range meta {
+			o[r] -= 128 * meta[r].csum // wraps like the kernel: the result is exact
+		}
+	}
+	return true
+}
+
+// useBytes reports whether a batch over codes of dimension d should code
+// its queries as bytes for dotBytesTile.
+func useBytes(d int) bool { return useAVX2 && useVNNI && d%32 == 0 && byteQueries(d) }

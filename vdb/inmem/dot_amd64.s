@@ -16,6 +16,12 @@
 // out[i] = Σ_j q[j]·rows[i*d+j] for i < n. d must be a positive multiple of
 // 8. Four rows are scored per pass so that each 8-float chunk of q is loaded
 // once for four fused multiply-adds into independent accumulators.
+//
+// Every kernel in this file computes a (query, row) score in the same order —
+// one 8-lane accumulator, fused multiply-adds over the 8-float chunks in
+// increasing order, then HSUM_STORE — so a row's score is bit-for-bit the
+// same whichever kernel, batch position or tail computed it. The codes path
+// relies on this to rescore single rows exactly as the plain scan would.
 TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -31,10 +37,6 @@ loop4:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	VXORPS Y12, Y12, Y12
-	VXORPS Y13, Y13, Y13
-	VXORPS Y14, Y14, Y14
-	VXORPS Y15, Y15, Y15
 	LEAQ   (DX)(R8*1), R9
 	LEAQ   (R9)(R8*1), R10
 	LEAQ   (R10)(R8*1), R11
@@ -62,10 +64,10 @@ inner4x16:
 	VFMADD231PS (R9)(AX*1), Y0, Y5
 	VFMADD231PS (R10)(AX*1), Y0, Y6
 	VFMADD231PS (R11)(AX*1), Y0, Y7
-	VFMADD231PS 32(DX)(AX*1), Y1, Y12
-	VFMADD231PS 32(R9)(AX*1), Y1, Y13
-	VFMADD231PS 32(R10)(AX*1), Y1, Y14
-	VFMADD231PS 32(R11)(AX*1), Y1, Y15
+	VFMADD231PS 32(DX)(AX*1), Y1, Y4
+	VFMADD231PS 32(R9)(AX*1), Y1, Y5
+	VFMADD231PS 32(R10)(AX*1), Y1, Y6
+	VFMADD231PS 32(R11)(AX*1), Y1, Y7
 	ADDQ        $64, AX
 	JMP         inner4x16
 
@@ -80,10 +82,6 @@ inner4x8:
 	ADDQ        $32, AX
 
 sum4:
-	VADDPS Y12, Y4, Y4
-	VADDPS Y13, Y5, Y5
-	VADDPS Y14, Y6, Y6
-	VADDPS Y15, Y7, Y7
 	HSUM_STORE(Y4, X4, 0)
 	HSUM_STORE(Y5, X5, 4)
 	HSUM_STORE(Y6, X6, 8)
@@ -208,5 +206,426 @@ inner1q2:
 	JMP   tailq2
 
 doneq2:
+	VZEROUPPER
+	RET
+
+// Horizontal sum of the eight int32 lanes of Y<acc> into the int32 at
+// off(DI), using X3 as scratch.
+#define HSUMI_STORE(acc, xacc, off) \
+	VEXTRACTI128 $1, acc, X3 \
+	VPADDD       X3, xacc, xacc \
+	VPHADDD      xacc, xacc, xacc \
+	VPHADDD      xacc, xacc, xacc \
+	VMOVD        xacc, off(DI)
+
+// func dotCodesAVX2(out *int32, q *int16, codes *int8, n int, d int)
+//
+// out[i] = Σ_j q[j]·codes[i*d+j] for i < n, exactly in int32 (the caller
+// bounds |q[j]| so that no partial sum overflows). d must be a positive
+// multiple of 16. Each step sign-extends 16 codes to int16 (VPMOVSXBW) and
+// multiplies them with 16 query values, adding adjacent pairs into eight
+// int32 lanes (VPMADDWD). Four rows per pass.
+TEXT ·dotCodesAVX2(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ codes+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), R8
+
+cloop4:
+	CMPQ CX, $4
+	JLT  ctail
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	LEAQ  (DX)(R8*1), R9
+	LEAQ  (R9)(R8*1), R10
+	LEAQ  (R10)(R8*1), R11
+	LEAQ  (R11)(R8*1), R12 // next group, to prefetch
+	LEAQ  (R12)(R8*1), R13
+	LEAQ  (R13)(R8*1), R14
+	LEAQ  (R14)(R8*1), R15
+	XORQ  AX, AX
+
+cinner4:
+	// One cache line per row every four 16-byte steps would do; the
+	// prefetch of a line already requested is cheap.
+	PREFETCHT0 (R12)(AX*1)
+	PREFETCHT0 (R13)(AX*1)
+	PREFETCHT0 (R14)(AX*1)
+	PREFETCHT0 (R15)(AX*1)
+	VMOVDQU    (SI)(AX*2), Y0
+	VPMOVSXBW  (DX)(AX*1), Y8
+	VPMOVSXBW  (R9)(AX*1), Y9
+	VPMOVSXBW  (R10)(AX*1), Y10
+	VPMOVSXBW  (R11)(AX*1), Y11
+	VPMADDWD   Y0, Y8, Y8
+	VPMADDWD   Y0, Y9, Y9
+	VPMADDWD   Y0, Y10, Y10
+	VPMADDWD   Y0, Y11, Y11
+	VPADDD     Y8, Y4, Y4
+	VPADDD     Y9, Y5, Y5
+	VPADDD     Y10, Y6, Y6
+	VPADDD     Y11, Y7, Y7
+	ADDQ       $16, AX
+	CMPQ       AX, R8
+	JLT        cinner4
+
+	HSUMI_STORE(Y4, X4, 0)
+	HSUMI_STORE(Y5, X5, 4)
+	HSUMI_STORE(Y6, X6, 8)
+	HSUMI_STORE(Y7, X7, 12)
+	ADDQ $16, DI
+	MOVQ R12, DX
+	SUBQ $4, CX
+	JMP  cloop4
+
+ctail:
+	CMPQ CX, $0
+	JEQ  cdone
+	VPXOR Y4, Y4, Y4
+	XORQ  AX, AX
+
+cinner1:
+	VPMOVSXBW (DX)(AX*1), Y8
+	VPMADDWD  (SI)(AX*2), Y8, Y8
+	VPADDD    Y8, Y4, Y4
+	ADDQ      $16, AX
+	CMPQ      AX, R8
+	JLT       cinner1
+
+	HSUMI_STORE(Y4, X4, 0)
+	ADDQ $4, DI
+	ADDQ R8, DX
+	DECQ CX
+	JMP  ctail
+
+cdone:
+	VZEROUPPER
+	RET
+
+// func dotCodes2AVX2(out0, out1 *int32, q0, q1 *int16, codes *int8, n int, d int)
+//
+// dotCodesAVX2 for two queries at once: a register tile of four rows by two
+// queries (eight int32 accumulators), so each row's codes are loaded and
+// widened once for both queries. d must be a positive multiple of 16.
+TEXT ·dotCodes2AVX2(SB), NOSPLIT, $0-56
+	MOVQ out0+0(FP), DI
+	MOVQ out1+8(FP), BX
+	MOVQ q0+16(FP), SI
+	MOVQ q1+24(FP), R12
+	MOVQ codes+32(FP), DX
+	MOVQ n+40(FP), CX
+	MOVQ d+48(FP), R8
+
+c2loop4:
+	CMPQ CX, $4
+	JLT  c2tail
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	LEAQ  (DX)(R8*1), R9
+	LEAQ  (R9)(R8*1), R10
+	LEAQ  (R10)(R8*1), R11
+	XORQ  AX, AX
+
+c2inner4:
+	VPMOVSXBW (DX)(AX*1), Y0
+	VPMOVSXBW (R9)(AX*1), Y1
+	VPMOVSXBW (R10)(AX*1), Y2
+	VPMOVSXBW (R11)(AX*1), Y3
+	VPMADDWD  (SI)(AX*2), Y0, Y12
+	VPMADDWD  (R12)(AX*2), Y0, Y13
+	VPMADDWD  (SI)(AX*2), Y1, Y14
+	VPMADDWD  (R12)(AX*2), Y1, Y15
+	VPADDD    Y12, Y4, Y4
+	VPADDD    Y13, Y5, Y5
+	VPADDD    Y14, Y6, Y6
+	VPADDD    Y15, Y7, Y7
+	VPMADDWD  (SI)(AX*2), Y2, Y12
+	VPMADDWD  (R12)(AX*2), Y2, Y13
+	VPMADDWD  (SI)(AX*2), Y3, Y14
+	VPMADDWD  (R12)(AX*2), Y3, Y15
+	VPADDD    Y12, Y8, Y8
+	VPADDD    Y13, Y9, Y9
+	VPADDD    Y14, Y10, Y10
+	VPADDD    Y15, Y11, Y11
+	ADDQ      $16, AX
+	CMPQ      AX, R8
+	JLT       c2inner4
+
+	HSUMI_STORE(Y4, X4, 0)
+	HSUMI_STORE(Y6, X6, 4)
+	HSUMI_STORE(Y8, X8, 8)
+	HSUMI_STORE(Y10, X10, 12)
+	XCHGQ DI, BX
+	HSUMI_STORE(Y5, X5, 0)
+	HSUMI_STORE(Y7, X7, 4)
+	HSUMI_STORE(Y9, X9, 8)
+	HSUMI_STORE(Y11, X11, 12)
+	XCHGQ DI, BX
+	ADDQ  $16, DI
+	ADDQ  $16, BX
+	LEAQ  (R11)(R8*1), DX
+	SUBQ  $4, CX
+	JMP   c2loop4
+
+c2tail:
+	CMPQ CX, $0
+	JEQ  c2done
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	XORQ  AX, AX
+
+c2inner1:
+	VPMOVSXBW (DX)(AX*1), Y0
+	VPMADDWD  (SI)(AX*2), Y0, Y12
+	VPMADDWD  (R12)(AX*2), Y0, Y13
+	VPADDD    Y12, Y4, Y4
+	VPADDD    Y13, Y5, Y5
+	ADDQ      $16, AX
+	CMPQ      AX, R8
+	JLT       c2inner1
+
+	HSUMI_STORE(Y4, X4, 0)
+	XCHGQ DI, BX
+	HSUMI_STORE(Y5, X5, 0)
+	XCHGQ DI, BX
+	ADDQ  $4, DI
+	ADDQ  $4, BX
+	ADDQ  R8, DX
+	DECQ  CX
+	JMP   c2tail
+
+c2done:
+	VZEROUPPER
+	RET
+
+// Sum the eight int32 lanes of each of the four accumulators a0..a3 (any
+// registers) and store the four sums at 0..15(out)(R15*1); Y4-Y7 are
+// scratch. Unpack-and-add rather than VPHADDD, which has no EVEX form for
+// the accumulators above Y15.
+#define HSUM4I_STORE(a0, a1, a2, a3, out) \
+	VPUNPCKLDQ   a1, a0, Y4 \
+	VPUNPCKHDQ   a1, a0, Y5 \
+	VPADDD       Y5, Y4, Y4 \
+	VPUNPCKLDQ   a3, a2, Y5 \
+	VPUNPCKHDQ   a3, a2, Y6 \
+	VPADDD       Y6, Y5, Y5 \
+	VPUNPCKLQDQ  Y5, Y4, Y6 \
+	VPUNPCKHQDQ  Y5, Y4, Y7 \
+	VPADDD       Y7, Y6, Y6 \
+	VEXTRACTI128 $1, Y6, X7 \
+	VPADDD       X7, X6, X6 \
+	MOVQ         out, R13 \
+	VMOVDQU      X6, (R13)(R15*1)
+
+// func dotCodes6VNNI(outs *[6]*int32, qs *[6]*int16, codes *int8, n int, d int)
+//
+// The batch kernel: a register tile of four rows by six queries, 24 int32
+// accumulators in Y8-Y31 (AVX-512VL registers), fed by AVX-512 VNNI
+// VPDPWSSD, which multiplies 16 int16 pairs and adds them into eight lanes
+// in one instruction. Each step widens 16 codes of each of the four rows
+// once (VPMOVSXBW) and uses them for all six queries. n must be a multiple
+// of 4 and d of 16; the sums are exact (the caller bounds the query codes).
+TEXT ·dotCodes6VNNI(SB), NOSPLIT, $0-40
+	MOVQ qs+8(FP), R13
+	MOVQ 0(R13), SI
+	MOVQ 8(R13), DI
+	MOVQ 16(R13), BX
+	MOVQ 24(R13), R10
+	MOVQ 32(R13), R11
+	MOVQ 40(R13), R12
+	MOVQ codes+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), R8
+	LEAQ (R8)(R8*2), R9 // 3d
+	XORQ R15, R15       // byte offset of the current row group in outs
+
+g6loop:
+	CMPQ CX, $4
+	JLT  g6done
+	VPXORD Y8, Y8, Y8
+	VPXORD Y9, Y9, Y9
+	VPXORD Y10, Y10, Y10
+	VPXORD Y11, Y11, Y11
+	VPXORD Y12, Y12, Y12
+	VPXORD Y13, Y13, Y13
+	VPXORD Y14, Y14, Y14
+	VPXORD Y15, Y15, Y15
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	XORQ AX, AX
+
+g6inner:
+	VPMOVSXBW (DX), Y0
+	VPMOVSXBW (DX)(R8*1), Y1
+	VPMOVSXBW (DX)(R8*2), Y2
+	VPMOVSXBW (DX)(R9*1), Y3
+	VPDPWSSD (SI)(AX*2), Y0, Y8
+	VPDPWSSD (SI)(AX*2), Y1, Y9
+	VPDPWSSD (SI)(AX*2), Y2, Y10
+	VPDPWSSD (SI)(AX*2), Y3, Y11
+	VPDPWSSD (DI)(AX*2), Y0, Y12
+	VPDPWSSD (DI)(AX*2), Y1, Y13
+	VPDPWSSD (DI)(AX*2), Y2, Y14
+	VPDPWSSD (DI)(AX*2), Y3, Y15
+	VPDPWSSD (BX)(AX*2), Y0, Y16
+	VPDPWSSD (BX)(AX*2), Y1, Y17
+	VPDPWSSD (BX)(AX*2), Y2, Y18
+	VPDPWSSD (BX)(AX*2), Y3, Y19
+	VPDPWSSD (R10)(AX*2), Y0, Y20
+	VPDPWSSD (R10)(AX*2), Y1, Y21
+	VPDPWSSD (R10)(AX*2), Y2, Y22
+	VPDPWSSD (R10)(AX*2), Y3, Y23
+	VPDPWSSD (R11)(AX*2), Y0, Y24
+	VPDPWSSD (R11)(AX*2), Y1, Y25
+	VPDPWSSD (R11)(AX*2), Y2, Y26
+	VPDPWSSD (R11)(AX*2), Y3, Y27
+	VPDPWSSD (R12)(AX*2), Y0, Y28
+	VPDPWSSD (R12)(AX*2), Y1, Y29
+	VPDPWSSD (R12)(AX*2), Y2, Y30
+	VPDPWSSD (R12)(AX*2), Y3, Y31
+	ADDQ $16, DX
+	ADDQ $16, AX
+	CMPQ AX, R8
+	JLT  g6inner
+
+	MOVQ outs+0(FP), R14
+	HSUM4I_STORE(Y8, Y9, Y10, Y11, 0(R14))
+	HSUM4I_STORE(Y12, Y13, Y14, Y15, 8(R14))
+	HSUM4I_STORE(Y16, Y17, Y18, Y19, 16(R14))
+	HSUM4I_STORE(Y20, Y21, Y22, Y23, 24(R14))
+	HSUM4I_STORE(Y24, Y25, Y26, Y27, 32(R14))
+	HSUM4I_STORE(Y28, Y29, Y30, Y31, 40(R14))
+	ADDQ R9, DX // DX had moved one row; skip the other three
+	ADDQ $16, R15
+	SUBQ $4, CX
+	JMP  g6loop
+
+g6done:
+	VZEROUPPER
+	RET
+
+// func dotCodes6VNNI8(outs *[6]*int32, qs *[6]*uint8, codes *int8, n int, d int)
+//
+// The byte variant of dotCodes6VNNI: queries are unsigned bytes (the int8
+// code plus 128), held in Y0-Y5, and VPDPBUSD multiplies 32 of them by 32
+// signed codes read straight from memory, adding groups of four into eight
+// int32 lanes: twice the multiply-adds per instruction of VPDPWSSD, and no
+// widening. outs receive Σ (a_j+128)·c_j, modulo 2³²; the caller subtracts
+// 128·Σ c_j. n must be a multiple of 4 and d of 32.
+TEXT ·dotCodes6VNNI8(SB), NOSPLIT, $0-40
+	MOVQ qs+8(FP), R13
+	MOVQ 0(R13), SI
+	MOVQ 8(R13), DI
+	MOVQ 16(R13), BX
+	MOVQ 24(R13), R10
+	MOVQ 32(R13), R11
+	MOVQ 40(R13), R12
+	MOVQ codes+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), R8
+	LEAQ (R8)(R8*2), R9 // 3d
+	XORQ R15, R15
+
+b6loop:
+	CMPQ CX, $4
+	JLT  b6done
+	VPXORD Y8, Y8, Y8
+	VPXORD Y9, Y9, Y9
+	VPXORD Y10, Y10, Y10
+	VPXORD Y11, Y11, Y11
+	VPXORD Y12, Y12, Y12
+	VPXORD Y13, Y13, Y13
+	VPXORD Y14, Y14, Y14
+	VPXORD Y15, Y15, Y15
+	VPXORD Y16, Y16, Y16
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
+	VPXORD Y24, Y24, Y24
+	VPXORD Y25, Y25, Y25
+	VPXORD Y26, Y26, Y26
+	VPXORD Y27, Y27, Y27
+	VPXORD Y28, Y28, Y28
+	VPXORD Y29, Y29, Y29
+	VPXORD Y30, Y30, Y30
+	VPXORD Y31, Y31, Y31
+	XORQ AX, AX
+
+b6inner:
+	VMOVDQU (SI)(AX*1), Y0
+	VMOVDQU (DI)(AX*1), Y1
+	VMOVDQU (BX)(AX*1), Y2
+	VMOVDQU (R10)(AX*1), Y3
+	VMOVDQU (R11)(AX*1), Y4
+	VMOVDQU (R12)(AX*1), Y5
+	VPDPBUSD (DX), Y0, Y8
+	VPDPBUSD (DX), Y1, Y12
+	VPDPBUSD (DX), Y2, Y16
+	VPDPBUSD (DX), Y3, Y20
+	VPDPBUSD (DX), Y4, Y24
+	VPDPBUSD (DX), Y5, Y28
+	VPDPBUSD (DX)(R8*1), Y0, Y9
+	VPDPBUSD (DX)(R8*1), Y1, Y13
+	VPDPBUSD (DX)(R8*1), Y2, Y17
+	VPDPBUSD (DX)(R8*1), Y3, Y21
+	VPDPBUSD (DX)(R8*1), Y4, Y25
+	VPDPBUSD (DX)(R8*1), Y5, Y29
+	VPDPBUSD (DX)(R8*2), Y0, Y10
+	VPDPBUSD (DX)(R8*2), Y1, Y14
+	VPDPBUSD (DX)(R8*2), Y2, Y18
+	VPDPBUSD (DX)(R8*2), Y3, Y22
+	VPDPBUSD (DX)(R8*2), Y4, Y26
+	VPDPBUSD (DX)(R8*2), Y5, Y30
+	VPDPBUSD (DX)(R9*1), Y0, Y11
+	VPDPBUSD (DX)(R9*1), Y1, Y15
+	VPDPBUSD (DX)(R9*1), Y2, Y19
+	VPDPBUSD (DX)(R9*1), Y3, Y23
+	VPDPBUSD (DX)(R9*1), Y4, Y27
+	VPDPBUSD (DX)(R9*1), Y5, Y31
+	ADDQ $32, DX
+	ADDQ $32, AX
+	CMPQ AX, R8
+	JLT  b6inner
+
+	MOVQ outs+0(FP), R14
+	HSUM4I_STORE(Y8, Y9, Y10, Y11, 0(R14))
+	HSUM4I_STORE(Y12, Y13, Y14, Y15, 8(R14))
+	HSUM4I_STORE(Y16, Y17, Y18, Y19, 16(R14))
+	HSUM4I_STORE(Y20, Y21, Y22, Y23, 24(R14))
+	HSUM4I_STORE(Y24, Y25, Y26, Y27, 32(R14))
+	HSUM4I_STORE(Y28, Y29, Y30, Y31, 40(R14))
+	ADDQ R9, DX
+	ADDQ $16, R15
+	SUBQ $4, CX
+	JMP  b6loop
+
+b6done:
 	VZEROUPPER
 	RET

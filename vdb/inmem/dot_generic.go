@@ -13,3 +13,22 @@ func dotRows2(out0, out1, q0, q1, rows []float32) {
 	dotRowsGeneric(out0, q0, rows)
 	dotRowsGeneric(out1, q1, rows)
 }
+
+// dotCodes sets out[i] to the exact integer inner product of q with the i-th
+// row of codes.
+func dotCodes(out []int32, q []int16, codes []int8) { dotCodesGeneric(out, q, codes) }
+
+// dotCodes2 is dotCodes for two queries at once.
+func dotCodes2(out0, out1 []int32, q0, q1 []int16, codes []int8) {
+	dotCodesGeneric(out0, q0, codes)
+	dotCodesGeneric(out1, q1, codes)
+}
+
+// dotCodesTile reports false: there is no wide tile kernel here.
+func dotCodesTile(out [][]int32, as [][]int16, codes []int8) bool { return false }
+
+// dotBytesTile reports false: there is no byte kernel here.
+func dotBytesTile(out [][]int32, us [][]uint8, codes []int8, meta []rowMeta) bool { return false }
+
+// useBytes reports false: there is no byte kernel here.
+func useBytes(d int) bool { return false }

@@ -70,3 +70,27 @@ func ExampleDB_Export() {
 	// Output:
 	// 1 [{7 1}]
 }
+
+func ExampleWithCodes() {
+	ctx := context.Background()
+	// Int8 codes beside the float32 rows: searches scan a quarter of the
+	// bytes and rescore in float32 only the rows that could make the top k,
+	// so the results are exactly those of the plain scan.
+	db, err := inmem.New(4, inmem.WithCodes(inmem.Int8))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	_ = db.Add(ctx, []int64{1, 2, 3}, [][]float32{
+		{1, 0, 0, 0},
+		{0.9, 0.1, 0, 0},
+		{0, 0, 1, 0},
+	})
+	res, _ := db.Search(ctx, []float32{1, 0.05, 0, 0}, 2)
+	for _, r := range res {
+		fmt.Printf("id %d score %.4f\n", r.ID, r.Score)
+	}
+	// Output:
+	// id 1 score 0.9988
+	// id 2 score 0.9982
+}

@@ -34,3 +34,12 @@ func SetPortableIO() (restore func()) {
 	littleEndian = false
 	return func() { littleEndian = old }
 }
+
+// Rescored returns how many rows codes scans have rescored in float32 so far.
+func (db *DB) Rescored() int64 { return db.rescored.Load() }
+
+// ResetRescored zeroes the rescoring counter.
+func (db *DB) ResetRescored() { db.rescored.Store(0) }
+
+// AdviseHugePages is adviseHugePages, for the bandwidth benchmark's buffer.
+func AdviseHugePages(s []float32) { adviseHugePages(s) }

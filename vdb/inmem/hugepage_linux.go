@@ -18,18 +18,19 @@ const hugePage = 2 << 20
 // so it is called right after allocation. The advice is best effort: when THP
 // is disabled, or the range is too small, nothing happens, and errors are
 // ignored.
-func adviseHugePages(s []float32) {
+func adviseHugePages[T any](s []T) {
 	s = s[:cap(s)]
-	if len(s)*4 < 2*hugePage {
+	size := int(unsafe.Sizeof(*new(T)))
+	if len(s)*size < 2*hugePage {
 		return
 	}
 	start := uintptr(unsafe.Pointer(&s[0]))
-	end := start + uintptr(len(s))*4
+	end := start + uintptr(len(s)*size)
 	lo := (start + hugePage - 1) &^ (hugePage - 1)
 	hi := end &^ (hugePage - 1)
 	if hi <= lo {
 		return
 	}
-	all := unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*4)
+	all := unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*size)
 	_ = unix.Madvise(all[lo-start:hi-start], unix.MADV_HUGEPAGE)
 }

@@ -3,4 +3,4 @@
 package inmem
 
 // adviseHugePages is a no-op where transparent huge pages are not available.
-func adviseHugePages([]float32) {}
+func adviseHugePages[T any]([]T) {}

@@ -282,3 +282,16 @@ func TestExportImport_PortablePath(t *testing.T) {
 	require.NoError(t, db.Export(t.Context(), &again))
 	assert.Equal(t, fast, again.Bytes(), "a portable-path round trip is lossless")
 }
+
+func TestConformanceCodes(t *testing.T) {
+	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8)))
+}
+
+func TestConformanceCodesParallel(t *testing.T) {
+	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8), inmem.WithParallelMin(1), inmem.WithWorkers(3)))
+}
+
+func TestConformanceCodesGeneric(t *testing.T) {
+	t.Cleanup(inmem.SetGeneric())
+	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8)))
+}

@@ -151,12 +151,16 @@ func (db *DB) Import(ctx context.Context, r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("inmem: import: %w", err)
 	}
+	// The stream holds no codes (its format does not depend on
+	// WithCodes): recompute them.
+	code, meta := encodeAll(db.codes, db.dim, db.workers, data)
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
 		return vdb.ErrClosed
 	}
 	db.ids, db.data, db.rows = ids, data, rows
+	db.code, db.meta = code, meta
 	return nil
 }
 

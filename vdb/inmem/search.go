@@ -113,6 +113,25 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 			tops[i][j] = newTopK(k, minScore)
 		}
 	}
+	var qcs []qcode
+	var qus [][]uint8
+	if db.codes == Int8 {
+		qcs = make([]qcode, len(qs))
+		// Full groups of six queries take the byte kernel where it runs
+		// (VNNI), with byte query codes; the rest int16 codes.
+		full := 0
+		if useBytes(db.dim) {
+			full = len(qs) / codesQueries * codesQueries
+			qus = make([][]uint8, full)
+		}
+		for j, q := range qs {
+			if j < full {
+				qcs[j], qus[j] = encodeQueryBytes(q)
+			} else {
+				qcs[j] = encodeQuery(q)
+			}
+		}
+	}
 	errs := make([]error, w)
 	// Workers pull chunks of rows from a shared counter rather than taking a
 	// fixed share each: on a busy machine a worker that starts late (its
@@ -132,7 +151,11 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 				return err
 			}
 			lo := c * chunkRows
-			db.scanRange(qs, lo, min(lo+chunkRows, n), tops[i])
+			if qcs != nil {
+				db.scanRangeCodes(qs, qcs, qus, lo, min(lo+chunkRows, n), tops[i])
+			} else {
+				db.scanRange(qs, lo, min(lo+chunkRows, n), tops[i])
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -190,6 +213,61 @@ func (db *DB) scanRange(qs [][]float32, lo, hi int, tops []topK) {
 			tops[j].offerAll(s, ids)
 		}
 	}
+}
+
+// scanRangeCodes is scanRange over the int8 codes: it computes every row's
+// code score, and rescores with the float32 kernel only the rows whose bound
+// (see encodeQuery) reaches the query's current floor.
+//
+// The first len(qus) queries (a multiple of six) are coded as bytes, qus,
+// for the VNNI byte kernel.
+func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, qus [][]uint8, lo, hi int, tops []topK) {
+	d := db.dim
+	var dots [codesQueries][blockRows]int32
+	var one [1]float32
+	rescored := 0
+	rescore := func(j int, dots []int32, r int, bm blockMax) {
+		t := &tops[j]
+		qc := &qcs[j]
+		floor := float64(t.floor)
+		cut := qc.cut(floor, bm)
+		meta := db.meta[r : r+len(dots)]
+		for i, dot := range dots {
+			if dot <= cut || qc.bound(dot, meta[i]) < floor {
+				continue
+			}
+			row := r + i
+			dotRows(one[:], qs[j], db.data[row*d:(row+1)*d])
+			rescored++
+			if one[0] >= t.floor {
+				t.offer(vdb.Result{ID: db.ids[row], Score: one[0]})
+				floor = float64(t.floor)
+			}
+		}
+	}
+	as := make([][]int16, len(qcs))
+	for j := range qcs {
+		as[j] = qcs[j].a
+	}
+	for r := lo; r < hi; r += blockRows {
+		end := min(r+blockRows, hi)
+		codes := db.code[r*d : end*d]
+		bm := blockMaxima(db.meta[r:end])
+		for j := 0; j < len(qs); j += codesQueries {
+			g := min(codesQueries, len(qs)-j)
+			var out [codesQueries][]int32
+			for i := range g {
+				out[i] = dots[i][:end-r]
+			}
+			if j+g > len(qus) || !dotBytesTile(out[:g], qus[j:j+g], codes, db.meta[r:end]) {
+				dotCodesN(out[:g], as[j:j+g], codes)
+			}
+			for i := range g {
+				rescore(j+i, out[i], r, bm)
+			}
+		}
+	}
+	db.rescored.Add(int64(rescored))
 }
 
 // better orders results best first: higher score, then lower ID.

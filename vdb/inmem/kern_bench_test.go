@@ -1,0 +1,78 @@
+package inmem
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkKernels measures the batch kernels on one core with everything in
+// cache, in multiply-adds per second (the "MAC/s" metric, as bytes).
+func BenchmarkKernels(b *testing.B) {
+	const d, n = 384, 64
+	r := rand.New(rand.NewPCG(1, 2))
+	rows := randFloats(r, n*d)
+	q0, q1 := randFloats(r, d), randFloats(r, d)
+	codes := make([]int8, n*d)
+	for i := range codes {
+		codes[i] = int8(r.IntN(255) - 127)
+	}
+	a0, a1 := make([]int16, d), make([]int16, d)
+	for i := range a0 {
+		a0[i], a1[i] = int16(r.IntN(60000)-30000), int16(r.IntN(60000)-30000)
+	}
+	out0, out1 := make([]float32, n), make([]float32, n)
+	i0, i1 := make([]int32, n), make([]int32, n)
+	b.Run("float32-4x2", func(b *testing.B) {
+		b.SetBytes(2 * n * d)
+		for b.Loop() {
+			dotRows2(out0, out1, q0, q1, rows)
+		}
+	})
+	b.Run("int8-4x2", func(b *testing.B) {
+		b.SetBytes(2 * n * d)
+		for b.Loop() {
+			dotCodes2(i0, i1, a0, a1, codes)
+		}
+	})
+	as := make([][]int16, 6)
+	outs := make([][]int32, 6)
+	for i := range as {
+		as[i] = a0
+		outs[i] = make([]int32, n)
+	}
+	b.Run("int8-tile6", func(b *testing.B) {
+		b.SetBytes(6 * n * d)
+		for b.Loop() {
+			dotCodesN(outs, as, codes)
+		}
+	})
+	us := make([][]uint8, 6)
+	for i := range us {
+		us[i] = make([]uint8, d)
+		for j := range us[i] {
+			us[i][j] = uint8(r.IntN(255) + 1)
+		}
+	}
+	meta := make([]rowMeta, n)
+	b.Run("int8-bytes-tile6", func(b *testing.B) {
+		b.SetBytes(6 * n * d)
+		for b.Loop() {
+			dotBytesTile(outs, us, codes, meta)
+		}
+	})
+	qc := encodeQuery(q0)
+	for i := range meta {
+		meta[i] = rowMeta{scale: 0.01, rnorm: 0.01, xnorm: 1}
+	}
+	b.Run("bound", func(b *testing.B) {
+		b.SetBytes(n)
+		c := 0
+		for b.Loop() {
+			for i, dot := range i0 {
+				if qc.bound(dot, meta[i]) >= 0.3 {
+					c++
+				}
+			}
+		}
+	})
+}
