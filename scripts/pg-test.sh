@@ -18,6 +18,8 @@
 # database agentmem_test already has the vector extension. `stop` uses
 # $AGENTMEM_TEST_PGDIR when DIR is not given. `start --no-install` fails
 # instead of installing (the Go tests use it to start a cluster themselves).
+# PG_SHARED_BUFFERS sets the server's shared_buffers (default 128MB; the
+# benchmarks use 1GB).
 #
 # Install (needs root and apt; about 40 s to build pgvector on two cores):
 # Debian 12's postgresql-15 and postgresql-server-dev-15, then pgvector built
@@ -106,7 +108,7 @@ do_start() {
 	if ! {
 		run_pg "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 &&
 			run_pg "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-				-o "-p $port -k $dir -c listen_addresses= -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100" \
+				-o "-p $port -k $dir -c listen_addresses= -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100 -c shared_buffers=${PG_SHARED_BUFFERS:-128MB}" \
 				start >&2 &&
 			run_pg "$PG_BIN/psql" -h "$dir" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 -qc "CREATE DATABASE $DB" >&2 &&
 			run_pg "$PG_BIN/psql" -h "$dir" -p "$port" -U postgres -d "$DB" -v ON_ERROR_STOP=1 -qc "CREATE EXTENSION vector" >&2
