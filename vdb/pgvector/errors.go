@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentmem/agentmem/vdb"
 )
 
 var (
@@ -54,6 +56,10 @@ func hint(code string) string {
 func (db *DB) wrap(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if db.closed.Load() {
+		// Close raced with the call and closed the pool under it.
+		return fmt.Errorf("pgvector: %s: %w (%v)", op, vdb.ErrClosed, err)
 	}
 	return wrapErr(ctx, db.dsn, op, err)
 }
