@@ -20,7 +20,7 @@ import (
 // (1,000 Gaussian topics, d=384, 200 queries from the same topics):
 //
 //	eval "$(PG_SHARED_BUFFERS=1GB scripts/pg-test.sh start)"
-//	go test -tags faiss -run '^$' -bench Compare -benchtime 200x -timeout 60m ./vdb/pgvector/
+//	go test -tags faiss -run '^$' -bench Compare -benchtime 200x -timeout 60m -v ./vdb/pgvector/
 //	scripts/pg-test.sh stop
 //
 // Reported: p50/p95 single-query latency (ms), recall@10 against the exact
@@ -28,7 +28,8 @@ import (
 // 10,000 into the table without index: COPY + upsert), the HNSW build time
 // (CREATE INDEX over the loaded table, m=16, ef_construction=64,
 // maintenance_work_mem=1GB) and the rate of Adds into a table that already
-// has the index. n=1000000 runs only with AGENTMEM_BENCH_1M=1.
+// has the index; -v prints those three as log lines too. n=1000000 runs only
+// with AGENTMEM_BENCH_1M=1.
 func BenchmarkCompare(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
