@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# pg-test.sh: a throwaway PostgreSQL with pgvector for the vdb/pgvector tests
+# and benchmarks.
+#
+#   scripts/pg-test.sh install            install PostgreSQL 15 and pgvector if missing
+#   eval "$(scripts/pg-test.sh start)"    install if missing, start a cluster, export its DSN
+#   scripts/pg-test.sh stop [DIR]         stop the cluster and remove its folder
+#   scripts/pg-test.sh check              exit 1 unless PostgreSQL and pgvector are installed
+#
+# `start` prints two shell lines on stdout (everything else goes to stderr):
+#
+#   export AGENTMEM_TEST_PG='postgres://postgres@/agentmem_test?host=DIR&port=5432'
+#   export AGENTMEM_TEST_PGDIR='DIR'
+#
+# The cluster lives in a fresh temporary folder DIR (data and Unix socket; no
+# TCP port is opened), runs as the `postgres` user when started by root
+# (PostgreSQL refuses to run as root) and trusts local connections. The
+# database agentmem_test already has the vector extension. `stop` uses
+# $AGENTMEM_TEST_PGDIR when DIR is not given. `start --no-install` fails
+# instead of installing (the Go tests use it to start a cluster themselves).
+# PG_SHARED_BUFFERS sets the server's shared_buffers (default 128MB; the
+# benchmarks use 1GB).
+#
+# Install (needs root and apt; about 40 s to build pgvector on two cores):
+# Debian 12's postgresql-15 and postgresql-server-dev-15, then pgvector built
+# from ../shared/vendor/pgvector-0.8.6 (relative to the repository root),
+# copied to a temporary folder first because shared/ is read-only in CI.
+# Skipped when vector.control is already in PostgreSQL's extension folder.
+set -euo pipefail
+
+PG_MAJOR=${PG_MAJOR:-15}
+PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PGVECTOR_SRC=${PGVECTOR_SRC:-$ROOT/../shared/vendor/pgvector-0.8.6}
+DB=agentmem_test
+
+log() { echo "pg-test: $*" >&2; }
+die() {
+	log "$*"
+	exit 1
+}
+
+installed() {
+	[ -x "$PG_BIN/initdb" ] && [ -x "$PG_BIN/pg_config" ] &&
+		[ -f "$("$PG_BIN/pg_config" --sharedir)/extension/vector.control" ]
+}
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		die "need root to run: $*"
+	fi
+}
+
+do_install() {
+	if installed; then
+		log "PostgreSQL $PG_MAJOR and pgvector already installed"
+		return
+	fi
+	local t0=$SECONDS
+	if [ ! -x "$PG_BIN/initdb" ] || [ ! -x "$PG_BIN/pg_config" ] ||
+		[ ! -f "/usr/include/postgresql/$PG_MAJOR/server/postgres.h" ]; then
+		log "installing postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR"
+		export DEBIAN_FRONTEND=noninteractive
+		as_root apt-get update >&2
+		as_root apt-get install -y --no-install-recommends \
+			"postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" make gcc libc6-dev >&2
+	fi
+	[ -f "$PGVECTOR_SRC/vector.control" ] || die "pgvector sources not found at $PGVECTOR_SRC"
+	local build
+	build=$(mktemp -d /tmp/pgvector-build.XXXXXX)
+	# shellcheck disable=SC2064 # expand $build now
+	trap "rm -rf '$build'" RETURN
+	cp -r "$PGVECTOR_SRC/." "$build/"
+	chmod -R u+w "$build"
+	log "building pgvector from $PGVECTOR_SRC"
+	# with_llvm=no: no JIT bitcode, so clang need not match the server's LLVM.
+	make -C "$build" -j"$(nproc)" PG_CONFIG="$PG_BIN/pg_config" with_llvm=no >&2
+	as_root make -C "$build" PG_CONFIG="$PG_BIN/pg_config" with_llvm=no install >&2
+	installed || die "pgvector install did not put vector.control in place"
+	log "installed in $((SECONDS - t0))s"
+}
+
+# run_pg runs a PostgreSQL binary as the postgres user when we are root.
+run_pg() {
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+do_start() {
+	if [ "${1:-}" = "--no-install" ]; then
+		installed || die "PostgreSQL $PG_MAJOR with pgvector is not installed: run scripts/pg-test.sh install (as root)"
+	else
+		do_install
+	fi
+	local dir port=5432
+	dir=$(mktemp -d /tmp/agentmem-pg.XXXXXX)
+	chmod 755 "$dir"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown postgres: "$dir"
+	fi
+	if ! {
+		run_pg "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 &&
+			run_pg "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+				-o "-p $port -k $dir -c listen_addresses= -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100 -c shared_buffers=${PG_SHARED_BUFFERS:-128MB}" \
+				start >&2 &&
+			run_pg "$PG_BIN/psql" -h "$dir" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 -qc "CREATE DATABASE $DB" >&2 &&
+			run_pg "$PG_BIN/psql" -h "$dir" -p "$port" -U postgres -d "$DB" -v ON_ERROR_STOP=1 -qc "CREATE EXTENSION vector" >&2
+	}; then
+		cat "$dir/initdb.log" "$dir/server.log" >&2 2>/dev/null || true
+		do_stop "$dir"
+		die "could not start a cluster"
+	fi
+	log "started PostgreSQL $PG_MAJOR in $dir"
+	echo "export AGENTMEM_TEST_PG='postgres://postgres@/$DB?host=$dir&port=$port'"
+	echo "export AGENTMEM_TEST_PGDIR='$dir'"
+}
+
+do_stop() {
+	local dir=${1:-${AGENTMEM_TEST_PGDIR:-}}
+	[ -n "$dir" ] || die "stop: no folder given and AGENTMEM_TEST_PGDIR is not set"
+	case $dir in
+	/tmp/agentmem-pg.*) ;;
+	*) die "stop: $dir is not a folder made by pg-test.sh start" ;;
+	esac
+	if [ -f "$dir/data/postmaster.pid" ]; then
+		run_pg "$PG_BIN/pg_ctl" -D "$dir/data" -m immediate -w stop >&2 || true
+	fi
+	rm -rf "$dir"
+	log "stopped and removed $dir"
+}
+
+case ${1:-} in
+install) do_install ;;
+start) do_start "${2:-}" ;;
+stop) do_stop "${2:-}" ;;
+check) installed || die "PostgreSQL $PG_MAJOR with pgvector is not installed" ;;
+*)
+	sed -n '2,9p' "$0" >&2
+	exit 2
+	;;
+esac

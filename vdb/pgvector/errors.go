@@ -1,0 +1,85 @@
+package pgvector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentmem/agentmem/vdb"
+)
+
+var (
+	// ErrUnavailable: the server could not be reached (down, wrong host or
+	// port, unknown database, authentication refused) or the connection was
+	// lost during a call. Errors wrapping it name the DSN without its
+	// password. Nothing of a failed Add was stored, except when the
+	// connection broke while the COMMIT was in flight; Add is an upsert, so
+	// retrying it is always safe.
+	ErrUnavailable = errors.New("pgvector: PostgreSQL unavailable")
+	// ErrNoExtension: the server lacks the pgvector extension, or the
+	// database lacks it and the user may not create it. The error says how
+	// to install it.
+	ErrNoExtension = errors.New("pgvector: the vector extension is missing")
+)
+
+// Connection-level SQLSTATE classes and codes: the server went away or
+// refused the session.
+func connLost(code string) bool {
+	switch code {
+	case "57P01", "57P02", "57P03", // admin_shutdown (pg_terminate_backend), crash_shutdown, cannot_connect_now
+		"3D000",          // invalid_catalog_name: no such database
+		"28000", "28P01": // authorization
+		return true
+	}
+	return strings.HasPrefix(code, "08") // connection_exception
+}
+
+// hint says what to do about a connection failure.
+func hint(code string) string {
+	switch code {
+	case "3D000":
+		return "create the database (createdb NAME, or CREATE DATABASE) or fix dbname in the DSN"
+	case "28000", "28P01":
+		return "check user and password in the DSN and the server's pg_hba.conf"
+	case "57P01", "57P02":
+		return "the server ended the session (terminated or restarting); nothing of the failed call was committed unless it failed in COMMIT, and retrying is safe"
+	}
+	return "check that the server is running and that host, port and dbname in the DSN are right; retrying is safe"
+}
+
+// wrap turns a driver error into the package's: context errors stay context
+// errors, connection failures wrap ErrUnavailable with the DSN, other server
+// errors carry the operation.
+func (db *DB) wrap(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if db.closed.Load() {
+		// Close raced with the call and closed the pool under it.
+		return fmt.Errorf("pgvector: %s: %w (%v)", op, vdb.ErrClosed, err)
+	}
+	return wrapErr(ctx, db.dsn, op, err)
+}
+
+func wrapErr(ctx context.Context, dsn, op string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("pgvector: %s: %w", op, err)
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		// The driver closed the connection because the context ended.
+		return fmt.Errorf("pgvector: %s: %w (%v)", op, cerr, err)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if connLost(pe.Code) {
+			return fmt.Errorf("pgvector: %s on %s: %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(pe.Code))
+		}
+		return fmt.Errorf("pgvector: %s: %w", op, err)
+	}
+	// Anything else from the driver is the network or the protocol: the
+	// connection is gone (refused, reset, EOF, closed).
+	return fmt.Errorf("pgvector: %s on %s: %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(""))
+}
