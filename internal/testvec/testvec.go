@@ -30,3 +30,25 @@ func Unit(seed uint64, n, d int) [][]float32 {
 	}
 	return out
 }
+
+// Clustered returns n vectors around the given centres (each a unit centre
+// plus Gaussian noise of norm ≈ spread), views of one backing array: a
+// stand-in for real embeddings, which are clustered by topic. Uniformly
+// random vectors are a worst case no ANN index serves well. The Faiss and
+// pgvector benchmarks share it, so they measure the same vectors.
+func Clustered(seed uint64, n int, centres [][]float32, spread float64) [][]float32 {
+	d := len(centres[0])
+	r := rand.New(rand.NewPCG(seed, 3))
+	sigma := spread / math.Sqrt(float64(d))
+	flat := make([]float32, n*d)
+	out := make([][]float32, n)
+	for i := range out {
+		c := centres[r.IntN(len(centres))]
+		v := flat[i*d : (i+1)*d : (i+1)*d]
+		for j := range v {
+			v[j] = c[j] + float32(r.NormFloat64()*sigma)
+		}
+		out[i] = v
+	}
+	return out
+}

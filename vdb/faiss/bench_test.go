@@ -40,26 +40,6 @@ const (
 	benchK   = 10
 )
 
-// clustered returns n vectors around the given centres (each a unit centre
-// plus Gaussian noise of norm ≈ spread), views of one backing array: a
-// stand-in for real embeddings, which are clustered by topic. Uniformly
-// random vectors are a worst case no ANN index serves well.
-func clustered(seed uint64, n int, centres [][]float32, spread float64) [][]float32 {
-	d := len(centres[0])
-	r := rand.New(rand.NewPCG(seed, 3))
-	sigma := spread / math.Sqrt(float64(d))
-	flat := make([]float32, n*d)
-	out := make([][]float32, n)
-	for i := range out {
-		c := centres[r.IntN(len(centres))]
-		v := flat[i*d : (i+1)*d : (i+1)*d]
-		for j := range v {
-			v[j] = c[j] + float32(r.NormFloat64()*sigma)
-		}
-		out[i] = v
-	}
-	return out
-}
 
 var data100k = sync.OnceValue(func() [][]float32 { return testvec.Unit(1, 100_000, benchDim) })
 
@@ -240,8 +220,8 @@ func benchApprox(b *testing.B, n int, factory string, nprobes []int) {
 	t0 := time.Now()
 	// 1,000 topics; queries are new points from the same topics.
 	centres := testvec.Unit(5, 1000, benchDim)
-	vecs := clustered(1, n, centres, 0.8)
-	queries := clustered(2, 200, centres, 0.8)
+	vecs := testvec.Clustered(1, n, centres, 0.8)
+	queries := testvec.Clustered(2, 200, centres, 0.8)
 	b.Logf("generated %d vectors in %v", n, time.Since(t0).Round(time.Millisecond))
 
 	// Exact answers from the flat index's BLAS path.

@@ -2,7 +2,6 @@ package pgvector_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -50,25 +49,6 @@ const (
 // faiss): each gets the data, the queries and the exact answers.
 var extraBench []func(b *testing.B, vecs, queries [][]float32, exact [][]vdb.Result)
 
-// clustered is vdb/faiss's generator (bench_test.go), so that the two
-// benchmarks measure the same vectors: n points around the given unit
-// centres, Gaussian noise of norm ≈ spread.
-func clustered(seed uint64, n int, centres [][]float32, spread float64) [][]float32 {
-	d := len(centres[0])
-	r := rand.New(rand.NewPCG(seed, 3))
-	sigma := spread / math.Sqrt(float64(d))
-	flat := make([]float32, n*d)
-	out := make([][]float32, n)
-	for i := range out {
-		c := centres[r.IntN(len(centres))]
-		v := flat[i*d : (i+1)*d : (i+1)*d]
-		for j := range v {
-			v[j] = c[j] + float32(r.NormFloat64()*sigma)
-		}
-		out[i] = v
-	}
-	return out
-}
 
 func addAll(b *testing.B, db vdb.VectorDatabase, vecs [][]float32, batch int) time.Duration {
 	b.Helper()
@@ -126,8 +106,8 @@ func benchCompare(b *testing.B, n int) {
 	needPG(b)
 	t0 := time.Now()
 	centres := testvec.Unit(5, 1000, benchDim)
-	vecs := clustered(1, n, centres, 0.8)
-	queries := clustered(2, 200, centres, 0.8)
+	vecs := testvec.Clustered(1, n, centres, 0.8)
+	queries := testvec.Clustered(2, 200, centres, 0.8)
 	b.Logf("generated %d vectors in %v", n, time.Since(t0).Round(time.Millisecond))
 
 	mem, err := inmem.New(benchDim, inmem.WithCapacity(n))
@@ -170,7 +150,7 @@ func benchCompare(b *testing.B, n int) {
 		})
 	}
 	// Adds into a table that already has the index: 10,000 more vectors.
-	more := clustered(3, 10_000, centres, 0.8)
+	more := testvec.Clustered(3, 10_000, centres, 0.8)
 	t0 = time.Now()
 	for lo := 0; lo < len(more); lo += 1000 {
 		if err := pgHNSW.Add(ctx, seq(n+lo, 1000), more[lo:lo+1000]); err != nil {
