@@ -2,7 +2,6 @@ package pgvector_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
