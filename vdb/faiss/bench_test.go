@@ -4,8 +4,6 @@ package faiss_test
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
