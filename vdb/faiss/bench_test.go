@@ -38,7 +38,6 @@ const (
 	benchK   = 10
 )
 
-
 var data100k = sync.OnceValue(func() [][]float32 { return testvec.Unit(1, 100_000, benchDim) })
 
 func addAll(b *testing.B, db vdb.VectorDatabase, vecs [][]float32) {

@@ -48,7 +48,6 @@ const (
 // faiss): each gets the data, the queries and the exact answers.
 var extraBench []func(b *testing.B, vecs, queries [][]float32, exact [][]vdb.Result)
 
-
 func addAll(b *testing.B, db vdb.VectorDatabase, vecs [][]float32, batch int) time.Duration {
 	b.Helper()
 	t0 := time.Now()
