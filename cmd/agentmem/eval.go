@@ -22,8 +22,6 @@ import (
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
-func init() { rootCmd.AddCommand(newEvalCmd()) }
-
 // evalTurn is one line of turns.jsonl. Other fields are ignored.
 type evalTurn struct {
 	Conv    string `json:"conv"`
@@ -88,7 +86,7 @@ type evalReport struct {
 	Modes         []evalModeReport `json:"modes"`
 }
 
-func newEvalCmd() *cobra.Command {
+func newEvalCmd(a *app) *cobra.Command {
 	var (
 		ks          []int
 		mode        string
@@ -168,7 +166,7 @@ Questions without evidence are skipped (and counted).`,
 			if err != nil {
 				return err
 			}
-			emb, err := embed.Open(global.embedder)
+			emb, err := embed.Open(a.embedder)
 			if err != nil {
 				return usageError{err}
 			}
@@ -176,7 +174,7 @@ Questions without evidence are skipped (and counted).`,
 			if err != nil {
 				return err
 			}
-			if global.json {
+			if a.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(rep)

@@ -69,59 +69,22 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/semantic"
 	"github.com/agentmem/agentmem/vdb"
 )
 
-// A Record is one memory: the parent that search answers with.
-type Record struct {
-	// ID identifies the record in the store. Empty means a generated
-	// random id. Adding a record with an ID that is already stored
-	// replaces the stored one.
-	ID string
-	// Text is what is remembered; it must contain a letter or a digit.
-	Text string
-	// Time is when it was said or written; zero means the time of Add.
-	Time time.Time
-	// Namespace scopes the record (a user, an agent, a conversation);
-	// empty means DefaultNamespace.
-	Namespace string
-	// Speaker is who said it, or the role ("user", "assistant").
-	Speaker string
-	// Tags are free labels, stored and returned as given.
-	Tags []string
-}
+// A Record is one memory: the parent that search answers with
+// ([memory.Record]). An empty Namespace means DefaultNamespace.
+type Record = memory.Record
 
-// A Query is a search request. Its zero values mean the defaults.
-type Query struct {
-	// Text is what to look for.
-	Text string
-	// Namespace restricts the search to one namespace; empty searches all.
-	Namespace string
-	// From and To restrict the search to records with From ≤ Time < To;
-	// a zero bound is open.
-	From, To time.Time
-	// Mode selects the retrieval paths (Hybrid by default).
-	Mode Mode
-	// K is how many memories to return; 0 means the memory's default
-	// (WithTopK, DefaultTopK).
-	K int
-	// MinScore is the minimum cosine similarity of a vector-path match;
-	// 0 means the memory's default (WithMinScore). The keyword path has no
-	// threshold.
-	MinScore float32
-}
+// A Query is a search request ([memory.Query]). Its zero values mean the
+// defaults: K the memory's WithTopK, MinScore its WithMinScore.
+type Query = memory.Query
 
-// A Hit is one memory found by Search: the whole parent record, its fused
-// score, and the children that matched (Snippets, in text order).
-type Hit struct {
-	memory.Hit
-	Namespace string
-	Speaker   string
-	Tags      []string
-	// VectorRank and KeywordRank are the memory's 1-based rank on each
-	// path (0: not found by that path), for explaining a result.
-	VectorRank, KeywordRank int
-}
+// A Hit is one memory found by Query ([memory.Hit]): the whole parent
+// record, its fused score, the children that matched (Snippets, in text
+// order), the record's metadata and each path's rank.
+type Hit = memory.Hit
 
 // Memory is a long-term hybrid memory. It is safe for concurrent use by
 // multiple goroutines: searches run in parallel; writes are serialised and
@@ -140,7 +103,7 @@ type Memory struct {
 	closed    bool
 	parents   map[string]*parent
 	children  map[int64]childRef
-	vecs      map[string]vdb.VectorDatabase // per namespace
+	vecs      map[string]*semantic.Vectors // per namespace
 	kw        *keywordIndex
 	nextChild int64
 
@@ -163,22 +126,27 @@ type childRef struct {
 	i int // index in p.children
 }
 
-var _ memory.Memory = (*Memory)(nil)
+var (
+	_ memory.Memory  = (*Memory)(nil)
+	_ memory.Records = (*Memory)(nil)
+	_ memory.Querier = (*Memory)(nil)
+	_ memory.Lister  = (*Memory)(nil)
+)
 
 // New returns an empty memory that lives only in this process (see Open for
 // one on disk). It learns the embedder's dimension, embedding a probe text
 // if the embedder does not know it yet.
 func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, error) {
 	if emb == nil {
-		return nil, fmt.Errorf("longterm: nil embedder")
+		return nil, fmt.Errorf("longterm: %w: nil embedder", ErrInvalidOption)
+	}
+	o := defaultOptions()
+	if err := o.apply(opts); err != nil {
+		return nil, err
 	}
 	dim, err := embed.Dimension(ctx, emb)
 	if err != nil {
 		return nil, fmt.Errorf("longterm: %w", err)
-	}
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
 	}
 	kw, err := o.newKeywordIndex()
 	if err != nil {
@@ -190,7 +158,7 @@ func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, erro
 		opts:     o,
 		parents:  make(map[string]*parent),
 		children: make(map[int64]childRef),
-		vecs:     make(map[string]vdb.VectorDatabase),
+		vecs:     make(map[string]*semantic.Vectors),
 		kw:       kw,
 	}, nil
 }
@@ -265,6 +233,10 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 				return nil, fmt.Errorf("record %d: %w", i, err)
 			}
 			return nil, err
+		}
+		if m.opts.wholeRecord {
+			t := preps[i].rec.Text
+			preps[i].chunks = []chunk.Chunk{{Text: t, Start: 0, End: len(t)}}
 		}
 		header := m.header(&preps[i].rec)
 		for _, c := range preps[i].chunks {
@@ -431,7 +403,7 @@ func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off 
 		}
 	}
 	p := &parent{rec: a.rec, children: a.children, off: off}
-	db, err := m.namespaceDB(p.rec.Namespace)
+	db, err := m.namespaceDB(ctx, p.rec.Namespace)
 	if err != nil {
 		return err
 	}
@@ -480,13 +452,15 @@ func (m *Memory) remove(ctx context.Context, p *parent) error {
 	return nil
 }
 
-func (m *Memory) namespaceDB(ns string) (vdb.VectorDatabase, error) {
+// namespaceDB returns the vector index of namespace ns, opening it through
+// the backend registry on first use. m.mu must be held for writing.
+func (m *Memory) namespaceDB(ctx context.Context, ns string) (*semantic.Vectors, error) {
 	if db := m.vecs[ns]; db != nil {
 		return db, nil
 	}
-	db, err := m.opts.openVDB(m.dim)
+	db, err := semantic.OpenVectors(ctx, m.opts.backend, vdb.Config{Dim: m.dim, Namespace: ns})
 	if err != nil {
-		return nil, fmt.Errorf("longterm: open %s vector index: %w", m.opts.backendName, err)
+		return nil, fmt.Errorf("longterm: namespace %q: %w", ns, err)
 	}
 	m.vecs[ns] = db
 	return db, nil
@@ -525,7 +499,7 @@ func (m *Memory) Forget(ctx context.Context, id string) error {
 }
 
 // Close writes a snapshot if the memory is on disk and changed since the
-// last one, and releases the indexes. It is idempotent; other methods return
+// last one (unless the backend cannot save one), and releases the indexes. It is idempotent; other methods return
 // ErrClosed afterwards.
 func (m *Memory) Close() error {
 	m.wmu.Lock()
@@ -538,7 +512,9 @@ func (m *Memory) Close() error {
 	m.mu.Unlock()
 	var errs []error
 	if m.log != nil && m.applied > 0 {
-		if err := m.snapshotLocked(context.Background()); err != nil {
+		// A backend that cannot save (no vdb.Persister) is not an error
+		// here: the next Open replays the log, which carries the vectors.
+		if err := m.snapshotLocked(context.Background()); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 			errs = append(errs, err)
 		}
 	}
@@ -567,15 +543,7 @@ func (m *Memory) Close() error {
 // Search returns the memories most related to question in every namespace,
 // with the memory's default mode and count. It implements memory.Memory.
 func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, error) {
-	hits, err := m.Query(ctx, Query{Text: question, Mode: m.opts.mode})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]memory.Hit, len(hits))
-	for i, h := range hits {
-		out[i] = h.Hit
-	}
-	return out, nil
+	return m.Query(ctx, Query{Text: question, Mode: m.opts.mode})
 }
 
 // candidate is a parent found by one or both paths.
@@ -672,9 +640,7 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 		}
 		r := &c.p.rec
 		hits[i] = Hit{
-			Hit: memory.Hit{
-				ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
-			},
+			ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
 			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
 			VectorRank: c.vecRank, KeywordRank: c.kwRank,
 		}
@@ -821,7 +787,7 @@ func (m *Memory) filter(q Query) func(int64) bool {
 // over-fetching: the fetch grows fourfold until depth children pass or the
 // index is exhausted. m.mu must be held.
 func (m *Memory) vectorSearch(ctx context.Context, q Query, qvec []float32, depth int, minScore float32, keep func(int64) bool) ([]vdb.Result, error) {
-	var dbs []vdb.VectorDatabase
+	var dbs []*semantic.Vectors
 	if q.Namespace != "" {
 		if db := m.vecs[q.Namespace]; db != nil {
 			dbs = append(dbs, db)
@@ -844,7 +810,7 @@ func (m *Memory) vectorSearch(ctx context.Context, q Query, qvec []float32, dept
 		}
 		for {
 			fetch = min(fetch, n)
-			res, err := vdb.SearchMinScore(ctx, db, qvec, fetch, minScore)
+			res, err := db.Search(ctx, qvec, fetch, minScore)
 			if err != nil {
 				return nil, fmt.Errorf("longterm: vector search: %w", err)
 			}

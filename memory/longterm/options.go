@@ -3,51 +3,30 @@ package longterm
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
-	"github.com/agentmem/agentmem/vdb/inmem"
 )
 
-// Mode selects which retrieval paths a search runs.
-type Mode int
+// Mode selects which retrieval paths a search runs: [memory.Mode].
+type Mode = memory.Mode
 
+// The modes, as in package memory.
 const (
 	// Hybrid runs the vector and the keyword path and fuses their rankings.
 	// It is the zero value and the default.
-	Hybrid Mode = iota
+	Hybrid = memory.Hybrid
 	// VectorOnly runs only the vector (embedding similarity) path.
-	VectorOnly
+	VectorOnly = memory.VectorOnly
 	// KeywordOnly runs only the keyword (BM25 over an inverted index) path.
-	KeywordOnly
+	KeywordOnly = memory.KeywordOnly
 )
 
-// String returns "hybrid", "vector" or "keyword".
-func (m Mode) String() string {
-	switch m {
-	case Hybrid:
-		return "hybrid"
-	case VectorOnly:
-		return "vector"
-	case KeywordOnly:
-		return "keyword"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
-
-// ParseMode parses "hybrid", "vector" or "keyword".
-func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "hybrid":
-		return Hybrid, nil
-	case "vector":
-		return VectorOnly, nil
-	case "keyword":
-		return KeywordOnly, nil
-	}
-	return 0, fmt.Errorf("%w: unknown mode %q (want hybrid, vector or keyword)", ErrInvalidQuery, s)
-}
+// ParseMode parses "hybrid", "vector" or "keyword" ([memory.ParseMode]).
+func ParseMode(s string) (Mode, error) { return memory.ParseMode(s) }
 
 // Defaults.
 const (
@@ -63,8 +42,11 @@ const (
 	// DefaultSnapshotEvery is how many writes (adds and forgets) a store
 	// on disk takes between automatic snapshots.
 	DefaultSnapshotEvery = 20000
-	// DefaultBackend names the default vector backend.
+	// DefaultBackend is the default vector backend spec (vdb.Open).
 	DefaultBackend = "inmem"
+	// KindLong is the kind a store made by this package records in its
+	// manifest (memory/short records "short").
+	KindLong = "long"
 )
 
 type fusionKind int
@@ -82,8 +64,9 @@ type options struct {
 	rrfK          float64
 	vectorWeight  float64
 	keywordWeight float64
-	backendName   string
-	openVDB       func(dim int) (vdb.VectorDatabase, error)
+	backend       string // vdb.Open spec
+	kind          string
+	wholeRecord   bool
 	chunkOpts     *chunk.Options
 	logger        *slog.Logger
 	sync          bool
@@ -99,49 +82,81 @@ func defaultOptions() options {
 		rrfK:          DefaultRRFK,
 		vectorWeight:  0.5,
 		keywordWeight: 0.5,
-		backendName:   DefaultBackend,
-		openVDB: func(dim int) (vdb.VectorDatabase, error) {
-			return inmem.New(dim)
-		},
+		backend:       DefaultBackend,
+		kind:          KindLong,
 		logger:        slog.Default(),
 		sync:          true,
 		snapshotEvery: DefaultSnapshotEvery,
 	}
 }
 
-// An Option configures a Memory made by New or Open.
-type Option func(*options)
+// An Option configures a Memory made by New or Open. An option with a value
+// out of range makes New and Open fail with an error wrapping
+// [ErrInvalidOption].
+type Option func(*options) error
+
+func (o *options) apply(opts []Option) error {
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(o); err != nil {
+			return fmt.Errorf("longterm: %w: %w", ErrInvalidOption, err)
+		}
+	}
+	return nil
+}
 
 // WithTopK sets how many memories Search returns when Query.K is 0 (and for
-// the memory.Memory Search method). Values ≤ 0 are ignored.
+// the memory.Memory Search method). k must be positive.
 func WithTopK(k int) Option {
-	return func(o *options) {
-		if k > 0 {
-			o.topK = k
+	return func(o *options) error {
+		if k <= 0 {
+			return fmt.Errorf("top k must be positive, got %d", k)
 		}
+		o.topK = k
+		return nil
 	}
 }
 
 // WithMinScore sets the default minimum cosine similarity a child must have
 // to count as a vector-path match (Query.MinScore overrides it when set).
 // The keyword path has no threshold: a BM25 match is a match. The default is
-// 0: every vector candidate takes part in the fusion, ranked.
-func WithMinScore(s float32) Option { return func(o *options) { o.minScore = s } }
+// 0: every vector candidate takes part in the fusion, ranked. s must be in
+// [-1, 1].
+func WithMinScore(s float32) Option {
+	return func(o *options) error {
+		if !(s >= -1 && s <= 1) { // also catches NaN
+			return fmt.Errorf("minimum score must be in [-1, 1], got %v", s)
+		}
+		o.minScore = s
+		return nil
+	}
+}
 
 // WithMode sets the paths the memory.Memory Search method runs (Hybrid by
 // default).
-func WithMode(m Mode) Option { return func(o *options) { o.mode = m } }
+func WithMode(m Mode) Option {
+	return func(o *options) error {
+		if m < Hybrid || m > KeywordOnly {
+			return fmt.Errorf("unknown mode %d", m)
+		}
+		o.mode = m
+		return nil
+	}
+}
 
 // WithRRF selects reciprocal rank fusion with constant k (the default, with
 // k = DefaultRRFK): a memory scores Σ 1/(k + rank) over the paths that found
 // it, rank counted from 1. Values of k ≤ 0 mean DefaultRRFK.
 func WithRRF(k int) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		o.fusion = fusionRRF
 		o.rrfK = DefaultRRFK
 		if k > 0 {
 			o.rrfK = float64(k)
 		}
+		return nil
 	}
 }
 
@@ -149,45 +164,76 @@ func WithRRF(k int) Option {
 // vectorWeight·cosine + keywordWeight·(BM25 / best BM25 of the query), using
 // its best child on each path. Negative weights are treated as 0.
 func WithWeightedFusion(vectorWeight, keywordWeight float64) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		o.fusion = fusionWeighted
 		o.vectorWeight = max(vectorWeight, 0)
 		o.keywordWeight = max(keywordWeight, 0)
+		return nil
 	}
 }
 
-// WithBackend sets the vector database: open is called with the embedder's
-// dimension once per namespace; name is recorded in the store's manifest
-// (a store opened with another backend name rebuilds its vector index from
-// the log instead of loading the snapshot). The default is "inmem"
-// (vdb/inmem).
-func WithBackend(name string, open func(dim int) (vdb.VectorDatabase, error)) Option {
-	return func(o *options) {
-		if open != nil {
-			o.backendName = name
-			o.openVDB = open
+// WithBackend sets the vector backend by its spec, "name[:arg]" as
+// vdb.Open takes it ("inmem", "faiss:HNSW32,Flat"): each namespace's vector
+// index is opened with vdb.Open(ctx, spec, vdb.Config{Dim, Namespace}), so
+// the backend must be registered (imported for its side effect). The spec
+// is recorded in the store's manifest; a store opened with another spec
+// rebuilds its vector indexes from the log (without re-embedding) and
+// records the new one. The default is "inmem" (vdb/inmem).
+func WithBackend(spec string) Option {
+	return func(o *options) error {
+		if name, _ := vdb.ParseSpec(spec); name == "" {
+			return fmt.Errorf("backend spec %q has no backend name", spec)
 		}
+		o.backend = strings.TrimSpace(spec)
+		return nil
+	}
+}
+
+// WithKind sets the memory kind a new store records in its manifest
+// ("long" by default; memory/short uses "short"), so that tools reopen it
+// as what it is. Opening a store of another kind is an error wrapping
+// [ErrInvalidOption] that names both.
+func WithKind(kind string) Option {
+	return func(o *options) error {
+		if kind == "" {
+			return fmt.Errorf("empty memory kind")
+		}
+		o.kind = kind
+		return nil
+	}
+}
+
+// WithWholeRecords indexes each record as one child (its whole text)
+// instead of splitting it into sentence-sized chunks: seed 000's semantic
+// memory, where one segment is one memory. A store must be reopened with
+// the same setting to index new records the same way.
+func WithWholeRecords() Option {
+	return func(o *options) error {
+		o.wholeRecord = true
+		return nil
 	}
 }
 
 // WithChunkOptions sets how parents are split into children (nil means
 // chunk's defaults).
 func WithChunkOptions(c *chunk.Options) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if c != nil {
 			cp := *c
 			o.chunkOpts = &cp
 		}
+		return nil
 	}
 }
 
 // WithLogger sets where warnings (a repaired torn log tail, a snapshot that
 // could not be used) go. The default is slog.Default().
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if l != nil {
 			o.logger = l
 		}
+		return nil
 	}
 }
 
@@ -195,24 +241,33 @@ func WithLogger(l *slog.Logger) Option {
 // bulk loads at the price of losing the last acknowledged records on a
 // machine crash (a process crash loses nothing). Call Sync to make earlier
 // writes durable.
-func WithoutSync() Option { return func(o *options) { o.sync = false } }
+func WithoutSync() Option {
+	return func(o *options) error {
+		o.sync = false
+		return nil
+	}
+}
 
 // WithTokenizer sets the keyword path's tokenizer (default
 // keyword.NewTokenizer(): Chinese as character bigrams and single characters). A store
 // snapshot made with another tokenizer is not used: the keyword index is
 // then rebuilt from the log, without re-embedding.
 func WithTokenizer(tok keyword.Tokenizer) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if tok != nil {
 			o.tokenizer = tok
 		}
+		return nil
 	}
 }
 
 // WithBM25 sets the keyword path's BM25 parameters (default k1 = 1.2,
 // b = 0.75).
 func WithBM25(k1, b float64) Option {
-	return func(o *options) { o.bm25 = []keyword.IndexOption{keyword.WithK1(k1), keyword.WithB(b)} }
+	return func(o *options) error {
+		o.bm25 = []keyword.IndexOption{keyword.WithK1(k1), keyword.WithB(b)}
+		return nil
+	}
 }
 
 // WithIndexHeader sets a header indexed with every child of a record, on
@@ -224,7 +279,10 @@ func WithBM25(k1, b float64) Option {
 // vectors are stored, but the keyword index is rebuilt from the log when
 // its snapshot cannot be used.
 func WithIndexHeader(header func(Record) string) Option {
-	return func(o *options) { o.header = header }
+	return func(o *options) error {
+		o.header = header
+		return nil
+	}
 }
 
 // SpeakerHeader is a header for WithIndexHeader: "Speaker: " (nothing for
@@ -241,4 +299,9 @@ func SpeakerHeader(r Record) string {
 // Close write one). The write that reaches the count also writes the
 // snapshot, which takes about a second per 100k memories; searches are not
 // blocked meanwhile.
-func WithSnapshotEvery(n int) Option { return func(o *options) { o.snapshotEvery = n } }
+func WithSnapshotEvery(n int) Option {
+	return func(o *options) error {
+		o.snapshotEvery = n
+		return nil
+	}
+}

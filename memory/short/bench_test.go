@@ -1,4 +1,4 @@
-package memory_test
+package short_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/embed/hash"
-	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/short"
 )
 
 // shortSegments returns n distinct short rounds (~60-80 bytes), English and
@@ -41,12 +41,12 @@ func BenchmarkShortMemoryUpdate(b *testing.B) {
 				ctx := b.Context()
 				b.ReportAllocs()
 				for b.Loop() {
-					var mem *memory.ShortMemory
+					var mem *short.Memory
 					var err error
 					if store {
-						mem, err = memory.OpenShort(ctx, b.TempDir(), emb)
+						mem, err = short.Open(ctx, b.TempDir(), emb)
 					} else {
-						mem, err = memory.NewShort(emb)
+						mem, err = short.New(ctx, emb)
 					}
 					if err != nil {
 						b.Fatal(err)
@@ -85,7 +85,7 @@ func BenchmarkShortMemoryUpdateConcurrent(b *testing.B) {
 			ctx := b.Context()
 			b.ReportAllocs()
 			for b.Loop() {
-				mem, err := memory.OpenShort(ctx, b.TempDir(), emb)
+				mem, err := short.Open(ctx, b.TempDir(), emb)
 				if err != nil {
 					b.Fatal(err)
 				}
