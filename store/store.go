@@ -217,13 +217,6 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if kind == Short {
-		sm, err := short.Open(ctx, dir, emb, shortOptions(cfg, backend, logger)...)
-		if err != nil {
-			return nil, err
-		}
-		return &Store{Memory: sm.Memory, short: sm, kind: Short}, nil
-	}
 	opts := []longterm.Option{longterm.WithBackend(backend), longterm.WithLogger(logger)}
 	if cfg.TopK != 0 {
 		opts = append(opts, longterm.WithTopK(cfg.TopK))
@@ -231,22 +224,18 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	if cfg.MinScore != 0 {
 		opts = append(opts, longterm.WithMinScore(cfg.MinScore))
 	}
+	if kind == Short {
+		sm, err := short.Open(ctx, dir, emb, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return &Store{Memory: sm.Memory, short: sm, kind: Short}, nil
+	}
 	lt, err := longterm.Open(ctx, dir, emb, append(opts, cfg.Long...)...)
 	if err != nil {
 		return nil, err
 	}
 	return &Store{Memory: lt, kind: Long}, nil
-}
-
-func shortOptions(cfg Config, backend string, logger *slog.Logger) []short.Option {
-	opts := []short.Option{short.WithBackend(backend), short.WithLogger(logger)}
-	if cfg.TopK != 0 {
-		opts = append(opts, short.WithTopK(cfg.TopK))
-	}
-	if cfg.MinScore != 0 {
-		opts = append(opts, short.WithMinScore(cfg.MinScore))
-	}
-	return opts
 }
 
 // probeBackend opens (and closes) one index of backend for emb's dimension,

@@ -116,25 +116,40 @@ func TestMigrate_Errors(t *testing.T) {
 func TestOpen_OldLongStore(t *testing.T) {
 	ctx := t.Context()
 	dir := fixture(t, "v1-long")
-	var logs bytes.Buffer
-	st, err := store.Open(ctx, dir, store.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	require.NoError(t, err)
-	assert.Equal(t, store.Long, st.Kind())
+	st := openOldLongStore(t, dir, "inmem")
+	defer st.Close()
 	assert.Equal(t, 13, st.Len())
 	hits, err := st.Query(ctx, memory.Query{Text: "badge number", Namespace: "mara"})
 	require.NoError(t, err)
 	require.Len(t, hits, 1)
 	assert.Equal(t, "091a7b936b7f8c987c64cefd", hits[0].ID)
-	hits, err = st.Search(ctx, "staging cluster")
+}
+
+// openOldLongStore opens the long-term store in dir written by the previous
+// release and checks what does not depend on its backend: the snapshot
+// loads, a search gives the previous release's answer, and the manifest
+// now records the kind and the full backend spec.
+func openOldLongStore(t *testing.T, dir, backend string) *store.Store {
+	t.Helper()
+	ctx := t.Context()
+	_, _, got, err := store.Info(dir)
+	require.NoError(t, err)
+	assert.Equal(t, backend, got)
+	var logs bytes.Buffer
+	st, err := store.Open(ctx, dir, store.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	assert.Equal(t, store.Long, st.Kind())
+	hits, err := st.Search(ctx, "staging cluster")
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
 	assert.Equal(t, "c86ce92195a4c4835c143c39", hits[0].ID, "the previous release's answer")
-	require.NoError(t, st.Close())
 	assert.NotContains(t, logs.String(), "snapshot not used", "the old snapshot loads")
 
 	man, err := longterm.ReadManifest(dir)
 	require.NoError(t, err)
 	assert.Equal(t, "long", man.Kind, "the manifest now records the kind")
+	assert.Equal(t, backend, man.Backend, "and the full backend spec")
+	return st
 }
 
 func TestOpen_NewStore(t *testing.T) {

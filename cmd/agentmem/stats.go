@@ -30,8 +30,8 @@ the embedder and the vector backend.`,
 				Store: a.store, Memory: info.Kind, Memories: info.Records, Chunks: info.Chunks, Vectors: info.Vectors,
 				Embedder: info.Embedder, Dim: info.Dim, Backend: info.Backend,
 			}
-			if sm := st.Short(); sm != nil {
-				rep.TopK, rep.MinScore = sm.TopK(), new(sm.MinScore())
+			if st.Short() != nil {
+				rep.TopK, rep.MinScore = info.TopK, new(info.MinScore)
 			}
 			out := cmd.OutOrStdout()
 			if a.json {

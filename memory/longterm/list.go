@@ -65,6 +65,10 @@ type Info struct {
 	Records  int    `json:"records"`
 	Chunks   int    `json:"chunks"`
 	Vectors  int    `json:"vectors"`
+	// TopK and MinScore are the defaults of Search and of a Query that
+	// leaves K or MinScore zero (WithTopK, WithMinScore).
+	TopK     int     `json:"top_k"`
+	MinScore float32 `json:"min_score"`
 }
 
 // Info returns what built the memory and how much it holds.
@@ -78,5 +82,6 @@ func (m *Memory) Info() Info {
 	return Info{
 		Kind: m.opts.kind, Embedder: m.emb.Name(), Dim: m.dim, Backend: m.opts.backend, Dir: m.dir,
 		Records: len(m.parents), Chunks: len(m.children), Vectors: nvec,
+		TopK: m.opts.topK, MinScore: m.opts.minScore,
 	}
 }

@@ -18,7 +18,6 @@ package short
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math"
 
 	"github.com/agentmem/agentmem/embed"
@@ -39,97 +38,44 @@ const (
 	Kind = "short"
 )
 
-// An Option configures [New] and [Open]. An option with a value out of
-// range makes them fail with an error wrapping memory.ErrInvalidArgument.
-type Option func(*config) error
+// An Option configures [New] and [Open]: short-term memory takes the
+// options of the engine it runs on, memory/longterm. An option with a value
+// out of range makes them fail with an error wrapping
+// memory.ErrInvalidArgument.
+type Option = longterm.Option
 
-type config struct {
-	topK     int
-	minScore float32
-	backend  string
-	logger   *slog.Logger
-}
+// The options that matter for a short-term memory.
+var (
+	// WithTopK sets how many segments Search returns at most (default 5).
+	// n must be positive.
+	WithTopK = longterm.WithTopK
+	// WithMinScore sets the lowest cosine similarity a segment needs to be
+	// returned by Search (default 0.3). It must be in [-1, 1]; 0 is allowed
+	// and keeps every segment that is not dissimilar.
+	WithMinScore = longterm.WithMinScore
+	// WithBackend sets the vector backend by its vdb.Open spec, e.g.
+	// "inmem" (the default) or "faiss:HNSW32,Flat". A store reopened with
+	// another spec rebuilds its vector index from the log, without
+	// re-embedding.
+	WithBackend = longterm.WithBackend
+	// WithLogger sets the logger for warnings (a repaired log, a snapshot
+	// that could not be used). The default is slog.Default().
+	WithLogger = longterm.WithLogger
+)
 
-// WithTopK sets how many segments Search returns at most (default 5). n
-// must be positive.
-func WithTopK(n int) Option {
-	return func(c *config) error {
-		if n <= 0 {
-			return fmt.Errorf("top k must be positive, got %d", n)
-		}
-		c.topK = n
-		return nil
-	}
-}
-
-// WithMinScore sets the lowest cosine similarity a segment needs to be
-// returned by Search (default 0.3). s must be in [-1, 1]; 0 is allowed and
-// keeps every segment that is not dissimilar.
-func WithMinScore(s float32) Option {
-	return func(c *config) error {
-		if !(s >= -1 && s <= 1) { // also catches NaN
-			return fmt.Errorf("minimum score must be in [-1, 1], got %v", s)
-		}
-		c.minScore = s
-		return nil
-	}
-}
-
-// WithBackend sets the vector backend by its vdb.Open spec, e.g. "inmem"
-// (the default) or "faiss:HNSW32,Flat". A store reopened with another spec
-// rebuilds its vector index from the log, without re-embedding.
-func WithBackend(spec string) Option {
-	return func(c *config) error {
-		if spec == "" {
-			return fmt.Errorf("empty backend spec")
-		}
-		c.backend = spec
-		return nil
-	}
-}
-
-// WithLogger sets the logger for warnings (a repaired log, a snapshot that
-// could not be used). The default is slog.Default().
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) error {
-		if l != nil {
-			c.logger = l
-		}
-		return nil
-	}
-}
-
-func newConfig(opts []Option) (config, error) {
-	c := config{topK: DefaultTopK, minScore: DefaultMinScore, backend: DefaultBackend, logger: slog.Default()}
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o(&c); err != nil {
-			return c, fmt.Errorf("short: %w: %w", memory.ErrInvalidArgument, err)
-		}
-	}
-	return c, nil
-}
-
-// Options returns the longterm options that make a long-term memory
-// behave as a short-term one with the given top k, minimum score and
-// backend: one whole record per segment, vector search only, scored by
-// cosine similarity. Package store uses it to open a short-term store.
-func Options(topK int, minScore float32, backend string) []longterm.Option {
+// Options returns the longterm options that make a long-term memory a
+// short-term one: one whole record per segment, vector search only, scored
+// by cosine similarity, top 5 with a score of at least 0.3. Options given
+// after them override the top k, minimum score and backend.
+func Options() []longterm.Option {
 	return []longterm.Option{
 		longterm.WithKind(Kind),
 		longterm.WithWholeRecords(),
 		longterm.WithMode(longterm.VectorOnly),
 		longterm.WithWeightedFusion(1, 0),
-		longterm.WithTopK(topK),
-		longterm.WithMinScore(minScore),
-		longterm.WithBackend(backend),
+		longterm.WithTopK(DefaultTopK),
+		longterm.WithMinScore(DefaultMinScore),
 	}
-}
-
-func (c config) longtermOptions() []longterm.Option {
-	return append(Options(c.topK, c.minScore, c.backend), longterm.WithLogger(c.logger))
 }
 
 // Memory is a semantic [memory.Memory]: seed 000's ShortMemory. Search
@@ -145,7 +91,6 @@ func (c config) longtermOptions() []longterm.Option {
 // A Memory is safe for concurrent use by multiple goroutines.
 type Memory struct {
 	*longterm.Memory
-	cfg config
 }
 
 var (
@@ -157,15 +102,11 @@ var (
 // embedder's dimension, embedding a probe text if the embedder does not
 // know it yet.
 func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, error) {
-	cfg, err := newConfig(opts)
+	lt, err := longterm.New(ctx, emb, append(Options(), opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	lt, err := longterm.New(ctx, emb, cfg.longtermOptions()...)
-	if err != nil {
-		return nil, err
-	}
-	return &Memory{Memory: lt, cfg: cfg}, nil
+	return &Memory{Memory: lt}, nil
 }
 
 // Open opens the short-term store in directory dir, creating it if needed.
@@ -176,15 +117,11 @@ func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, erro
 // release, one wrapping memory.ErrVersion that names `agentmem migrate`;
 // a store open elsewhere, memory.ErrLocked.
 func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (*Memory, error) {
-	cfg, err := newConfig(opts)
+	lt, err := longterm.Open(ctx, dir, emb, append(Options(), opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	lt, err := longterm.Open(ctx, dir, emb, cfg.longtermOptions()...)
-	if err != nil {
-		return nil, err
-	}
-	return &Memory{Memory: lt, cfg: cfg}, nil
+	return &Memory{Memory: lt}, nil
 }
 
 // UpdateBatch remembers segments and returns their ids. It embeds them in
@@ -203,7 +140,8 @@ func (m *Memory) UpdateBatch(ctx context.Context, segments []string) ([]string, 
 // similarity of at least the configured minimum (default 0.3). No match is
 // an empty slice.
 func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, error) {
-	return m.SearchN(ctx, question, m.cfg.topK, m.cfg.minScore)
+	info := m.Info()
+	return m.SearchN(ctx, question, info.TopK, info.MinScore)
 }
 
 // SearchN is Search with an explicit result count and minimum score. k ≤ 0
@@ -251,9 +189,3 @@ func (m *Memory) Flush(ctx context.Context) error {
 	}
 	return err
 }
-
-// TopK returns how many segments Search returns at most.
-func (m *Memory) TopK() int { return m.cfg.topK }
-
-// MinScore returns the minimum cosine similarity of Search.
-func (m *Memory) MinScore() float32 { return m.cfg.minScore }

@@ -63,9 +63,9 @@ func TestMemory_Defaults(t *testing.T) {
 	mem, err := short.New(ctx, newHash(t, 512))
 	require.NoError(t, err)
 	defer mem.Close()
-	assert.Equal(t, 5, mem.TopK(), "seed 000: search returns 5")
-	assert.InDelta(t, 0.3, mem.MinScore(), 1e-6, "seed 000: minimum similarity 0.3")
 	info := mem.Info()
+	assert.Equal(t, 5, info.TopK, "seed 000: search returns 5")
+	assert.InDelta(t, 0.3, info.MinScore, 1e-6, "seed 000: minimum similarity 0.3")
 	assert.Equal(t, "inmem", info.Backend)
 	assert.Equal(t, "hash:512", info.Embedder)
 	assert.Equal(t, 512, info.Dim)
@@ -109,7 +109,7 @@ func TestMemory_Options(t *testing.T) {
 	hits, err := mem.Search(ctx, "user assistant")
 	require.NoError(t, err)
 	assert.Len(t, hits, 2, "WithTopK(2) caps the results; WithMinScore(0) is a legal request")
-	assert.Equal(t, float32(0), mem.MinScore())
+	assert.Equal(t, float32(0), mem.Info().MinScore)
 
 	hits, err = mem.SearchN(ctx, "user assistant", 10, -1)
 	require.NoError(t, err)
@@ -304,14 +304,22 @@ func TestOpen_ReplaysLogAfterSnapshot(t *testing.T) {
 	assert.Empty(t, hits, "a segment forgotten after the snapshot stays forgotten")
 }
 
-func TestOpen_DamagedSnapshotIsRebuilt(t *testing.T) {
-	ctx := t.Context()
+// seededStore returns a closed store of the hash embedder of dimension
+// dim holding rounds.
+func seededStore(t *testing.T, dim int, opts ...short.Option) string {
+	t.Helper()
 	dir := t.TempDir()
-	mem, err := short.Open(ctx, dir, newHash(t, 256), short.WithLogger(quiet()))
+	mem, err := short.Open(t.Context(), dir, newHash(t, dim), append(opts, short.WithLogger(quiet()))...)
 	require.NoError(t, err)
-	_, err = mem.UpdateBatch(ctx, rounds)
+	_, err = mem.UpdateBatch(t.Context(), rounds)
 	require.NoError(t, err)
 	require.NoError(t, mem.Close())
+	return dir
+}
+
+func TestOpen_DamagedSnapshotIsRebuilt(t *testing.T) {
+	ctx := t.Context()
+	dir := seededStore(t, 256)
 	_, files, err := longterm.SnapshotVectorFiles(dir)
 	require.NoError(t, err)
 	snap := files[longterm.DefaultNamespace]
@@ -321,7 +329,7 @@ func TestOpen_DamagedSnapshotIsRebuilt(t *testing.T) {
 
 	var logs bytes.Buffer
 	emb := newHash(t, 256)
-	mem, err = short.Open(ctx, dir, emb, short.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	mem, err := short.Open(ctx, dir, emb, short.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	require.NoError(t, err)
 	defer mem.Close()
 	assert.Contains(t, logs.String(), "snapshot not used")
@@ -334,15 +342,9 @@ func TestOpen_DamagedSnapshotIsRebuilt(t *testing.T) {
 
 func TestOpen_SwitchBackend(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	mem, err := short.Open(ctx, dir, newHash(t, 128), short.WithLogger(quiet()))
-	require.NoError(t, err)
-	_, err = mem.UpdateBatch(ctx, rounds)
-	require.NoError(t, err)
-	require.NoError(t, mem.Close())
-
+	dir := seededStore(t, 128)
 	emb := newHash(t, 128)
-	mem, err = short.Open(ctx, dir, emb, short.WithLogger(quiet()), short.WithBackend("test-counting"))
+	mem, err := short.Open(ctx, dir, emb, short.WithLogger(quiet()), short.WithBackend("test-counting"))
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), emb.Texts(), "another backend is filled from the log, without re-embedding")
 	assert.Equal(t, len(rounds), mem.Info().Vectors)
@@ -357,15 +359,7 @@ func TestOpen_SwitchBackend(t *testing.T) {
 
 func TestOpen_Errors(t *testing.T) {
 	ctx := t.Context()
-	newStore := func(t *testing.T) string {
-		dir := t.TempDir()
-		mem, err := short.Open(ctx, dir, newHash(t, 256), short.WithLogger(quiet()))
-		require.NoError(t, err)
-		_, err = mem.UpdateBatch(ctx, rounds)
-		require.NoError(t, err)
-		require.NoError(t, mem.Close())
-		return dir
-	}
+	newStore := func(t *testing.T) string { return seededStore(t, 256) }
 	editManifest := func(t *testing.T, dir string, edit func(m map[string]any)) {
 		path := filepath.Join(dir, "manifest.json")
 		data, err := os.ReadFile(path)
@@ -467,16 +461,11 @@ func TestOpen_Errors(t *testing.T) {
 
 func TestOpen_BackendWithoutSnapshots(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	mem, err := short.Open(ctx, dir, newHash(t, 64), short.WithBackend("test-plain"), short.WithLogger(quiet()))
-	require.NoError(t, err)
-	_, err = mem.UpdateBatch(ctx, rounds)
-	require.NoError(t, err)
-	require.NoError(t, mem.Close(), "a backend that cannot save is not an error")
+	dir := seededStore(t, 64, short.WithBackend("test-plain")) // Close: "a backend that cannot save is not an error"
 	assert.NoFileExists(t, filepath.Join(dir, "snapshot.json"))
 
 	emb := newHash(t, 64)
-	mem, err = short.Open(ctx, dir, emb, short.WithBackend("test-plain"), short.WithLogger(quiet()))
+	mem, err := short.Open(ctx, dir, emb, short.WithBackend("test-plain"), short.WithLogger(quiet()))
 	require.NoError(t, err)
 	defer mem.Close()
 	assert.Equal(t, int64(0), emb.Texts(), "the log is replayed instead, without re-embedding")

@@ -5,8 +5,10 @@
 // The [Window] keeps rounds under two caps, a round count and a token
 // budget. When a cap is exceeded it forgets smoothly: the oldest whole
 // rounds leave, never half a round. A round that leaves is handed to an
-// eviction callback, by default [memory.Memory.Update] on a long-term memory
-// ([WithEvictTo]), so nothing said is lost, only moved. The callback runs
+// eviction callback: with [WithEvictTo] it becomes a segment of a long-term
+// memory ([memory.Memory.Update]), so nothing said is lost, only moved; with
+// [WithOnEvict] it goes to any function; with neither it is forgotten. The
+// callback runs
 // after the window's lock is released (as in golang-lru), so it may be slow
 // or call back into the window.
 //
