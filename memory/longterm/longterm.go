@@ -98,6 +98,9 @@ type Memory struct {
 	// wmu serialises writers: id assignment, log order and index order
 	// agree, and only one fsync runs at a time.
 	wmu sync.Mutex
+	// qmu guards queue: AddBatch calls waiting for a group commit.
+	qmu   sync.Mutex
+	queue []*commitReq
 
 	mu        sync.RWMutex // guards the fields below
 	closed    bool
@@ -317,50 +320,109 @@ func hasWord(s string) bool {
 	return false
 }
 
-// commit assigns child ids, writes the records to the log and applies them
-// to the indexes.
+// commitReq is one AddBatch call waiting for its records to be committed.
+type commitReq struct {
+	ctx   context.Context
+	preps []prepared
+	done  chan struct{} // closed when ids and err are set
+	ids   []string
+	err   error
+}
+
+// commit writes the records to the log and applies them to the indexes.
+// Concurrent calls share one log write and one fsync (group commit): each
+// call queues its records and takes the writer lock; whoever gets it first
+// commits every queued call, in queue order, and the others find theirs
+// done. Log order and index order stay the same, and a record is
+// searchable only once it is durable.
 func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error) {
+	req := &commitReq{ctx: ctx, preps: preps, done: make(chan struct{})}
+	m.qmu.Lock()
+	m.queue = append(m.queue, req)
+	m.qmu.Unlock()
+
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	select {
+	case <-req.done: // committed by another caller's batch
+		return req.ids, req.err
+	default:
+	}
+	m.qmu.Lock()
+	batch := m.queue
+	m.queue = nil
+	m.qmu.Unlock()
+	m.commitLocked(batch)
+	m.maybeSnapshot(ctx)
+	return req.ids, req.err
+}
+
+// commitLocked commits the queued calls in batch with one log append and
+// one fsync, and sets each call's result. m.wmu must be held.
+func (m *Memory) commitLocked(batch []*commitReq) {
+	finish := func(r *commitReq, ids []string, err error) {
+		r.ids, r.err = ids, err
+		close(r.done)
 	}
 	m.mu.RLock()
 	closed, next := m.closed, m.nextChild
 	m.mu.RUnlock()
-	if closed {
-		return nil, ErrClosed
+	type part struct {
+		r     *commitReq
+		adds  []*addRecord
+		first int   // the part's first frame in payloads
+		next  int64 // next child id after the part
 	}
-	adds := make([]*addRecord, len(preps))
-	for i := range preps {
-		p := &preps[i]
-		a := &addRecord{rec: p.rec, dim: m.dim, children: make([]logChild, len(p.chunks))}
-		for j, c := range p.chunks {
-			a.children[j] = logChild{id: next, start: c.Start, end: c.End, text: c.Text}
-			next++
+	var (
+		parts    []part
+		payloads [][]byte
+	)
+	for _, r := range batch {
+		if closed {
+			finish(r, nil, ErrClosed)
+			continue
 		}
-		adds[i] = a
-	}
-	offs := make([]int64, len(adds))
-	for i := range offs {
-		offs[i] = -1
-	}
-	if m.log != nil {
-		payloads := make([][]byte, len(adds))
-		for i, a := range adds {
-			payloads[i] = encodeAdd(nil, &a.rec, a.children, m.dim, preps[i].vecs)
+		if err := r.ctx.Err(); err != nil {
+			finish(r, nil, err)
+			continue
 		}
+		pt := part{r: r, adds: make([]*addRecord, len(r.preps)), first: len(payloads)}
+		for i := range r.preps {
+			p := &r.preps[i]
+			a := &addRecord{rec: p.rec, dim: m.dim, children: make([]logChild, len(p.chunks))}
+			for j, c := range p.chunks {
+				a.children[j] = logChild{id: next, start: c.Start, end: c.End, text: c.Text}
+				next++
+			}
+			pt.adds[i] = a
+			if m.log != nil {
+				payloads = append(payloads, encodeAdd(nil, &a.rec, a.children, m.dim, p.vecs))
+			}
+		}
+		pt.next = next
+		parts = append(parts, pt)
+	}
+	var offs []int64
+	if m.log != nil && len(payloads) > 0 {
 		var err error
 		if offs, err = m.log.append(payloads, m.opts.sync); err != nil {
-			return nil, err
+			for _, pt := range parts {
+				finish(pt.r, nil, err)
+			}
+			return
 		}
 	}
-	ids, err := m.applyAll(ctx, adds, preps, offs, next)
-	if err != nil {
-		return nil, err
+	for _, pt := range parts {
+		o := make([]int64, len(pt.adds))
+		for i := range o {
+			o[i] = -1
+			if m.log != nil {
+				o[i] = offs[pt.first+i]
+			}
+		}
+		ids, err := m.applyAll(pt.r.ctx, pt.adds, pt.r.preps, o, pt.next)
+		finish(pt.r, ids, err)
 	}
-	m.maybeSnapshot(ctx)
-	return ids, nil
 }
 
 func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, preps []prepared, offs []int64, next int64) ([]string, error) {
