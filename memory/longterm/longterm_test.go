@@ -278,6 +278,51 @@ func TestMemory_Concurrent(t *testing.T) {
 	assert.Equal(t, 4*45, m.Len())
 }
 
+// TestOpen_GroupCommit has concurrent writers share fsyncs on a store, then
+// crashes it: every acknowledged record is in the log, with the children
+// and vectors it was indexed with, in an order the replay agrees with.
+func TestOpen_GroupCommit(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	emb := newCounting(t, 32)
+	m := openStore(t, dir, emb, WithSnapshotEvery(0))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				_, err := m.Add(ctx, Record{ID: fmt.Sprintf("g%d-%d", g, i%20), Text: fmt.Sprintf("writer %d note %d. A second sentence %d.", g, i, i)})
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	want := make(map[string]Record, m.Len())
+	for g := range 8 {
+		for i := range 20 {
+			id := fmt.Sprintf("g%d-%d", g, i)
+			r, ok := m.Get(id)
+			require.True(t, ok, id)
+			want[id] = r
+		}
+	}
+	chunks := m.Chunks()
+	crash(m)
+
+	m2 := openStore(t, dir, emb)
+	defer m2.Close()
+	assert.Equal(t, len(want), m2.Len(), "ids 20..24 replaced 0..4 in log order")
+	assert.Equal(t, chunks, m2.Chunks())
+	for id, r := range want {
+		got, ok := m2.Get(id)
+		require.True(t, ok, id)
+		assert.Equal(t, r.Text, got.Text, id)
+	}
+	hits, err := m2.Query(ctx, Query{Text: "writer 3 note 24", Mode: VectorOnly, K: 1})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, "g3-4", hits[0].ID)
+}
+
 func TestMemory_Closed(t *testing.T) {
 	ctx := t.Context()
 	m := newMem(t)
