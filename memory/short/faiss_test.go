@@ -25,23 +25,15 @@ func TestOpen_Faiss(t *testing.T) {
 
 func testOpenFaiss(t *testing.T, spec string) {
 	ctx := t.Context()
-	dir := t.TempDir()
 	backend := short.WithBackend(spec)
-	mem, err := short.Open(ctx, dir, newHash(t, 128), backend, short.WithLogger(quiet()))
-	require.NoError(t, err)
-	_, err = mem.UpdateBatch(ctx, rounds)
-	require.NoError(t, err)
-	before, err := mem.Search(ctx, "aisle seats")
-	require.NoError(t, err)
-	require.NotEmpty(t, before)
-	require.NoError(t, mem.Close())
+	dir, before := seededStore(t, 128, backend)
 
 	emb := newHash(t, 128)
 	man, err := longterm.ReadManifest(dir)
 	require.NoError(t, err)
 	assert.Equal(t, spec, man.Backend, "the manifest records the full spec")
 	var logs bytes.Buffer
-	mem, err = short.Open(ctx, dir, emb, backend, short.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	mem, err := short.Open(ctx, dir, emb, backend, short.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	require.NoError(t, err)
 	defer mem.Close()
 	assert.Equal(t, int64(0), emb.Texts(), "nothing re-embedded")

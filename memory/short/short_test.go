@@ -222,24 +222,14 @@ func TestMemory_Concurrent(t *testing.T) {
 
 func TestOpen_Reopen(t *testing.T) {
 	ctx := t.Context()
-	dir := filepath.Join(t.TempDir(), "store")
-	emb := newHash(t, 256)
-	mem, err := short.Open(ctx, dir, emb, short.WithLogger(quiet()))
-	require.NoError(t, err)
-	_, err = mem.UpdateBatch(ctx, rounds)
-	require.NoError(t, err)
-	before, err := mem.Search(ctx, "aisle seats")
-	require.NoError(t, err)
-	require.NotEmpty(t, before)
-	require.NoError(t, mem.Close())
-
+	dir, before := seededStore(t, 256)
 	man, err := longterm.ReadManifest(dir)
 	require.NoError(t, err)
 	assert.Equal(t, longterm.Manifest{Format: 1, Embedder: "hash:256", Dim: 256, Backend: "inmem", Kind: "short"}, man)
 	assert.FileExists(t, filepath.Join(dir, "snapshot.json"), "Close writes a snapshot")
 
 	emb2 := newHash(t, 256)
-	mem, err = short.Open(ctx, dir, emb2, short.WithLogger(quiet()))
+	mem, err := short.Open(ctx, dir, emb2, short.WithLogger(quiet()))
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), emb2.Texts(), "a reopen embeds nothing")
 	after, err := mem.Search(ctx, "aisle seats")
@@ -305,21 +295,24 @@ func TestOpen_ReplaysLogAfterSnapshot(t *testing.T) {
 }
 
 // seededStore returns a closed store of the hash embedder of dimension
-// dim holding rounds.
-func seededStore(t *testing.T, dim int, opts ...short.Option) string {
+// dim holding rounds, and what it answered to "aisle seats" before Close.
+func seededStore(t *testing.T, dim int, opts ...short.Option) (string, []memory.Hit) {
 	t.Helper()
 	dir := t.TempDir()
 	mem, err := short.Open(t.Context(), dir, newHash(t, dim), append(opts, short.WithLogger(quiet()))...)
 	require.NoError(t, err)
 	_, err = mem.UpdateBatch(t.Context(), rounds)
 	require.NoError(t, err)
+	hits, err := mem.Search(t.Context(), "aisle seats")
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
 	require.NoError(t, mem.Close())
-	return dir
+	return dir, hits
 }
 
 func TestOpen_DamagedSnapshotIsRebuilt(t *testing.T) {
 	ctx := t.Context()
-	dir := seededStore(t, 256)
+	dir, _ := seededStore(t, 256)
 	_, files, err := longterm.SnapshotVectorFiles(dir)
 	require.NoError(t, err)
 	snap := files[longterm.DefaultNamespace]
@@ -342,7 +335,7 @@ func TestOpen_DamagedSnapshotIsRebuilt(t *testing.T) {
 
 func TestOpen_SwitchBackend(t *testing.T) {
 	ctx := t.Context()
-	dir := seededStore(t, 128)
+	dir, _ := seededStore(t, 128)
 	emb := newHash(t, 128)
 	mem, err := short.Open(ctx, dir, emb, short.WithLogger(quiet()), short.WithBackend("test-counting"))
 	require.NoError(t, err)
@@ -359,7 +352,7 @@ func TestOpen_SwitchBackend(t *testing.T) {
 
 func TestOpen_Errors(t *testing.T) {
 	ctx := t.Context()
-	newStore := func(t *testing.T) string { return seededStore(t, 256) }
+	newStore := func(t *testing.T) string { dir, _ := seededStore(t, 256); return dir }
 	editManifest := func(t *testing.T, dir string, edit func(m map[string]any)) {
 		path := filepath.Join(dir, "manifest.json")
 		data, err := os.ReadFile(path)
@@ -461,7 +454,7 @@ func TestOpen_Errors(t *testing.T) {
 
 func TestOpen_BackendWithoutSnapshots(t *testing.T) {
 	ctx := t.Context()
-	dir := seededStore(t, 64, short.WithBackend("test-plain")) // Close: "a backend that cannot save is not an error"
+	dir, _ := seededStore(t, 64, short.WithBackend("test-plain")) // Close: "a backend that cannot save is not an error"
 	assert.NoFileExists(t, filepath.Join(dir, "snapshot.json"))
 
 	emb := newHash(t, 64)
