@@ -10,8 +10,10 @@ import (
 	"github.com/agentmem/agentmem/agent"
 	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/short"
 	"github.com/agentmem/agentmem/memory/window"
 	"github.com/agentmem/agentmem/memory/window/tokens"
+	_ "github.com/agentmem/agentmem/vdb/inmem"
 )
 
 // nopMemory takes evicted rounds and recalls nothing: the benchmark measures
@@ -68,7 +70,7 @@ func BenchmarkConversation(b *testing.B) {
 }
 
 // BenchmarkConversation_ShortMemory is the same conversation with a real
-// long-term memory (memory.ShortMemory, offline hash:512 embedder, inmem
+// long-term memory (short.Memory, offline hash:512 embedder, inmem
 // backend): every round also searches it for the input, and evicted rounds
 // are embedded and stored. The extra time is the memory's, not the window's.
 func BenchmarkConversation_ShortMemory(b *testing.B) {
@@ -87,7 +89,7 @@ func BenchmarkConversation_ShortMemory(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		mem, err := memory.NewShort(emb)
+		mem, err := short.New(b.Context(), emb)
 		if err != nil {
 			b.Fatal(err)
 		}

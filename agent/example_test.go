@@ -7,8 +7,9 @@ import (
 
 	"github.com/agentmem/agentmem/agent"
 	"github.com/agentmem/agentmem/embed/hash"
-	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/short"
 	"github.com/agentmem/agentmem/memory/window"
+	_ "github.com/agentmem/agentmem/vdb/inmem"
 )
 
 // scripted is an agent.Model that answers from a script, standing in for an
@@ -24,7 +25,7 @@ func (s *scripted) Chat(_ context.Context, _ []agent.Message, fn func(string) er
 func ExampleAgent_Chat() {
 	ctx := context.Background()
 	emb, _ := hash.New(hash.DefaultDim)
-	longTerm, _ := memory.NewShort(emb) // offline; use memory.OpenShort for a store on disk
+	longTerm, _ := short.New(context.Background(), emb) // offline; short.Open keeps a store on disk
 	defer longTerm.Close()
 	// A window of one round, so that the first round settles into long-term
 	// memory when the second arrives.

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/eval"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory/longterm"
+	_ "github.com/agentmem/agentmem/vdb/inmem" // registers the default backend
 )
 
 func writeSet(t *testing.T, turns, questions string) string {

@@ -7,6 +7,7 @@ import (
 	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/eval"
 	"github.com/agentmem/agentmem/memory/longterm"
+	_ "github.com/agentmem/agentmem/vdb/inmem" // registers the default backend
 )
 
 func Example() {

@@ -1,38 +1,66 @@
-// Package memory gives LLM agents memory: the [Memory] interface that an
+// Package memory is the contract of agentmem's memories, as package vdb is
+// the contract of its vector databases: the [Memory] interface that an
 // agent writes after each successful round and searches while it builds a
-// prompt, and [ShortMemory], a semantic memory over the chain
-// embedder → semantic.SemanticSet → vdb.VectorDatabase.
+// prompt, the values it exchanges ([Record], [Query], [Hit], [Mode]), the
+// optional interfaces a richer memory implements ([Records], [Querier],
+// [Lister]) and the errors every implementation wraps.
 //
-// Other memories live beside it: memory/window (the short-term sliding window
-// with its workflow track) and memory/longterm (hybrid vector + keyword
-// retrieval over small-to-big chunks, on disk).
+// Package memory links no implementation and no backend. The
+// implementations live beside it: memory/short (seed 000's semantic memory:
+// vector search, top 5, minimum score 0.3), memory/longterm (hybrid vector +
+// keyword retrieval over small-to-big chunks, with namespaces) — both over
+// the same engine and the same store format — and memory/window (the
+// short-term sliding window with its workflow track). Package store opens a
+// store directory of either kind by its manifest.
+//
+// A server or tool that needs more than Update and Search checks for the
+// optional interfaces with a type assertion, as database/sql does with a
+// driver's optional interfaces:
+//
+//	if rs, ok := mem.(memory.Records); ok {
+//		id, err := rs.Add(ctx, memory.Record{Text: text, Namespace: user})
+//		…
+//	}
 package memory
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/agentmem/agentmem/internal/errs"
 )
 
 // A Memory remembers text segments and finds the ones related to a question.
 // Implementations are safe for concurrent use by multiple goroutines.
 type Memory interface {
 	// Update stores a segment, e.g. one round of conversation. An empty or
-	// whitespace-only segment is an error.
+	// whitespace-only segment is an error wrapping [ErrEmptyText].
 	Update(ctx context.Context, segment string) error
 	// Search returns the remembered segments most related to question, best
 	// first. No match is an empty slice and a nil error.
 	Search(ctx context.Context, question string) ([]Hit, error)
 }
 
-// Hit is one remembered segment found by Search.
+// Hit is one remembered segment found by a search.
 type Hit struct {
 	ID    string    // the memory's identifier within its store
 	Text  string    // the remembered segment (for long-term memory: the whole parent)
-	Score float32   // relevance; for vector search the cosine similarity
-	Time  time.Time // when it was stored; zero if unknown
+	Score float32   // relevance: the cosine similarity for vector search, the fused score for hybrid search
+	Time  time.Time // when it was said or stored; zero if unknown
 	// Snippets are the parts of Text that matched (long-term memory's
 	// small-to-big children); nil when the whole Text was the match.
 	Snippets []string
+
+	// Namespace, Speaker and Tags are the record's metadata; empty for a
+	// memory that keeps none.
+	Namespace string
+	Speaker   string
+	Tags      []string
+	// VectorRank and KeywordRank are the memory's 1-based rank on each
+	// retrieval path (0: not found by that path, or no such path), for
+	// explaining a result.
+	VectorRank, KeywordRank int
 }
 
 // Texts returns the Text of each hit, in order.
@@ -43,3 +71,161 @@ func Texts(hits []Hit) []string {
 	}
 	return out
 }
+
+// A Record is one memory as a [Records] store keeps it.
+type Record struct {
+	// ID identifies the record in the store. Empty means a generated
+	// id. Adding a record with an ID that is already stored replaces the
+	// stored one.
+	ID string
+	// Text is what is remembered; it must contain a letter or a digit.
+	Text string
+	// Time is when it was said or written; zero means the time of Add.
+	Time time.Time
+	// Namespace scopes the record (a user, an agent, a conversation);
+	// empty means the store's default namespace.
+	Namespace string
+	// Speaker is who said it, or the role ("user", "assistant").
+	Speaker string
+	// Tags are free labels, stored and returned as given.
+	Tags []string
+}
+
+// A Query is a search request. Its zero values mean the defaults.
+type Query struct {
+	// Text is what to look for.
+	Text string
+	// Namespace restricts the search to one namespace; empty searches all.
+	Namespace string
+	// From and To restrict the search to records with From ≤ Time < To;
+	// a zero bound is open.
+	From, To time.Time
+	// Mode selects the retrieval paths (Hybrid by default).
+	Mode Mode
+	// K is how many memories to return; 0 means the memory's default.
+	K int
+	// MinScore is the minimum cosine similarity of a vector-path match;
+	// 0 means the memory's default. The keyword path has no threshold.
+	MinScore float32
+}
+
+// Mode selects which retrieval paths a search runs.
+type Mode int
+
+const (
+	// Hybrid runs the vector and the keyword path and fuses their rankings.
+	// It is the zero value and the default.
+	Hybrid Mode = iota
+	// VectorOnly runs only the vector (embedding similarity) path.
+	VectorOnly
+	// KeywordOnly runs only the keyword (BM25 over an inverted index) path.
+	KeywordOnly
+)
+
+// String returns "hybrid", "vector" or "keyword".
+func (m Mode) String() string {
+	switch m {
+	case Hybrid:
+		return "hybrid"
+	case VectorOnly:
+		return "vector"
+	case KeywordOnly:
+		return "keyword"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode parses "hybrid", "vector" or "keyword". Anything else is an
+// error wrapping [ErrInvalidArgument].
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "hybrid":
+		return Hybrid, nil
+	case "vector":
+		return VectorOnly, nil
+	case "keyword":
+		return KeywordOnly, nil
+	}
+	return 0, fmt.Errorf("memory: %w: unknown mode %q (want hybrid, vector or keyword)", ErrInvalidArgument, s)
+}
+
+// Records is the optional interface of a memory that stores [Record]
+// values with ids, namespaces and metadata, and can forget them (a server's
+// CRUD). memory/longterm and memory/short implement it.
+type Records interface {
+	Memory
+	// Add stores rec and returns its id; the record is durable (for a
+	// memory on disk) and searchable when Add returns.
+	Add(ctx context.Context, rec Record) (string, error)
+	// AddBatch stores recs in order, all or nothing, and returns their ids.
+	AddBatch(ctx context.Context, recs []Record) ([]string, error)
+	// Get returns a copy of the record with the given id, and whether it
+	// is stored.
+	Get(id string) (Record, bool)
+	// Forget removes the record with the given id; a missing id is an
+	// error wrapping [ErrNotFound].
+	Forget(ctx context.Context, id string) error
+}
+
+// Querier is the optional interface of a memory that answers a structured
+// [Query] (namespace, time range, mode, count, minimum score).
+type Querier interface {
+	Query(ctx context.Context, q Query) ([]Hit, error)
+}
+
+// ListOptions selects and pages the records [Lister.List] returns. Its zero
+// value lists every record.
+type ListOptions struct {
+	// Namespace restricts the list to one namespace; empty lists all.
+	Namespace string
+	// From and To restrict the list to records with From ≤ Time < To; a
+	// zero bound is open.
+	From, To time.Time
+	// Offset skips that many matching records; Limit caps how many are
+	// returned (0: no cap). Negative values are an error wrapping
+	// [ErrInvalidArgument].
+	Offset, Limit int
+}
+
+// Lister is the optional interface of a memory that lists its records,
+// oldest first (by Time, then by id), for browsing and export.
+type Lister interface {
+	// List returns the matching records and how many match in total
+	// (before Offset and Limit).
+	List(ctx context.Context, opts ListOptions) (recs []Record, total int, err error)
+}
+
+// Errors that memories return, wrapped with the facts (file, offset, id);
+// test them with errors.Is. They are the values of every other agentmem
+// package (vdb.ErrCorrupt is memory.ErrCorrupt), so one test covers every
+// layer.
+var (
+	// ErrCorrupt: a store file is damaged beyond a torn log tail. The error
+	// names the file and the offset; nothing is modified.
+	ErrCorrupt = errs.Corrupt
+	// ErrVersion: a store has a format version this build cannot read (a
+	// newer one, or an older one that needs `agentmem migrate`).
+	ErrVersion = errs.Version
+	// ErrClosed: the memory was used after Close.
+	ErrClosed = errs.Closed
+	// ErrLocked: the store directory is open in another process (or by
+	// another handle in this one).
+	ErrLocked = errs.Locked
+	// ErrEmptyText: a segment, record or batch holds no text to remember.
+	ErrEmptyText = errs.EmptyInput
+	// ErrDimension: a vector's length differs from the store's.
+	ErrDimension = errs.Dimension
+	// ErrEmbedderMismatch: a store was opened with another embedder (name or
+	// dimension) than the one that built it. The error names both.
+	ErrEmbedderMismatch = errs.EmbedderMismatch
+	// ErrInvalidArgument: an option, a query field or a record field is out
+	// of range.
+	ErrInvalidArgument = errs.InvalidArgument
+	// ErrNotFound: no record has the given id.
+	ErrNotFound = errs.NotFound
+	// ErrUnsupported: the operation is not available for this memory (e.g.
+	// a snapshot of a memory that has no directory).
+	ErrUnsupported = errs.Unsupported
+	// ErrTooLarge: an input exceeds a documented size limit.
+	ErrTooLarge = errs.TooLarge
+)

@@ -28,8 +28,13 @@ import (
 //
 // Opening the log replays it. A Put or Delete is durable when it returns:
 // the lines of one call are written with one write and made durable with one
-// fsync, so batching items into one call amortises the fsync (there is no
-// group commit across calls).
+// fsync, and concurrent calls share fsyncs (group commit: a writer whose
+// lines another goroutine's fsync already covered does not sync again), so
+// both batching and concurrency amortise the fsync.
+//
+// The memory stores no longer use it (memory/short and memory/longterm share
+// longterm's binary log); store.Migrate reads the previous release's
+// segments.jsonl with it.
 //
 // If the process dies in the middle of a write, the log ends in a torn line
 // (no final newline). [OpenJSONLIndexMap] repairs that as etcd's wal.Repair

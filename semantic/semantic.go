@@ -13,6 +13,13 @@
 // save/load, and [JSONLIndexMap], an append-only JSON Lines log that makes
 // every write durable and repairs a torn tail after a crash.
 //
+// Under SemanticMap, [Vectors] is the lowest rung of the chain: a vector
+// database opened by spec through the vdb registry (with the namespace it
+// serves) that holds vectors the caller computed under ids the caller chose.
+// memory/longterm — and so memory/short, which runs on its engine — keeps one
+// per namespace: it embeds in batches before it logs, and replays vectors
+// from its own log without re-embedding.
+//
 // Nothing in this package knows which vector database backend it was given.
 package semantic
 

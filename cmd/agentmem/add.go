@@ -11,12 +11,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/store"
 )
 
-func init() { rootCmd.AddCommand(newAddCmd()) }
-
-func newAddCmd() *cobra.Command {
+func newAddCmd(a *app) *cobra.Command {
 	var namespace string
 	cmd := &cobra.Command{
 		Use:   "add [TEXT...]",
@@ -33,66 +32,39 @@ generated id, in --namespace (default "default").`,
   printf 'user: 我对花生过敏\nassistant: 好的\n' | agentmem add
   agentmem add --memory long --namespace mara "user: my badge number is NW-20417"`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			kind, err := storeKind(cmd)
-			if err != nil {
-				return err
-			}
-			if err := longOnly(cmd, kind, "namespace"); err != nil {
+			if err := a.longOnly(cmd, "namespace"); err != nil {
 				return err
 			}
 			segs, err := addSegments(cmd, args)
 			if err != nil {
 				return err
 			}
-			var ids []string
-			noun := "segment"
-			if kind == kindLong {
-				noun = "memory"
-				ids, err = addLong(cmd, segs, namespace)
-			} else {
-				ids, err = addShort(cmd, segs)
-			}
+			st, err := a.open(cmd, true, store.Config{})
 			if err != nil {
 				return err
 			}
+			defer closeStore(st, &err)
+			recs := make([]memory.Record, len(segs))
+			for i, s := range segs {
+				recs[i] = memory.Record{Text: s, Namespace: namespace}
+			}
+			ids, err := st.AddBatch(cmd.Context(), recs)
+			if err != nil {
+				return recordError(err)
+			}
 			out := cmd.OutOrStdout()
-			if global.json {
+			if a.json {
 				return json.NewEncoder(out).Encode(struct {
 					IDs   []string `json:"ids"`
 					Store string   `json:"store"`
-				}{ids, global.store})
+				}{ids, a.store})
 			}
-			_, err = fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(ids), plural(len(ids), noun), strings.Join(ids, ", "), global.store)
+			_, err = fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(ids), plural(len(ids), noun(st)), strings.Join(ids, ", "), a.store)
 			return err
 		},
 	}
 	cmd.Flags().StringVar(&namespace, "namespace", "", `namespace of the new memories (long-term store only; default "default")`)
 	return cmd
-}
-
-// addShort stores segs in the short-term store.
-func addShort(cmd *cobra.Command, segs []string) (_ []string, err error) {
-	mem, err := openStore(cmd.Context(), cmd, true)
-	if err != nil {
-		return nil, err
-	}
-	defer closeStore(mem, &err)
-	return mem.UpdateBatch(cmd.Context(), segs)
-}
-
-// addLong stores segs as records in namespace of the long-term store.
-func addLong(cmd *cobra.Command, segs []string, namespace string) (_ []string, err error) {
-	mem, err := openLongStore(cmd.Context(), cmd, true)
-	if err != nil {
-		return nil, err
-	}
-	defer closeStore(mem, &err)
-	recs := make([]longterm.Record, len(segs))
-	for i, s := range segs {
-		recs[i] = longterm.Record{Text: s, Namespace: namespace}
-	}
-	ids, err := mem.AddBatch(cmd.Context(), recs)
-	return ids, recordError(err)
 }
 
 // addSegments returns the segments to add: the arguments, or standard input

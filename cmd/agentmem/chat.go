@@ -17,9 +17,8 @@ import (
 	"github.com/agentmem/agentmem/agent"
 	agentollama "github.com/agentmem/agentmem/agent/ollama"
 	"github.com/agentmem/agentmem/memory/window"
+	"github.com/agentmem/agentmem/store"
 )
-
-func init() { rootCmd.AddCommand(newChatCmd()) }
 
 // chatStateFile is where `agentmem chat` keeps the conversation window and
 // the workflow track, inside the store directory.
@@ -36,7 +35,7 @@ type chatOptions struct {
 	numCtx    int
 }
 
-func newChatCmd() *cobra.Command {
+func newChatCmd(ap *app) *cobra.Command {
 	var o chatOptions
 	cmd := &cobra.Command{
 		Use:   "chat [--model MODEL] [--dry-run INPUT]",
@@ -83,7 +82,7 @@ In the session, lines starting with / are commands:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runChat(cmd.Context(), cmd, o, args)
+			return runChat(cmd.Context(), cmd, ap, o, args)
 		},
 	}
 	f := cmd.Flags()
@@ -97,12 +96,12 @@ In the session, lines starting with / are commands:
 	return cmd
 }
 
-func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []string) (err error) {
+func runChat(ctx context.Context, cmd *cobra.Command, ap *app, o chatOptions, args []string) (err error) {
 	// The same store the other commands use, short- or long-term: its
 	// embedder and backend unless --embedder/--backend say otherwise. It
 	// is both where memories are recalled from and where the rounds the
 	// window forgets go.
-	mem, err := openAnyStore(ctx, cmd, true)
+	mem, err := ap.open(cmd, true, store.Config{})
 	if err != nil {
 		return err
 	}
@@ -130,9 +129,9 @@ func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []stri
 	out := cmd.OutOrStdout()
 	opts := []agent.Option{
 		agent.WithSystem(o.system), agent.WithMemory(mem), agent.WithWindow(w), agent.WithTrack(tr),
-		agent.WithBudget(o.budget), agent.WithStateFile(filepath.Join(global.store, chatStateFile)),
+		agent.WithBudget(o.budget), agent.WithStateFile(filepath.Join(ap.store, chatStateFile)),
 	}
-	if !global.json {
+	if !ap.json {
 		opts = append(opts, agent.WithStream(out))
 	}
 	// Ollama's default context is smaller than the default budget and it
@@ -155,7 +154,7 @@ func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []stri
 		if err != nil {
 			return err
 		}
-		if global.json {
+		if ap.json {
 			enc := json.NewEncoder(out)
 			enc.SetIndent("", "  ")
 			return enc.Encode(p)
@@ -166,7 +165,7 @@ func runChat(ctx context.Context, cmd *cobra.Command, o chatOptions, args []stri
 	if err := client.Heartbeat(ctx); err != nil {
 		return fmt.Errorf("chat: cannot reach the Ollama server at %s: %w (is `ollama serve` running? set OLLAMA_HOST): %w", ollamaHost(), agent.ErrUnreachable, err)
 	}
-	return chatLoop(ctx, a, cmd.InOrStdin(), out, cmd.ErrOrStderr())
+	return chatLoop(ctx, ap, a, cmd.InOrStdin(), out, cmd.ErrOrStderr())
 }
 
 // ollamaHost names the server for messages.
@@ -180,7 +179,7 @@ func ollamaHost() string {
 // chatLoop reads lines until end of input, /exit or ctx ends. A failed round
 // is reported and the session goes on; only a cancelled context ends it
 // with an error.
-func chatLoop(ctx context.Context, a *agent.Agent, in io.Reader, out, errOut io.Writer) error {
+func chatLoop(ctx context.Context, ap *app, a *agent.Agent, in io.Reader, out, errOut io.Writer) error {
 	lines := make(chan string)
 	readErr := make(chan error, 1)
 	go func() {
@@ -224,7 +223,7 @@ func chatLoop(ctx context.Context, a *agent.Agent, in io.Reader, out, errOut io.
 		case strings.HasPrefix(line, "/"):
 			if err := trackCommand(a.Track(), line, out); err != nil {
 				fmt.Fprintln(errOut, "agentmem:", err)
-			} else if err := a.Save(filepath.Join(global.store, chatStateFile)); err != nil {
+			} else if err := a.Save(filepath.Join(ap.store, chatStateFile)); err != nil {
 				fmt.Fprintln(errOut, "agentmem:", err)
 			}
 			continue
@@ -239,7 +238,7 @@ func chatLoop(ctx context.Context, a *agent.Agent, in io.Reader, out, errOut io.
 		default:
 			fmt.Fprintln(errOut, "agentmem:", err, "(nothing was remembered from this round)")
 		}
-		if global.json && answer != "" {
+		if ap.json && answer != "" {
 			_ = json.NewEncoder(out).Encode(map[string]string{"input": line, "answer": answer})
 		}
 	}

@@ -15,53 +15,23 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
-	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/agent"
-	"github.com/agentmem/agentmem/embed/hash"
-	"github.com/agentmem/agentmem/memory"
+	memstore "github.com/agentmem/agentmem/store"
 )
 
-// execChat runs `agentmem ARGS` with stdin and returns stdout, stderr and
-// the error. Flags are reset to their defaults first: cobra keeps flag
-// values between executions in one process.
+// execChat runs `agentmem ARGS` with stdin on a fresh command tree and
+// returns stdout, stderr and the error.
 func execChat(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
-	resetChatFlags(t)
 	var out, errOut bytes.Buffer
-	rootCmd.SetArgs(args)
-	rootCmd.SetIn(strings.NewReader(stdin))
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&errOut)
-	t.Cleanup(func() {
-		rootCmd.SetIn(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-	})
-	err := rootCmd.ExecuteContext(t.Context())
+	root := newRootCmd(&out, &errOut)
+	root.SetArgs(args)
+	root.SetIn(strings.NewReader(stdin))
+	err := root.ExecuteContext(t.Context())
 	return out.String(), errOut.String(), err
-}
-
-// resetChatFlags sets the global and chat flags back to their defaults.
-// It also clears the chat command's context: cobra keeps a subcommand's
-// context from its first execution, which would be an ended test's.
-func resetChatFlags(t *testing.T) {
-	t.Helper()
-	reset := func(fs *pflag.FlagSet) {
-		fs.VisitAll(func(f *pflag.Flag) {
-			require.NoError(t, f.Value.Set(f.DefValue))
-			f.Changed = false
-		})
-	}
-	reset(rootCmd.PersistentFlags())
-	for _, c := range rootCmd.Commands() {
-		if c.Name() == "chat" {
-			reset(c.Flags())
-			c.SetContext(nil) //nolint:staticcheck // nil: take the context given to ExecuteContext
-		}
-	}
 }
 
 // fakeOllamaServer speaks enough of Ollama's API for chat: HEAD / (the
@@ -140,9 +110,7 @@ func contents(msgs []api.Message) []string {
 
 func TestChatCmd_DryRunShowsRecalledMemory(t *testing.T) {
 	store := t.TempDir()
-	emb, err := hash.New(hash.DefaultDim)
-	require.NoError(t, err)
-	mem, err := memory.OpenShort(t.Context(), store, emb)
+	mem, err := memstore.Open(t.Context(), store, memstore.Config{Create: true})
 	require.NoError(t, err)
 	require.NoError(t, mem.Update(t.Context(), "User: my project is called Falcon\nAssistant: Noted, your project is Falcon."))
 	require.NoError(t, mem.Close())
@@ -195,14 +163,11 @@ func TestChatCmd_Cancelled(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	ctx, cancel := context.WithCancel(t.Context())
-	resetChatFlags(t)
-	rootCmd.SetArgs([]string{"chat", "--store", t.TempDir(), "--model", "m"})
-	rootCmd.SetIn(r) // never written: the session waits for input
-	rootCmd.SetOut(&bytes.Buffer{})
-	rootCmd.SetErr(&bytes.Buffer{})
-	defer func() { rootCmd.SetIn(nil); rootCmd.SetOut(nil); rootCmd.SetErr(nil) }()
+	root := newRootCmd(&bytes.Buffer{}, &bytes.Buffer{})
+	root.SetArgs([]string{"chat", "--store", t.TempDir(), "--model", "m"})
+	root.SetIn(r) // never written: the session waits for input
 	done := make(chan error, 1)
-	go func() { done <- rootCmd.ExecuteContext(ctx) }()
+	go func() { done <- root.ExecuteContext(ctx) }()
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 }

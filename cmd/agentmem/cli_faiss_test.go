@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	memstore "github.com/agentmem/agentmem/store"
 )
 
 func TestCLI_FaissBackend(t *testing.T) {
@@ -61,11 +63,13 @@ func TestCLI_LongTerm_FaissBackend(t *testing.T) {
 		assert.Contains(t, r.stdout, "Flight LH 2043")
 		assert.Empty(t, r.stderr, "the snapshot was used")
 	}
-	assert.Equal(t, "HNSW32,Flat", storedLongFaissIndex(store))
+	_, _, backend, err := memstore.Info(store)
+	require.NoError(t, err)
+	assert.Equal(t, "faiss:HNSW32,Flat", backend, "the manifest records the index type")
 
 	r = runCLI(t, "", "stats", "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Regexp(t, `backend\s+faiss\n`, r.stdout)
+	assert.Regexp(t, `backend\s+faiss:HNSW32,Flat\n`, r.stdout)
 }
 
 func TestCLI_LongTerm_SwitchBackend(t *testing.T) {
@@ -76,8 +80,8 @@ func TestCLI_LongTerm_SwitchBackend(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "snapshot not used", "the inmem snapshot does not load into faiss: rebuilt from the log")
 
-	// Without --backend the store opens with the backend it was last
-	// snapshotted with, not the one its manifest was created with.
+	// Without --backend the store opens with the backend it switched to:
+	// the manifest records it.
 	r = runCLI(t, "", "search", "--store", store, "--mode", "vector", "wifi password")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "tulip-42")

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,4 +15,6 @@ func TestCLI_FaissBackendWithoutTag(t *testing.T) {
 	r := runCLI(t, "", "add", "--store", store, "--backend", "faiss", "--index", "HNSW32,Flat", "hello")
 	assert.Equal(t, exitFailure, r.code)
 	assert.Contains(t, r.stderr, "rebuild with -tags faiss")
+	_, err := os.Stat(store)
+	assert.ErrorIs(t, err, os.ErrNotExist, "refused before the store is touched")
 }

@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentmem/agentmem/memory"
 )
 
 // cliResult is what one in-process run of the CLI produced.
@@ -24,53 +21,13 @@ type cliResult struct {
 
 // runCLI runs `agentmem ARGS` in-process through run(), with stdin, and
 // returns the exit code and output (stderr: the command's, then the final
-// error run prints to os.Stderr). Every flag is reset to its default
-// first (cobra keeps flag values, and a subcommand's context, between
-// executions in one process).
+// error run prints). Each run builds a fresh command tree (newRootCmd), so
+// nothing carries over between runs.
 func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
-	resetCLI(t)
 	var out, errOut bytes.Buffer
-	rootCmd.SetIn(strings.NewReader(stdin))
-	rootCmd.SetOut(&out)
-	rootCmd.SetErr(&errOut)
-	t.Cleanup(func() {
-		rootCmd.SetIn(nil)
-		rootCmd.SetOut(nil)
-		rootCmd.SetErr(nil)
-	})
-	var code int
-	final := captureStderr(t, func() { code = run(t.Context(), args) })
-	return cliResult{code, out.String(), errOut.String() + final}
-}
-
-func resetCLI(t *testing.T) {
-	t.Helper()
-	reset := func(fs *pflag.FlagSet) {
-		fs.VisitAll(func(f *pflag.Flag) {
-			if sv, ok := f.Value.(pflag.SliceValue); ok {
-				def := strings.Trim(f.DefValue, "[]")
-				var vals []string
-				if def != "" {
-					vals = strings.Split(def, ",")
-				}
-				require.NoError(t, sv.Replace(vals))
-			} else {
-				require.NoError(t, f.Value.Set(f.DefValue))
-			}
-			f.Changed = false
-		})
-	}
-	reset(rootCmd.PersistentFlags())
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, sub := range c.Commands() {
-			reset(sub.Flags())
-			sub.SetContext(nil) //nolint:staticcheck // nil: take the context given to ExecuteContext
-			walk(sub)
-		}
-	}
-	walk(rootCmd)
+	code := run(t.Context(), args, strings.NewReader(stdin), &out, &errOut)
+	return cliResult{code, out.String(), errOut.String()}
 }
 
 const conversation = "../../testdata/conversation.jsonl"
@@ -114,24 +71,32 @@ func TestCLI_ImportThenSearch(t *testing.T) {
 
 	r = runCLI(t, "", "stats", "--json", "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var st memory.Stats
+	var st storeStats
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
-	assert.Equal(t, 70, st.Segments)
-	assert.Equal(t, 70, st.Vectors)
+	assert.Equal(t, "short", st.Memory)
+	assert.Equal(t, 70, st.Memories)
+	assert.Equal(t, 70, st.Vectors, "one vector per segment")
 	assert.Equal(t, "hash:512", st.Embedder)
 	assert.Equal(t, "inmem", st.Backend)
-	assert.Equal(t, int64(0), st.Unsnapshotted, "the last command's Close snapshotted the vectors")
+	_, err := os.Stat(filepath.Join(store, "snapshot.json"))
+	assert.NoError(t, err, "the last command's Close snapshotted the indexes")
 }
 
 func TestCLI_AddSearchStats(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "add", "--store", store, "user: the wifi password is tulip-42\nassistant: saved", "user: book a table for two at 7pm")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Equal(t, "added 2 segments (id 0, 1) to "+store+"\n", r.stdout)
+	assert.Regexp(t, `^added 2 segments \(id [0-9a-f]{24}, [0-9a-f]{24}\) to `+regexp.QuoteMeta(store)+"\n$", r.stdout)
 
 	r = runCLI(t, "user: 明天北京天气怎么样\nassistant: 晴，最高 12 度\n", "add", "--json", "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.JSONEq(t, `{"ids":["2"],"store":"`+store+`"}`, r.stdout)
+	var added struct {
+		IDs   []string `json:"ids"`
+		Store string   `json:"store"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &added))
+	assert.Len(t, added.IDs, 1)
+	assert.Equal(t, store, added.Store)
 
 	r = runCLI(t, "", "search", "--store", store, "北京天气")
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -159,7 +124,7 @@ func TestCLI_StoreRemembersEmbedder(t *testing.T) {
 
 	r = runCLI(t, "", "search", "--store", store, "--embedder", "hash:512", "quick fox")
 	assert.Equal(t, exitFailure, r.code)
-	assert.Contains(t, r.stderr, "built with hash:128")
+	assert.Contains(t, r.stderr, "built by hash:128")
 	assert.Contains(t, r.stderr, "hash:512")
 }
 
@@ -208,8 +173,8 @@ func TestCLI_Errors(t *testing.T) {
 			assert.True(t, strings.HasPrefix(r.stderr, "agentmem: "), "errors start with the program name: %q", r.stderr)
 		})
 	}
-	_, err := os.Stat(filepath.Join(store, memory.SegmentsFile))
-	assert.ErrorIs(t, err, os.ErrNotExist, "failed commands stored nothing")
+	_, err := os.Stat(store)
+	assert.ErrorIs(t, err, os.ErrNotExist, "failed commands created nothing")
 }
 
 func TestCLI_ImportFromStdin(t *testing.T) {
@@ -223,26 +188,6 @@ func TestCLI_ImportFromStdin(t *testing.T) {
 	assert.Contains(t, r.stdout, "NW-20417")
 }
 
-// captureStderr returns what fn wrote to os.Stderr (run prints the final
-// error there).
-func captureStderr(t *testing.T, fn func()) string {
-	t.Helper()
-	old := os.Stderr
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	os.Stderr = w
-	done := make(chan string)
-	go func() {
-		var b bytes.Buffer
-		b.ReadFrom(r)
-		done <- b.String()
-	}()
-	defer func() { os.Stderr = old }()
-	fn()
-	w.Close()
-	return <-done
-}
-
 // requireReimportSkipsAll imports the bundled conversation into store a
 // second time and checks that nothing is stored twice: all n lines skipped.
 func requireReimportSkipsAll(t *testing.T, store string, n int) {
@@ -253,4 +198,37 @@ func requireReimportSkipsAll(t *testing.T, store string, n int) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &imp))
 	assert.Equal(t, 0, imp.Imported, "importing the same file again stores nothing twice")
 	assert.Equal(t, n, imp.Skipped)
+}
+
+func TestCLI_MigrateOldShortStore(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	require.NoError(t, os.CopyFS(store, os.DirFS("../../store/testdata/v1-short")))
+
+	r := runCLI(t, "", "search", "--store", store, "badge number")
+	assert.Equal(t, exitFailure, r.code)
+	assert.Contains(t, r.stderr, "agentmem migrate --store "+store, "the error names the command that converts the store")
+
+	r = runCLI(t, "", "migrate", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "migrated 13 segments in "+store)
+	backups, err := filepath.Glob(filepath.Join(store, "backup-v1-*", "segments.jsonl"))
+	require.NoError(t, err)
+	assert.Len(t, backups, 1, "the old log is kept")
+
+	r = runCLI(t, "", "search", "--store", store, "--json", "badge number")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var res struct {
+		Hits []struct {
+			ID    string  `json:"id"`
+			Score float32 `json:"score"`
+		} `json:"hits"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
+	require.NotEmpty(t, res.Hits)
+	assert.Equal(t, "12", res.Hits[0].ID, "the previous release's answer, same id")
+	assert.InDelta(t, 0.6980101, res.Hits[0].Score, 1e-5, "and same score")
+
+	r = runCLI(t, "", "migrate", "--store", store)
+	assert.Equal(t, exitFailure, r.code)
+	assert.Contains(t, r.stderr, "already in the current format")
 }

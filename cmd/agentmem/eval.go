@@ -13,9 +13,7 @@ import (
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
-func init() { rootCmd.AddCommand(newEvalCmd()) }
-
-func newEvalCmd() *cobra.Command {
+func newEvalCmd(a *app) *cobra.Command {
 	var (
 		ks          []int
 		mode        string
@@ -69,7 +67,7 @@ ids per mode too.`,
 			if turnsPath == "" || qPath == "" {
 				return usageError{errors.New("eval: give a directory or both --turns and --questions")}
 			}
-			cfg := eval.Config{WithSpeaker: withSpeaker, WithDate: withDate, BM25Tokenizer: bm25Tok, PerQuestion: global.json}
+			cfg := eval.Config{WithSpeaker: withSpeaker, WithDate: withDate, BM25Tokenizer: bm25Tok, PerQuestion: a.json}
 			cfg.Options = append(cfg.Options, longterm.WithMinScore(minScore),
 				longterm.WithNeighbourWeight(neighbour), longterm.WithSpeakerBoost(speaker))
 			switch fusion {
@@ -106,7 +104,7 @@ ids per mode too.`,
 			if err != nil {
 				return err
 			}
-			emb, err := embed.Open(global.embedder)
+			emb, err := embed.Open(a.embedder)
 			if err != nil {
 				return usageError{err}
 			}
@@ -115,7 +113,7 @@ ids per mode too.`,
 			if err != nil {
 				return err
 			}
-			if global.json {
+			if a.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(rep)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -14,25 +13,11 @@ import (
 )
 
 // runEvalCLI runs `agentmem eval ARGS` through run() and returns the exit
-// code and what the command printed. Flags are passed explicitly on every
-// call: cobra keeps flag values between executions in one process, so the
-// eval flags are reset to their defaults first.
+// code and what the command printed.
 func runEvalCLI(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd, _, err := rootCmd.Find([]string{"eval"})
-	require.NoError(t, err)
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			require.NoError(t, sv.Replace(strings.Split(strings.Trim(f.DefValue, "[]"), ",")))
-		} else {
-			require.NoError(t, f.Value.Set(f.DefValue))
-		}
-		f.Changed = false
-	})
-	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	t.Cleanup(func() { rootCmd.SetOut(nil) })
-	code := run(t.Context(), append([]string{"eval"}, args...))
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), append([]string{"eval"}, args...), strings.NewReader(""), &out, &errOut)
 	return code, out.String()
 }
 

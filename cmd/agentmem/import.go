@@ -19,10 +19,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/store"
 )
-
-func init() { rootCmd.AddCommand(newImportCmd()) }
 
 // importLine is one line of an import file. Other fields are ignored; a
 // short-term store reads only Text.
@@ -34,7 +32,7 @@ type importLine struct {
 	Time      string  `json:"time"` // RFC 3339
 }
 
-func newImportCmd() *cobra.Command {
+func newImportCmd(a *app) *cobra.Command {
 	var batch int
 	var namespace string
 	cmd := &cobra.Command{
@@ -68,42 +66,44 @@ A progress bar is shown on standard error when it is a terminal.`,
 			if batch <= 0 {
 				return usageError{fmt.Errorf("--batch must be positive, got %d", batch)}
 			}
-			kind, err := storeKind(cmd)
-			if err != nil {
+			if err := a.longOnly(cmd, "namespace"); err != nil {
 				return err
 			}
-			if err := longOnly(cmd, kind, "namespace"); err != nil {
+			kind, err := a.kind(cmd)
+			if err != nil {
 				return err
 			}
 			name := args[0]
-			lines, err := readImport(cmd, name, kind == kindLong)
+			lines, err := readImport(cmd, name, kind == store.Long)
 			if err != nil {
 				return err
 			}
-			var imported, skipped int
-			var took time.Duration
-			noun := "segment"
-			if kind == kindLong {
-				noun = "memory"
-				imported, skipped, took, err = importLong(cmd, name, lines, namespace, batch)
-			} else {
-				imported, skipped, took, err = importShort(cmd, name, lines, batch)
-			}
+			st, err := a.open(cmd, true, store.Config{})
 			if err != nil {
 				return err
 			}
+			defer closeStore(st, &err)
+			todo, skipped := newRecords(st, lines, namespace)
+			took, err := importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
+				_, err := st.AddBatch(cmd.Context(), todo[lo:hi])
+				return recordError(err)
+			})
+			if err != nil {
+				return err
+			}
+			imported, noun := len(todo), noun(st)
 			secs := took.Seconds()
 			out := cmd.OutOrStdout()
-			if global.json {
+			if a.json {
 				return json.NewEncoder(out).Encode(struct {
 					File     string  `json:"file"`
 					Store    string  `json:"store"`
 					Imported int     `json:"imported"`
 					Skipped  int     `json:"skipped"`
 					Seconds  float64 `json:"seconds"`
-				}{name, global.store, imported, skipped, secs})
+				}{name, a.store, imported, skipped, secs})
 			}
-			fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, noun), name, global.store)
+			fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, noun), name, a.store)
 			if skipped > 0 {
 				fmt.Fprintf(out, " (%d already stored)", skipped)
 			}
@@ -119,47 +119,11 @@ A progress bar is shown on standard error when it is a terminal.`,
 	return cmd
 }
 
-// importShort stores the texts of lines the short-term store does not hold
-// yet, batch by batch.
-func importShort(cmd *cobra.Command, name string, lines []importLine, batch int) (imported, skipped int, took time.Duration, err error) {
-	mem, err := openStore(cmd.Context(), cmd, true)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer closeStore(mem, &err)
-	texts := make([]string, len(lines))
-	for i, l := range lines {
-		texts[i] = *l.Text
-	}
-	todo, skipped := newTexts(mem, texts)
-	took, err = importBatches(cmd, name, len(todo), batch, func(lo, hi int) error {
-		_, err := mem.UpdateBatch(cmd.Context(), todo[lo:hi])
-		return err
-	})
-	return len(todo), skipped, took, err
-}
-
-// importLong stores lines as records in the long-term store, skipping the
-// ones it already holds.
-func importLong(cmd *cobra.Command, name string, lines []importLine, namespace string, batch int) (imported, skipped int, took time.Duration, err error) {
-	mem, err := openLongStore(cmd.Context(), cmd, true)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer closeStore(mem, &err)
-	todo, skipped := newRecords(mem.Memory, lines, namespace)
-	took, err = importBatches(cmd, name, len(todo), batch, func(lo, hi int) error {
-		_, err := mem.AddBatch(cmd.Context(), todo[lo:hi])
-		return recordError(err)
-	})
-	return len(todo), skipped, took, err
-}
-
 // importBatches calls store for the ranges [lo, hi) of n items, batch at a
 // time, with a progress bar, and returns how long that took.
-func importBatches(cmd *cobra.Command, name string, n, batch int, store func(lo, hi int) error) (time.Duration, error) {
+func importBatches(cmd *cobra.Command, a *app, name string, n, batch int, store func(lo, hi int) error) (time.Duration, error) {
 	start := time.Now()
-	bar := newBar(cmd, n)
+	bar := newBar(cmd, a, n)
 	for lo := 0; lo < n; lo += batch {
 		hi := min(lo+batch, n)
 		if err := store(lo, hi); err != nil {
@@ -242,35 +206,18 @@ func parseImportLine(line []byte, long bool) (importLine, error) {
 	return l, nil
 }
 
-// newTexts drops texts the memory already holds, and repeats within texts.
-func newTexts(mem *memory.ShortMemory, texts []string) (todo []string, skipped int) {
-	seen := map[string]bool{}
-	for _, h := range mem.Segments() {
-		seen[h.Text] = true
-	}
-	for _, t := range texts {
-		if seen[t] {
-			skipped++
-			continue
-		}
-		seen[t] = true
-		todo = append(todo, t)
-	}
-	return todo, skipped
-}
-
 // newRecords turns lines into records and drops the ones the memory already
 // holds, and repeats within lines. A line without an id gets one derived
 // from its namespace, speaker, time and text (see contentID); a line whose
 // id is stored with the same namespace, speaker, text (and time, if the line
 // has one) is skipped.
-func newRecords(mem *longterm.Memory, lines []importLine, namespace string) (todo []longterm.Record, skipped int) {
-	seen := map[string]longterm.Record{}
-	same := func(a, b longterm.Record, hasTime bool) bool {
+func newRecords(mem memory.Records, lines []importLine, namespace string) (todo []memory.Record, skipped int) {
+	seen := map[string]memory.Record{}
+	same := func(a, b memory.Record, hasTime bool) bool {
 		return a.Text == b.Text && a.Namespace == b.Namespace && a.Speaker == b.Speaker && (!hasTime || a.Time.Equal(b.Time))
 	}
 	for _, l := range lines {
-		rec := longterm.Record{ID: l.ID, Text: *l.Text, Namespace: cmp.Or(l.Namespace, namespace, longterm.DefaultNamespace), Speaker: l.Speaker}
+		rec := memory.Record{ID: l.ID, Text: *l.Text, Namespace: cmp.Or(l.Namespace, namespace, "default"), Speaker: l.Speaker}
 		if l.Time != "" {
 			rec.Time, _ = time.Parse(time.RFC3339, l.Time) // checked by parseImportLine
 		}
@@ -293,7 +240,7 @@ func newRecords(mem *longterm.Memory, lines []importLine, namespace string) (tod
 
 // contentID derives a record id from its namespace, speaker, time (if set)
 // and text: 24 hex digits, like the ids longterm generates.
-func contentID(r longterm.Record) string {
+func contentID(r memory.Record) string {
 	h := sha256.New()
 	for _, s := range []string{r.Namespace, r.Speaker, timeKey(r.Time), r.Text} {
 		h.Write([]byte(s))
@@ -312,9 +259,9 @@ func timeKey(t time.Time) string {
 
 // newBar returns a progress bar on standard error if it is a terminal and
 // there is something to import; otherwise nil.
-func newBar(cmd *cobra.Command, n int) *progressbar.ProgressBar {
+func newBar(cmd *cobra.Command, a *app, n int) *progressbar.ProgressBar {
 	f, ok := cmd.ErrOrStderr().(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || n == 0 || global.json {
+	if !ok || !term.IsTerminal(int(f.Fd())) || n == 0 || a.json {
 		return nil
 	}
 	return progressbar.NewOptions(n,

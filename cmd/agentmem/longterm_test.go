@@ -70,9 +70,9 @@ func TestCLI_LongTerm_ImportSearchStats(t *testing.T) {
 
 	r = runCLI(t, "", "stats", "--json", "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var st longStats
+	var st storeStats
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
-	assert.Equal(t, longStats{Store: store, Memory: "long", Memories: 70, Chunks: st.Chunks, Embedder: "hash:512", Dim: 512, Backend: "inmem"}, st)
+	assert.Equal(t, storeStats{Store: store, Memory: "long", Memories: 70, Chunks: st.Chunks, Vectors: st.Chunks, Embedder: "hash:512", Dim: 512, Backend: "inmem"}, st)
 	assert.Greater(t, st.Chunks, 70, "rounds are split into sentences")
 
 	r = runCLI(t, "", "stats", "--store", store, "--memory", "long")
@@ -127,7 +127,7 @@ func TestCLI_LongTerm_ImportFields(t *testing.T) {
 
 	r = runCLI(t, "", "stats", "--json", "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var st longStats
+	var st storeStats
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
 	assert.Equal(t, 3, st.Memories)
 }

@@ -2,26 +2,30 @@
 // to, searches, imports into and evaluates a memory store on disk, and chats
 // with an Ollama model that remembers.
 //
-// Each subcommand lives in its own file and adds itself to the root command
-// in an init function.
+// Each subcommand lives in its own file with its constructor; newRootCmd
+// puts them together. Stores are opened through package store.
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/vdb/faiss"
+
 	// The embedders and vector backends this binary offers register
 	// themselves.
 	_ "github.com/agentmem/agentmem/embed/hash"
 	_ "github.com/agentmem/agentmem/embed/ollama"
-	_ "github.com/agentmem/agentmem/vdb/faiss"
 	_ "github.com/agentmem/agentmem/vdb/inmem"
+	_ "github.com/agentmem/agentmem/vdb/pgvector"
 )
 
 // Exit codes.
@@ -31,32 +35,50 @@ const (
 	exitUsage   = 2 // bad flags or arguments
 )
 
-// globalFlags are the flags every subcommand understands.
-type globalFlags struct {
+// app is one CLI instance: where it writes and the flags every subcommand
+// understands. newRootCmd makes one per run, so nothing is left over
+// between runs in one process (tests).
+type app struct {
+	stdout, stderr io.Writer
+
 	store    string // store directory
 	embedder string // embedder spec, e.g. "hash:512"
 	json     bool   // machine-readable output
+	backend  string // vector backend spec (vdb.Open): "inmem", "faiss[:FACTORY]", "pgvector:DSN"
+	index    string // Faiss index-factory string
+	memory   string // memory kind of a new store: "short" or "long"
 }
 
-var global globalFlags
-
-var rootCmd = &cobra.Command{
-	Use:   "agentmem",
-	Short: "Memory for LLM agents: store, search and evaluate what an agent remembers",
-	Long: `agentmem keeps what an LLM agent was told in a store directory and finds it
+// newRootCmd returns the agentmem command with its subcommands, writing to
+// stdout and stderr.
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "agentmem",
+		Short: "Memory for LLM agents: store, search and evaluate what an agent remembers",
+		Long: `agentmem keeps what an LLM agent was told in a store directory and finds it
 again by meaning (vector search) and by exact words (keyword search).
 
 The default embedder, hash:512, runs offline and needs no model server.
 Use --embedder ollama:MODEL to embed with an Ollama server (OLLAMA_HOST).`,
-	SilenceUsage:  true,
-	SilenceErrors: true,
-}
-
-func init() {
-	pf := rootCmd.PersistentFlags()
-	pf.StringVar(&global.store, "store", ".agentmem", "store directory")
-	pf.StringVar(&global.embedder, "embedder", "hash:512", `embedder spec: "hash:DIM" (offline) or "ollama:MODEL"`)
-	pf.BoolVar(&global.json, "json", false, "print JSON instead of text")
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.store, "store", ".agentmem", "store directory")
+	pf.StringVar(&a.embedder, "embedder", store.DefaultEmbedder, `embedder spec: "hash:DIM" (offline) or "ollama:MODEL"; default: the store's, else hash:512`)
+	pf.BoolVar(&a.json, "json", false, "print JSON instead of text")
+	pf.StringVar(&a.backend, "backend", store.DefaultBackend,
+		`vector backend spec: "inmem" (pure Go, exact), "faiss[:FACTORY]" (a build with -tags faiss) or "pgvector:DSN" (PostgreSQL with pgvector); default: the store's, else inmem`)
+	pf.StringVar(&a.index, "index", "",
+		`Faiss index-factory string for --backend faiss, e.g. "HNSW32,Flat" (default: the store's, else `+faiss.DefaultFactory+`)`)
+	pf.StringVar(&a.memory, "memory", string(store.DefaultKind),
+		`memory kind: "short" (segments, vector search) or "long" (records with namespaces, hybrid vector+keyword search, small-to-big); default: the store's, else short`)
+	root.AddCommand(newAddCmd(a), newSearchCmd(a), newImportCmd(a), newStatsCmd(a), newChatCmd(a), newEvalCmd(a), newMigrateCmd(a))
+	return root
 }
 
 // usageError marks an error as a usage problem (exit code 2).
@@ -67,20 +89,21 @@ func (e usageError) Unwrap() error { return e.err }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:])
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
 // run executes the CLI with args and returns the process exit code.
-func run(ctx context.Context, args []string) int {
-	rootCmd.SetArgs(args)
-	rootCmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	err := rootCmd.ExecuteContext(ctx)
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "agentmem:", err)
+	fmt.Fprintln(stderr, "agentmem:", err)
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage

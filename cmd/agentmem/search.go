@@ -10,10 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/memory/short"
+	"github.com/agentmem/agentmem/store"
 )
-
-func init() { rootCmd.AddCommand(newSearchCmd()) }
 
 // searchHit is one hit as printed with --json.
 type searchHit struct {
@@ -23,7 +22,7 @@ type searchHit struct {
 	Text  string    `json:"text"`
 }
 
-func newSearchCmd() *cobra.Command {
+func newSearchCmd(a *app) *cobra.Command {
 	var k int
 	var minScore float32
 	var namespace, mode string
@@ -55,41 +54,37 @@ and --min-score applies to the vector path only (default 0: none).`,
 			if strings.TrimSpace(query) == "" {
 				return usageError{errors.New("the query is empty")}
 			}
-			kind, err := storeKind(cmd)
+			if err := a.longOnly(cmd, "namespace", "mode"); err != nil {
+				return err
+			}
+			m, err := memory.ParseMode(mode)
+			if err != nil {
+				return usageError{fmt.Errorf("--mode: %w", err)}
+			}
+			st, err := a.open(cmd, false, store.Config{})
 			if err != nil {
 				return err
 			}
-			if err := longOnly(cmd, kind, "namespace", "mode"); err != nil {
-				return err
-			}
-			if kind == kindLong {
-				m, err := longterm.ParseMode(mode)
-				if err != nil {
-					return usageError{fmt.Errorf("--mode: %w", err)}
-				}
-				q := longterm.Query{Text: query, Namespace: namespace, Mode: m, K: k}
+			defer closeStore(st, &err)
+			if st.Kind() == store.Long {
+				q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k}
 				if flagChanged(cmd, "min-score") {
 					q.MinScore = minScore
 				}
-				return searchLong(cmd, q)
+				return a.searchLong(cmd, st, q)
 			}
-			mem, err := openStore(cmd.Context(), cmd, false, memory.WithTopK(k), memory.WithMinScore(minScore))
+			hits, err := st.Short().SearchN(cmd.Context(), query, k, minScore)
 			if err != nil {
 				return err
 			}
-			defer closeStore(mem, &err)
-			hits, err := mem.Search(cmd.Context(), query)
-			if err != nil {
-				return err
-			}
-			return printHits(cmd, query, hits, minScore)
+			return a.printHits(cmd, query, hits, minScore)
 		},
 	}
 	f := cmd.Flags()
-	f.IntVarP(&k, "k", "k", memory.DefaultTopK, "return at most `N` segments")
-	f.Float32Var(&minScore, "min-score", memory.DefaultMinScore, "lowest cosine similarity `S` to return, in [-1, 1]")
+	f.IntVarP(&k, "k", "k", short.DefaultTopK, "return at most `N` segments")
+	f.Float32Var(&minScore, "min-score", short.DefaultMinScore, "lowest cosine similarity `S` to return, in [-1, 1]")
 	f.StringVar(&namespace, "namespace", "", "search only this namespace (long-term store only; default: all)")
-	f.StringVar(&mode, "mode", longterm.Hybrid.String(), `retrieval paths: "hybrid", "vector" or "keyword" (long-term store only)`)
+	f.StringVar(&mode, "mode", memory.Hybrid.String(), `retrieval paths: "hybrid", "vector" or "keyword" (long-term store only)`)
 	return cmd
 }
 
@@ -106,19 +101,14 @@ type longHit struct {
 	KeywordRank int       `json:"keyword_rank,omitempty"`
 }
 
-// searchLong runs q on the long-term store and prints the hits.
-func searchLong(cmd *cobra.Command, q longterm.Query) (err error) {
-	mem, err := openLongStore(cmd.Context(), cmd, false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(mem, &err)
-	hits, err := mem.Query(cmd.Context(), q)
+// searchLong runs q on the long-term store st and prints the hits.
+func (a *app) searchLong(cmd *cobra.Command, st *store.Store, q memory.Query) error {
+	hits, err := st.Query(cmd.Context(), q)
 	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	if global.json {
+	if a.json {
 		res := struct {
 			Query     string    `json:"query"`
 			Mode      string    `json:"mode"`
@@ -166,7 +156,7 @@ func searchLong(cmd *cobra.Command, q longterm.Query) (err error) {
 }
 
 // ranks explains a hybrid hit: its rank on each path that found it.
-func ranks(h longterm.Hit) string {
+func ranks(h memory.Hit) string {
 	var parts []string
 	if h.VectorRank > 0 {
 		parts = append(parts, fmt.Sprintf("vector #%d", h.VectorRank))
@@ -180,9 +170,9 @@ func ranks(h longterm.Hit) string {
 	return "  (" + strings.Join(parts, ", ") + ")"
 }
 
-func printHits(cmd *cobra.Command, query string, hits []memory.Hit, minScore float32) error {
+func (a *app) printHits(cmd *cobra.Command, query string, hits []memory.Hit, minScore float32) error {
 	out := cmd.OutOrStdout()
-	if global.json {
+	if a.json {
 		res := struct {
 			Query string      `json:"query"`
 			Hits  []searchHit `json:"hits"`

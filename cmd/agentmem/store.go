@@ -1,81 +1,112 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/store"
+	"github.com/agentmem/agentmem/vdb"
 )
 
-// errNoStore: search and stats were pointed at a directory with no store.
-var errNoStore = errors.New("no memory store")
-
-// openStore opens the ShortMemory in the --store directory. With create
-// false a missing store is an error (search and stats have nothing to read).
+// open opens the store in --store through package store. With create false
+// a missing store is an error (search and stats have nothing to read).
 //
-// The embedder and backend default to the ones the store was built with,
-// so that `agentmem search` works on a store built with --embedder
-// ollama:MODEL without repeating the flag; given explicitly, they must match
-// the store's embedder (memory.ErrEmbedderMismatch) and may switch its
-// backend (the store re-embeds into the new one).
-func openStore(ctx context.Context, cmd *cobra.Command, create bool, opts ...memory.Option) (*memory.ShortMemory, error) {
-	dir := global.store
-	man, err := memory.ReadManifest(dir)
-	embSpec, backendName, err := storeSpecs(cmd, create, man.Embedder, man.Backend, err)
+// The kind, embedder and backend are the store's unless --memory,
+// --embedder, --backend or --index are given; for a new store they are
+// the flags' (defaults: short, hash:512, inmem). An explicit --memory or
+// --embedder that conflicts with the store is an error; another backend
+// switches the store to it (its vector indexes are rebuilt from the log,
+// without re-embedding). cfg carries command-specific settings (TopK,
+// MinScore).
+func (a *app) open(cmd *cobra.Command, create bool, cfg store.Config) (*store.Store, error) {
+	kind, err := a.kind(cmd)
 	if err != nil {
 		return nil, err
 	}
-	emb, err := openEmbedder(embSpec)
-	if err != nil {
+	exists := store.Exists(a.store)
+	if !exists || flagChanged(cmd, "memory") {
+		cfg.Kind = kind
+	}
+	if !exists || flagChanged(cmd, "embedder") {
+		cfg.Embedder = a.embedder
+	}
+	if cfg.Backend, err = a.backendSpec(cmd, exists); err != nil {
 		return nil, err
 	}
-	bopt, err := backendOption(backendName)
-	if err != nil {
-		return nil, err
-	}
-	return memory.OpenShort(ctx, dir, emb, append([]memory.Option{bopt}, opts...)...)
-}
-
-// storeSpecs picks the embedder spec and backend name for the store in
-// --store, given what reading its manifest returned: the store's own unless
-// --embedder or --backend were given, the flags' for a new store. A missing
-// store is an error unless create is set.
-func storeSpecs(cmd *cobra.Command, create bool, manEmbedder, manBackend string, manErr error) (embSpec, backendName string, err error) {
-	embSpec, backendName = global.embedder, backend.name
+	cfg.Create = create
+	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st, err := store.Open(cmd.Context(), a.store, cfg)
 	switch {
-	case errors.Is(manErr, os.ErrNotExist):
-		if !create {
-			return "", "", fmt.Errorf("%w in %s (add or import something first, or pass --store DIR)", errNoStore, global.store)
-		}
-	case manErr != nil:
-		return "", "", manErr
-	default:
-		if !flagChanged(cmd, "embedder") {
-			embSpec = manEmbedder
-		}
-		if !flagChanged(cmd, "backend") {
-			backendName = manBackend
-		}
+	case err == nil:
+		return st, nil
+	case errors.Is(err, fs.ErrNotExist) && !exists:
+		return nil, fmt.Errorf("no memory store in %s (add or import something first, or pass --store DIR)", a.store)
+	case errors.Is(err, embed.ErrUnknownScheme) || errors.Is(err, embed.ErrBadSpec):
+		return nil, usageError{fmt.Errorf("--embedder: %w", err)}
+	case errors.Is(err, vdb.ErrUnsupported) || (errors.Is(err, vdb.ErrUnknownBackend) && isFaiss(cfg.Backend)):
+		// A backend this binary was built without: not a usage mistake.
+		return nil, fmt.Errorf("--backend faiss: not built into this binary: rebuild with -tags faiss (needs cgo and libfaiss-dev): %w", err)
+	case errors.Is(err, vdb.ErrUnknownBackend):
+		return nil, usageError{fmt.Errorf("unknown --backend %q: %w", a.backend, err)}
 	}
-	return embSpec, backendName, nil
+	return nil, err
 }
 
-// openEmbedder opens the embedder spec; a bad spec is a usage error.
-func openEmbedder(spec string) (embed.Embedder, error) {
-	emb, err := embed.Open(spec)
+func isFaiss(spec string) bool {
+	name, _ := vdb.ParseSpec(spec)
+	return name == "faiss"
+}
+
+// kind returns the kind of memory the command works on: the kind of the
+// store in --store if there is one (an explicit --memory that disagrees is
+// a usage error), else --memory.
+func (a *app) kind(cmd *cobra.Command) (store.Kind, error) {
+	flag, err := store.ParseKind(a.memory)
 	if err != nil {
-		if errors.Is(err, embed.ErrUnknownScheme) || errors.Is(err, embed.ErrBadSpec) {
-			return nil, usageError{fmt.Errorf("--embedder: %w", err)}
-		}
-		return nil, err
+		return "", usageError{fmt.Errorf(`unknown --memory %q (known: short, long)`, a.memory)}
 	}
-	return emb, nil
+	if !store.Exists(a.store) {
+		return flag, nil
+	}
+	kind, _, _, err := store.Info(a.store)
+	switch {
+	case err != nil:
+		return "", err
+	case flagChanged(cmd, "memory") && kind != flag:
+		return "", usageError{fmt.Errorf("--memory %s, but %s holds a %s-term memory store (drop --memory, or pass another --store)",
+			flag, a.store, kind)}
+	}
+	return kind, nil
+}
+
+// backendSpec returns the vdb.Open spec of --backend and --index, or "" for
+// the store's own when neither was given for an existing store.
+func (a *app) backendSpec(cmd *cobra.Command, exists bool) (string, error) {
+	name := a.backend
+	if exists && !flagChanged(cmd, "backend") {
+		if !flagChanged(cmd, "index") {
+			return "", nil
+		}
+		_, _, spec, err := store.Info(a.store)
+		if err != nil {
+			return "", err
+		}
+		name, _ = vdb.ParseSpec(spec)
+	}
+	if a.index == "" {
+		return name, nil
+	}
+	if name != "faiss" {
+		return "", usageError{fmt.Errorf("--index %q needs --backend faiss", a.index)}
+	}
+	return name + ":" + a.index, nil
 }
 
 // flagChanged reports whether the user set the named (local or inherited)
@@ -88,8 +119,37 @@ func flagChanged(cmd *cobra.Command, name string) bool {
 	return f != nil && f.Changed
 }
 
-// closeStore closes mem (a short- or long-term memory) and joins its error
-// into *err, so that a failed snapshot is not lost.
+// longOnly returns a usage error if one of the named flags, which only a
+// long-term store understands, was given for a short-term one (the store
+// in --store, else a new one of --memory). It runs before the store is
+// opened, so that a refused command creates nothing.
+func (a *app) longOnly(cmd *cobra.Command, names ...string) error {
+	kind, err := a.kind(cmd)
+	if err != nil {
+		return err
+	}
+	if kind == store.Long {
+		return nil
+	}
+	for _, n := range names {
+		if flagChanged(cmd, n) {
+			return usageError{fmt.Errorf("--%s needs a long-term memory store (--memory long)", n)}
+		}
+	}
+	return nil
+}
+
+// recordError makes a record the store refuses (no letter or digit,
+// invalid UTF-8) a usage error.
+func recordError(err error) error {
+	if errors.Is(err, memory.ErrEmptyText) || errors.Is(err, memory.ErrInvalidArgument) {
+		return usageError{err}
+	}
+	return err
+}
+
+// closeStore closes mem and joins its error into *err, so that a failed
+// snapshot is not lost.
 func closeStore(mem io.Closer, err *error) {
 	if cerr := mem.Close(); cerr != nil {
 		*err = errors.Join(*err, cerr)
@@ -105,4 +165,13 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// noun is what the store's kind calls one memory: a segment (short) or a
+// memory (long).
+func noun(st *store.Store) string {
+	if st.Kind() == store.Long {
+		return "memory"
+	}
+	return "segment"
 }

@@ -67,60 +67,24 @@ import (
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/semantic"
 	"github.com/agentmem/agentmem/vdb"
 )
 
-// A Record is one memory: the parent that search answers with.
-type Record struct {
-	// ID identifies the record in the store. Empty means a generated
-	// random id. Adding a record with an ID that is already stored
-	// replaces the stored one.
-	ID string
-	// Text is what is remembered; it must contain a letter or a digit.
-	Text string
-	// Time is when it was said or written; zero means the time of Add.
-	Time time.Time
-	// Namespace scopes the record (a user, an agent, a conversation);
-	// empty means DefaultNamespace.
-	Namespace string
-	// Speaker is who said it, or the role ("user", "assistant").
-	Speaker string
-	// Tags are free labels, stored and returned as given.
-	Tags []string
-}
+// A Record is one memory: the parent that search answers with
+// ([memory.Record]). An empty Namespace means DefaultNamespace.
+type Record = memory.Record
 
-// A Query is a search request. Its zero values mean the defaults.
-type Query struct {
-	// Text is what to look for.
-	Text string
-	// Namespace restricts the search to one namespace; empty searches all.
-	Namespace string
-	// From and To restrict the search to records with From ≤ Time < To;
-	// a zero bound is open.
-	From, To time.Time
-	// Mode selects the retrieval paths (Hybrid by default).
-	Mode Mode
-	// K is how many memories to return; 0 means the memory's default
-	// (WithTopK, DefaultTopK).
-	K int
-	// MinScore is the minimum cosine similarity of a vector-path match;
-	// 0 means the memory's default (WithMinScore). The keyword path has no
-	// threshold.
-	MinScore float32
-}
+// A Query is a search request ([memory.Query]). Its zero values mean the
+// defaults: K the memory's WithTopK, MinScore its WithMinScore.
+type Query = memory.Query
 
-// A Hit is one memory found by Search: the whole parent record, its fused
-// score, and the children that matched (Snippets, in text order).
-type Hit struct {
-	memory.Hit
-	Namespace string
-	Speaker   string
-	Tags      []string
-	// VectorRank and KeywordRank are the memory's 1-based rank on each
-	// path (0: not found by that path), for explaining a result.
-	VectorRank, KeywordRank int
-}
+// A Hit is one memory found by Query ([memory.Hit]): the whole parent
+// record, its fused score, the children that matched (Snippets, in text
+// order), the record's metadata and each path's rank.
+type Hit = memory.Hit
 
 // Memory is a long-term hybrid memory. It is safe for concurrent use by
 // multiple goroutines: searches run in parallel; writes are serialised and
@@ -134,13 +98,16 @@ type Memory struct {
 	// wmu serialises writers: id assignment, log order and index order
 	// agree, and only one fsync runs at a time.
 	wmu sync.Mutex
+	// qmu guards queue: AddBatch calls waiting for a group commit.
+	qmu   sync.Mutex
+	queue []*commitReq
 
 	mu        sync.RWMutex // guards the fields below
 	closed    bool
 	parents   map[string]*parent
 	children  map[int64]childRef
-	vecs      map[string]vdb.VectorDatabase // per namespace
-	kw        *keywordIndex
+	vecs      map[string]*semantic.Vectors // per namespace
+	tok       keyword.Tokenizer            // the keyword path's
 	nextChild int64
 
 	// turns is the keyword path's per-namespace index of whole records
@@ -167,24 +134,29 @@ type childRef struct {
 	i int // index in p.children
 }
 
-var _ memory.Memory = (*Memory)(nil)
+var (
+	_ memory.Memory  = (*Memory)(nil)
+	_ memory.Records = (*Memory)(nil)
+	_ memory.Querier = (*Memory)(nil)
+	_ memory.Lister  = (*Memory)(nil)
+)
 
 // New returns an empty memory that lives only in this process (see Open for
 // one on disk). It learns the embedder's dimension, embedding a probe text
 // if the embedder does not know it yet.
 func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, error) {
 	if emb == nil {
-		return nil, fmt.Errorf("longterm: nil embedder")
+		return nil, fmt.Errorf("longterm: %w: nil embedder", ErrInvalidOption)
+	}
+	o := defaultOptions()
+	if err := o.apply(opts); err != nil {
+		return nil, err
 	}
 	dim, err := embed.Dimension(ctx, emb)
 	if err != nil {
 		return nil, fmt.Errorf("longterm: %w", err)
 	}
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
-	kw, err := o.newKeywordIndex()
+	tok, err := o.keywordTokenizer()
 	if err != nil {
 		return nil, err
 	}
@@ -194,8 +166,8 @@ func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, erro
 		opts:     o,
 		parents:  make(map[string]*parent),
 		children: make(map[int64]childRef),
-		vecs:     make(map[string]vdb.VectorDatabase),
-		kw:       kw,
+		vecs:     make(map[string]*semantic.Vectors),
+		tok:      tok,
 	}, nil
 }
 
@@ -269,6 +241,10 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 				return nil, fmt.Errorf("record %d: %w", i, err)
 			}
 			return nil, err
+		}
+		if m.opts.wholeRecord {
+			t := preps[i].rec.Text
+			preps[i].chunks = []chunk.Chunk{{Text: t, Start: 0, End: len(t)}}
 		}
 		header := m.header(&preps[i].rec)
 		for _, c := range preps[i].chunks {
@@ -349,50 +325,109 @@ func hasWord(s string) bool {
 	return false
 }
 
-// commit assigns child ids, writes the records to the log and applies them
-// to the indexes.
+// commitReq is one AddBatch call waiting for its records to be committed.
+type commitReq struct {
+	ctx   context.Context
+	preps []prepared
+	done  chan struct{} // closed when ids and err are set
+	ids   []string
+	err   error
+}
+
+// commit writes the records to the log and applies them to the indexes.
+// Concurrent calls share one log write and one fsync (group commit): each
+// call queues its records and takes the writer lock; whoever gets it first
+// commits every queued call, in queue order, and the others find theirs
+// done. Log order and index order stay the same, and a record is
+// searchable only once it is durable.
 func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error) {
+	req := &commitReq{ctx: ctx, preps: preps, done: make(chan struct{})}
+	m.qmu.Lock()
+	m.queue = append(m.queue, req)
+	m.qmu.Unlock()
+
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	select {
+	case <-req.done: // committed by another caller's batch
+		return req.ids, req.err
+	default:
+	}
+	m.qmu.Lock()
+	batch := m.queue
+	m.queue = nil
+	m.qmu.Unlock()
+	m.commitLocked(batch)
+	m.maybeSnapshot(ctx)
+	return req.ids, req.err
+}
+
+// commitLocked commits the queued calls in batch with one log append and
+// one fsync, and sets each call's result. m.wmu must be held.
+func (m *Memory) commitLocked(batch []*commitReq) {
+	finish := func(r *commitReq, ids []string, err error) {
+		r.ids, r.err = ids, err
+		close(r.done)
 	}
 	m.mu.RLock()
 	closed, next := m.closed, m.nextChild
 	m.mu.RUnlock()
-	if closed {
-		return nil, ErrClosed
+	type part struct {
+		r     *commitReq
+		adds  []*addRecord
+		first int   // the part's first frame in payloads
+		next  int64 // next child id after the part
 	}
-	adds := make([]*addRecord, len(preps))
-	for i := range preps {
-		p := &preps[i]
-		a := &addRecord{rec: p.rec, dim: m.dim, children: make([]logChild, len(p.chunks))}
-		for j, c := range p.chunks {
-			a.children[j] = logChild{id: next, start: c.Start, end: c.End, text: c.Text}
-			next++
+	var (
+		parts    []part
+		payloads [][]byte
+	)
+	for _, r := range batch {
+		if closed {
+			finish(r, nil, ErrClosed)
+			continue
 		}
-		adds[i] = a
-	}
-	offs := make([]int64, len(adds))
-	for i := range offs {
-		offs[i] = -1
-	}
-	if m.log != nil {
-		payloads := make([][]byte, len(adds))
-		for i, a := range adds {
-			payloads[i] = encodeAdd(nil, &a.rec, a.children, m.dim, preps[i].vecs)
+		if err := r.ctx.Err(); err != nil {
+			finish(r, nil, err)
+			continue
 		}
+		pt := part{r: r, adds: make([]*addRecord, len(r.preps)), first: len(payloads)}
+		for i := range r.preps {
+			p := &r.preps[i]
+			a := &addRecord{rec: p.rec, dim: m.dim, children: make([]logChild, len(p.chunks))}
+			for j, c := range p.chunks {
+				a.children[j] = logChild{id: next, start: c.Start, end: c.End, text: c.Text}
+				next++
+			}
+			pt.adds[i] = a
+			if m.log != nil {
+				payloads = append(payloads, encodeAdd(nil, &a.rec, a.children, m.dim, p.vecs))
+			}
+		}
+		pt.next = next
+		parts = append(parts, pt)
+	}
+	var offs []int64
+	if m.log != nil && len(payloads) > 0 {
 		var err error
 		if offs, err = m.log.append(payloads, m.opts.sync); err != nil {
-			return nil, err
+			for _, pt := range parts {
+				finish(pt.r, nil, err)
+			}
+			return
 		}
 	}
-	ids, err := m.applyAll(ctx, adds, preps, offs, next)
-	if err != nil {
-		return nil, err
+	for _, pt := range parts {
+		o := make([]int64, len(pt.adds))
+		for i := range o {
+			o[i] = -1
+			if m.log != nil {
+				o[i] = offs[pt.first+i]
+			}
+		}
+		ids, err := m.applyAll(pt.r.ctx, pt.adds, pt.r.preps, o, pt.next)
+		finish(pt.r, ids, err)
 	}
-	m.maybeSnapshot(ctx)
-	return ids, nil
 }
 
 func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, preps []prepared, offs []int64, next int64) ([]string, error) {
@@ -435,7 +470,7 @@ func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off 
 		}
 	}
 	p := &parent{rec: a.rec, children: a.children, off: off}
-	db, err := m.namespaceDB(p.rec.Namespace)
+	db, err := m.namespaceDB(ctx, p.rec.Namespace)
 	if err != nil {
 		return err
 	}
@@ -448,7 +483,6 @@ func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off 
 	}
 	header := m.header(&p.rec)
 	for i, c := range p.children {
-		m.kw.Add(c.id, header+c.text)
 		m.children[c.id] = childRef{p: p, i: i}
 		if c.id >= m.nextChild {
 			m.nextChild = c.id + 1
@@ -473,7 +507,6 @@ func (m *Memory) remove(ctx context.Context, p *parent) error {
 	ids := make([]int64, len(p.children))
 	for i, c := range p.children {
 		ids[i] = c.id
-		m.kw.Delete(c.id)
 		delete(m.children, c.id)
 	}
 	if db := m.vecs[p.rec.Namespace]; db != nil {
@@ -486,13 +519,15 @@ func (m *Memory) remove(ctx context.Context, p *parent) error {
 	return nil
 }
 
-func (m *Memory) namespaceDB(ns string) (vdb.VectorDatabase, error) {
+// namespaceDB returns the vector index of namespace ns, opening it through
+// the backend registry on first use. m.mu must be held for writing.
+func (m *Memory) namespaceDB(ctx context.Context, ns string) (*semantic.Vectors, error) {
 	if db := m.vecs[ns]; db != nil {
 		return db, nil
 	}
-	db, err := m.opts.openVDB(m.dim)
+	db, err := semantic.OpenVectors(ctx, m.opts.backend, vdb.Config{Dim: m.dim, Namespace: ns})
 	if err != nil {
-		return nil, fmt.Errorf("longterm: open %s vector index: %w", m.opts.backendName, err)
+		return nil, fmt.Errorf("longterm: namespace %q: %w", ns, err)
 	}
 	m.vecs[ns] = db
 	return db, nil
@@ -531,7 +566,7 @@ func (m *Memory) Forget(ctx context.Context, id string) error {
 }
 
 // Close writes a snapshot if the memory is on disk and changed since the
-// last one, and releases the indexes. It is idempotent; other methods return
+// last one (unless the backend cannot save one), and releases the indexes. It is idempotent; other methods return
 // ErrClosed afterwards.
 func (m *Memory) Close() error {
 	m.wmu.Lock()
@@ -544,7 +579,9 @@ func (m *Memory) Close() error {
 	m.mu.Unlock()
 	var errs []error
 	if m.log != nil && m.applied > 0 {
-		if err := m.snapshotLocked(context.Background()); err != nil {
+		// A backend that cannot save (no vdb.Persister) is not an error
+		// here: the next Open replays the log, which carries the vectors.
+		if err := m.snapshotLocked(context.Background()); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 			errs = append(errs, err)
 		}
 	}
@@ -573,15 +610,7 @@ func (m *Memory) Close() error {
 // Search returns the memories most related to question in every namespace,
 // with the memory's default mode and count. It implements memory.Memory.
 func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, error) {
-	hits, err := m.Query(ctx, Query{Text: question, Mode: m.opts.mode})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]memory.Hit, len(hits))
-	for i, h := range hits {
-		out[i] = h.Hit
-	}
-	return out, nil
+	return m.Query(ctx, Query{Text: question, Mode: m.opts.mode})
 }
 
 // vectorSearch returns up to depth children by descending cosine ≥
@@ -590,7 +619,7 @@ func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, err
 // over-fetching: the fetch grows fourfold until depth children pass or the
 // index is exhausted. m.mu must be held.
 func (m *Memory) vectorSearch(ctx context.Context, q Query, qvec []float32, depth int, minScore float32, keep func(int64) bool) ([]vdb.Result, error) {
-	var dbs []vdb.VectorDatabase
+	var dbs []*semantic.Vectors
 	if q.Namespace != "" {
 		if db := m.vecs[q.Namespace]; db != nil {
 			dbs = append(dbs, db)
@@ -613,7 +642,7 @@ func (m *Memory) vectorSearch(ctx context.Context, q Query, qvec []float32, dept
 		}
 		for {
 			fetch = min(fetch, n)
-			res, err := vdb.SearchMinScore(ctx, db, qvec, fetch, minScore)
+			res, err := db.Search(ctx, qvec, fetch, minScore)
 			if err != nil {
 				return nil, fmt.Errorf("longterm: vector search: %w", err)
 			}

@@ -3,7 +3,6 @@ package longterm
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,8 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/internal/embedtest"
-	"github.com/agentmem/agentmem/vdb"
-	"github.com/agentmem/agentmem/vdb/inmem"
 )
 
 func newMem(t *testing.T, opts ...Option) *Memory {
@@ -281,6 +278,51 @@ func TestMemory_Concurrent(t *testing.T) {
 	assert.Equal(t, 4*45, m.Len())
 }
 
+// TestOpen_GroupCommit has concurrent writers share fsyncs on a store, then
+// crashes it: every acknowledged record is in the log, with the children
+// and vectors it was indexed with, in an order the replay agrees with.
+func TestOpen_GroupCommit(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	emb := newCounting(t, 32)
+	m := openStore(t, dir, emb, WithSnapshotEvery(0))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				_, err := m.Add(ctx, Record{ID: fmt.Sprintf("g%d-%d", g, i%20), Text: fmt.Sprintf("writer %d note %d. A second sentence %d.", g, i, i)})
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	want := make(map[string]Record, m.Len())
+	for g := range 8 {
+		for i := range 20 {
+			id := fmt.Sprintf("g%d-%d", g, i)
+			r, ok := m.Get(id)
+			require.True(t, ok, id)
+			want[id] = r
+		}
+	}
+	chunks := m.Chunks()
+	crash(m)
+
+	m2 := openStore(t, dir, emb)
+	defer m2.Close()
+	assert.Equal(t, len(want), m2.Len(), "ids 20..24 replaced 0..4 in log order")
+	assert.Equal(t, chunks, m2.Chunks())
+	for id, r := range want {
+		got, ok := m2.Get(id)
+		require.True(t, ok, id)
+		assert.Equal(t, r.Text, got.Text, id)
+	}
+	hits, err := m2.Query(ctx, Query{Text: "writer 3 note 24", Mode: VectorOnly, K: 1})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, "g3-4", hits[0].ID)
+}
+
 func TestMemory_Closed(t *testing.T) {
 	ctx := t.Context()
 	m := newMem(t)
@@ -301,19 +343,22 @@ func TestMemory_NotDurable(t *testing.T) {
 
 func TestMemory_WithBackend(t *testing.T) {
 	ctx := t.Context()
-	opened := 0
-	m := newMem(t, WithBackend("inmem", func(dim int) (vdb.VectorDatabase, error) {
-		opened++
-		return inmem.New(dim)
-	}))
+	m := newMem(t, WithBackend("test-counting"))
 	_, err := m.AddBatch(ctx, []Record{{Text: "a b c", Namespace: "x"}, {Text: "d e f", Namespace: "y"}})
 	require.NoError(t, err)
-	assert.Equal(t, 2, opened, "one vector index per namespace")
+	openedMu.Lock()
+	assert.Equal(t, map[string]int{"x": 1, "y": 1}, openedByNS, "one vector index per namespace, opened with its namespace")
+	openedMu.Unlock()
 
-	_, err = New(ctx, newCounting(t, 8), WithBackend("broken", func(int) (vdb.VectorDatabase, error) {
-		return nil, errors.New("no backend")
-	}))
+	broken, err := New(ctx, newCounting(t, 8), WithBackend("test-broken"))
+	require.NoError(t, err, "indexes are opened on first use")
+	_, err = broken.Add(ctx, Record{Text: "a b c"})
+	assert.ErrorContains(t, err, "no backend")
+
+	_, err = New(ctx, newCounting(t, 8), WithBackend("no-such-backend"))
 	require.NoError(t, err)
+	_, err = New(ctx, newCounting(t, 8), WithBackend(""))
+	assert.ErrorIs(t, err, ErrInvalidOption)
 }
 
 // --- durable store ---
@@ -558,7 +603,7 @@ func TestReadManifest(t *testing.T) {
 	require.NoError(t, m.Close())
 	man, err := ReadManifest(dir)
 	require.NoError(t, err)
-	assert.Equal(t, Manifest{Format: formatVersion, Embedder: "hash:64", Dim: 64, Backend: DefaultBackend}, man)
+	assert.Equal(t, Manifest{Format: formatVersion, Embedder: "hash:64", Dim: 64, Backend: DefaultBackend, Kind: KindLong}, man)
 
 	tests := []struct {
 		name, data string
@@ -566,7 +611,8 @@ func TestReadManifest(t *testing.T) {
 		msg        string
 	}{
 		{"not json", "{not json", ErrCorrupt, manifestFile},
-		{"short-term store", `{"format": "agentmem.short", "version": 1, "embedder": "hash:512", "dim": 512, "backend": "inmem"}`, ErrCorrupt, "not a long-term store"},
+		{"short-term store", `{"format": "agentmem.short", "version": 1, "embedder": "hash:512", "dim": 512, "backend": "inmem"}`, ErrVersion, "agentmem migrate --store"},
+		{"other format", `{"format": "x"}`, ErrCorrupt, "not a memory store's"},
 		{"no format", `{"embedder": "hash:64", "dim": 64}`, ErrCorrupt, "no format version"},
 		{"newer format", `{"format": 99}`, ErrVersion, "format 99"},
 		{"no embedder", `{"format": 1, "dim": 64}`, ErrCorrupt, "embedder and dim are required"},
@@ -580,6 +626,39 @@ func TestReadManifest(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
+}
+
+func TestOpen_KindAndOptions(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	m := openStore(t, dir, newCounting(t, 64), WithKind("short"))
+	require.NoError(t, m.Close())
+	_, err := Open(ctx, dir, newCounting(t, 64))
+	require.ErrorIs(t, err, ErrInvalidOption)
+	assert.ErrorContains(t, err, "holds a short-term memory store, opened as long-term")
+
+	for name, opt := range map[string]Option{
+		"top k zero": WithTopK(0), "top k negative": WithTopK(-1),
+		"min score above 1": WithMinScore(1.5), "min score below -1": WithMinScore(-2),
+		"unknown mode": WithMode(Mode(7)), "empty kind": WithKind(""),
+	} {
+		_, err := New(ctx, newCounting(t, 8), opt)
+		assert.ErrorIs(t, err, ErrInvalidOption, name)
+	}
+}
+
+func TestOpen_RecordsBackendSpec(t *testing.T) {
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb)
+	seed(t, m, 3)
+	require.NoError(t, m.Close())
+	m = openStore(t, dir, emb, WithBackend("test-other"))
+	checkAll(t, m, 3)
+	require.NoError(t, m.Close())
+	man, err := ReadManifest(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "test-other", man.Backend, "the manifest follows the backend the indexes are opened with")
 }
 
 func TestSnapshotVectorFiles(t *testing.T) {
@@ -776,7 +855,7 @@ func TestOpen_OtherBackendRebuildsFromLog(t *testing.T) {
 	before := emb.Texts()
 	var logs bytes.Buffer
 	m2 := openStore(t, dir, emb, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
-		WithBackend("inmem-other", func(dim int) (vdb.VectorDatabase, error) { return inmem.New(dim) }))
+		WithBackend("test-other"))
 	assert.Equal(t, before, emb.Texts(), "vectors come from the log")
 	assert.Contains(t, logs.String(), "snapshot backend")
 	checkAll(t, m2, 7)

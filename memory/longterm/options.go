@@ -3,51 +3,31 @@ package longterm
 import (
 	"fmt"
 	"log/slog"
+	"math"
+	"strings"
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
-	"github.com/agentmem/agentmem/vdb/inmem"
 )
 
-// Mode selects which retrieval paths a search runs.
-type Mode int
+// Mode selects which retrieval paths a search runs: [memory.Mode].
+type Mode = memory.Mode
 
+// The modes, as in package memory.
 const (
 	// Hybrid runs the vector and the keyword path and fuses their rankings.
 	// It is the zero value and the default.
-	Hybrid Mode = iota
+	Hybrid = memory.Hybrid
 	// VectorOnly runs only the vector (embedding similarity) path.
-	VectorOnly
+	VectorOnly = memory.VectorOnly
 	// KeywordOnly runs only the keyword (BM25 over an inverted index) path.
-	KeywordOnly
+	KeywordOnly = memory.KeywordOnly
 )
 
-// String returns "hybrid", "vector" or "keyword".
-func (m Mode) String() string {
-	switch m {
-	case Hybrid:
-		return "hybrid"
-	case VectorOnly:
-		return "vector"
-	case KeywordOnly:
-		return "keyword"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
-
-// ParseMode parses "hybrid", "vector" or "keyword".
-func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "hybrid":
-		return Hybrid, nil
-	case "vector":
-		return VectorOnly, nil
-	case "keyword":
-		return KeywordOnly, nil
-	}
-	return 0, fmt.Errorf("%w: unknown mode %q (want hybrid, vector or keyword)", ErrInvalidQuery, s)
-}
+// ParseMode parses "hybrid", "vector" or "keyword" ([memory.ParseMode]).
+func ParseMode(s string) (Mode, error) { return memory.ParseMode(s) }
 
 // Defaults.
 const (
@@ -63,7 +43,7 @@ const (
 	// DefaultSnapshotEvery is how many writes (adds and forgets) a store
 	// on disk takes between automatic snapshots.
 	DefaultSnapshotEvery = 20000
-	// DefaultBackend names the default vector backend.
+	// DefaultBackend is the default vector backend spec (vdb.Open).
 	DefaultBackend = "inmem"
 	// DefaultVectorWeight and DefaultKeywordWeight are the weights of
 	// score fusion (WithScoreFusion). The keyword path weighs more: with
@@ -77,6 +57,9 @@ const (
 	// DefaultSpeakerBoost: a record spoken by a speaker the query names
 	// scores 1 + DefaultSpeakerBoost times its keyword score.
 	DefaultSpeakerBoost = 0.5
+	// KindLong is the kind a store made by this package records in its
+	// manifest (memory/short records "short").
+	KindLong = "long"
 )
 
 type fusionKind int
@@ -95,8 +78,9 @@ type options struct {
 	rrfK          float64
 	vectorWeight  float64
 	keywordWeight float64
-	backendName   string
-	openVDB       func(dim int) (vdb.VectorDatabase, error)
+	backend       string // vdb.Open spec
+	kind          string
+	wholeRecord   bool
 	chunkOpts     *chunk.Options
 	logger        *slog.Logger
 	sync          bool
@@ -119,38 +103,69 @@ func defaultOptions() options {
 		keywordWeight:   DefaultKeywordWeight,
 		neighbourWeight: DefaultNeighbourWeight,
 		speakerBoost:    DefaultSpeakerBoost,
-		backendName:     DefaultBackend,
-		openVDB: func(dim int) (vdb.VectorDatabase, error) {
-			return inmem.New(dim)
-		},
-		logger:        slog.Default(),
-		sync:          true,
-		snapshotEvery: DefaultSnapshotEvery,
+		backend:         DefaultBackend,
+		kind:            KindLong,
+		logger:          slog.Default(),
+		sync:            true,
+		snapshotEvery:   DefaultSnapshotEvery,
 	}
 }
 
-// An Option configures a Memory made by New or Open.
-type Option func(*options)
+// An Option configures a Memory made by New or Open. An option with a value
+// out of range makes New and Open fail with an error wrapping
+// [ErrInvalidOption].
+type Option func(*options) error
+
+func (o *options) apply(opts []Option) error {
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(o); err != nil {
+			return fmt.Errorf("longterm: %w: %w", ErrInvalidOption, err)
+		}
+	}
+	return nil
+}
 
 // WithTopK sets how many memories Search returns when Query.K is 0 (and for
-// the memory.Memory Search method). Values ≤ 0 are ignored.
+// the memory.Memory Search method). k must be positive.
 func WithTopK(k int) Option {
-	return func(o *options) {
-		if k > 0 {
-			o.topK = k
+	return func(o *options) error {
+		if k <= 0 {
+			return fmt.Errorf("top k must be positive, got %d", k)
 		}
+		o.topK = k
+		return nil
 	}
 }
 
 // WithMinScore sets the default minimum cosine similarity a child must have
 // to count as a vector-path match (Query.MinScore overrides it when set).
 // The keyword path has no threshold: a BM25 match is a match. The default is
-// 0: every vector candidate takes part in the fusion, ranked.
-func WithMinScore(s float32) Option { return func(o *options) { o.minScore = s } }
+// 0: every vector candidate takes part in the fusion, ranked. s must be in
+// [-1, 1].
+func WithMinScore(s float32) Option {
+	return func(o *options) error {
+		if !(s >= -1 && s <= 1) { // also catches NaN
+			return fmt.Errorf("minimum score must be in [-1, 1], got %v", s)
+		}
+		o.minScore = s
+		return nil
+	}
+}
 
 // WithMode sets the paths the memory.Memory Search method runs (Hybrid by
 // default).
-func WithMode(m Mode) Option { return func(o *options) { o.mode = m } }
+func WithMode(m Mode) Option {
+	return func(o *options) error {
+		if m < Hybrid || m > KeywordOnly {
+			return fmt.Errorf("unknown mode %d", m)
+		}
+		o.mode = m
+		return nil
+	}
+}
 
 // WithScoreFusion selects score fusion (the default, with
 // DefaultVectorWeight and DefaultKeywordWeight): each path's scores are
@@ -158,22 +173,46 @@ func WithMode(m Mode) Option { return func(o *options) { o.mode = m } }
 // (cosine − lowest) / (highest − lowest)) and a memory scores the weighted
 // sum over the paths that found it. Unlike RRF it keeps how sure each path
 // is: a record far ahead on one path is not pulled level with the
-// other path's tenth. Negative weights are treated as 0.
+// other path's tenth. A weight must be finite and ≥ 0, and not both 0.
 func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
-	return func(o *options) {
+	return func(o *options) error {
+		if err := checkWeights(vectorWeight, keywordWeight); err != nil {
+			return err
+		}
 		o.fusion = fusionScore
-		o.vectorWeight = max(vectorWeight, 0)
-		o.keywordWeight = max(keywordWeight, 0)
+		o.vectorWeight, o.keywordWeight = vectorWeight, keywordWeight
+		return nil
 	}
+}
+
+// checkWeights accepts fusion weights that are finite, ≥ 0 and not both 0.
+func checkWeights(ws ...float64) error {
+	sum := 0.0
+	for _, w := range ws {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return fmt.Errorf("fusion weight %v is not a finite number ≥ 0", w)
+		}
+		sum += w
+	}
+	if sum == 0 {
+		return fmt.Errorf("fusion weights are all 0")
+	}
+	return nil
 }
 
 // WithNeighbourWeight sets what the previous record's words (in the same
 // namespace, in the order written) are worth on the keyword path, relative
 // to the record's own (DefaultNeighbourWeight; 0 turns it off): an answer
 // that shares no word with a question is found through the turn it
-// answers. Negative values are treated as 0.
+// answers. w must be in [0, 1].
 func WithNeighbourWeight(w float64) Option {
-	return func(o *options) { o.neighbourWeight = max(w, 0) }
+	return func(o *options) error {
+		if !(w >= 0 && w <= 1) {
+			return fmt.Errorf("neighbour weight %v is not in [0, 1]", w)
+		}
+		o.neighbourWeight = w
+		return nil
+	}
 }
 
 // WithSpeakerBoost sets how much more a record spoken by a speaker the
@@ -181,17 +220,30 @@ func WithNeighbourWeight(w float64) Option {
 // score is multiplied by 1 + boost, and the name itself is not looked for
 // in the text ("What did Deborah say about the trip?" finds what Deborah
 // said, not the turns greeting her). Names shared by every speaker of the
-// namespace are ignored. Negative values are treated as 0.
+// namespace are ignored. boost must be finite and ≥ 0 (0 turns it off).
 func WithSpeakerBoost(boost float64) Option {
-	return func(o *options) { o.speakerBoost = max(boost, 0) }
+	return func(o *options) error {
+		if !(boost >= 0) || math.IsInf(boost, 0) {
+			return fmt.Errorf("speaker boost %v is not a finite number ≥ 0", boost)
+		}
+		o.speakerBoost = boost
+		return nil
+	}
 }
 
 // WithReranker sets a reranker: the best max(K, depth) candidates of every
-// search, as hits, are handed to r before the cut to K.
+// search, as hits, are handed to r before the cut to K. depth must be ≥ 0.
 func WithReranker(r Reranker, depth int) Option {
-	return func(o *options) {
+	return func(o *options) error {
+		if r == nil {
+			return fmt.Errorf("nil reranker")
+		}
+		if depth < 0 {
+			return fmt.Errorf("rerank depth %d is negative", depth)
+		}
 		o.reranker = r
-		o.rerankDepth = max(depth, 0)
+		o.rerankDepth = depth
+		return nil
 	}
 }
 
@@ -199,58 +251,92 @@ func WithReranker(r Reranker, depth int) Option {
 // DefaultRRFK): a memory scores Σ 1/(k + rank) over the paths that found
 // it, rank counted from 1. Values of k ≤ 0 mean DefaultRRFK.
 func WithRRF(k int) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		o.fusion = fusionRRF
 		o.rrfK = DefaultRRFK
 		if k > 0 {
 			o.rrfK = float64(k)
 		}
+		return nil
 	}
 }
 
 // WithWeightedFusion selects weighted score fusion: a memory scores
 // vectorWeight·cosine + keywordWeight·(BM25 / best BM25 of the query), using
-// its best child on each path. Negative weights are treated as 0.
+// its best child on each path. A weight must be finite and ≥ 0, and not both 0.
 func WithWeightedFusion(vectorWeight, keywordWeight float64) Option {
-	return func(o *options) {
+	return func(o *options) error {
+		if err := checkWeights(vectorWeight, keywordWeight); err != nil {
+			return err
+		}
 		o.fusion = fusionWeighted
-		o.vectorWeight = max(vectorWeight, 0)
-		o.keywordWeight = max(keywordWeight, 0)
+		o.vectorWeight, o.keywordWeight = vectorWeight, keywordWeight
+		return nil
 	}
 }
 
-// WithBackend sets the vector database: open is called with the embedder's
-// dimension once per namespace; name is recorded in the store's manifest
-// (a store opened with another backend name rebuilds its vector index from
-// the log instead of loading the snapshot). The default is "inmem"
-// (vdb/inmem).
-func WithBackend(name string, open func(dim int) (vdb.VectorDatabase, error)) Option {
-	return func(o *options) {
-		if open != nil {
-			o.backendName = name
-			o.openVDB = open
+// WithBackend sets the vector backend by its spec, "name[:arg]" as
+// vdb.Open takes it ("inmem", "faiss:HNSW32,Flat"): each namespace's vector
+// index is opened with vdb.Open(ctx, spec, vdb.Config{Dim, Namespace}), so
+// the backend must be registered (imported for its side effect). The spec
+// is recorded in the store's manifest; a store opened with another spec
+// rebuilds its vector indexes from the log (without re-embedding) and
+// records the new one. The default is "inmem" (vdb/inmem).
+func WithBackend(spec string) Option {
+	return func(o *options) error {
+		if name, _ := vdb.ParseSpec(spec); name == "" {
+			return fmt.Errorf("backend spec %q has no backend name", spec)
 		}
+		o.backend = strings.TrimSpace(spec)
+		return nil
+	}
+}
+
+// WithKind sets the memory kind a new store records in its manifest
+// ("long" by default; memory/short uses "short"), so that tools reopen it
+// as what it is. Opening a store of another kind is an error wrapping
+// [ErrInvalidOption] that names both.
+func WithKind(kind string) Option {
+	return func(o *options) error {
+		if kind == "" {
+			return fmt.Errorf("empty memory kind")
+		}
+		o.kind = kind
+		return nil
+	}
+}
+
+// WithWholeRecords indexes each record as one child (its whole text)
+// instead of splitting it into sentence-sized chunks: seed 000's semantic
+// memory, where one segment is one memory. A store must be reopened with
+// the same setting to index new records the same way.
+func WithWholeRecords() Option {
+	return func(o *options) error {
+		o.wholeRecord = true
+		return nil
 	}
 }
 
 // WithChunkOptions sets how parents are split into children (nil means
 // chunk's defaults).
 func WithChunkOptions(c *chunk.Options) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if c != nil {
 			cp := *c
 			o.chunkOpts = &cp
 		}
+		return nil
 	}
 }
 
 // WithLogger sets where warnings (a repaired torn log tail, a snapshot that
 // could not be used) go. The default is slog.Default().
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if l != nil {
 			o.logger = l
 		}
+		return nil
 	}
 }
 
@@ -258,24 +344,33 @@ func WithLogger(l *slog.Logger) Option {
 // bulk loads at the price of losing the last acknowledged records on a
 // machine crash (a process crash loses nothing). Call Sync to make earlier
 // writes durable.
-func WithoutSync() Option { return func(o *options) { o.sync = false } }
+func WithoutSync() Option {
+	return func(o *options) error {
+		o.sync = false
+		return nil
+	}
+}
 
 // WithTokenizer sets the keyword path's tokenizer (default
 // keyword.NewTokenizer(): Chinese as character bigrams and single characters). A store
 // snapshot made with another tokenizer is not used: the keyword index is
 // then rebuilt from the log, without re-embedding.
 func WithTokenizer(tok keyword.Tokenizer) Option {
-	return func(o *options) {
+	return func(o *options) error {
 		if tok != nil {
 			o.tokenizer = tok
 		}
+		return nil
 	}
 }
 
 // WithBM25 sets the keyword path's BM25 parameters (default k1 = 1.2,
 // b = 0.75).
 func WithBM25(k1, b float64) Option {
-	return func(o *options) { o.bm25 = []keyword.IndexOption{keyword.WithK1(k1), keyword.WithB(b)} }
+	return func(o *options) error {
+		o.bm25 = []keyword.IndexOption{keyword.WithK1(k1), keyword.WithB(b)}
+		return nil
+	}
 }
 
 // WithIndexHeader sets a header indexed with every child of a record, on
@@ -287,7 +382,10 @@ func WithBM25(k1, b float64) Option {
 // vectors are stored, but the keyword index is rebuilt from the log when
 // its snapshot cannot be used.
 func WithIndexHeader(header func(Record) string) Option {
-	return func(o *options) { o.header = header }
+	return func(o *options) error {
+		o.header = header
+		return nil
+	}
 }
 
 // SpeakerHeader is a header for WithIndexHeader: "Speaker: " (nothing for
@@ -304,4 +402,9 @@ func SpeakerHeader(r Record) string {
 // Close write one). The write that reaches the count also writes the
 // snapshot, which takes about a second per 100k memories; searches are not
 // blocked meanwhile.
-func WithSnapshotEvery(n int) Option { return func(o *options) { o.snapshotEvery = n } }
+func WithSnapshotEvery(n int) Option {
+	return func(o *options) error {
+		o.snapshotEvery = n
+		return nil
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/agentmem/agentmem/memory"
 )
 
 // A Reranker reorders the candidates of a search before they are cut to
@@ -247,7 +245,7 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 
 // turnIdx returns the keyword path's index, made on first use.
 func (m *Memory) turnIdx() *turnIndex {
-	m.turnsOnce.Do(func() { m.turns = newTurnIndex(m.kw.Tokenizer()) })
+	m.turnsOnce.Do(func() { m.turns = newTurnIndex(m.tok) })
 	return m.turns
 }
 
@@ -344,9 +342,7 @@ func (m *Memory) hits(text string, list []*candidate) []Hit {
 		}
 		r := &c.p.rec
 		hits[i] = Hit{
-			Hit: memory.Hit{
-				ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
-			},
+			ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
 			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
 			VectorRank: c.vecRank, KeywordRank: c.kwRank,
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/atomicfile"
+	"github.com/agentmem/agentmem/semantic"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -34,24 +35,34 @@ const (
 // manifest and the snapshot metadata.
 const formatVersion = 1
 
-// Manifest is the content of a store directory's manifest.json, written
-// once when the store is created. (A memory.ShortMemory store has a file of
-// the same name with a string "format"; [ReadManifest] tells them apart.)
+// Manifest is the content of a store directory's manifest.json. Both
+// kinds of store (memory/short and memory/longterm) have this format.
 type Manifest struct {
 	Format   int    `json:"format"`   // the store layout version
 	Embedder string `json:"embedder"` // the embedder's Name, e.g. "hash:512"
 	Dim      int    `json:"dim"`
-	// Backend is the vector backend the store was created with. A store
-	// reopened with another backend rebuilds its vector index from the
-	// log; the manifest keeps the first one.
+	// Backend is the vector backend spec the store's indexes are opened
+	// with (vdb.Open), e.g. "inmem" or "faiss:HNSW32,Flat". A store
+	// reopened with another spec rebuilds its vector indexes from the log
+	// and records the new spec. (The previous release recorded only the
+	// backend name the store was created with.)
 	Backend string `json:"backend"`
+	// Kind is the memory kind, "long" or "short"; empty in a store written
+	// by the previous release, which made only long-term stores in this
+	// format.
+	Kind string `json:"kind,omitempty"`
 }
+
+// legacyShortFormat is the "format" of the previous release's short-term
+// store manifest (segments.jsonl beside it); store.Migrate converts it.
+const legacyShortFormat = `"agentmem.short"`
 
 // ReadManifest reads the manifest of the store directory dir without
 // opening (or locking) the store, e.g. to learn which embedder to open it
 // with. A missing manifest is an error wrapping os.ErrNotExist; one of a
-// newer format version [ErrVersion]; an undecodable one, or one that is not
-// a long-term store's (a memory.ShortMemory store's), [ErrCorrupt].
+// newer format version, or a short-term store of the previous release that
+// must be migrated first (`agentmem migrate`, store.Migrate), [ErrVersion];
+// an undecodable one [ErrCorrupt].
 func ReadManifest(dir string) (Manifest, error) {
 	path := filepath.Join(dir, manifestFile)
 	data, err := os.ReadFile(path)
@@ -70,8 +81,12 @@ func ReadManifest(dir string) (Manifest, error) {
 	if len(head.Format) == 0 {
 		return Manifest{}, fmt.Errorf("%w: %s: no format version", ErrCorrupt, path)
 	}
+	if string(head.Format) == legacyShortFormat {
+		return Manifest{}, fmt.Errorf("%w: %s is a short-term store of the previous release: convert it with `agentmem migrate --store %s` (or store.Migrate)",
+			ErrVersion, dir, dir)
+	}
 	if err := json.Unmarshal(head.Format, &format); err != nil {
-		return Manifest{}, fmt.Errorf("%w: %s: format %s is not a long-term store's (a short-term memory store?)", ErrCorrupt, path, head.Format)
+		return Manifest{}, fmt.Errorf("%w: %s: format %s is not a memory store's", ErrCorrupt, path, head.Format)
 	}
 	if format != formatVersion {
 		return Manifest{}, fmt.Errorf("%w: %s: format %d, this build reads %d", ErrVersion, path, format, formatVersion)
@@ -86,6 +101,17 @@ func ReadManifest(dir string) (Manifest, error) {
 	return m, nil
 }
 
+func writeManifest(dir string, m Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("longterm: encode manifest: %w", err)
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(dir, manifestFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("longterm: write manifest: %w", err)
+	}
+	return nil
+}
+
 type snapMeta struct {
 	Format    int               `json:"format"`
 	Gen       int64             `json:"gen"`
@@ -96,8 +122,8 @@ type snapMeta struct {
 	Records   int               `json:"records"`
 	Children  int               `json:"children"`
 	Parents   string            `json:"parents"`
-	Keyword   string            `json:"keyword"`
-	Vectors   map[string]string `json:"vectors"` // namespace → file
+	Keyword   string            `json:"keyword,omitempty"` // the previous release's chunk index; no longer written or read
+	Vectors   map[string]string `json:"vectors"`           // namespace → file
 }
 
 // SnapshotVectorFiles returns the backend that wrote the latest snapshot in
@@ -168,16 +194,15 @@ func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (
 	}()
 	mpath := filepath.Join(dir, manifestFile)
 	lpath := filepath.Join(dir, logFileName)
-	want := Manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backendName}
+	want := Manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backend, Kind: m.opts.kind}
 	got, err := ReadManifest(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if _, err := os.Stat(lpath); err == nil {
 			return nil, fmt.Errorf("%w: %s: missing, but %s exists", ErrCorrupt, mpath, lpath)
 		}
-		b, _ := json.MarshalIndent(want, "", "  ")
-		if err := atomicfile.WriteBytes(mpath, append(b, '\n')); err != nil {
-			return nil, fmt.Errorf("longterm: write manifest: %w", err)
+		if err := writeManifest(dir, want); err != nil {
+			return nil, err
 		}
 		if m.log, err = createLog(lpath); err != nil {
 			return nil, err
@@ -190,6 +215,19 @@ func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (
 	if got.Embedder != want.Embedder || got.Dim != want.Dim {
 		return nil, fmt.Errorf("%w: %s was built by %s (dim %d), opened with %s (dim %d)",
 			ErrEmbedderMismatch, dir, got.Embedder, got.Dim, want.Embedder, want.Dim)
+	}
+	if kind := cmp.Or(got.Kind, KindLong); kind != want.Kind {
+		return nil, fmt.Errorf("longterm: %w: %s holds a %s-term memory store, opened as %s-term",
+			ErrInvalidOption, dir, kind, want.Kind)
+	}
+	if got != want {
+		// A store of the previous release (no kind) or one that switches
+		// backend: record the kind and the spec its indexes are now
+		// opened with. The log and the snapshot are untouched; a
+		// snapshot of another backend is not loaded.
+		if err := writeManifest(dir, want); err != nil {
+			return nil, err
+		}
 	}
 
 	from := int64(0)
@@ -276,8 +314,7 @@ func (m *Memory) reset() {
 	m.closeIndexes()
 	m.parents = make(map[string]*parent)
 	m.children = make(map[int64]childRef)
-	m.vecs = make(map[string]vdb.VectorDatabase)
-	m.kw, _ = m.opts.newKeywordIndex()
+	m.vecs = make(map[string]*semantic.Vectors)
 	m.nextChild = 0
 	m.applied = 0
 }
@@ -305,56 +342,60 @@ func (m *Memory) loadSnapshot(ctx context.Context) (*snapMeta, error) {
 	if meta.Format != formatVersion {
 		return nil, fmt.Errorf("%s: format %d", snapMetaFile, meta.Format)
 	}
-	if meta.Backend != m.opts.backendName {
-		return nil, fmt.Errorf("snapshot backend %q, memory uses %q", meta.Backend, m.opts.backendName)
+	if !sameBackend(meta.Backend, m.opts.backend) {
+		return nil, fmt.Errorf("snapshot backend %q, memory uses %q", meta.Backend, m.opts.backend)
 	}
 	// The three parts are independent: load them in parallel (the
 	// vector files are the largest, the parents need the most decoding).
 	m.parents = make(map[string]*parent, meta.Records)
 	m.children = make(map[int64]childRef, meta.Children)
-	dbs := make(map[string]vdb.VectorDatabase, len(meta.Vectors))
+	dbs := make(map[string]*semantic.Vectors, len(meta.Vectors))
 	for ns := range meta.Vectors {
-		db, err := m.namespaceDB(ns)
+		db, err := m.namespaceDB(ctx, ns)
 		if err != nil {
 			return nil, err
 		}
 		dbs[ns] = db
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, 2+len(dbs))
+	// A snapshot of the previous release also holds a keyword file (a BM25
+	// index over chunks); the keyword path now indexes whole records per
+	// namespace, built from the parents on first use, so it is not read.
+	errs := make([]error, 1+len(dbs))
 	wg.Go(func() { errs[0] = m.loadParents(filepath.Join(m.dir, meta.Parents)) })
-	wg.Go(func() {
-		f, err := os.Open(filepath.Join(m.dir, meta.Keyword))
-		if err != nil {
-			errs[1] = err
-			return
-		}
-		defer f.Close()
-		if err := m.kw.Import(bufio.NewReaderSize(f, 1<<20)); err != nil {
-			errs[1] = fmt.Errorf("%s: %w", meta.Keyword, err)
-		}
-	})
-	i := 2
+	i := 1
 	for ns, db := range dbs {
 		slot := &errs[i]
-		wg.Go(func() { *slot = vdb.Load(ctx, db, filepath.Join(m.dir, meta.Vectors[ns])) })
+		wg.Go(func() { *slot = db.Load(ctx, filepath.Join(m.dir, meta.Vectors[ns])) })
 		i++
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	// Cross-check: every child is in the keyword index and a vector index.
+	// Cross-check: every child is in a vector index.
 	nvec := 0
 	for _, db := range m.vecs {
 		nvec += db.Len()
 	}
-	if nvec != len(m.children) || m.kw.Len() != len(m.children) || len(m.parents) != meta.Records {
-		return nil, fmt.Errorf("snapshot inconsistent: %d children, %d vectors, %d keyword entries, %d/%d records",
-			len(m.children), nvec, m.kw.Len(), len(m.parents), meta.Records)
+	if nvec != len(m.children) || len(m.parents) != meta.Records {
+		return nil, fmt.Errorf("snapshot inconsistent: %d children, %d vectors, %d/%d records",
+			len(m.children), nvec, len(m.parents), meta.Records)
 	}
 	m.nextChild = max(m.nextChild, meta.NextChild)
 	return &meta, nil
+}
+
+// sameBackend reports whether a snapshot written by backend snap can be
+// loaded into indexes opened with spec. The previous release recorded
+// only the backend name ("faiss"); such a snapshot is loaded by the
+// backend of that name, which checks the file itself.
+func sameBackend(snap, spec string) bool {
+	if snap == spec {
+		return true
+	}
+	name, _ := vdb.ParseSpec(spec)
+	return !strings.Contains(snap, ":") && snap == name
 }
 
 const (
@@ -459,8 +500,8 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 		return ErrNotDurable
 	}
 	for _, db := range m.vecs {
-		if _, ok := db.(vdb.Persister); !ok {
-			return fmt.Errorf("longterm: snapshot: %T: %w", db, errors.ErrUnsupported)
+		if !db.CanSave() {
+			return fmt.Errorf("longterm: snapshot: backend %s: %w", db.Spec(), errors.ErrUnsupported)
 		}
 	}
 	// The snapshot must never cover records that are not durable.
@@ -474,14 +515,10 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 	name := func(kind string) string { return fmt.Sprintf("%s%06d.%s", snapPrefix, gen, kind) }
 	meta := snapMeta{
 		Format: formatVersion, Gen: gen, LogID: m.log.id, LogOffset: m.log.size,
-		NextChild: m.nextChild, Backend: m.opts.backendName, Records: len(m.parents), Children: len(m.children),
-		Parents: name("parents"), Keyword: name("keyword"), Vectors: map[string]string{},
+		NextChild: m.nextChild, Backend: m.opts.backend, Records: len(m.parents), Children: len(m.children),
+		Parents: name("parents"), Vectors: map[string]string{},
 	}
 	err := atomicfile.Write(filepath.Join(m.dir, meta.Parents), m.writeParents)
-	if err != nil {
-		return fmt.Errorf("longterm: snapshot: %w", err)
-	}
-	err = atomicfile.Write(filepath.Join(m.dir, meta.Keyword), func(w *bufio.Writer) error { return m.kw.Export(w) })
 	if err != nil {
 		return fmt.Errorf("longterm: snapshot: %w", err)
 	}
@@ -492,7 +529,7 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 		}
 		f := name(fmt.Sprintf("vec%d", i))
 		i++
-		if err := vdb.Save(ctx, db, filepath.Join(m.dir, f)); err != nil {
+		if err := db.Save(ctx, filepath.Join(m.dir, f)); err != nil {
 			return fmt.Errorf("longterm: snapshot: %w", err)
 		}
 		meta.Vectors[ns] = f

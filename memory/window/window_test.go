@@ -18,8 +18,10 @@ import (
 
 	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/short"
 	"github.com/agentmem/agentmem/memory/window"
 	"github.com/agentmem/agentmem/memory/window/tokens"
+	_ "github.com/agentmem/agentmem/vdb/inmem"
 )
 
 // fakeMemory is a memory.Memory that records segments and can be made to fail.
@@ -291,12 +293,12 @@ func ExampleWindow() {
 }
 
 // TestWindow_EvictIntoShortMemory wires the window to a real
-// memory.ShortMemory with the offline hash embedder: a round that leaves the
+// short.Memory with the offline hash embedder: a round that leaves the
 // window is found again by a related question.
 func TestWindow_EvictIntoShortMemory(t *testing.T) {
 	emb, err := hash.New(hash.DefaultDim)
 	require.NoError(t, err)
-	mem, err := memory.NewShort(emb)
+	mem, err := short.New(t.Context(), emb)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = mem.Close() })
 	w, err := window.New(window.WithMaxRounds(2), window.WithEvictTo(mem))

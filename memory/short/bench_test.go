@@ -1,4 +1,4 @@
-package memory_test
+package short_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/embed/hash"
-	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/short"
 )
 
 // shortSegments returns n distinct short rounds (~60-80 bytes), English and
@@ -25,8 +25,8 @@ func shortSegments(n int) []string {
 // BenchmarkShortMemoryUpdate measures Update throughput with the hash:512
 // embedder on short segments. One op writes n segments into a fresh memory,
 // one Update per segment (batch=1) or with UpdateBatch; with store=true the
-// op includes opening the directory and Close, which writes the vector
-// snapshot, and every Update/UpdateBatch call is one fsync.
+// op includes opening the directory and Close, which writes the snapshot,
+// and every Update/UpdateBatch call is one fsync.
 func BenchmarkShortMemoryUpdate(b *testing.B) {
 	for _, store := range []bool{false, true} {
 		for _, batch := range []int{1, 100, 1000} {
@@ -41,12 +41,12 @@ func BenchmarkShortMemoryUpdate(b *testing.B) {
 				ctx := b.Context()
 				b.ReportAllocs()
 				for b.Loop() {
-					var mem *memory.ShortMemory
+					var mem *short.Memory
 					var err error
 					if store {
-						mem, err = memory.OpenShort(ctx, b.TempDir(), emb)
+						mem, err = short.Open(ctx, b.TempDir(), emb)
 					} else {
-						mem, err = memory.NewShort(emb)
+						mem, err = short.New(ctx, emb)
 					}
 					if err != nil {
 						b.Fatal(err)
@@ -73,7 +73,7 @@ func BenchmarkShortMemoryUpdate(b *testing.B) {
 
 // BenchmarkShortMemoryUpdateConcurrent measures single-segment Updates to a
 // store from several goroutines at once: they share fsyncs (group commit in
-// the segment log), so throughput grows with the number of writers. One op
+// longterm's log), so throughput grows with the number of writers. One op
 // writes n segments into a fresh store, split across the writers.
 func BenchmarkShortMemoryUpdateConcurrent(b *testing.B) {
 	const n = 1000
@@ -85,7 +85,7 @@ func BenchmarkShortMemoryUpdateConcurrent(b *testing.B) {
 			ctx := b.Context()
 			b.ReportAllocs()
 			for b.Loop() {
-				mem, err := memory.OpenShort(ctx, b.TempDir(), emb)
+				mem, err := short.Open(ctx, b.TempDir(), emb)
 				if err != nil {
 					b.Fatal(err)
 				}

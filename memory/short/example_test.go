@@ -1,4 +1,4 @@
-package memory_test
+package short_test
 
 import (
 	"context"
@@ -9,15 +9,17 @@ import (
 
 	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/short"
+	_ "github.com/agentmem/agentmem/vdb/inmem" // the default backend registers itself
 )
 
-func ExampleShortMemory() {
+func ExampleMemory() {
 	ctx := context.Background()
 	emb, err := hash.New(512) // "hash:512": offline, lexical similarity
 	if err != nil {
 		log.Fatal(err)
 	}
-	mem, err := memory.NewShort(emb) // inmem backend, top 5, min score 0.3
+	mem, err := short.New(ctx, emb) // inmem backend, top 5, min score 0.3
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -39,19 +41,19 @@ func ExampleShortMemory() {
 		log.Fatal(err)
 	}
 	for _, h := range hits {
-		fmt.Printf("%s %q\n", h.ID, h.Text)
+		fmt.Printf("%.2f %q\n", h.Score, h.Text)
 	}
 	hits, err = mem.Search(ctx, "护照号码")
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(len(hits), hits[0].ID)
+	fmt.Println(len(hits), hits[0].Text[:len("user: 我的护照号码")])
 	// Output:
-	// 0 "user: my flight is LH 401 on Friday\nassistant: noted"
-	// 1 2
+	// 0.67 "user: my flight is LH 401 on Friday\nassistant: noted"
+	// 1 user: 我的护照号码
 }
 
-func ExampleOpenShort() {
+func ExampleOpen() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "agentmem-example")
 	if err != nil {
@@ -63,7 +65,7 @@ func ExampleOpenShort() {
 		log.Fatal(err)
 	}
 
-	mem, err := memory.OpenShort(ctx, dir, emb)
+	mem, err := short.Open(ctx, dir, emb)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -76,11 +78,11 @@ func ExampleOpenShort() {
 
 	// A store remembers which embedder built it.
 	other, _ := hash.New(256)
-	_, err = memory.OpenShort(ctx, dir, other)
+	_, err = short.Open(ctx, dir, other)
 	fmt.Println(errors.Is(err, memory.ErrEmbedderMismatch))
 
 	// After a restart the memory is still there.
-	mem, err = memory.OpenShort(ctx, dir, emb)
+	mem, err = short.Open(ctx, dir, emb)
 	if err != nil {
 		log.Fatal(err)
 	}
