@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	_ "embed"
 
@@ -173,30 +175,34 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 // decode reads r's JSON body into v: at most the server's body limit, one
 // JSON value, no unknown fields.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
-	return decodeJSON(r.Body, v)
-}
-
-// decodeJSON decodes one JSON value from body into v, refusing unknown
-// fields and trailing data, with errors that say what was wrong.
-func decodeJSON(body io.Reader, v any) error {
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return fmt.Errorf("server: request body over %d bytes: %w", mbe.Limit, err)
 		}
+		return &apiError{http.StatusBadRequest, CodeBadJSON, "reading the request body: " + err.Error()}
+	}
+	return decodeJSON(data, v)
+}
+
+// decodeJSON decodes the JSON object in data into v, refusing invalid
+// UTF-8 (which encoding/json would silently replace, and the store refuses
+// rather than repairs), unknown fields and trailing data, with errors that
+// say what was wrong.
+func decodeJSON(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return invalid("the request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
 			return &apiError{http.StatusBadRequest, CodeBadJSON, "empty body: want a JSON object"}
 		}
 		return &apiError{http.StatusBadRequest, CodeBadJSON, "request body: " + err.Error()}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return fmt.Errorf("server: request body over %d bytes: %w", mbe.Limit, err)
-		}
 		return &apiError{http.StatusBadRequest, CodeBadJSON, "request body: data after the JSON object"}
 	}
 	return nil
