@@ -133,3 +133,11 @@ func (ts *testServer) add(t testing.TB, tok string, req AddRequest) string {
 
 // recordFor returns a record with text in the default namespace.
 func recordFor(text string) longterm.Record { return longterm.Record{Text: text} }
+
+// mustHash returns the hash:512 embedder.
+func mustHash(t testing.TB) *hash.Embedder {
+	t.Helper()
+	emb, err := hash.New(512)
+	require.NoError(t, err)
+	return emb
+}
