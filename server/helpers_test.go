@@ -141,3 +141,6 @@ func mustHash(t testing.TB) *hash.Embedder {
 	require.NoError(t, err)
 	return emb
 }
+
+// mustHashE returns the hash:512 embedder (for code without a testing.TB).
+func mustHashE() (*hash.Embedder, error) { return hash.New(512) }

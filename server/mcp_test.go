@@ -249,7 +249,9 @@ type buildError struct {
 	err error
 }
 
-func (e *buildError) Error() string { return "go build ./cmd/agentmem: " + e.err.Error() + "\n" + e.out }
+func (e *buildError) Error() string {
+	return "go build ./cmd/agentmem: " + e.err.Error() + "\n" + e.out
+}
 
 // agentmemBinary returns the built CLI, skipping the test if the build
 // has no serve command yet (the CLI is being rewired on another branch).
