@@ -77,7 +77,7 @@ Use --embedder ollama:MODEL to embed with an Ollama server (OLLAMA_HOST).`,
 		`Faiss index-factory string for --backend faiss, e.g. "HNSW32,Flat" (default: the store's, else `+faiss.DefaultFactory+`)`)
 	pf.StringVar(&a.memory, "memory", string(store.DefaultKind),
 		`memory kind: "short" (segments, vector search) or "long" (records with namespaces, hybrid vector+keyword search, small-to-big); default: the store's, else short`)
-	root.AddCommand(newAddCmd(a), newSearchCmd(a), newImportCmd(a), newStatsCmd(a), newChatCmd(a), newEvalCmd(a), newMigrateCmd(a))
+	root.AddCommand(newAddCmd(a), newSearchCmd(a), newImportCmd(a), newStatsCmd(a), newChatCmd(a), newEvalCmd(a), newMigrateCmd(a), newServeCmd(a))
 	return root
 }
 

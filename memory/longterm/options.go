@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
+	_ "github.com/agentmem/agentmem/vdb/inmem" // registers DefaultBackend
 )
 
 // Mode selects which retrieval paths a search runs: [memory.Mode].
@@ -43,7 +44,10 @@ const (
 	// DefaultSnapshotEvery is how many writes (adds and forgets) a store
 	// on disk takes between automatic snapshots.
 	DefaultSnapshotEvery = 20000
-	// DefaultBackend is the default vector backend spec (vdb.Open).
+	// DefaultBackend is the default vector backend spec (vdb.Open). This
+	// package registers it (it imports vdb/inmem), so the default works
+	// without an import; every other backend is registered by importing
+	// its package.
 	DefaultBackend = "inmem"
 	// DefaultVectorWeight and DefaultKeywordWeight are the weights of
 	// score fusion (WithScoreFusion). The keyword path weighs more: with

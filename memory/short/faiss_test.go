@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	_ "github.com/agentmem/agentmem/vdb/faiss" // registers "faiss"
 	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/memory/short"
+	_ "github.com/agentmem/agentmem/vdb/faiss" // registers "faiss"
 )
 
 // TestOpen_Faiss runs a store over the Faiss backend, opened by spec: the

@@ -1,0 +1,350 @@
+package server
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory/longterm"
+)
+
+// Limits on requests. Bodies larger than the server's body limit are
+// refused with 413 too_large before they are decoded.
+const (
+	// DefaultMaxBodyBytes is the default limit on a request body (WithMaxBodyBytes).
+	DefaultMaxBodyBytes = 1 << 20
+	// MaxK is the most memories one search returns.
+	MaxK = 1000
+	// DefaultListLimit is how many memories a listing returns by default,
+	// MaxListLimit the most it returns.
+	DefaultListLimit, MaxListLimit = 50, 1000
+	// MaxMessages is the most messages one add request carries.
+	MaxMessages = 1000
+)
+
+// Message is one turn of a conversation given to add_memory.
+type Message struct {
+	Role    string `json:"role,omitempty" jsonschema:"who said it: user, assistant, a name; stored as the memory's speaker"`
+	Content string `json:"content" jsonschema:"what was said"`
+}
+
+// Scope names the namespace of a request. Namespace wins; otherwise
+// UserID u and AgentID a make "user:u", "agent:a" or "user:u/agent:a".
+type Scope struct {
+	Namespace string `json:"namespace,omitempty" jsonschema:"the namespace (a user, an agent, a conversation); default: all for reads, \"default\" for writes, or the namespace the token is pinned to"`
+	UserID    string `json:"user_id,omitempty" jsonschema:"shorthand for namespace \"user:<user_id>\" when namespace is not given"`
+	AgentID   string `json:"agent_id,omitempty" jsonschema:"shorthand for namespace \"agent:<agent_id>\" (\"user:<user_id>/agent:<agent_id>\" with user_id) when namespace is not given"`
+}
+
+// namespace returns the namespace the scope names ("" if none).
+func (s Scope) namespace() string {
+	switch {
+	case s.Namespace != "":
+		return s.Namespace
+	case s.UserID != "" && s.AgentID != "":
+		return "user:" + s.UserID + "/agent:" + s.AgentID
+	case s.UserID != "":
+		return "user:" + s.UserID
+	case s.AgentID != "":
+		return "agent:" + s.AgentID
+	}
+	return ""
+}
+
+// AddRequest is the body of POST /v1/memories and the arguments of the
+// add_memory tool: a text, or messages (each stored as its own memory, in
+// one atomic batch).
+type AddRequest struct {
+	Text     string    `json:"text,omitempty" jsonschema:"what to remember: a fact, a note, a round of conversation (give text or messages)"`
+	Content  string    `json:"content,omitempty" jsonschema:"same as text"`
+	Messages []Message `json:"messages,omitempty" jsonschema:"conversation turns to remember, each stored as its own memory with the role as speaker"`
+	ID       string    `json:"id,omitempty" jsonschema:"the memory's id (default: generated); an existing id is replaced"`
+	Scope
+	Time     string            `json:"time,omitempty" jsonschema:"when it was said, RFC 3339 (2024-05-01T15:04:05Z) or a date (2024-05-01); default: now"`
+	Speaker  string            `json:"speaker,omitempty" jsonschema:"who said it"`
+	Tags     []string          `json:"tags,omitempty" jsonschema:"free labels"`
+	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"key/value pairs, stored as tags \"key=value\""`
+}
+
+// records turns the request into the records to store, namespace ns.
+func (r *AddRequest) records(ns string) ([]longterm.Record, error) {
+	text := cmp.Or(r.Text, r.Content)
+	if text != "" && len(r.Messages) > 0 {
+		return nil, invalid("give text or messages, not both")
+	}
+	if text == "" && len(r.Messages) == 0 {
+		return nil, invalid("text (or messages) is required")
+	}
+	if len(r.Messages) > MaxMessages {
+		return nil, fmt.Errorf("server: %d messages, at most %d: %w", len(r.Messages), MaxMessages, errs.TooLarge)
+	}
+	if len(r.Messages) > 0 && r.ID != "" {
+		return nil, invalid("id applies to a text, not to messages")
+	}
+	t, err := parseTime("time", r.Time)
+	if err != nil {
+		return nil, err
+	}
+	tags := mergeTags(r.Tags, r.Metadata)
+	if text != "" {
+		return []longterm.Record{{ID: r.ID, Text: text, Time: t, Namespace: ns, Speaker: r.Speaker, Tags: tags}}, nil
+	}
+	recs := make([]longterm.Record, len(r.Messages))
+	for i, m := range r.Messages {
+		if m.Content == "" {
+			return nil, invalid(fmt.Sprintf("messages[%d]: content is required", i))
+		}
+		recs[i] = longterm.Record{Text: m.Content, Time: t, Namespace: ns, Speaker: cmp.Or(m.Role, r.Speaker), Tags: tags}
+	}
+	return recs, nil
+}
+
+// UpdateRequest is the body of PUT /v1/memories/{id} and the arguments of
+// update_memory: the fields given replace the stored ones, the others are
+// kept.
+type UpdateRequest struct {
+	ID       string            `json:"id,omitempty" jsonschema:"the id of the memory to update"`
+	MemoryID string            `json:"memory_id,omitempty" jsonschema:"same as id"`
+	Text     string            `json:"text,omitempty" jsonschema:"the new text"`
+	Content  string            `json:"content,omitempty" jsonschema:"same as text"`
+	Time     string            `json:"time,omitempty" jsonschema:"the new time, RFC 3339 or a date"`
+	Speaker  string            `json:"speaker,omitempty" jsonschema:"the new speaker"`
+	Tags     []string          `json:"tags,omitempty" jsonschema:"the new labels (replace the stored ones, with metadata)"`
+	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"the new key/value pairs (replace the stored ones, with tags)"`
+}
+
+// apply returns old with the request's fields applied.
+func (r *UpdateRequest) apply(old longterm.Record) (longterm.Record, error) {
+	rec := old
+	if text := cmp.Or(r.Text, r.Content); text != "" {
+		rec.Text = text
+	}
+	if r.Time != "" {
+		t, err := parseTime("time", r.Time)
+		if err != nil {
+			return rec, err
+		}
+		rec.Time = t
+	}
+	if r.Speaker != "" {
+		rec.Speaker = r.Speaker
+	}
+	if r.Tags != nil || r.Metadata != nil {
+		rec.Tags = mergeTags(r.Tags, r.Metadata)
+	}
+	return rec, nil
+}
+
+// SearchRequest is the body of POST /v1/search and the arguments of
+// search_memory.
+type SearchRequest struct {
+	Query string `json:"query,omitempty" jsonschema:"what to look for: a question, words, a name, a code"`
+	Q     string `json:"q,omitempty" jsonschema:"same as query"`
+	Scope
+	K        int               `json:"k,omitempty" jsonschema:"how many memories to return (default 5, at most 1000)"`
+	Limit    int               `json:"limit,omitempty" jsonschema:"same as k"`
+	TopK     int               `json:"top_k,omitempty" jsonschema:"same as k"`
+	Mode     string            `json:"mode,omitempty" jsonschema:"hybrid (default: meaning and exact words), vector (meaning) or keyword (exact words)"`
+	From     string            `json:"from,omitempty" jsonschema:"only memories at or after this time (RFC 3339 or a date)"`
+	To       string            `json:"to,omitempty" jsonschema:"only memories before this time (RFC 3339 or a date)"`
+	MinScore float32           `json:"min_score,omitempty" jsonschema:"minimum cosine similarity of a meaning match (0: the store's default)"`
+	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"only memories with all these key/value pairs"`
+	Tags     []string          `json:"tags,omitempty" jsonschema:"only memories with all these labels"`
+}
+
+// query turns the request into a longterm.Query in namespace ns and the
+// tags every hit must carry.
+func (r *SearchRequest) query(ns string) (longterm.Query, []string, error) {
+	q := longterm.Query{Text: cmp.Or(r.Query, r.Q), Namespace: ns, MinScore: r.MinScore}
+	if strings.TrimSpace(q.Text) == "" {
+		return q, nil, invalid("query is required")
+	}
+	k := cmp.Or(r.K, r.Limit, r.TopK)
+	if k < 0 || k > MaxK {
+		return q, nil, invalid(fmt.Sprintf("k = %d, want 1..%d", k, MaxK))
+	}
+	q.K = k
+	if r.Mode != "" {
+		m, err := longterm.ParseMode(strings.ToLower(r.Mode))
+		if err != nil {
+			return q, nil, invalid(fmt.Sprintf("mode %q: want hybrid, vector or keyword", r.Mode))
+		}
+		q.Mode = m
+	}
+	if r.MinScore < 0 || r.MinScore > 1 {
+		return q, nil, invalid(fmt.Sprintf("min_score = %g, want 0..1", r.MinScore))
+	}
+	var err error
+	if q.From, q.To, err = parseRange(r.From, r.To); err != nil {
+		return q, nil, err
+	}
+	return q, mergeTags(r.Tags, r.Metadata), nil
+}
+
+// ListRequest is the arguments of list_memories (and the query parameters
+// of GET /v1/memories).
+type ListRequest struct {
+	Scope
+	From     string `json:"from,omitempty" jsonschema:"only memories at or after this time (RFC 3339 or a date)"`
+	To       string `json:"to,omitempty" jsonschema:"only memories before this time (RFC 3339 or a date)"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"how many memories to skip (paging)"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"how many memories to return (default 50, at most 1000)"`
+	PageSize int    `json:"page_size,omitempty" jsonschema:"same as limit"`
+}
+
+// options turns the request into ListOptions in namespace ns.
+func (r *ListRequest) options(ns string) (ListOptions, error) {
+	o := ListOptions{Namespace: ns, Offset: r.Offset, Limit: cmp.Or(r.Limit, r.PageSize, DefaultListLimit)}
+	if o.Offset < 0 {
+		return o, invalid(fmt.Sprintf("offset = %d, want ≥ 0", o.Offset))
+	}
+	if o.Limit < 0 || o.Limit > MaxListLimit {
+		return o, invalid(fmt.Sprintf("limit = %d, want 1..%d", o.Limit, MaxListLimit))
+	}
+	var err error
+	o.From, o.To, err = parseRange(r.From, r.To)
+	return o, err
+}
+
+// IDRequest is the arguments of get_memory and delete_memory.
+type IDRequest struct {
+	ID       string `json:"id,omitempty" jsonschema:"the memory's id"`
+	MemoryID string `json:"memory_id,omitempty" jsonschema:"same as id"`
+}
+
+// Memory is a stored memory as the API returns it.
+type Memory struct {
+	ID        string    `json:"id"`
+	Text      string    `json:"text"`
+	Namespace string    `json:"namespace"`
+	Time      time.Time `json:"time"`
+	Speaker   string    `json:"speaker,omitempty"`
+	Tags      []string  `json:"tags,omitempty"`
+	// Metadata holds the tags of the form key=value.
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// Hit is one memory found by a search.
+type Hit struct {
+	Memory
+	Score float32 `json:"score"`
+	// Snippets are the parts of Text that matched.
+	Snippets []string `json:"snippets,omitempty"`
+	// VectorRank and KeywordRank are the 1-based ranks on each retrieval
+	// path (0: not found by that path).
+	VectorRank  int `json:"vector_rank,omitempty"`
+	KeywordRank int `json:"keyword_rank,omitempty"`
+}
+
+// AddResult answers an add: the ids stored, in order (ID is the first).
+type AddResult struct {
+	ID  string   `json:"id"`
+	IDs []string `json:"ids"`
+}
+
+// SearchResult answers a search.
+type SearchResult struct {
+	Hits []Hit `json:"hits"`
+}
+
+// ListResult answers a listing: one page and how many match in all.
+type ListResult struct {
+	Memories []Memory `json:"memories"`
+	Total    int      `json:"total"`
+	Offset   int      `json:"offset"`
+	Limit    int      `json:"limit"`
+}
+
+// DeleteResult answers delete_memory.
+type DeleteResult struct {
+	Deleted string `json:"deleted"`
+}
+
+// Stats answers GET /v1/stats.
+type Stats struct {
+	Memories int  `json:"memories"`
+	Chunks   int  `json:"chunks,omitempty"`
+	ReadOnly bool `json:"read_only"`
+}
+
+func toMemory(r longterm.Record) Memory {
+	m := Memory{ID: r.ID, Text: r.Text, Namespace: r.Namespace, Time: r.Time, Speaker: r.Speaker, Tags: r.Tags}
+	for _, t := range r.Tags {
+		if k, v, ok := strings.Cut(t, "="); ok && k != "" {
+			if m.Metadata == nil {
+				m.Metadata = make(map[string]string)
+			}
+			m.Metadata[k] = v
+		}
+	}
+	return m
+}
+
+func toHit(h longterm.Hit) Hit {
+	m := toMemory(longterm.Record{ID: h.ID, Text: h.Text, Namespace: h.Namespace, Time: h.Time, Speaker: h.Speaker, Tags: h.Tags})
+	return Hit{Memory: m, Score: h.Score, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank}
+}
+
+// mergeTags returns tags followed by the metadata as "key=value", sorted
+// by key.
+func mergeTags(tags []string, meta map[string]string) []string {
+	if len(meta) == 0 {
+		return tags
+	}
+	out := append([]string(nil), tags...)
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+meta[k])
+	}
+	return out
+}
+
+// hasTags reports whether every tag in want is among have.
+func hasTags(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseTime parses an RFC 3339 time or a date; "" is the zero time.
+func parseTime(field, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, invalid(fmt.Sprintf("%s %q: want RFC 3339 (2006-01-02T15:04:05Z) or a date (2006-01-02)", field, s))
+}
+
+// parseRange parses a [from, to) time range.
+func parseRange(from, to string) (f, t time.Time, err error) {
+	if f, err = parseTime("from", from); err != nil {
+		return
+	}
+	if t, err = parseTime("to", to); err != nil {
+		return
+	}
+	if !f.IsZero() && !t.IsZero() && t.Before(f) {
+		err = invalid("to is before from")
+	}
+	return
+}
+
+// invalid returns an invalid-argument error with the message msg.
+func invalid(msg string) error {
+	return fmt.Errorf("server: %s: %w", msg, errs.InvalidArgument)
+}

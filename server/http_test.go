@@ -1,0 +1,364 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHTTP_Roundtrip(t *testing.T) {
+	ts := start(t, nil)
+
+	r := ts.call(t, "POST", "/v1/memories", "", AddRequest{Text: "Caroline flies LH401 to Frankfurt on Friday", Scope: Scope{UserID: "42"},
+		Time: "2024-05-03T10:00:00Z", Speaker: "Caroline", Tags: []string{"travel"}, Metadata: map[string]string{"source": "chat"}})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	var added AddResult
+	r.decode(t, &added)
+	require.NotEmpty(t, added.ID)
+	assert.Equal(t, []string{added.ID}, added.IDs)
+	assert.Equal(t, "/v1/memories/"+added.ID, r.header.Get("Location"))
+
+	r = ts.call(t, "GET", "/v1/memories/"+added.ID, "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	var m Memory
+	r.decode(t, &m)
+	assert.Equal(t, Memory{ID: added.ID, Text: "Caroline flies LH401 to Frankfurt on Friday", Namespace: "user:42",
+		Time: time.Date(2024, 5, 3, 10, 0, 0, 0, time.UTC), Speaker: "Caroline",
+		Tags: []string{"travel", "source=chat"}, Metadata: map[string]string{"source": "chat"}}, m)
+
+	// Messages: one memory each, role as speaker, in one batch.
+	r = ts.call(t, "POST", "/v1/memories", "", map[string]any{"namespace": "user:42", "messages": []Message{
+		{Role: "user", Content: "My dog is called Biscuit"}, {Role: "assistant", Content: "Noted: your dog Biscuit"}}})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	var batch AddResult
+	r.decode(t, &batch)
+	require.Len(t, batch.IDs, 2)
+	got, ok := ts.mem.Get(batch.IDs[0])
+	require.True(t, ok)
+	assert.Equal(t, "user", got.Speaker)
+	assert.Equal(t, 3, ts.mem.Len())
+
+	// Search, with the names models guess (q, limit, user_id).
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"q": "LH401", "limit": 2, "user_id": "42"})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var sr SearchResult
+	r.decode(t, &sr)
+	require.NotEmpty(t, sr.Hits)
+	assert.Equal(t, added.ID, sr.Hits[0].ID)
+	assert.Positive(t, sr.Hits[0].Score)
+	assert.Positive(t, sr.Hits[0].KeywordRank)
+	assert.NotEmpty(t, sr.Hits[0].Snippets)
+	assert.LessOrEqual(t, len(sr.Hits), 2)
+
+	// Metadata filter, mode, time range.
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "dog Biscuit", Metadata: map[string]string{"source": "chat"}})
+	r.decode(t, &sr)
+	assert.Empty(t, sr.Hits, "no memory about the dog has source=chat")
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Biscuit", Mode: "keyword", From: "2000-01-01", To: time.Now().Add(time.Hour).Format(time.RFC3339)})
+	r.decode(t, &sr)
+	require.Len(t, sr.Hits, 2)
+	assert.ElementsMatch(t, batch.IDs, []string{sr.Hits[0].ID, sr.Hits[1].ID})
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Biscuit", To: "2020-01-01"})
+	r.decode(t, &sr)
+	assert.Empty(t, sr.Hits)
+
+	// List: time order, paging, namespace.
+	r = ts.call(t, "GET", "/v1/memories?namespace=user:42&limit=2", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var lr ListResult
+	r.decode(t, &lr)
+	assert.Equal(t, 3, lr.Total)
+	require.Len(t, lr.Memories, 2)
+	assert.Equal(t, added.ID, lr.Memories[0].ID, "the oldest first")
+	r = ts.call(t, "GET", "/v1/memories?user_id=42&offset=2&limit=2", "", nil)
+	r.decode(t, &lr)
+	assert.Equal(t, 3, lr.Total)
+	require.Len(t, lr.Memories, 1)
+	r = ts.call(t, "GET", "/v1/memories?namespace=nobody", "", nil)
+	r.decode(t, &lr)
+	assert.Zero(t, lr.Total)
+	assert.Empty(t, lr.Memories)
+
+	// Update keeps what is not given.
+	r = ts.call(t, "PUT", "/v1/memories/"+added.ID, "", UpdateRequest{Text: "Caroline flies LH402 to Munich on Saturday"})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	r.decode(t, &m)
+	assert.Equal(t, "Caroline flies LH402 to Munich on Saturday", m.Text)
+	assert.Equal(t, "Caroline", m.Speaker)
+	assert.Equal(t, "user:42", m.Namespace)
+	stored, _ := ts.mem.Get(added.ID)
+	assert.Equal(t, m.Text, stored.Text)
+	assert.Equal(t, 3, ts.mem.Len())
+
+	// Stats, health.
+	r = ts.call(t, "GET", "/v1/stats", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	var st Stats
+	r.decode(t, &st)
+	assert.Equal(t, 3, st.Memories)
+	assert.Positive(t, st.Chunks)
+	r = ts.call(t, "GET", "/healthz", "", nil)
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.JSONEq(t, `{"status":"ok"}`, string(r.body))
+
+	// Delete, then it is gone.
+	r = ts.call(t, "DELETE", "/v1/memories/"+added.ID, "", nil)
+	assert.Equal(t, http.StatusNoContent, r.status)
+	r = ts.call(t, "GET", "/v1/memories/"+added.ID, "", nil)
+	assert.Equal(t, http.StatusNotFound, r.status)
+	assert.Equal(t, CodeNotFound, r.errCode(t))
+	assert.Equal(t, 2, ts.mem.Len())
+
+	// Metrics count requests by route.
+	r = ts.call(t, "GET", "/metrics", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, string(r.body), `agentmem_http_requests_total{code="201",route="POST /v1/memories"} 2`)
+	assert.Contains(t, string(r.body), "agentmem_store_memories 2")
+}
+
+func TestHTTP_Errors(t *testing.T) {
+	ts := start(t, nil, WithMaxBodyBytes(4096))
+	id := ts.add(t, "", AddRequest{Text: "a memory"})
+
+	for _, tc := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		code               string
+	}{
+		{"empty body", "POST", "/v1/memories", "", 400, CodeBadJSON},
+		{"not JSON", "POST", "/v1/memories", "text=hello", 400, CodeBadJSON},
+		{"unknown field", "POST", "/v1/memories", `{"txt":"hello"}`, 400, CodeBadJSON},
+		{"wrong type", "POST", "/v1/search", `{"query":"x","k":"five"}`, 400, CodeBadJSON},
+		{"trailing data", "POST", "/v1/search", `{"query":"x"} {}`, 400, CodeBadJSON},
+		{"no text", "POST", "/v1/memories", `{"namespace":"a"}`, 400, CodeInvalidArgument},
+		{"text and messages", "POST", "/v1/memories", `{"text":"a","messages":[{"content":"b"}]}`, 400, CodeInvalidArgument},
+		{"empty message", "POST", "/v1/memories", `{"messages":[{"role":"user"}]}`, 400, CodeInvalidArgument},
+		{"id with messages", "POST", "/v1/memories", `{"id":"x","messages":[{"content":"b"}]}`, 400, CodeInvalidArgument},
+		{"punctuation only", "POST", "/v1/memories", `{"text":"?!"}`, 400, CodeInvalidArgument},
+		{"invalid UTF-8", "POST", "/v1/memories", []byte("{\"text\":\"caf\xe9\"}"), 400, CodeInvalidArgument},
+		{"bad time", "POST", "/v1/memories", `{"text":"a","time":"yesterday"}`, 400, CodeInvalidArgument},
+		{"no query", "POST", "/v1/search", `{"k":3}`, 400, CodeInvalidArgument},
+		{"negative k", "POST", "/v1/search", `{"query":"a","k":-1}`, 400, CodeInvalidArgument},
+		{"huge k", "POST", "/v1/search", `{"query":"a","k":1001}`, 400, CodeInvalidArgument},
+		{"bad mode", "POST", "/v1/search", `{"query":"a","mode":"fuzzy"}`, 400, CodeInvalidArgument},
+		{"bad min_score", "POST", "/v1/search", `{"query":"a","min_score":2}`, 400, CodeInvalidArgument},
+		{"to before from", "POST", "/v1/search", `{"query":"a","from":"2024-02-01","to":"2024-01-01"}`, 400, CodeInvalidArgument},
+		{"bad list limit", "GET", "/v1/memories?limit=5000", nil, 400, CodeInvalidArgument},
+		{"list limit not a number", "GET", "/v1/memories?limit=ten", nil, 400, CodeInvalidArgument},
+		{"negative offset", "GET", "/v1/memories?offset=-1", nil, 400, CodeInvalidArgument},
+		{"unknown list parameter", "GET", "/v1/memories?q=x", nil, 400, CodeInvalidArgument},
+		{"update id mismatch", "PUT", "/v1/memories/" + id, `{"id":"other"}`, 400, CodeInvalidArgument},
+		{"update bad time", "PUT", "/v1/memories/" + id, `{"time":"soon"}`, 400, CodeInvalidArgument},
+		{"get missing", "GET", "/v1/memories/nope", nil, 404, CodeNotFound},
+		{"update missing", "PUT", "/v1/memories/nope", `{"text":"x"}`, 404, CodeNotFound},
+		{"delete missing", "DELETE", "/v1/memories/nope", nil, 404, CodeNotFound},
+		{"unknown route", "GET", "/v2/things", nil, 404, CodeNotFound},
+		{"wrong method", "PATCH", "/v1/memories/" + id, nil, 405, CodeMethodNotAllowed},
+		{"wrong method on search", "GET", "/v1/search", nil, 405, CodeMethodNotAllowed},
+		{"body too large", "POST", "/v1/memories", `{"text":"` + strings.Repeat("a", 5000) + `"}`, 413, CodeTooLarge},
+		{"too many messages", "POST", "/v1/memories", map[string]any{"messages": slices.Repeat([]Message{{Content: "x"}}, MaxMessages+1)}, 413, CodeTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "too many messages" {
+				ts := start(t, nil) // the default body limit holds 1001 messages
+				r := ts.call(t, tc.method, tc.path, "", tc.body)
+				assert.Equal(t, tc.status, r.status, "body: %s", r.body)
+				assert.Equal(t, tc.code, r.errCode(t))
+				return
+			}
+			r := ts.call(t, tc.method, tc.path, "", tc.body)
+			assert.Equal(t, tc.status, r.status, "body: %s", r.body)
+			assert.Equal(t, "application/json", r.header.Get("Content-Type"))
+			assert.Equal(t, tc.code, r.errCode(t))
+		})
+	}
+	r := ts.call(t, "PATCH", "/v1/memories/"+id, "", nil)
+	assert.Equal(t, "GET, PUT, DELETE", r.header.Get("Allow"))
+	assert.Equal(t, 1, ts.mem.Len(), "no bad request stored anything")
+}
+
+func TestHTTP_ClosedStore(t *testing.T) {
+	ts := start(t, nil)
+	id := ts.add(t, "", AddRequest{Text: "before close"})
+	require.NoError(t, ts.mem.Close())
+	for _, r := range []response{
+		ts.call(t, "POST", "/v1/memories", "", AddRequest{Text: "after close"}),
+		ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "close"}),
+		ts.call(t, "DELETE", "/v1/memories/"+id, "", nil),
+	} {
+		assert.Equal(t, http.StatusServiceUnavailable, r.status, "body: %s", r.body)
+		assert.Equal(t, CodeUnavailable, r.errCode(t))
+	}
+}
+
+func TestHTTP_ReadOnly(t *testing.T) {
+	mem := newMemory(t)
+	id, err := mem.Add(t.Context(), recordFor("kept as is"))
+	require.NoError(t, err)
+	ts := start(t, mem, WithReadOnly())
+	for _, r := range []response{
+		ts.call(t, "POST", "/v1/memories", "", AddRequest{Text: "new"}),
+		ts.call(t, "PUT", "/v1/memories/"+id, "", UpdateRequest{Text: "changed"}),
+		ts.call(t, "DELETE", "/v1/memories/"+id, "", nil),
+	} {
+		assert.Equal(t, http.StatusForbidden, r.status)
+		assert.Equal(t, CodeReadOnly, r.errCode(t))
+	}
+	r := ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "kept"})
+	require.Equal(t, http.StatusOK, r.status)
+	var sr SearchResult
+	r.decode(t, &sr)
+	require.Len(t, sr.Hits, 1)
+	assert.Equal(t, "kept as is", sr.Hits[0].Text)
+	r = ts.call(t, "GET", "/v1/stats", "", nil)
+	var st Stats
+	r.decode(t, &st)
+	assert.True(t, st.ReadOnly)
+}
+
+func TestHTTP_ListPreexistingStore(t *testing.T) {
+	mem := newMemory(t)
+	id, err := mem.Add(t.Context(), recordFor("added before the server"))
+	require.NoError(t, err)
+	ts := start(t, mem)
+	r := ts.call(t, "GET", "/v1/memories", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var lr ListResult
+	r.decode(t, &lr)
+	assert.Equal(t, 1, lr.Total, "a record stored before the server started is listed")
+	require.Len(t, lr.Memories, 1)
+	assert.Equal(t, id, lr.Memories[0].ID)
+}
+
+func TestHTTP_Auth(t *testing.T) {
+	toks, err := ParseTokens("admin-secret=*, pinned-secret=user:42")
+	require.NoError(t, err)
+	ts := start(t, nil, WithTokens(toks))
+
+	// No token, or a wrong one: 401 on everything but /healthz and /openapi.json.
+	for _, tok := range []string{"", "wrong", "admin-secre", "admin-secretx"} {
+		for _, rt := range [][2]string{{"GET", "/v1/memories/x"}, {"POST", "/v1/search"}, {"GET", "/v1/stats"}, {"GET", "/metrics"}, {"GET", "/v1/memories"}} {
+			r := ts.call(t, rt[0], rt[1], tok, nil)
+			assert.Equal(t, http.StatusUnauthorized, r.status, "%s %s with %q", rt[0], rt[1], tok)
+			assert.Equal(t, CodeUnauthorized, r.errCode(t))
+			assert.NotEmpty(t, r.header.Get("WWW-Authenticate"))
+		}
+	}
+	assert.Equal(t, http.StatusOK, ts.call(t, "GET", "/healthz", "", nil).status)
+	assert.Equal(t, http.StatusOK, ts.call(t, "GET", "/openapi.json", "", nil).status)
+
+	other := ts.add(t, "admin-secret", AddRequest{Text: "the other user's secret plan", Scope: Scope{Namespace: "user:7"}})
+	// The pinned token writes into its namespace by default, and may name it.
+	mine := ts.add(t, "pinned-secret", AddRequest{Text: "my secret plan"})
+	got, _ := ts.mem.Get(mine)
+	assert.Equal(t, "user:42", got.Namespace)
+	ts.add(t, "pinned-secret", AddRequest{Text: "my second plan", Scope: Scope{UserID: "42"}})
+
+	// It cannot write, read, list or search elsewhere.
+	forbidden := []response{
+		ts.call(t, "POST", "/v1/memories", "pinned-secret", AddRequest{Text: "x", Scope: Scope{Namespace: "user:7"}}),
+		ts.call(t, "POST", "/v1/memories", "pinned-secret", AddRequest{Text: "x", ID: other}), // would move it
+		ts.call(t, "POST", "/v1/search", "pinned-secret", SearchRequest{Query: "plan", Scope: Scope{Namespace: "user:7"}}),
+		ts.call(t, "GET", "/v1/memories?namespace=user:7", "pinned-secret", nil),
+		ts.call(t, "GET", "/v1/stats", "pinned-secret", nil),
+		ts.call(t, "GET", "/metrics", "pinned-secret", nil),
+	}
+	for _, r := range forbidden {
+		assert.Equal(t, http.StatusForbidden, r.status, "body: %s", r.body)
+		assert.Equal(t, CodeForbidden, r.errCode(t))
+	}
+	for _, r := range []response{ // another namespace's memory does not exist for it
+		ts.call(t, "GET", "/v1/memories/"+other, "pinned-secret", nil),
+		ts.call(t, "PUT", "/v1/memories/"+other, "pinned-secret", UpdateRequest{Text: "mine now"}),
+		ts.call(t, "DELETE", "/v1/memories/"+other, "pinned-secret", nil),
+	} {
+		assert.Equal(t, http.StatusNotFound, r.status)
+		assert.Equal(t, CodeNotFound, r.errCode(t))
+	}
+	still, ok := ts.mem.Get(other)
+	require.True(t, ok)
+	assert.Equal(t, "the other user's secret plan", still.Text)
+
+	// A search without a namespace sees only its own.
+	r := ts.call(t, "POST", "/v1/search", "pinned-secret", SearchRequest{Query: "secret plan", K: 10})
+	var sr SearchResult
+	r.decode(t, &sr)
+	require.Len(t, sr.Hits, 2)
+	for _, h := range sr.Hits {
+		assert.Equal(t, "user:42", h.Namespace)
+	}
+	r = ts.call(t, "GET", "/v1/memories", "pinned-secret", nil)
+	var lr ListResult
+	r.decode(t, &lr)
+	assert.Equal(t, 2, lr.Total)
+	// The admin sees everything.
+	r = ts.call(t, "POST", "/v1/search", "admin-secret", SearchRequest{Query: "secret plan", K: 10})
+	r.decode(t, &sr)
+	assert.Len(t, sr.Hits, 3)
+	assert.Equal(t, http.StatusNoContent, ts.call(t, "DELETE", "/v1/memories/"+mine, "pinned-secret", nil).status)
+	assert.Equal(t, http.StatusOK, ts.call(t, "GET", "/metrics", "admin-secret", nil).status)
+}
+
+func TestParseTokens(t *testing.T) {
+	toks, err := ParseTokens(" a=user:1 ,b=*, c ,,")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": "user:1", "b": "*", "c": "*"}, toks)
+	for _, bad := range []string{"=user:1", "tok="} {
+		_, err := ParseTokens(bad)
+		assert.ErrorContains(t, err, "invalid argument", bad)
+		assert.NotContains(t, err.Error(), "user:1", "the entry (a secret) is not echoed")
+	}
+	env := map[string]string{EnvTokenVar: "solo", EnvTokensVar: "p=user:9"}
+	toks, err = EnvTokens(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"solo": "*", "p": "user:9"}, toks)
+}
+
+func TestListen_RefusesNonLoopbackWithoutToken(t *testing.T) {
+	srv, err := New(newMemory(t), WithLogger(quiet))
+	require.NoError(t, err)
+	for _, addr := range []string{":7437", "0.0.0.0:7437", "192.0.2.1:7437", "example.com:80"} {
+		err := srv.ListenAndServe(t.Context(), addr, time.Second)
+		assert.ErrorIs(t, err, ErrInsecure, addr)
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0"} {
+		assert.True(t, loopbackAddr(addr), addr)
+	}
+}
+
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	ts := start(t, nil)
+	r := ts.call(t, "GET", "/openapi.json", "", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &doc))
+	assert.Equal(t, "3.1.0", doc.OpenAPI)
+	var documented []string
+	for path, item := range doc.Paths {
+		for method := range item {
+			if method != "parameters" {
+				documented = append(documented, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	assert.ElementsMatch(t, apiRoutes, documented)
+	// Every documented route is served (no 404/405 from the router).
+	for _, rt := range apiRoutes {
+		method, path, _ := strings.Cut(rt, " ")
+		path = strings.ReplaceAll(path, "{id}", "x")
+		r := ts.call(t, method, path, "", nil)
+		assert.NotEqual(t, http.StatusMethodNotAllowed, r.status, rt)
+		assert.NotContains(t, string(r.body), "no route", rt) // a 404 is the missing memory's
+
+	}
+}

@@ -1,0 +1,81 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpInstructions tell a model what the server is for.
+const mcpInstructions = `agentmem is a long-term memory. Save facts, preferences, decisions and conversation turns with add_memory; before answering, look up what you may already know with search_memory (hybrid: meaning and exact words, so names, codes and numbers are found too). Scope everything with namespace (or user_id / agent_id). Ids come back from add_memory and search_memory; use them with get_memory, update_memory and delete_memory.`
+
+// mcpServer returns an MCP server whose tools act as the call's principal:
+// the bearer token's over HTTP with tokens, fallback otherwise (nil:
+// refuse every call).
+func (s *Server) mcpServer(fallback *principal) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "agentmem", Title: "agentmem memory", Version: s.version},
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: s.log, Capabilities: &mcp.ServerCapabilities{}})
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	addTool(s, srv, fallback, &mcp.Tool{Name: "search_memory", Annotations: ro,
+		Description: "Search the memory for what is relevant to a question or topic. Returns the best memories first, each with its id, text, score, time, namespace and the snippets that matched. Use it before answering anything that may depend on what was said or learned earlier."},
+		func(ctx context.Context, p *principal, in SearchRequest) (SearchResult, error) {
+			return s.search(ctx, p, &in)
+		})
+	addTool(s, srv, fallback, &mcp.Tool{Name: "get_memory", Annotations: ro,
+		Description: "Get one memory by its id."},
+		func(_ context.Context, p *principal, in IDRequest) (Memory, error) {
+			return s.get(p, cmp.Or(in.ID, in.MemoryID))
+		})
+	addTool(s, srv, fallback, &mcp.Tool{Name: "list_memories", Annotations: ro,
+		Description: "List stored memories in time order (oldest first), optionally of one namespace and time range, one page at a time (offset, limit); total is how many match."},
+		func(ctx context.Context, p *principal, in ListRequest) (ListResult, error) {
+			return s.list(ctx, p, &in)
+		})
+	if s.readOnly {
+		return srv
+	}
+	addTool(s, srv, fallback, &mcp.Tool{Name: "add_memory",
+		Description: "Remember something: a fact, a preference, a decision, a note (text), or conversation turns (messages, each stored as its own memory). Returns the new memory ids. Give a namespace (or user_id / agent_id) to keep users and agents apart, and time when it was said if not now."},
+		func(ctx context.Context, p *principal, in AddRequest) (AddResult, error) { return s.add(ctx, p, &in) })
+	addTool(s, srv, fallback, &mcp.Tool{Name: "update_memory", Annotations: &mcp.ToolAnnotations{IdempotentHint: true},
+		Description: "Change a memory: the fields given (text, time, speaker, tags, metadata) replace the stored ones; the others are kept. Returns the updated memory."},
+		func(ctx context.Context, p *principal, in UpdateRequest) (Memory, error) {
+			return s.update(ctx, p, cmp.Or(in.ID, in.MemoryID), &in)
+		})
+	addTool(s, srv, fallback, &mcp.Tool{Name: "delete_memory", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false},
+		Description: "Forget a memory by its id, for good."},
+		func(ctx context.Context, p *principal, in IDRequest) (DeleteResult, error) {
+			id := cmp.Or(in.ID, in.MemoryID)
+			return DeleteResult{Deleted: id}, s.delete(ctx, p, id)
+		})
+	return srv
+}
+
+// addTool adds a typed tool whose handler gets the call's principal, and
+// whose errors start with their stable code; calls are counted and timed.
+func addTool[In, Out any](s *Server, srv *mcp.Server, fallback *principal, t *mcp.Tool,
+	h func(context.Context, *principal, In) (Out, error)) {
+	mcp.AddTool(srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		start := time.Now()
+		var p *principal
+		if req.Extra != nil {
+			p = mcpPrincipal(req.Extra.TokenInfo, fallback)
+		} else {
+			p = fallback
+		}
+		out, err := h(ctx, p, in)
+		outcome := "ok"
+		if err != nil {
+			_, outcome = classify(err)
+			err = toolError(err)
+			var zero Out
+			out = zero
+		}
+		s.metrics.tool(t.Name, outcome, time.Since(start))
+		return nil, out, err
+	})
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,168 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory/longterm"
+)
+
+// The operations below are what both the HTTP API and the MCP tools do:
+// each checks the principal's namespace and the read-only flag, then calls
+// the store.
+
+// errNoID: a request names no memory.
+var errNoID = invalid("id is required")
+
+// notFound is the error for a memory that does not exist or that the
+// principal may not see (the two are not told apart, so that a pinned
+// token cannot probe other namespaces' ids).
+func notFound(id string) error {
+	return fmt.Errorf("server: memory %q: %w", id, errs.NotFound)
+}
+
+func (s *Server) add(ctx context.Context, p *principal, req *AddRequest) (AddResult, error) {
+	if s.readOnly {
+		return AddResult{}, errReadOnly
+	}
+	ns, err := p.scope(req.namespace())
+	if err != nil {
+		return AddResult{}, err
+	}
+	if req.ID != "" {
+		// Replacing a record in a namespace the principal may not see
+		// would move it into the principal's.
+		if old, ok := s.store.Get(req.ID); ok && !p.canSee(old.Namespace) {
+			return AddResult{}, errForbidden
+		}
+	}
+	recs, err := req.records(ns)
+	if err != nil {
+		return AddResult{}, err
+	}
+	var ids []string
+	if len(recs) == 1 {
+		var id string
+		id, err = s.store.Add(ctx, recs[0])
+		ids = []string{id}
+	} else {
+		ids, err = s.store.AddBatch(ctx, recs)
+	}
+	if err != nil {
+		return AddResult{}, err
+	}
+	return AddResult{ID: ids[0], IDs: ids}, nil
+}
+
+func (s *Server) get(p *principal, id string) (Memory, error) {
+	if id == "" {
+		return Memory{}, errNoID
+	}
+	rec, ok := s.store.Get(id)
+	if !ok || !p.canSee(rec.Namespace) {
+		return Memory{}, notFound(id)
+	}
+	return toMemory(rec), nil
+}
+
+func (s *Server) update(ctx context.Context, p *principal, id string, req *UpdateRequest) (Memory, error) {
+	if s.readOnly {
+		return Memory{}, errReadOnly
+	}
+	if id == "" {
+		return Memory{}, errNoID
+	}
+	old, ok := s.store.Get(id)
+	if !ok || !p.canSee(old.Namespace) {
+		return Memory{}, notFound(id)
+	}
+	rec, err := req.apply(old)
+	if err != nil {
+		return Memory{}, err
+	}
+	if _, err := s.store.Add(ctx, rec); err != nil {
+		return Memory{}, err
+	}
+	return toMemory(rec), nil
+}
+
+func (s *Server) delete(ctx context.Context, p *principal, id string) error {
+	if s.readOnly {
+		return errReadOnly
+	}
+	if id == "" {
+		return errNoID
+	}
+	if rec, ok := s.store.Get(id); !ok || !p.canSee(rec.Namespace) {
+		return notFound(id)
+	}
+	return s.store.Forget(ctx, id)
+}
+
+// searchOverfetch is how many times K a search asks the store for when it
+// filters by tags afterwards (the store cannot filter by tags itself).
+const searchOverfetch = 5
+
+func (s *Server) search(ctx context.Context, p *principal, req *SearchRequest) (SearchResult, error) {
+	ns, err := p.scope(req.namespace())
+	if err != nil {
+		return SearchResult{}, err
+	}
+	q, tags, err := req.query(ns)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	k := q.K
+	if k == 0 {
+		k = longterm.DefaultTopK
+	}
+	if len(tags) > 0 {
+		q.K = min(k*searchOverfetch, MaxK)
+	}
+	hits, err := s.store.Query(ctx, q)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	out := SearchResult{Hits: make([]Hit, 0, len(hits))}
+	for _, h := range hits {
+		if len(out.Hits) == k {
+			break
+		}
+		if hasTags(h.Tags, tags) {
+			out.Hits = append(out.Hits, toHit(h))
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) list(ctx context.Context, p *principal, req *ListRequest) (ListResult, error) {
+	ns, err := p.scope(req.namespace())
+	if err != nil {
+		return ListResult{}, err
+	}
+	o, err := req.options(ns)
+	if err != nil {
+		return ListResult{}, err
+	}
+	recs, total, err := s.store.List(ctx, o)
+	if err != nil {
+		return ListResult{}, err
+	}
+	out := ListResult{Memories: make([]Memory, len(recs)), Total: total, Offset: o.Offset, Limit: o.Limit}
+	for i, r := range recs {
+		out.Memories[i] = toMemory(r)
+	}
+	return out, nil
+}
+
+func (s *Server) stats(p *principal) (Stats, error) {
+	if !p.unpinned() {
+		return Stats{}, errForbidden
+	}
+	st := Stats{Memories: s.store.Len(), ReadOnly: s.readOnly}
+	if c, ok := s.store.(chunker); ok {
+		st.Chunks = c.Chunks()
+	}
+	return st, nil
+}

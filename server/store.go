@@ -1,0 +1,29 @@
+package server
+
+import (
+	"github.com/agentmem/agentmem/memory"
+)
+
+// Store is what the server needs of a memory: records with ids and
+// namespaces (memory.Records), structured queries (memory.Querier), listing
+// (memory.Lister) and a count. store.Store and *longterm.Memory implement
+// it. It is declared here, by its consumer, so that any memory with these
+// methods can be served.
+//
+// Implementations must be safe for concurrent use; errors should wrap the
+// library's sentinels (memory.ErrNotFound, ErrInvalidArgument, ErrClosed,
+// …), which the server maps to stable codes (see [Error]).
+type Store interface {
+	memory.Records
+	memory.Querier
+	memory.Lister
+	// Len returns the number of stored records.
+	Len() int
+}
+
+// ListOptions selects the records Store.List returns.
+type ListOptions = memory.ListOptions
+
+// chunker is implemented by stores that can count their indexed children
+// (longterm.Memory); /v1/stats reports it when available.
+type chunker interface{ Chunks() int }
