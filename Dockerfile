@@ -5,6 +5,7 @@
 #   docker build -t agentmem .            # runtime image (stage "runtime", the default)
 #   docker build --target test .          # full test suite with -tags faiss, inside the image
 #   docker run --rm -v agentmem:/data agentmem add "the deploy key is in vault"
+#   docker run --rm -i -v agentmem:/data agentmem import - < notes.jsonl
 #   docker run --rm -v agentmem:/data agentmem search "where is the deploy key"
 #   docker run --rm -v agentmem:/data -e OLLAMA_HOST=http://host.docker.internal:11434 \
 #       agentmem --embedder ollama:nomic-embed-text search "..."
@@ -16,7 +17,13 @@
 #            (and the pure-Go CGO_ENABLED=0 build), run as a non-root user.
 #   runtime  debian:bookworm-slim with only the shared libraries the binary
 #            links: libfaiss.a is static, but OpenBLAS (with its gfortran
-#            runtime), libgomp and libstdc++ are shared.
+#            runtime), libgomp and libstdc++ are shared. Runs as agentmem
+#            (uid/gid 10001); the store is the volume /data.
+#
+# make test-container builds the runtime stage (docker, or podman where there
+# is no Docker engine) and runs test/container against it: import and search
+# through a named volume, the Faiss backend, a restart, kill -9 during an
+# import, the non-root user.
 
 ARG GO_VERSION=1.26
 
@@ -42,10 +49,14 @@ RUN --mount=type=cache,target=/root/.cache/go-build \
 # `docker build --target test .` fails if any test fails. Tests run as an
 # unprivileged user so that permission checks behave as they do for users.
 FROM build AS test
-RUN useradd --create-home tester && chown -R tester /src
+# The tester's build cache is a cache mount owned by the tester, so that a
+# re-run after a source edit recompiles only what changed (-race builds share
+# nothing with the build stage's cache).
+RUN useradd --uid 10002 --create-home tester && chown -R tester /src
 USER tester
 ENV GOFLAGS=-buildvcs=false
-RUN go vet -tags faiss ./... \
+RUN --mount=type=cache,id=agentmem-tester-go-build,target=/home/tester/.cache/go-build,uid=10002,gid=10002 \
+    go vet -tags faiss ./... \
  && go test -race -tags faiss ./... \
  && CGO_ENABLED=0 go build ./... \
  && /out/agentmem --help >/dev/null
@@ -57,10 +68,14 @@ FROM debian:bookworm-slim AS runtime
 # (libstdc++6 and libgcc-s1 are already in bookworm-slim)
 # ca-certificates:     for an Ollama server behind HTTPS
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libopenblas0-pthread libgomp1 ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libopenblas0-pthread libgomp1 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
-RUN useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin agentmem \
+# uid and gid 10001: a fixed, unprivileged id outside the ranges of system
+# (<1000) and first login users, for chown on bind mounts. (useradd
+# --system --user-group gave the group the system gid 999.)
+RUN groupadd --gid 10001 agentmem \
+ && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /data --shell /usr/sbin/nologin agentmem \
  && mkdir -p /data && chown agentmem:agentmem /data
 
 COPY --from=build /out/agentmem /usr/local/bin/agentmem

@@ -5,12 +5,23 @@
 #                   and the Faiss backend's tests (installs libfaiss-dev if missing)
 #   make bench      the README's benchmark table (pure Go, plus chromem-go in bench/)
 #   make docker     the container image (needs a Docker engine)
+#   make test-container
+#                   builds the runtime image (docker, else podman with
+#                   ../shared/tools/container-base-images.sh, as root) and runs
+#                   test/container against it: named volume, Faiss backend,
+#                   restart, kill -9 during an import, non-root user
+#                   (scripts/test-container.sh; ~10 min cold, less when cached)
+#   make fuzz       every fuzz target in the module (each `func Fuzz...` in a
+#                   *_test.go), one after the other, FUZZTIME each (default 10s)
+#                   with -fuzzminimizetime 0; new crashers land in the
+#                   package's testdata/fuzz/ as usual
 
 GO        ?= go
 PKGS      ?= ./...
 RACE      ?= -race
 TESTFLAGS ?=
 BENCHTIME ?= 1s
+FUZZTIME  ?= 10s
 FAISS_TAG := -tags faiss
 
 .PHONY: all
@@ -83,6 +94,24 @@ docker:
 .PHONY: docker-test
 docker-test:
 	docker build --target test .
+
+# test-container: see scripts/test-container.sh for the engine choice and
+# its environment variables.
+.PHONY: test-container
+test-container:
+	sh scripts/test-container.sh
+
+# fuzz finds the targets itself, so that new ones are run too (bench/ is a
+# separate module and has none).
+.PHONY: fuzz
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '^./bench/' | sort); do \
+		dir=$$(dirname $$f); \
+		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "== $$dir $$name ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 $$dir; \
+		done; \
+	done
 
 .PHONY: clean
 clean:

@@ -11,11 +11,21 @@
 // Every [Chunk] satisfies Text == parent[Start:End]; Text has no leading or
 // trailing white space and is never empty. Chunks are in order and do not
 // overlap, and together they cover every non-space character of the parent.
+//
+// Splitting takes time linear in the length of the text (one pass, plus at
+// most a few visits of each rune while cutting over-long pieces).
+// [SplitContext] refuses texts longer than [Options.MaxBytes] (default
+// [DefaultMaxBytes]) with an error wrapping [ErrTooLarge] before doing any
+// work, and stops with the context's error when the context is done.
 package chunk
 
 import (
+	"context"
+	"fmt"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/internal/errs"
 )
 
 // Default sizes used when an [Options] field is zero or negative.
@@ -26,7 +36,18 @@ const (
 	// DefaultMaxRunes: one or two sentences. Longer pieces are cut so that a
 	// child's embedding stays focused on one thing.
 	DefaultMaxRunes = 200
+	// DefaultMaxBytes is the largest text [SplitContext] accepts when
+	// [Options.MaxBytes] is zero: 1 MiB, a long document chapter (about
+	// 5,000 children of default size). A larger text is almost always a
+	// mistake (a binary file, a whole log) and is better split by the caller
+	// into documents of its own.
+	DefaultMaxBytes = 1 << 20
 )
+
+// ErrTooLarge is wrapped by the error [SplitContext] returns for a text
+// longer than [Options.MaxBytes]. It is the agentmem-wide sentinel for an
+// input over a documented size limit (vdb and embed match it too).
+var ErrTooLarge = errs.TooLarge
 
 // A Chunk is one child of a parent text.
 type Chunk struct {
@@ -34,8 +55,9 @@ type Chunk struct {
 	Start, End int    // byte offsets into the parent
 }
 
-// Options tunes [Split]. The zero value (and a nil *Options) means the
-// defaults. Sizes count runes of a chunk's Text, white space included.
+// Options tunes [Split] and [SplitContext]. The zero value (and a nil
+// *Options) means the defaults. Sizes count runes of a chunk's Text, white
+// space included.
 type Options struct {
 	// MinRunes: a shorter piece is merged into a neighbour when the result
 	// stays within MaxRunes. For this test only, a Han ideograph, kana or
@@ -47,6 +69,10 @@ type Options struct {
 	// MaxRunes: no chunk is longer. 0 means DefaultMaxRunes. Values below 2
 	// are raised to 2.
 	MaxRunes int
+	// MaxBytes: [SplitContext] returns an error wrapping [ErrTooLarge] for a
+	// longer text (in bytes), before any work. 0 means DefaultMaxBytes; a
+	// negative value means no limit. [Split] ignores it.
+	MaxBytes int
 }
 
 func (o *Options) sizes() (minRunes, maxRunes int) {
@@ -62,34 +88,116 @@ func (o *Options) sizes() (minRunes, maxRunes int) {
 	return min(minRunes, maxRunes), maxRunes
 }
 
+// maxBytes returns the size limit, or -1 for none.
+func (o *Options) maxBytes() int {
+	switch {
+	case o == nil || o.MaxBytes == 0:
+		return DefaultMaxBytes
+	case o.MaxBytes < 0:
+		return -1
+	}
+	return o.MaxBytes
+}
+
+// SplitContext returns the children of text, in order, like [Split], but
+// refuses a text longer than opts.MaxBytes (default [DefaultMaxBytes]) with
+// an error wrapping [ErrTooLarge], and returns ctx.Err() (and no chunks) as
+// soon as ctx is done: the context is checked before any work and then
+// every few tens of kilobytes. SplitContext is safe for concurrent use.
+func SplitContext(ctx context.Context, text string, opts *Options) ([]Chunk, error) {
+	if limit := opts.maxBytes(); limit >= 0 && len(text) > limit {
+		return nil, fmt.Errorf("chunk: text of %d bytes exceeds the limit of %d bytes (Options.MaxBytes): %w",
+			len(text), limit, ErrTooLarge)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s := newSplitter(ctx, text, opts)
+	out := s.split()
+	if s.err != nil {
+		return nil, s.err
+	}
+	return out, nil
+}
+
 // Split returns the children of text, in order. White-space-only text has no
 // children (nil). nil opts means the defaults. Invalid UTF-8 is not an
 // error: invalid bytes are kept and treated like letters; Split never cuts
 // inside a valid UTF-8 sequence. Split is safe for concurrent use.
+//
+// Split applies no size limit and cannot be cancelled; its time is linear
+// in len(text). Code that takes text from users should call [SplitContext].
 func Split(text string, opts *Options) []Chunk {
+	return newSplitter(nil, text, opts).split()
+}
+
+// checkEvery is how many units of work (runes visited) pass between two
+// checks of the context: about 64 KiB of text, well under a millisecond.
+const checkEvery = 1 << 16
+
+// A splitter holds one call's state. work counts the runes visited by every
+// loop (each loop over text adds one per rune it decodes); it paces the
+// context checks and lets the tests verify that the work is linear.
+type splitter struct {
+	ctx                context.Context // nil: never done
+	text               string
+	minRunes, maxRunes int
+	work, nextCheck    int
+	err                error
+}
+
+func newSplitter(ctx context.Context, text string, opts *Options) *splitter {
 	minRunes, maxRunes := opts.sizes()
-	var pieces []Chunk
-	for _, p := range sentences(text) {
-		pieces = appendCut(pieces, text, p, minRunes, maxRunes)
+	return &splitter{ctx: ctx, text: text, minRunes: minRunes, maxRunes: maxRunes, nextCheck: checkEvery}
+}
+
+// stopped reports whether the call must stop: the context is checked once
+// every checkEvery units of work.
+func (s *splitter) stopped() bool {
+	if s.err == nil && s.ctx != nil && s.work >= s.nextCheck {
+		s.nextCheck = s.work + checkEvery
+		s.err = s.ctx.Err()
 	}
-	return merge(text, pieces, minRunes, maxRunes)
+	return s.err != nil
+}
+
+// piece is a trimmed chunk candidate with its rune count and merge weight
+// (see Options.MinRunes), counted once.
+type piece struct {
+	start, end    int
+	runes, weight int
+}
+
+func (s *splitter) split() []Chunk {
+	var pieces []piece
+	for _, p := range s.sentences() {
+		if pieces = s.appendCut(pieces, p); s.stopped() {
+			return nil
+		}
+	}
+	return s.merge(pieces)
 }
 
 // span is a half-open byte range of the parent.
 type span struct{ start, end int }
 
 // sentences returns the trimmed, non-empty sentence spans of text.
-func sentences(text string) []span {
+func (s *splitter) sentences() []span {
+	text := s.text
 	var out []span
 	start := 0
 	emit := func(end int) {
-		if s, e, ok := trim(text, start, end); ok {
-			out = append(out, span{s, e})
+		if st, e, ok := s.trim(start, end); ok {
+			out = append(out, span{st, e})
 		}
 		start = end
 	}
 	for i := 0; i < len(text); {
+		if s.stopped() {
+			return nil
+		}
 		r, size := utf8.DecodeRuneInString(text[i:])
+		s.work++
 		j := i + size
 		switch {
 		case isLineBreak(r):
@@ -106,6 +214,7 @@ func sentences(text string) []span {
 			}
 			for j < len(text) {
 				r2, s2 := utf8.DecodeRuneInString(text[j:])
+				s.work++
 				if !isStrongStop(r2) && !isWeakStop(r2) && !isCloser(r2) {
 					break
 				}
@@ -115,7 +224,7 @@ func sentences(text string) []span {
 				}
 				j += s2
 			}
-			if strong || endsClause(text, j) && !(dots == 1 && r == '.' && j == i+1 && isAbbrev(text, start, i)) {
+			if strong || endsClause(text, j) && !(dots == 1 && r == '.' && j == i+1 && s.isAbbrev(start, i)) {
 				emit(j)
 			}
 		}
@@ -179,15 +288,25 @@ var abbrevs = map[string]bool{
 	"al": true, "ca": true, "eg": true, "ie": true, "viz": true,
 }
 
+// maxWordBytes bounds the word isAbbrev looks at: no abbreviation, run of
+// initials or list number is longer, and the bound keeps a long run of
+// dotted text ("中.中.中.…") from being walked again at every dot.
+const maxWordBytes = 32
+
 // isAbbrev reports whether the '.' at byte dot closes an abbreviation rather
 // than a sentence: a known abbreviation (Mr., Dr., vs.), dotted initials
 // (e.g., i.e., U.S., a.m., Ph.D.), a single capital initial (J. Smith), or
 // a list number at the start of a line ("1. First").
-func isAbbrev(text string, lineStart, dot int) bool {
+func (s *splitter) isAbbrev(lineStart, dot int) bool {
+	text := s.text
 	// The word before the dot runs back to white space or the piece start.
 	ws := dot
 	for ws > lineStart {
+		if dot-ws > maxWordBytes {
+			return false
+		}
 		r, size := utf8.DecodeLastRuneInString(text[lineStart:ws])
+		s.work++
 		if unicode.IsSpace(r) || r == '(' || r == '"' || r == '“' {
 			break
 		}
@@ -210,6 +329,7 @@ func isAbbrev(text string, lineStart, dot int) bool {
 	// "1." opening a list item: only white space since the piece start.
 	if len(word) <= 3 && allDigits(word) {
 		for _, r := range text[lineStart:ws] {
+			s.work++
 			if !unicode.IsSpace(r) {
 				return false
 			}
@@ -264,9 +384,11 @@ func allDigits(s string) bool {
 }
 
 // trim narrows [start, end) to its non-space content.
-func trim(text string, start, end int) (int, int, bool) {
+func (s *splitter) trim(start, end int) (int, int, bool) {
+	text := s.text
 	for start < end {
 		r, size := utf8.DecodeRuneInString(text[start:end])
+		s.work++
 		if !isSpace(r, size) {
 			break
 		}
@@ -274,6 +396,7 @@ func trim(text string, start, end int) (int, int, bool) {
 	}
 	for end > start {
 		r, size := utf8.DecodeLastRuneInString(text[start:end])
+		s.work++
 		if !isSpace(r, size) {
 			break
 		}
@@ -289,33 +412,50 @@ func isSpace(r rune, size int) bool {
 }
 
 // appendCut appends p to out, cut into pieces of at most maxRunes runes.
-func appendCut(out []Chunk, text string, p span, minRunes, maxRunes int) []Chunk {
+// Each round looks at no more than maxRunes+1 runes and consumes at least
+// a quarter of them (see cutPoint), so the work is linear in the length of p.
+func (s *splitter) appendCut(out []piece, p span) []piece {
 	for {
-		if utf8.RuneCountInString(text[p.start:p.end]) <= maxRunes {
-			return append(out, Chunk{Text: text[p.start:p.end], Start: p.start, End: p.end})
+		cut, fits := s.cutPoint(p)
+		if fits {
+			return s.appendPiece(out, p.start, p.end)
 		}
-		cut := cutPoint(text, p, minRunes, maxRunes)
-		if s, e, ok := trim(text, p.start, cut); ok {
-			out = append(out, Chunk{Text: text[s:e], Start: s, End: e})
+		if st, e, ok := s.trim(p.start, cut); ok {
+			out = s.appendPiece(out, st, e)
 		}
-		s, e, ok := trim(text, cut, p.end)
-		if !ok {
+		st, e, ok := s.trim(cut, p.end)
+		if !ok || s.stopped() {
 			return out
 		}
-		p = span{s, e}
+		p = span{st, e}
 	}
 }
 
-// cutPoint returns where to cut a piece longer than maxRunes: after the last
-// comma-like rune, else at the last space, in the second half of the first
-// maxRunes runes; else right after rune maxRunes, moved back so that a
-// combining mark or joiner stays with its base.
-func cutPoint(text string, p span, minRunes, maxRunes int) int {
-	lo := max(maxRunes/2, minRunes)
+// appendPiece counts the runes and weight of text[start:end] (trimmed) and
+// appends it.
+func (s *splitter) appendPiece(out []piece, start, end int) []piece {
+	n, w := 0, 0
+	for _, r := range s.text[start:end] {
+		n++
+		w += runeWeight(r)
+	}
+	s.work += n
+	return append(out, piece{start: start, end: end, runes: n, weight: w})
+}
+
+// cutPoint reports whether p has at most maxRunes runes (fits) and, when it
+// has not, where to cut it: after the last comma-like rune, else at the last
+// space, in the second half of the first maxRunes runes; else right after
+// rune maxRunes, moved back so that a combining mark or joiner stays with its
+// base (unless the first maxRunes runes are all marks and joiners: then the
+// cut stays after rune maxRunes).
+func (s *splitter) cutPoint(p span) (cut int, fits bool) {
+	text := s.text
+	lo := max(s.maxRunes/2, s.minRunes)
 	comma, space, hard := -1, -1, p.end
 	n := 0
 	for i := p.start; i < p.end; {
-		if n == maxRunes {
+		if n == s.maxRunes {
 			hard = i
 			// A space right at the limit is a clean cut too.
 			if r, size := utf8.DecodeRuneInString(text[i:]); isSpace(r, size) {
@@ -324,6 +464,7 @@ func cutPoint(text string, p span, minRunes, maxRunes int) int {
 			break
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
+		s.work++
 		n++
 		if n >= lo {
 			switch {
@@ -336,24 +477,26 @@ func cutPoint(text string, p span, minRunes, maxRunes int) int {
 		i += size
 	}
 	switch {
+	case hard == p.end:
+		return p.end, true
 	case comma > p.start:
-		return comma
+		return comma, false
 	case space > p.start:
-		return space
+		return space, false
 	}
-	for hard > p.start {
-		r, _ := utf8.DecodeRuneInString(text[hard:])
+	at := hard
+	for at > p.start {
+		r, _ := utf8.DecodeRuneInString(text[at:])
+		s.work++
 		if !(unicode.In(r, unicode.Mn, unicode.Me) || r == 0x200D || unicode.Is(unicode.Variation_Selector, r)) {
-			break
+			return at, false
 		}
-		_, size := utf8.DecodeLastRuneInString(text[p.start:hard])
-		hard -= size
+		_, size := utf8.DecodeLastRuneInString(text[p.start:at])
+		at -= size
 	}
-	if hard == p.start { // a piece made only of combining marks: cut anyway
-		_, size := utf8.DecodeRuneInString(text[p.start:])
-		hard = p.start + size
-	}
-	return hard
+	// Only marks and joiners after the piece's first rune: no base to keep
+	// them with, cut at the limit.
+	return hard, false
 }
 
 func isComma(r rune) bool {
@@ -367,34 +510,38 @@ func isComma(r rune) bool {
 // merge joins pieces shorter than minRunes with a neighbour, as long as the
 // joined chunk (parent[start:end], separators included) has at most maxRunes
 // runes. A short piece joins the chunk before it; a short first piece (a
-// heading, a greeting) takes the pieces after it.
-func merge(text string, pieces []Chunk, minRunes, maxRunes int) []Chunk {
+// heading, a greeting) takes the pieces after it. Rune counts and weights
+// are carried along, so each piece and separator is counted once.
+func (s *splitter) merge(pieces []piece) []Chunk {
 	if len(pieces) == 0 {
 		return nil
 	}
-	out := pieces[:1]
+	out := make([]Chunk, 0, len(pieces))
+	last := pieces[0]
 	for _, p := range pieces[1:] {
-		last := &out[len(out)-1]
-		short := weight(last.Text) < minRunes || weight(p.Text) < minRunes
-		if short && utf8.RuneCountInString(text[last.Start:p.End]) <= maxRunes {
-			last.End = p.End
-			last.Text = text[last.Start:last.End]
-			continue
+		if s.stopped() {
+			return nil
 		}
-		out = append(out, p)
+		if last.weight < s.minRunes || p.weight < s.minRunes {
+			// The separator is white space: each rune weighs one.
+			sep := utf8.RuneCountInString(s.text[last.end:p.start])
+			s.work += sep
+			if n := last.runes + sep + p.runes; n <= s.maxRunes {
+				last = piece{start: last.start, end: p.end, runes: n, weight: last.weight + sep + p.weight}
+				continue
+			}
+		}
+		out = append(out, Chunk{Text: s.text[last.start:last.end], Start: last.start, End: last.end})
+		last = p
 	}
-	return out
+	return append(out, Chunk{Text: s.text[last.start:last.end], Start: last.start, End: last.end})
 }
 
-// weight counts the runes of s, a CJK ideograph, kana or Hangul syllable as
-// two (see Options.MinRunes).
-func weight(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
-			n++
-		}
+// runeWeight is 2 for a CJK ideograph, kana or Hangul syllable, else 1 (see
+// Options.MinRunes).
+func runeWeight(r rune) int {
+	if r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+		return 2
 	}
-	return n
+	return 1
 }

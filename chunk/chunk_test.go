@@ -1,6 +1,8 @@
 package chunk_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/internal/errs"
 )
 
 // noMerge keeps every sentence on its own so that split points are visible.
@@ -227,6 +230,127 @@ func ExampleSplit() {
 	// 76-127 下一步：部署到测试环境；然后压测。
 }
 
+func ExampleSplitContext() {
+	ctx := context.Background()
+	chunks, err := chunk.SplitContext(ctx, "Deploy on Friday. 我们周五部署到生产环境。", nil)
+	fmt.Println(len(chunks), err)
+
+	_, err = chunk.SplitContext(ctx, strings.Repeat("x", chunk.DefaultMaxBytes+1), nil)
+	fmt.Println(errors.Is(err, chunk.ErrTooLarge))
+	// Output:
+	// 2 <nil>
+	// true
+}
+
+// countingCtx is a context whose Err reports nil for the first ok calls
+// and context.Canceled after, counting the calls.
+type countingCtx struct {
+	context.Context
+	ok, calls int
+}
+
+func (c *countingCtx) Err() error {
+	c.calls++
+	if c.calls > c.ok {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestSplitContext_SameAsSplit(t *testing.T) {
+	text := bigText("prose", 32<<10)
+	for _, opts := range []*chunk.Options{nil, noMerge, {MinRunes: 30, MaxRunes: 50}} {
+		got, err := chunk.SplitContext(context.Background(), text, opts)
+		require.NoError(t, err)
+		require.NotEmpty(t, got)
+		assert.Equal(t, chunk.Split(text, opts), got)
+	}
+}
+
+func TestSplitContext_TooLarge(t *testing.T) {
+	// 50 MiB: refused before any work (the context is never consulted).
+	huge := strings.Repeat("fifty megabytes of text. ", (50<<20)/25)
+	ctx := &countingCtx{Context: context.Background(), ok: 1 << 30}
+	got, err := chunk.SplitContext(ctx, huge, nil)
+	require.ErrorIs(t, err, chunk.ErrTooLarge)
+	require.ErrorIs(t, err, errs.TooLarge)
+	assert.Contains(t, err.Error(), fmt.Sprint(len(huge)))
+	assert.Nil(t, got)
+	assert.Zero(t, ctx.calls, "the size is checked before any work")
+
+	// The limit is configurable: exactly MaxBytes passes, one more byte fails.
+	text := "abc. def. ghi."
+	_, err = chunk.SplitContext(context.Background(), text, &chunk.Options{MaxBytes: len(text)})
+	require.NoError(t, err)
+	_, err = chunk.SplitContext(context.Background(), text, &chunk.Options{MaxBytes: len(text) - 1})
+	require.ErrorIs(t, err, chunk.ErrTooLarge)
+	// Negative: no limit.
+	over := strings.Repeat("x", chunk.DefaultMaxBytes+1)
+	got, err = chunk.SplitContext(context.Background(), over, &chunk.Options{MaxBytes: -1})
+	require.NoError(t, err)
+	assert.Len(t, got, (len(over)+chunk.DefaultMaxRunes-1)/chunk.DefaultMaxRunes, "one word cut every MaxRunes")
+	_, err = chunk.SplitContext(context.Background(), over, nil)
+	require.ErrorIs(t, err, chunk.ErrTooLarge, "the default limit is DefaultMaxBytes")
+}
+
+func TestSplitContext_Cancel(t *testing.T) {
+	text := bigText("runon", chunk.DefaultMaxBytes)
+
+	// Already cancelled: the context's error, no chunks, no work.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, err := chunk.SplitContext(ctx, text, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, got)
+
+	// Cancelled while splitting: the splitter stops at its next check.
+	// Splitting 1 MiB checks the context every 64 KiB of work; a context
+	// that turns cancelled at its third check must see exactly one more.
+	cc := &countingCtx{Context: context.Background(), ok: 3}
+	got, err = chunk.SplitContext(cc, text, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, got)
+	assert.Equal(t, 4, cc.calls, "Err calls: one before the work, two checks passed, one that stopped")
+
+	// Never cancelled: the same text splits, with a check every 64 KiB of work.
+	cc = &countingCtx{Context: context.Background(), ok: 1 << 30}
+	got, err = chunk.SplitContext(cc, text, nil)
+	require.NoError(t, err)
+	assert.Equal(t, chunk.Split(text, nil), got)
+	assert.Greater(t, cc.calls, len(text)>>16, "the context is checked at least once per 64 KiB of text")
+}
+
+// TestSplit_ConcatenatedParts splits a large text made of parts separated by
+// blank lines and checks it gives the parts' chunks, shifted: no state
+// leaks across a line break when merging is off.
+func TestSplit_ConcatenatedParts(t *testing.T) {
+	parts := []string{bigText("prose", 100_000), bigText("runon", 300_000), bigText("prose", 7)}
+	var whole strings.Builder
+	var want []chunk.Chunk
+	for _, p := range parts {
+		off := whole.Len()
+		for _, c := range chunk.Split(p, noMerge) {
+			want = append(want, chunk.Chunk{Text: c.Text, Start: c.Start + off, End: c.End + off})
+		}
+		whole.WriteString(p)
+		whole.WriteString("\n\n")
+	}
+	got := chunk.Split(whole.String(), noMerge)
+	assert.Equal(t, want, got)
+}
+
+// bigText repeats a unit of prose (English and Chinese sentences) or of
+// run-on text (a log line without sentence stops) to size bytes.
+func bigText(kind string, size int) string {
+	unit := map[string]string{
+		"prose": "The deploy of v1.2.3 failed with ERR_CONN_RESET at 3.14 pm. We rolled back, e.g. to v1.2.2! " +
+			"我们决定把订单服务迁移到PostgreSQL。原因是事务支持更好，运维也更熟悉！\n",
+		"runon": "level=info msg=request path=/api/v1/orders status=200 dur=3ms user=alice ",
+	}[kind]
+	s := strings.Repeat(unit, size/len(unit)+1)[:size]
+	return strings.ToValidUTF8(s, "") // the cut may split the last rune
+}
+
 func BenchmarkSplit(b *testing.B) {
 	en := strings.Repeat("The deploy of v1.2.3 failed with ERR_CONN_RESET at 3.14 pm. We rolled back, e.g. to v1.2.2! ", 4)
 	zh := strings.Repeat("我们决定把订单服务迁移到PostgreSQL。原因是事务支持更好，运维也更熟悉！下一步：压测；上线。", 4)
@@ -238,5 +362,24 @@ func BenchmarkSplit(b *testing.B) {
 				chunk.Split(bc.text, nil)
 			}
 		})
+	}
+}
+
+// BenchmarkSplitLarge: 1 MiB and 8 MiB of prose and of run-on text (no
+// sentence stop: every child is cut by size). make bench runs it.
+func BenchmarkSplitLarge(b *testing.B) {
+	for _, kind := range []string{"prose", "runon"} {
+		for _, mib := range []int{1, 8} {
+			text := bigText(kind, mib<<20)
+			opts := &chunk.Options{MaxBytes: -1}
+			b.Run(fmt.Sprintf("%s/%dMiB", kind, mib), func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					if _, err := chunk.SplitContext(context.Background(), text, opts); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
