@@ -1,8 +1,10 @@
 # agentmem — build, test and benchmark targets.
 #
 #   make test       pure-Go tests with the race detector (no C libraries needed)
-#   make test-all   everything CI runs: lint, CGO_ENABLED=0 build, pure-Go tests,
-#                   and the Faiss backend's tests (installs libfaiss-dev if missing)
+#   make test-all   the README's test command: lint, CGO_ENABLED=0 build, the race
+#                   suite (vdb/pgvector's tests start a throwaway PostgreSQL), and
+#                   the packages that link Faiss again with -tags faiss; installs
+#                   libfaiss-dev and PostgreSQL 15 + pgvector when missing (root)
 #   make bench      the README's benchmark table (pure Go, plus chromem-go in bench/)
 #   make docker     the container image (needs a Docker engine)
 #   make test-container
@@ -39,13 +41,17 @@ build-faiss:
 test:
 	$(GO) test $(RACE) $(TESTFLAGS) $(PKGS)
 
+# test-faiss runs, with -tags faiss, the packages whose code or tests link
+# vdb/faiss (the rest build the same with or without the tag).
+FAISS_PKGS = $$($(GO) list $(FAISS_TAG) -f '{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}' $(PKGS) | grep 'agentmem/vdb/faiss\b' | cut -d' ' -f1)
+
 .PHONY: test-faiss
 test-faiss: faiss-deps
-	$(GO) test $(RACE) $(FAISS_TAG) $(TESTFLAGS) $(PKGS)
+	$(GO) test $(RACE) $(FAISS_TAG) $(TESTFLAGS) $(FAISS_PKGS)
 
 # test-all is the README's test command and what .ci/run runs.
 .PHONY: test-all
-test-all: lint nocgo test test-faiss bench-vet
+test-all: lint nocgo pg-deps test test-faiss bench-vet
 
 # nocgo keeps the promise that the default build is pure Go.
 .PHONY: nocgo
@@ -65,6 +71,13 @@ lint-faiss: faiss-deps
 
 # faiss-deps installs Debian's libfaiss-dev and BLAS when they are missing
 # (the same script the Dockerfile uses). Needs root.
+# pg-deps installs PostgreSQL 15 and builds pgvector from ../shared/vendor
+# when they are missing (scripts/pg-test.sh; needs root). The tests then
+# start a throwaway cluster themselves, or use AGENTMEM_TEST_PG.
+.PHONY: pg-deps
+pg-deps:
+	@bash scripts/pg-test.sh install
+
 .PHONY: faiss-deps
 faiss-deps:
 	@sh scripts/install-faiss.sh
