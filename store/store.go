@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/memory"
@@ -88,6 +89,14 @@ type Config struct {
 	// Logger receives warnings (a repaired log, a snapshot not used); nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// ReadOnly opens the store for reading (longterm.WithReadOnly): no
+	// lock, no write of any kind, writes refused. A missing store is an
+	// error even with Create.
+	ReadOnly bool
+	// LockWait is how long a writer waits for a store another writer
+	// holds: 0 means longterm.DefaultLockWait, a negative value not at
+	// all.
+	LockWait time.Duration
 }
 
 // Store is an open memory store of either kind. Its methods are the
@@ -180,23 +189,83 @@ func legacyBackend(dir, backend string) string {
 // vdb.ErrUnknownBackend) leaves a new store uncreated and an old one as it
 // was.
 func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
+	kind, emb, opts, err := resolve(ctx, dir, cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	if kind == Short {
+		sm, err := short.Open(ctx, dir, emb, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return &Store{Memory: sm.Memory, short: sm, kind: Short}, nil
+	}
+	lt, err := longterm.Open(ctx, dir, emb, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Memory: lt, kind: Long}, nil
+}
+
+// Verify checks the store in dir without writing to it or taking its lock
+// (longterm.Verify); cfg is read as Open reads it. Damage makes the error
+// wrap memory.ErrCorrupt; the report lists it.
+func Verify(ctx context.Context, dir string, cfg Config) (longterm.VerifyReport, error) {
+	cfg.Create, cfg.ReadOnly = false, true
+	kind, emb, opts, err := resolve(ctx, dir, cfg, false)
+	if err != nil {
+		return longterm.VerifyReport{Dir: dir, Problems: []string{err.Error()}}, err
+	}
+	if kind == Short {
+		opts = append(short.Options(), opts...)
+	}
+	return longterm.Verify(ctx, dir, emb, opts...)
+}
+
+// Repair makes a damaged store in dir openable again (longterm.Repair):
+// it keeps a copy of every file in dir/repair-TIMESTAMP, keeps every intact
+// log record, rewrites a damaged manifest from cfg (Kind, Embedder and
+// Backend then say what the store was; the defaults otherwise) and rebuilds
+// the snapshot; the report says what it dropped.
+func Repair(ctx context.Context, dir string, cfg Config) (longterm.RepairReport, error) {
+	cfg.Create, cfg.ReadOnly = false, false
+	if _, err := os.Stat(filepath.Join(dir, "memories.log")); err != nil && !Exists(dir) {
+		return longterm.RepairReport{Dir: dir}, fmt.Errorf("store: no memory store in %s: %w", dir, fs.ErrNotExist)
+	}
+	kind, emb, opts, err := resolve(ctx, dir, cfg, true)
+	if err != nil {
+		return longterm.RepairReport{Dir: dir}, err
+	}
+	if kind == Short {
+		opts = append(short.Options(), opts...)
+	}
+	return longterm.Repair(ctx, dir, emb, opts...)
+}
+
+// resolve works out what Open opens: the store's kind, its embedder and
+// the longterm options, from the manifest (if readable) and cfg.
+// With repair, a missing or damaged manifest is what Repair rewrites from
+// cfg.
+func resolve(ctx context.Context, dir string, cfg Config, repair bool) (Kind, embed.Embedder, []longterm.Option, error) {
 	kind, embSpec, backend, err := Info(dir)
 	switch {
+	case repair && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, memory.ErrCorrupt)):
+		kind, embSpec, backend = DefaultKind, DefaultEmbedder, DefaultBackend
 	case errors.Is(err, fs.ErrNotExist):
-		if !cfg.Create {
-			return nil, err
+		if !cfg.Create || cfg.ReadOnly {
+			return "", nil, nil, err
 		}
 		kind, embSpec, backend = DefaultKind, DefaultEmbedder, DefaultBackend
 	case err != nil:
-		return nil, err
+		return "", nil, nil, err
 	default:
 		if cfg.Kind != "" && cfg.Kind != kind {
-			return nil, fmt.Errorf("store: %w: %s holds a %s-term memory store, not %s-term", memory.ErrInvalidArgument, dir, kind, cfg.Kind)
+			return "", nil, nil, fmt.Errorf("store: %w: %s holds a %s-term memory store, not %s-term", memory.ErrInvalidArgument, dir, kind, cfg.Kind)
 		}
 	}
 	if cfg.Kind != "" {
 		if _, err := ParseKind(string(cfg.Kind)); err != nil {
-			return nil, err
+			return "", nil, nil, err
 		}
 		kind = cfg.Kind
 	}
@@ -208,10 +277,10 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	}
 	emb, err := embed.Open(embSpec)
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return "", nil, nil, fmt.Errorf("store: %w", err)
 	}
 	if err := probeBackend(ctx, emb, backend); err != nil {
-		return nil, err
+		return "", nil, nil, err
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -224,18 +293,19 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	if cfg.MinScore != 0 {
 		opts = append(opts, longterm.WithMinScore(cfg.MinScore))
 	}
+	if cfg.ReadOnly {
+		opts = append(opts, longterm.WithReadOnly())
+	}
+	switch {
+	case cfg.LockWait < 0:
+		opts = append(opts, longterm.WithLockWait(0))
+	case cfg.LockWait > 0:
+		opts = append(opts, longterm.WithLockWait(cfg.LockWait))
+	}
 	if kind == Short {
-		sm, err := short.Open(ctx, dir, emb, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return &Store{Memory: sm.Memory, short: sm, kind: Short}, nil
+		return kind, emb, opts, nil
 	}
-	lt, err := longterm.Open(ctx, dir, emb, append(opts, cfg.Long...)...)
-	if err != nil {
-		return nil, err
-	}
-	return &Store{Memory: lt, kind: Long}, nil
+	return kind, emb, append(opts, cfg.Long...), nil
 }
 
 // probeBackend opens (and closes) one index of backend for emb's dimension,

@@ -13,7 +13,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,12 +44,13 @@ const (
 type app struct {
 	stdout, stderr io.Writer
 
-	store    string // store directory
-	embedder string // embedder spec, e.g. "hash:512"
-	json     bool   // machine-readable output
-	backend  string // vector backend spec (vdb.Open): "inmem", "faiss[:FACTORY]", "pgvector:DSN"
-	index    string // Faiss index-factory string
-	memory   string // memory kind of a new store: "short" or "long"
+	store    string        // store directory
+	embedder string        // embedder spec, e.g. "hash:512"
+	json     bool          // machine-readable output
+	backend  string        // vector backend spec (vdb.Open): "inmem", "faiss[:FACTORY]", "pgvector:DSN"
+	index    string        // Faiss index-factory string
+	memory   string        // memory kind of a new store: "short" or "long"
+	wait     time.Duration // how long a writer waits for the store's lock
 }
 
 // newRootCmd returns the agentmem command with its subcommands, writing to
@@ -63,6 +67,16 @@ The default embedder, hash:512, runs offline and needs no model server.
 Use --embedder ollama:MODEL to embed with an Ollama server (OLLAMA_HOST).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if strings.TrimSpace(a.store) == "" {
+				return usageError{errors.New("--store is empty: give a store directory")}
+			}
+			if a.wait < 0 {
+				return usageError{fmt.Errorf("--wait must be ≥ 0, got %s", a.wait)}
+			}
+			return nil
+		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -77,7 +91,10 @@ Use --embedder ollama:MODEL to embed with an Ollama server (OLLAMA_HOST).`,
 		`Faiss index-factory string for --backend faiss, e.g. "HNSW32,Flat" (default: the store's, else `+faiss.DefaultFactory+`)`)
 	pf.StringVar(&a.memory, "memory", string(store.DefaultKind),
 		`memory kind: "short" (segments, vector search) or "long" (records with namespaces, hybrid vector+keyword search, small-to-big); default: the store's, else short`)
-	root.AddCommand(newAddCmd(a), newSearchCmd(a), newImportCmd(a), newStatsCmd(a), newChatCmd(a), newEvalCmd(a), newMigrateCmd(a), newServeCmd(a))
+	pf.DurationVar(&a.wait, "wait", 5*time.Second,
+		"how long a command that writes waits for another process to release the store (0: fail at once); readers never wait")
+	root.AddCommand(newAddCmd(a), newSearchCmd(a), newImportCmd(a), newStatsCmd(a), newChatCmd(a), newEvalCmd(a), newMigrateCmd(a), newServeCmd(a),
+		newListCmd(a), newGetCmd(a), newForgetCmd(a), newVerifyCmd(a), newRepairCmd(a))
 	return root
 }
 
@@ -105,8 +122,38 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintln(stderr, "agentmem:", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// version is the module version and VCS revision the binary was built
+// from (runtime/debug.ReadBuildInfo), for --version.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified, at string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		case "vcs.time":
+			at = " " + s.Value
+		}
+	}
+	if rev != "" {
+		v += fmt.Sprintf(" (%.12s%s%s)", rev, modified, at)
+	}
+	return v + " " + bi.GoVersion
 }

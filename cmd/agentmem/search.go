@@ -61,7 +61,7 @@ and --min-score applies to the vector path only (default 0: none).`,
 			if err != nil {
 				return usageError{fmt.Errorf("--mode: %w", err)}
 			}
-			st, err := a.open(cmd, false, store.Config{})
+			st, err := a.open(cmd, false, store.Config{ReadOnly: true})
 			if err != nil {
 				return err
 			}

@@ -20,7 +20,7 @@ indexed as (a long-term store splits records into sentences), the vectors,
 the embedder and the vector backend.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			st, err := a.open(cmd, false, store.Config{})
+			st, err := a.open(cmd, false, store.Config{ReadOnly: true})
 			if err != nil {
 				return err
 			}

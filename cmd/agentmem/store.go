@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,22 +42,41 @@ func (a *app) open(cmd *cobra.Command, create bool, cfg store.Config) (*store.St
 		return nil, err
 	}
 	cfg.Create = create
+	cfg.LockWait = a.lockWait()
 	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	st, err := store.Open(cmd.Context(), a.store, cfg)
+	if err != nil {
+		return nil, a.storeError(err, cfg)
+	}
+	return st, nil
+}
+
+// lockWait is --wait as store.Config.LockWait (negative: do not wait).
+func (a *app) lockWait() time.Duration {
+	if a.wait <= 0 {
+		return -1
+	}
+	return a.wait
+}
+
+// storeError explains an error of store.Open (or Verify, Repair) for the
+// command line, and marks usage mistakes.
+func (a *app) storeError(err error, cfg store.Config) error {
+	exists := store.Exists(a.store)
 	switch {
-	case err == nil:
-		return st, nil
 	case errors.Is(err, fs.ErrNotExist) && !exists:
-		return nil, fmt.Errorf("no memory store in %s (add or import something first, or pass --store DIR)", a.store)
+		return fmt.Errorf("no memory store in %s (add or import something first, or pass --store DIR)", a.store)
 	case errors.Is(err, embed.ErrUnknownScheme) || errors.Is(err, embed.ErrBadSpec):
-		return nil, usageError{fmt.Errorf("--embedder: %w", err)}
+		return usageError{fmt.Errorf("--embedder: %w", err)}
 	case errors.Is(err, vdb.ErrUnsupported) || (errors.Is(err, vdb.ErrUnknownBackend) && isFaiss(cfg.Backend)):
 		// A backend this binary was built without: not a usage mistake.
-		return nil, fmt.Errorf("--backend faiss: not built into this binary: rebuild with -tags faiss (needs cgo and libfaiss-dev): %w", err)
+		return fmt.Errorf("--backend faiss: not built into this binary: rebuild with -tags faiss (needs cgo and libfaiss-dev): %w", err)
 	case errors.Is(err, vdb.ErrUnknownBackend):
-		return nil, usageError{fmt.Errorf("unknown --backend %q: %w", a.backend, err)}
+		return usageError{fmt.Errorf("unknown --backend %q: %w", a.backend, err)}
+	case errors.Is(err, memory.ErrCorrupt):
+		return fmt.Errorf("%w\n(agentmem verify --store %s describes the damage; agentmem repair --store %s repairs it, keeping a backup)", err, a.store, a.store)
 	}
-	return nil, err
+	return err
 }
 
 func isFaiss(spec string) bool {

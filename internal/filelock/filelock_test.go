@@ -3,6 +3,10 @@
 package filelock
 
 import (
+	"fmt"
+	"os"
+	"time"
+
 	"path/filepath"
 	"testing"
 
@@ -28,4 +32,38 @@ func TestLockMissingDirectory(t *testing.T) {
 	_, err := Lock(filepath.Join(t.TempDir(), "no", "LOCK"))
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, ErrLocked)
+}
+
+func TestLockWait_WaitsForRelease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "LOCK")
+	held, err := LockWait(t.Context(), path, 0, nil)
+	require.NoError(t, err)
+	assert.Equal(t, os.Getpid(), Holder(path), "the holder writes its pid")
+
+	var saw int
+	done := make(chan error, 1)
+	go func() {
+		f, err := LockWait(t.Context(), path, 5*time.Second, func(h int) { saw = h })
+		if err == nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, held.Close())
+	require.NoError(t, <-done, "the waiter gets the lock once it is released")
+	assert.Equal(t, os.Getpid(), saw, "the waiter was told whom it waited for")
+}
+
+func TestLockWait_TimesOut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "LOCK")
+	held, err := LockWait(t.Context(), path, 0, nil)
+	require.NoError(t, err)
+	defer held.Close()
+	start := time.Now()
+	_, err = LockWait(t.Context(), path, 120*time.Millisecond, nil)
+	require.ErrorIs(t, err, ErrLocked)
+	assert.GreaterOrEqual(t, time.Since(start), 120*time.Millisecond)
+	assert.Contains(t, err.Error(), fmt.Sprintf("process %d", os.Getpid()))
+	assert.Contains(t, err.Error(), "waited")
 }

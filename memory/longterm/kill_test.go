@@ -32,7 +32,8 @@ func TestKill9Helper(t *testing.T) {
 	if err != nil {
 		panic(err)
 	}
-	m, err := Open(t.Context(), dir, emb)
+	// A small snapshot interval, so that kills also land in snapshots.
+	m, err := Open(t.Context(), dir, emb, WithSnapshotEvery(16))
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(3)
@@ -74,7 +75,7 @@ func TestKill9(t *testing.T) {
 	}
 	dir := t.TempDir()
 	acked := map[string]bool{}
-	for round, after := range []int{5, 23, 41, 3, 60} {
+	for round, after := range []int{5, 23, 41, 3, 60, 11, 37, 2, 52, 17} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Helper$", "-test.count=1")
 		cmd.Env = append(os.Environ(), killHelperEnv+"="+dir, fmt.Sprintf("%s_ROUND=%d", killHelperEnv, round))
 		stdout, err := cmd.StdoutPipe()
@@ -108,6 +109,11 @@ func TestKill9(t *testing.T) {
 		m, err := Open(t.Context(), dir, emb)
 		require.NoError(t, err, "round %d", round)
 		require.GreaterOrEqual(t, m.Len(), len(acked))
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			assert.NotContains(t, e.Name(), ".tmp-", "round %d: a writer's open removes temporary files", round)
+		}
 		for id := range acked {
 			_, ok := m.Get(id)
 			assert.True(t, ok, "round %d: acknowledged %s lost", round, id)
@@ -118,5 +124,5 @@ func TestKill9(t *testing.T) {
 			crash(m) // leave without a snapshot
 		}
 	}
-	t.Logf("%d acknowledged records survived 5 kills", len(acked))
+	t.Logf("%d acknowledged records survived 10 kills", len(acked))
 }

@@ -1,20 +1,27 @@
 package longterm
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentmem/agentmem/internal/filelock"
 )
 
-// lockDir takes an exclusive, non-blocking lock on dir/LOCK (flock where the
-// platform has it), so that two processes never append to one log.
-func lockDir(dir string) (*os.File, error) {
-	f, err := filelock.Lock(filepath.Join(dir, lockFileName))
+// lockDir takes an exclusive lock on dir/LOCK (flock where the platform has
+// it), so that two processes never append to one log. It waits up to wait
+// for another writer to finish, and says so on logger when it has to.
+func lockDir(ctx context.Context, dir string, wait time.Duration, logger *slog.Logger) (*os.File, error) {
+	path := filepath.Join(dir, lockFileName)
+	f, err := filelock.LockWait(ctx, path, wait, func(holder int) {
+		logger.Warn("longterm: store is locked by another writer; waiting", "dir", dir, "holder_pid", holder, "wait", wait)
+	})
 	if errors.Is(err, filelock.ErrLocked) {
-		return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+		return nil, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("longterm: lock: %w", err)

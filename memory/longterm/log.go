@@ -54,6 +54,11 @@ type logFile struct {
 	id   uint64
 	size int64 // offset of the next frame
 	buf  []byte
+	// broken is set when a failed append could not be rolled back.
+	broken error
+	// torn is the length of a torn tail that a read-only open skipped.
+	torn    int64
+	tornWhy string
 }
 
 // createLog creates a new, empty log at path (which must not exist) and syncs
@@ -95,16 +100,21 @@ func logHeader(id uint64) []byte {
 // openLog opens the log at path, calls fn for every intact frame at or after
 // offset from (0 means the first frame), and leaves the file positioned at
 // the end of the last intact frame. A torn tail — a last frame cut short, or
-// trailing zeros left by a crash — is copied to path+".broken", truncated
-// away and logged as a warning. Any other damage is an error wrapping
-// ErrCorrupt that names the file and the frame's offset; the file is not
-// modified in that case.
-func openLog(path string, from int64, logger *slog.Logger, fn func(off int64, payload []byte) error) (*logFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// trailing zeros left by a crash — is, with repair set, copied to
+// path+".broken", truncated away and logged as a warning; without repair
+// (a read-only open) it is only skipped, and l.torn says how long it is.
+// Any other damage is an error wrapping ErrCorrupt that names the file and
+// the frame's offset; the file is not modified in that case.
+func openLog(path string, from int64, repair bool, logger *slog.Logger, fn func(off int64, payload []byte) error) (*logFile, error) {
+	flag := os.O_RDWR
+	if !repair {
+		flag = os.O_RDONLY
+	}
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, fmt.Errorf("longterm: open log: %w", err)
 	}
-	l, err := scanLog(f, path, from, logger, fn)
+	l, err := scanLog(f, path, from, repair, logger, fn)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -112,7 +122,7 @@ func openLog(path string, from int64, logger *slog.Logger, fn func(off int64, pa
 	return l, nil
 }
 
-func scanLog(f *os.File, path string, from int64, logger *slog.Logger, fn func(off int64, payload []byte) error) (*logFile, error) {
+func scanLog(f *os.File, path string, from int64, repair bool, logger *slog.Logger, fn func(off int64, payload []byte) error) (*logFile, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("longterm: stat log: %w", err)
@@ -129,12 +139,12 @@ func scanLog(f *os.File, path string, from int64, logger *slog.Logger, fn func(o
 		return nil, fmt.Errorf("%w: %s: log format %d, this build reads %d", ErrVersion, path, v, logVersion)
 	}
 	l := &logFile{f: f, path: path, id: binary.LittleEndian.Uint64(hdr[8:])}
+	// The records before from (the snapshot's offset) are not replayed,
+	// but their checksums are checked: damage there would otherwise go
+	// unnoticed until the snapshot is next unusable.
 	off := int64(logHeaderSize)
-	if from > off {
-		if from > fileSize {
-			return nil, fmt.Errorf("%w: %s: offset %d is past the end (%d bytes)", ErrCorrupt, path, from, fileSize)
-		}
-		off = from
+	if from > fileSize {
+		return nil, fmt.Errorf("%w: %s: offset %d is past the end (%d bytes)", ErrCorrupt, path, from, fileSize)
 	}
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("longterm: seek log: %w", err)
@@ -183,12 +193,24 @@ func scanLog(f *os.File, path string, from int64, logger *slog.Logger, fn func(o
 		if crc32.Checksum(payload, castagnoli) != sum {
 			return nil, fmt.Errorf("%w: %s: offset %d: record checksum mismatch", ErrCorrupt, path, off)
 		}
-		if err := fn(off, payload); err != nil {
-			return nil, fmt.Errorf("%s: offset %d: %w", path, off, err)
+		next := off + frameHeader + int64(n)
+		if off < from && next > from {
+			return nil, fmt.Errorf("%w: %s: offset %d: the snapshot's log offset %d is inside this record", ErrCorrupt, path, off, from)
 		}
-		off += frameHeader + int64(n)
+		if off >= from {
+			if err := fn(off, payload); err != nil {
+				return nil, fmt.Errorf("%s: offset %d: %w", path, off, err)
+			}
+		}
+		off = next
 	}
-	if torn >= 0 {
+	if torn >= 0 && torn < from {
+		return nil, fmt.Errorf("%w: %s: offset %d: %s, but the snapshot covers the log up to %d", ErrCorrupt, path, torn, tornWhy, from)
+	}
+	if torn >= 0 && !repair {
+		l.torn, l.tornWhy = fileSize-torn, tornWhy
+		off = torn
+	} else if torn >= 0 {
 		if err := repairTail(f, path, torn, fileSize); err != nil {
 			return nil, err
 		}
@@ -256,9 +278,14 @@ func frame(dst, payload []byte) []byte {
 
 // append writes the framed payloads in one write and, if sync is set, fsyncs
 // the file: several records, one fsync (group commit). It returns the offset
-// of each frame. On a write error the file is truncated back to where it was
-// so that a later append does not follow a half-written frame.
+// of each frame. On a write or sync error the file is truncated back to where
+// it was, so that nothing of a failed append is left to replay and a later
+// append does not follow a half-written frame; if even that fails the log
+// refuses further appends.
 func (l *logFile) append(payloads [][]byte, sync bool) ([]int64, error) {
+	if l.broken != nil {
+		return nil, fmt.Errorf("longterm: %s: an earlier failed write could not be rolled back: %w", l.path, l.broken)
+	}
 	l.buf = l.buf[:0]
 	offs := make([]int64, len(payloads))
 	for i, p := range payloads {
@@ -266,15 +293,13 @@ func (l *logFile) append(payloads [][]byte, sync bool) ([]int64, error) {
 		l.buf = frame(l.buf, p)
 	}
 	if _, err := l.f.Write(l.buf); err != nil {
-		l.rollback()
-		return nil, fmt.Errorf("longterm: append to %s: %w", l.path, err)
+		return nil, l.rollback(fmt.Errorf("longterm: append to %s: %w", l.path, err))
 	}
 	if sync {
 		if err := l.f.Sync(); err != nil {
 			// After a failed fsync the page cache state is unknown
 			// (fsyncgate); do not pretend the records are durable.
-			l.rollback()
-			return nil, fmt.Errorf("longterm: sync %s: %w", l.path, err)
+			return nil, l.rollback(fmt.Errorf("longterm: sync %s: %w", l.path, err))
 		}
 	}
 	l.size += int64(len(l.buf))
@@ -284,9 +309,31 @@ func (l *logFile) append(payloads [][]byte, sync bool) ([]int64, error) {
 	return offs, nil
 }
 
-func (l *logFile) rollback() {
-	_ = l.f.Truncate(l.size)
-	_, _ = l.f.Seek(l.size, io.SeekStart)
+// rollback truncates the file back to l.size after a failed append and
+// returns err, joined with the rollback's own failure (which also marks
+// the log broken).
+func (l *logFile) rollback(err error) error {
+	if rerr := l.truncate(l.size); rerr != nil {
+		l.broken = rerr
+		return fmt.Errorf("%w; rolling back failed too, so the log may hold the records: %v", err, rerr)
+	}
+	return err
+}
+
+// truncate cuts the log at off (a frame boundary at or before l.size),
+// syncs it and positions it there.
+func (l *logFile) truncate(off int64) error {
+	if err := l.f.Truncate(off); err != nil {
+		return fmt.Errorf("longterm: truncate %s at %d: %w", l.path, off, err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("longterm: sync %s: %w", l.path, err)
+	}
+	if _, err := l.f.Seek(off, io.SeekStart); err != nil {
+		return fmt.Errorf("longterm: seek %s: %w", l.path, err)
+	}
+	l.size = off
+	return nil
 }
 
 func (l *logFile) sync() error {

@@ -230,8 +230,19 @@ const embedBatch = 512
 // embedding error nothing is stored (the error names the record's index). The
 // batch is written to the log with one fsync (group commit).
 func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) {
+	if err := m.writable(); err != nil {
+		return nil, err
+	}
 	if len(recs) == 0 {
 		return nil, nil
+	}
+	for i := range recs {
+		if err := m.checkSize(&recs[i]); err != nil {
+			if len(recs) > 1 {
+				return nil, fmt.Errorf("record %d: %w", i, err)
+			}
+			return nil, err
+		}
 	}
 	preps := make([]prepared, len(recs))
 	var texts []string
@@ -373,15 +384,12 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 	closed, next := m.closed, m.nextChild
 	m.mu.RUnlock()
 	type part struct {
-		r     *commitReq
-		adds  []*addRecord
-		first int   // the part's first frame in payloads
-		next  int64 // next child id after the part
-	}
-	var (
-		parts    []part
+		r        *commitReq
+		adds     []*addRecord
 		payloads [][]byte
-	)
+		next     int64 // next child id after the part
+	}
+	var parts []part
 	for _, r := range batch {
 		if closed {
 			finish(r, nil, ErrClosed)
@@ -391,7 +399,7 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 			finish(r, nil, err)
 			continue
 		}
-		pt := part{r: r, adds: make([]*addRecord, len(r.preps)), first: len(payloads)}
+		pt := part{r: r, adds: make([]*addRecord, len(r.preps))}
 		for i := range r.preps {
 			p := &r.preps[i]
 			a := &addRecord{rec: p.rec, dim: m.dim, children: make([]logChild, len(p.chunks))}
@@ -401,50 +409,143 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 			}
 			pt.adds[i] = a
 			if m.log != nil {
-				payloads = append(payloads, encodeAdd(nil, &a.rec, a.children, m.dim, p.vecs))
+				pt.payloads = append(pt.payloads, encodeAdd(nil, &a.rec, a.children, m.dim, p.vecs))
 			}
 		}
 		pt.next = next
 		parts = append(parts, pt)
 	}
-	var offs []int64
-	if m.log != nil && len(payloads) > 0 {
-		var err error
-		if offs, err = m.log.append(payloads, m.opts.sync); err != nil {
+	// Append every part, then apply them in order. A part that the indexes
+	// refuse (e.g. a Faiss IVF index that cannot train on so few vectors)
+	// is undone in the indexes and cut from the log with every part after
+	// it; the later parts are appended again. So an error means the part
+	// is stored nowhere, and success that it is durable and searchable.
+	for len(parts) > 0 {
+		offs := make([][]int64, len(parts))
+		if m.log != nil {
+			var all [][]byte
 			for _, pt := range parts {
-				finish(pt.r, nil, err)
+				all = append(all, pt.payloads...)
 			}
-			return
+			flat, err := m.log.append(all, m.opts.sync)
+			if err != nil {
+				for _, pt := range parts {
+					finish(pt.r, nil, err)
+				}
+				return
+			}
+			k := 0
+			for i, pt := range parts {
+				offs[i] = flat[k : k+len(pt.adds)]
+				k += len(pt.adds)
+			}
 		}
-	}
-	for _, pt := range parts {
-		o := make([]int64, len(pt.adds))
-		for i := range o {
-			o[i] = -1
+		rest := []part(nil)
+		for i, pt := range parts {
+			o := offs[i]
+			if o == nil {
+				o = make([]int64, len(pt.adds))
+				for j := range o {
+					o[j] = -1
+				}
+			}
+			ids, err := m.applyAll(pt.r.ctx, pt.adds, o, pt.next, pt.r.preps)
+			if err == nil {
+				finish(pt.r, ids, nil)
+				continue
+			}
 			if m.log != nil {
-				o[i] = offs[pt.first+i]
+				if terr := m.log.truncate(o[0]); terr != nil {
+					m.log.broken = terr
+					err = fmt.Errorf("%w; cutting it from the log failed too, so the log may hold it: %v", err, terr)
+					for _, later := range parts[i+1:] {
+						finish(later.r, nil, fmt.Errorf("longterm: not stored: %w", terr))
+					}
+					finish(pt.r, nil, err)
+					return
+				}
 			}
+			finish(pt.r, nil, err)
+			rest = parts[i+1:]
+			break
 		}
-		ids, err := m.applyAll(pt.r.ctx, pt.adds, pt.r.preps, o, pt.next)
-		finish(pt.r, ids, err)
+		parts = rest
 	}
 }
 
-func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, preps []prepared, offs []int64, next int64) ([]string, error) {
+// applyAll applies one AddBatch call's records to the indexes. If one
+// fails, the ones before it are undone (records they replaced are restored
+// from their log frames) and the error is returned: the call then changed
+// nothing in the indexes.
+func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, offs []int64, next int64, preps []prepared) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ids := make([]string, len(adds))
+	replaced := make([]*parent, len(adds))
 	for i, a := range adds {
+		replaced[i] = m.parents[a.rec.ID]
 		if err := m.apply(ctx, a, preps[i].vecs, offs[i]); err != nil {
-			// The record is in the log and will be applied on the next
-			// open; the in-memory indexes are now behind.
-			return nil, fmt.Errorf("longterm: index record %q: %w", a.rec.ID, err)
+			err = fmt.Errorf("longterm: index record %q: %w", a.rec.ID, err)
+			if uerr := m.undo(ctx, adds[:i+1], replaced[:i+1]); uerr != nil {
+				err = fmt.Errorf("%w; undoing the batch's earlier records failed: %v", err, uerr)
+			}
+			return nil, err
 		}
 		ids[i] = a.rec.ID
 	}
-	m.nextChild = next
+	m.nextChild = max(m.nextChild, next)
 	m.applied += len(adds)
 	return ids, nil
+}
+
+// undo takes the records adds out of the indexes, last first, and puts
+// back the records they replaced. m.mu must be held for writing.
+func (m *Memory) undo(ctx context.Context, adds []*addRecord, replaced []*parent) error {
+	var errs []error
+	for i := len(adds) - 1; i >= 0; i-- {
+		id := adds[i].rec.ID
+		if p := m.parents[id]; p != nil && p != replaced[i] {
+			if err := m.remove(ctx, p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		old := replaced[i]
+		if old == nil || m.parents[id] == old {
+			continue
+		}
+		if err := m.restore(ctx, old); err != nil {
+			errs = append(errs, fmt.Errorf("restore %q: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// restore re-applies a parent from its log frame (which carries its
+// vectors). m.mu must be held for writing.
+func (m *Memory) restore(ctx context.Context, p *parent) error {
+	if m.log == nil || p.off < 0 {
+		return errors.New("no log to restore it from")
+	}
+	payload, err := m.log.readFrame(p.off)
+	if err != nil {
+		return err
+	}
+	typ, body, err := decodeRecord(payload)
+	if err != nil {
+		return err
+	}
+	if typ != recAdd {
+		return fmt.Errorf("%w: frame at %d is not an add", ErrCorrupt, p.off)
+	}
+	a, err := decodeAdd(body)
+	if err != nil {
+		return err
+	}
+	vecs := make([][]float32, len(a.children))
+	for i := range vecs {
+		vecs[i] = a.vecs[i*a.dim : (i+1)*a.dim : (i+1)*a.dim]
+	}
+	return m.apply(ctx, a, vecs, p.off)
 }
 
 // maybeSnapshot writes a snapshot when WithSnapshotEvery's count of
@@ -537,6 +638,9 @@ func (m *Memory) namespaceDB(ctx context.Context, ns string) (*semantic.Vectors,
 // indexes and, for a memory on disk, appends a forget record to the log
 // (Compact then drops both from the file). An unknown id is ErrNotFound.
 func (m *Memory) Forget(ctx context.Context, id string) error {
+	if err := m.writable(); err != nil {
+		return err
+	}
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
 	m.mu.RLock()
@@ -578,7 +682,7 @@ func (m *Memory) Close() error {
 	}
 	m.mu.Unlock()
 	var errs []error
-	if m.log != nil && m.applied > 0 {
+	if m.log != nil && m.applied > 0 && !m.opts.store.readOnly {
 		// A backend that cannot save (no vdb.Persister) is not an error
 		// here: the next Open replays the log, which carries the vectors.
 		if err := m.snapshotLocked(context.Background()); err != nil && !errors.Is(err, errors.ErrUnsupported) {

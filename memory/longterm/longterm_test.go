@@ -557,7 +557,10 @@ func frameLen(b []byte, off int64) int64 {
 	return frameHeader + int64(uint32(b[off])|uint32(b[off+1])<<8|uint32(b[off+2])<<16|uint32(b[off+3])<<24)
 }
 
-func TestOpen_BadSnapshotFallsBackToLog(t *testing.T) {
+// TestOpen_BadSnapshotIsAnError: a damaged snapshot is damage, named, not
+// silently replaced (its files would be removed by the next snapshot);
+// Repair rebuilds it from the log without re-embedding.
+func TestOpen_BadSnapshotIsAnError(t *testing.T) {
 	dir := t.TempDir()
 	emb := newCounting(t, 64)
 	m := openStore(t, dir, emb)
@@ -571,12 +574,18 @@ func TestOpen_BadSnapshotFallsBackToLog(t *testing.T) {
 	b[len(b)/2] ^= 1
 	require.NoError(t, os.WriteFile(matches[0], b, 0o644))
 
-	var logs bytes.Buffer
+	_, err = Open(t.Context(), dir, emb)
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.Contains(t, err.Error(), matches[0])
+
 	before := emb.Texts()
-	m2 := openStore(t, dir, emb, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	rep, err := Repair(t.Context(), dir, emb, WithLogger(discardLogger))
+	require.NoError(t, err)
+	assert.Equal(t, 12, rep.RecordsAfter)
+	assert.Contains(t, rep.Rebuilt, "snapshot")
+	m2 := openStore(t, dir, emb)
 	defer m2.Close()
-	assert.Equal(t, before, emb.Texts(), "falling back re-embeds nothing")
-	assert.Contains(t, logs.String(), "snapshot not used")
+	assert.Equal(t, before, emb.Texts(), "repairing re-embeds nothing")
 	checkAll(t, m2, 12)
 }
 
@@ -758,7 +767,7 @@ func TestOpen_Locked(t *testing.T) {
 	dir := t.TempDir()
 	emb := newCounting(t, 64)
 	m := openStore(t, dir, emb)
-	_, err := Open(t.Context(), dir, emb)
+	_, err := Open(t.Context(), dir, emb, WithLockWait(0))
 	require.ErrorIs(t, err, ErrLocked)
 	require.NoError(t, m.Close())
 	m2 := openStore(t, dir, emb)
@@ -857,7 +866,7 @@ func TestOpen_OtherBackendRebuildsFromLog(t *testing.T) {
 	m2 := openStore(t, dir, emb, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 		WithBackend("test-other"))
 	assert.Equal(t, before, emb.Texts(), "vectors come from the log")
-	assert.Contains(t, logs.String(), "snapshot backend")
+	assert.Contains(t, logs.String(), "snapshot of another backend not used")
 	checkAll(t, m2, 7)
 	require.NoError(t, m2.Close())
 }

@@ -97,6 +97,8 @@ type options struct {
 	speakerBoost    float64
 	reranker        Reranker
 	rerankDepth     int
+
+	store storeOptions // durability.go
 }
 
 func defaultOptions() options {
@@ -112,6 +114,7 @@ func defaultOptions() options {
 		logger:          slog.Default(),
 		sync:            true,
 		snapshotEvery:   DefaultSnapshotEvery,
+		store:           defaultStoreOptions(),
 	}
 }
 

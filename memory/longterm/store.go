@@ -124,6 +124,16 @@ type snapMeta struct {
 	Parents   string            `json:"parents"`
 	Keyword   string            `json:"keyword,omitempty"` // the previous release's chunk index; no longer written or read
 	Vectors   map[string]string `json:"vectors"`           // namespace → file
+	// Checksum is the CRC-32C of the metadata's JSON encoding with
+	// Checksum 0 (absent in the previous release's snapshots).
+	Checksum uint32 `json:"checksum,omitempty"`
+}
+
+// sum returns the checksum of meta (its Checksum field left out).
+func (meta snapMeta) sum() uint32 {
+	meta.Checksum = 0
+	b, _ := json.Marshal(meta)
+	return crc32.Checksum(b, castagnoli)
 }
 
 // SnapshotVectorFiles returns the backend that wrote the latest snapshot in
@@ -163,113 +173,263 @@ func SnapshotVectorFiles(dir string) (backend string, files map[string]string, e
 // embedder of another Name or dimension is an error wrapping
 // ErrEmbedderMismatch. Nothing is re-embedded on open: the indexes are
 // loaded from the latest snapshot and the log records written after it are
-// replayed with the vectors they carry. A snapshot that is missing, stale
-// or unreadable is ignored with a warning (the log is the source of truth);
-// a torn log tail (the last record cut short by a crash) is copied to
-// memories.log.broken, truncated away and logged as a warning; any other
-// damage to the log or the manifest is an error wrapping ErrCorrupt (or
-// ErrVersion) that names the file and the offset, and leaves the files as
-// they were.
+// replayed with the vectors they carry.
 //
-// Only one Memory may have a store open at a time: Open takes a lock on
-// dir/LOCK (flock, released by Close or when the process dies) and fails
-// with ErrLocked while another holds it.
+// Damage is never repaired by deleting evidence. The one thing Open
+// repairs is a torn log tail — the last record cut short by a crash, or
+// trailing zeros — which it copies to memories.log.broken, truncates away
+// and logs as a warning. Any other damage — a record or frame whose
+// checksum fails, a log shorter than the snapshot says it was or from
+// another log, a missing or damaged manifest, log or snapshot file — is an
+// error wrapping ErrCorrupt (or ErrVersion) that names the file (and the
+// offset), and leaves every file of the store as it was; [Repair] (`agentmem
+// repair`) rebuilds what can be rebuilt and keeps a backup. A snapshot
+// written by another vector backend is not loaded: the indexes are rebuilt
+// from the log, without re-embedding. A writer's Open removes the files of
+// snapshots and compactions that a crash interrupted.
+//
+// Only one writer may have a store open at a time: Open takes a lock on
+// dir/LOCK (flock, released by Close or when the process dies), waits up to
+// WithLockWait (DefaultLockWait) for another writer to close it, and then
+// fails with ErrLocked. A memory opened WithReadOnly takes no lock.
 func Open(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (*Memory, error) {
-	m, err := New(ctx, emb, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("longterm: %w", err)
-	}
-	m.dir = dir
-	if m.lock, err = lockDir(dir); err != nil {
-		return nil, err
-	}
-	opened := false
-	defer func() {
-		if !opened {
-			m.lock.Close()
+	for attempt := 0; ; attempt++ {
+		m, err := New(ctx, emb, opts...)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	mpath := filepath.Join(dir, manifestFile)
+		if !m.opts.store.readOnly {
+			if err := m.open(ctx, dir); err != nil {
+				return nil, err
+			}
+			return m, nil
+		}
+		// A reader takes no lock, so a writer may replace the snapshot
+		// or compact the log while it reads: try again when that
+		// happened.
+		before := storeState(dir)
+		err = m.open(ctx, dir)
+		if err == nil {
+			return m, nil
+		}
+		if attempt >= 4 || storeState(dir) == before || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+}
+
+// storeState identifies the snapshot and the log of dir, so that a reader
+// notices a writer's snapshot or compaction.
+func storeState(dir string) string {
+	meta, _ := os.ReadFile(filepath.Join(dir, snapMetaFile))
+	id, _, _ := logIdentity(filepath.Join(dir, logFileName))
+	return fmt.Sprintf("%x/%s", id, meta)
+}
+
+// open does Open's work on a memory made by New.
+func (m *Memory) open(ctx context.Context, dir string) (err error) {
+	ro := m.opts.store.readOnly
+	m.dir = dir
+	if !ro && m.lock == nil { // Repair holds the lock already
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("longterm: %w", err)
+		}
+		if m.lock, err = lockDir(ctx, dir, m.opts.store.lockWait, m.opts.logger); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				m.lock.Close()
+				m.lock = nil
+			}
+		}()
+	}
 	lpath := filepath.Join(dir, logFileName)
-	want := Manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backend, Kind: m.opts.kind}
+	want := Manifest{Format: formatVersion, Embedder: m.emb.Name(), Dim: m.dim, Backend: m.opts.backend, Kind: m.opts.kind}
 	got, err := ReadManifest(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if _, err := os.Stat(lpath); err == nil {
-			return nil, fmt.Errorf("%w: %s: missing, but %s exists", ErrCorrupt, mpath, lpath)
+		if st, serr := os.Stat(lpath); serr == nil && st.Size() > logHeaderSize {
+			return fmt.Errorf("%w: %s: missing, but %s holds records", ErrCorrupt, filepath.Join(dir, manifestFile), lpath)
 		}
-		if err := writeManifest(dir, want); err != nil {
-			return nil, err
+		if ro {
+			return fmt.Errorf("longterm: no store in %s: %w", dir, err)
 		}
-		if m.log, err = createLog(lpath); err != nil {
-			return nil, err
-		}
-		opened = true
-		return m, nil
+		return m.create(dir, want)
 	case err != nil:
-		return nil, err
+		return err
 	}
 	if got.Embedder != want.Embedder || got.Dim != want.Dim {
-		return nil, fmt.Errorf("%w: %s was built by %s (dim %d), opened with %s (dim %d)",
+		return fmt.Errorf("%w: %s was built by %s (dim %d), opened with %s (dim %d)",
 			ErrEmbedderMismatch, dir, got.Embedder, got.Dim, want.Embedder, want.Dim)
 	}
 	if kind := cmp.Or(got.Kind, KindLong); kind != want.Kind {
-		return nil, fmt.Errorf("longterm: %w: %s holds a %s-term memory store, opened as %s-term",
+		return fmt.Errorf("longterm: %w: %s holds a %s-term memory store, opened as %s-term",
 			ErrInvalidOption, dir, kind, want.Kind)
+	}
+	meta, loaded, err := m.loadSnapshot(ctx)
+	if err != nil {
+		m.closeIndexes()
+		return err
+	}
+	from := int64(0)
+	if loaded {
+		from = meta.LogOffset
+	}
+	logPath, err := m.resolveLog(meta)
+	if err != nil {
+		m.closeIndexes()
+		return err
+	}
+	replay := func(off int64, p []byte) error { return m.replay(ctx, off, p) }
+	if m.log, err = openLog(logPath, from, !ro, m.opts.logger, replay); err != nil {
+		m.closeIndexes()
+		return err
+	}
+	if ro {
+		return nil
+	}
+	// Everything checked: finish what a crash interrupted and record the
+	// manifest's upgrade.
+	if logPath != lpath {
+		if err := os.Rename(logPath, lpath); err != nil {
+			m.log.close()
+			m.closeIndexes()
+			return fmt.Errorf("longterm: finish compaction: %w", err)
+		}
+		m.log.path = lpath
+		if err := atomicfile.SyncDir(dir); err != nil {
+			m.log.close()
+			m.closeIndexes()
+			return fmt.Errorf("longterm: finish compaction: %w", err)
+		}
+		m.opts.logger.Warn("longterm: finished an interrupted compaction", "dir", dir)
 	}
 	if got != want {
 		// A store of the previous release (no kind) or one that switches
 		// backend: record the kind and the spec its indexes are now
-		// opened with. The log and the snapshot are untouched; a
-		// snapshot of another backend is not loaded.
+		// opened with.
 		if err := writeManifest(dir, want); err != nil {
-			return nil, err
+			m.log.close()
+			m.closeIndexes()
+			return err
 		}
 	}
-
-	from := int64(0)
-	meta, err := m.loadSnapshot(ctx)
-	if err != nil {
-		m.opts.logger.Warn("longterm: snapshot not used; replaying the whole log", "dir", dir, "err", err)
-		m.reset()
-		meta = nil
-	}
-	if meta != nil {
-		from = meta.LogOffset
-	}
-	replay := func(off int64, p []byte) error { return m.replay(ctx, off, p) }
-	if m.log, err = m.openLogChecked(lpath, meta, from, replay); err != nil {
-		m.closeIndexes()
-		return nil, err
-	}
-	opened = true
-	return m, nil
+	m.removeLeftovers(meta)
+	return nil
 }
 
-// openLogChecked opens the log, replaying from the snapshot's offset when
-// the snapshot belongs to this log, and from the start otherwise.
-func (m *Memory) openLogChecked(lpath string, meta *snapMeta, from int64, replay func(int64, []byte) error) (*logFile, error) {
-	if meta != nil {
-		// Check the log id and length before trusting the offset.
-		f, err := os.Open(lpath)
-		if err != nil {
-			return nil, fmt.Errorf("longterm: open log: %w", err)
-		}
-		hdr := make([]byte, logHeaderSize)
-		_, rerr := io.ReadFull(f, hdr)
-		st, serr := f.Stat()
-		f.Close()
-		stale := rerr != nil || serr != nil || binary.LittleEndian.Uint64(hdr[8:]) != meta.LogID || st.Size() < meta.LogOffset
-		if stale {
-			m.opts.logger.Warn("longterm: snapshot does not match the log; replaying the whole log", "dir", m.dir)
-			m.reset()
-			from = 0
+// create makes an empty store in dir: the log first, then the manifest, so
+// that a crash in between leaves an empty log without a manifest, which
+// the next Open makes again. (A log with records but no manifest is
+// damage, refused before create is called.)
+func (m *Memory) create(dir string, man Manifest) error {
+	lpath := filepath.Join(dir, logFileName)
+	if _, err := os.Stat(lpath); err == nil {
+		if err := os.Remove(lpath); err != nil {
+			return fmt.Errorf("longterm: %w", err)
 		}
 	}
-	return openLog(lpath, from, m.opts.logger, replay)
+	var err error
+	if m.log, err = createLog(lpath); err != nil {
+		return err
+	}
+	if err := writeManifest(dir, man); err != nil {
+		m.log.close()
+		return err
+	}
+	return nil
+}
+
+// logIdentity reads the id in the header of the log at path and its size.
+func logIdentity(path string) (id uint64, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	hdr := make([]byte, logHeaderSize)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		return 0, 0, fmt.Errorf("%w: %s: offset 0: short header", ErrCorrupt, path)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	return binary.LittleEndian.Uint64(hdr[8:]), st.Size(), nil
+}
+
+// resolveLog returns the log to open and checks it against the snapshot
+// metadata (loaded or not): the snapshot must have been taken from this
+// log, and the log must be at least as long as the snapshot says it was —
+// otherwise records the snapshot holds would be lost, and that is damage,
+// not something to rebuild from. A snapshot of the log a compaction left
+// beside memories.log (stopped after its snapshot, before its rename) names
+// that log, which is then the one to open.
+func (m *Memory) resolveLog(meta *snapMeta) (string, error) {
+	lpath := filepath.Join(m.dir, logFileName)
+	id, size, err := logIdentity(lpath)
+	if meta == nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%w: %s: missing, but %s describes a store", ErrCorrupt, lpath, manifestFile)
+		}
+		return lpath, nil // openLog reports a bad header
+	}
+	if err == nil && id == meta.LogID {
+		if size < meta.LogOffset {
+			return "", fmt.Errorf("%w: %s: %d bytes, but %s (%d records) was taken when it held %d: the log lost records (agentmem repair rebuilds the store from what is left, keeping a backup)",
+				ErrCorrupt, lpath, size, filepath.Join(m.dir, snapMetaFile), meta.Records, meta.LogOffset)
+		}
+		return lpath, nil
+	}
+	cpath := lpath + compactSuffix
+	if cid, csize, cerr := logIdentity(cpath); cerr == nil && cid == meta.LogID && csize >= meta.LogOffset {
+		return cpath, nil
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%w: %s: missing, but %s describes a store", ErrCorrupt, lpath, manifestFile)
+		}
+		return "", err
+	}
+	return "", fmt.Errorf("%w: %s: log %016x, but %s was taken from log %016x (agentmem repair rebuilds the store from the log, keeping a backup)",
+		ErrCorrupt, lpath, id, filepath.Join(m.dir, snapMetaFile), meta.LogID)
+}
+
+// compactSuffix names the log Compact writes beside memories.log.
+const compactSuffix = ".compact"
+
+// removeLeftovers removes what interrupted writes left in the store
+// directory: atomicfile's temporary files, an unfinished compaction's log
+// and the files of snapshots other than meta's (a snapshot stopped before
+// its snapshot.json was written, or older generations a crash kept from
+// being removed). m.lock must be held. Failures only leave the files.
+func (m *Memory) removeLeftovers(meta *snapMeta) {
+	keep := ""
+	if meta != nil {
+		keep = fmt.Sprintf("%s%06d.", snapPrefix, meta.Gen)
+	}
+	entries, err := os.ReadDir(m.dir)
+	if err != nil {
+		return
+	}
+	var n int
+	var bytes int64
+	for _, e := range entries {
+		name := e.Name()
+		if !isLeftover(name, keep) || e.IsDir() {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			bytes += info.Size()
+		}
+		if os.Remove(filepath.Join(m.dir, name)) == nil {
+			n++
+		}
+	}
+	if n > 0 {
+		m.opts.logger.Info("longterm: removed files of interrupted writes", "dir", m.dir, "files", n, "bytes", bytes)
+	}
 }
 
 // replay applies one log record during Open.
@@ -309,42 +469,57 @@ func (m *Memory) replay(ctx context.Context, off int64, p []byte) error {
 	return nil
 }
 
-// reset empties the in-memory indexes (after a failed snapshot load).
-func (m *Memory) reset() {
-	m.closeIndexes()
-	m.parents = make(map[string]*parent)
-	m.children = make(map[int64]childRef)
-	m.vecs = make(map[string]*semantic.Vectors)
-	m.nextChild = 0
-	m.applied = 0
-}
-
 func (m *Memory) closeIndexes() {
 	for _, db := range m.vecs {
 		_ = db.Close()
 	}
 }
 
-// loadSnapshot loads the latest snapshot, if any (nil, nil when there is
-// none). On error the memory's state is undefined and must be reset.
-func (m *Memory) loadSnapshot(ctx context.Context) (*snapMeta, error) {
-	data, err := os.ReadFile(filepath.Join(m.dir, snapMetaFile))
+// loadSnapshot reads snapshot.json and, if the snapshot was written by the
+// memory's backend, loads it (loaded true). It returns nil without a
+// snapshot. A snapshot that cannot be read or does not add up is an error
+// wrapping ErrCorrupt that names the file; the memory's state is then
+// undefined.
+func (m *Memory) loadSnapshot(ctx context.Context) (meta *snapMeta, loaded bool, err error) {
+	mpath := filepath.Join(m.dir, snapMetaFile)
+	data, err := os.ReadFile(mpath)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, fmt.Errorf("longterm: %w", err)
 	}
-	var meta snapMeta
-	if err := json.Unmarshal(data, &meta); err != nil {
-		return nil, fmt.Errorf("%s: %w", snapMetaFile, err)
+	meta = new(snapMeta)
+	if err := json.Unmarshal(data, meta); err != nil {
+		return nil, false, fmt.Errorf("%w: %s: %v", ErrCorrupt, mpath, err)
 	}
 	if meta.Format != formatVersion {
-		return nil, fmt.Errorf("%s: format %d", snapMetaFile, meta.Format)
+		return nil, false, fmt.Errorf("%w: %s: format %d, this build reads %d", ErrVersion, mpath, meta.Format, formatVersion)
+	}
+	if meta.Checksum != 0 && meta.Checksum != meta.sum() {
+		return nil, false, fmt.Errorf("%w: %s: checksum mismatch", ErrCorrupt, mpath)
+	}
+	if meta.Parents == "" || meta.LogOffset < logHeaderSize || meta.Records < 0 {
+		return nil, false, fmt.Errorf("%w: %s: incomplete (parents %q, log offset %d)", ErrCorrupt, mpath, meta.Parents, meta.LogOffset)
 	}
 	if !sameBackend(meta.Backend, m.opts.backend) {
-		return nil, fmt.Errorf("snapshot backend %q, memory uses %q", meta.Backend, m.opts.backend)
+		m.opts.logger.Info("longterm: snapshot of another backend not used; rebuilding the indexes from the log",
+			"dir", m.dir, "snapshot_backend", meta.Backend, "backend", m.opts.backend)
+		return meta, false, nil
 	}
+	if err := m.loadSnapshotFiles(ctx, meta); err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		if errors.Is(err, ErrVersion) || errors.Is(err, ErrCorrupt) {
+			return nil, false, fmt.Errorf("longterm: snapshot %s: %w", mpath, err)
+		}
+		return nil, false, fmt.Errorf("%w: snapshot %s: %w", ErrCorrupt, mpath, err)
+	}
+	return meta, true, nil
+}
+
+func (m *Memory) loadSnapshotFiles(ctx context.Context, meta *snapMeta) error {
 	// The three parts are independent: load them in parallel (the
 	// vector files are the largest, the parents need the most decoding).
 	m.parents = make(map[string]*parent, meta.Records)
@@ -353,7 +528,7 @@ func (m *Memory) loadSnapshot(ctx context.Context) (*snapMeta, error) {
 	for ns := range meta.Vectors {
 		db, err := m.namespaceDB(ctx, ns)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dbs[ns] = db
 	}
@@ -371,19 +546,19 @@ func (m *Memory) loadSnapshot(ctx context.Context) (*snapMeta, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return err
 	}
 	// Cross-check: every child is in a vector index.
 	nvec := 0
 	for _, db := range m.vecs {
 		nvec += db.Len()
 	}
-	if nvec != len(m.children) || len(m.parents) != meta.Records {
-		return nil, fmt.Errorf("snapshot inconsistent: %d children, %d vectors, %d/%d records",
-			len(m.children), nvec, len(m.parents), meta.Records)
+	if nvec != len(m.children) || len(m.parents) != meta.Records || len(m.children) != meta.Children {
+		return fmt.Errorf("%w: snapshot inconsistent: %d children (%d recorded), %d vectors, %d records (%d recorded)",
+			ErrCorrupt, len(m.children), meta.Children, nvec, len(m.parents), meta.Records)
 	}
 	m.nextChild = max(m.nextChild, meta.NextChild)
-	return &meta, nil
+	return nil
 }
 
 // sameBackend reports whether a snapshot written by backend snap can be
@@ -482,6 +657,9 @@ func (m *Memory) loadParents(path string) error {
 // vdb.Persister (inmem and faiss do); otherwise the error wraps
 // errors.ErrUnsupported and Open keeps replaying the log.
 func (m *Memory) Snapshot(ctx context.Context) error {
+	if err := m.writable(); err != nil {
+		return err
+	}
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
 	m.mu.RLock()
@@ -534,6 +712,7 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 		}
 		meta.Vectors[ns] = f
 	}
+	meta.Checksum = meta.sum()
 	b, _ := json.MarshalIndent(meta, "", "  ")
 	if err := atomicfile.WriteBytes(filepath.Join(m.dir, snapMetaFile), append(b, '\n')); err != nil {
 		return fmt.Errorf("longterm: snapshot: %w", err)
@@ -552,9 +731,14 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 
 // Compact rewrites the log without forgotten and replaced records, so that
 // what Forget removed is gone from disk, and writes a fresh snapshot. The
-// new log is written beside the old one and renamed over it: a crash
-// leaves one or the other.
+// new log is written beside the old one (memories.log.compact), its
+// snapshot is written, and then it is renamed over the old one: a crash
+// leaves the old log with its snapshot, or the new log (which Open then
+// renames into place) with its own.
 func (m *Memory) Compact(ctx context.Context) error {
+	if err := m.writable(); err != nil {
+		return err
+	}
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
 	m.mu.RLock()
@@ -567,7 +751,7 @@ func (m *Memory) Compact(ctx context.Context) error {
 		return ErrNotDurable
 	}
 	lpath := filepath.Join(m.dir, logFileName)
-	tmp := lpath + ".compact"
+	tmp := lpath + compactSuffix
 	_ = os.Remove(tmp)
 	nl, err := createLog(tmp)
 	if err != nil {
@@ -608,27 +792,57 @@ func (m *Memory) Compact(ctx context.Context) error {
 	if err := nl.sync(); err != nil {
 		return fail(err)
 	}
-	if err := os.Rename(tmp, lpath); err != nil {
-		return fail(err)
+	canSave := true
+	for _, db := range m.vecs {
+		canSave = canSave && db.CanSave()
 	}
-	if err := atomicfile.SyncDir(m.dir); err != nil {
-		return fmt.Errorf("longterm: compact: %w", err)
+	if !canSave {
+		// No snapshot can name the new log: remove the old one's
+		// snapshot metadata first, so that no snapshot names a log
+		// that is gone.
+		if err := os.Remove(filepath.Join(m.dir, snapMetaFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fail(err)
+		}
 	}
-	nl.path = lpath
+	oldOff := make([]int64, len(live))
 	m.mu.Lock()
 	for i, p := range live {
+		oldOff[i] = p.off
 		p.off = newOff[i]
 	}
 	old := m.log
 	m.log = nl
 	m.mu.Unlock()
+	if canSave {
+		if err := m.snapshotLocked(ctx); err != nil {
+			m.mu.Lock()
+			for i, p := range live {
+				p.off = oldOff[i]
+			}
+			m.log = old
+			m.mu.Unlock()
+			return fail(err)
+		}
+	}
+	// From here on the new log is the store's (Open finds it beside the
+	// old one if the rename does not happen).
 	old.close()
-	return m.snapshotLocked(ctx)
+	if err := os.Rename(tmp, lpath); err != nil {
+		return fmt.Errorf("longterm: compact: %w", err)
+	}
+	nl.path = lpath
+	if err := atomicfile.SyncDir(m.dir); err != nil {
+		return fmt.Errorf("longterm: compact: %w", err)
+	}
+	return nil
 }
 
 // Sync makes every acknowledged write durable (needed only with
 // WithoutSync).
 func (m *Memory) Sync() error {
+	if err := m.writable(); err != nil {
+		return err
+	}
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
 	if m.log == nil {

@@ -310,7 +310,7 @@ func seededStore(t *testing.T, dim int, opts ...short.Option) (string, []memory.
 	return dir, hits
 }
 
-func TestOpen_DamagedSnapshotIsRebuilt(t *testing.T) {
+func TestOpen_DamagedSnapshotIsAnErrorAndRepairable(t *testing.T) {
 	ctx := t.Context()
 	dir, _ := seededStore(t, 256)
 	_, files, err := longterm.SnapshotVectorFiles(dir)
@@ -320,12 +320,16 @@ func TestOpen_DamagedSnapshotIsRebuilt(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(snap, data[:len(data)/2], 0o644))
 
-	var logs bytes.Buffer
 	emb := newHash(t, 256)
-	mem, err := short.Open(ctx, dir, emb, short.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	_, err = short.Open(ctx, dir, emb, short.WithLogger(quiet()))
+	require.ErrorIs(t, err, memory.ErrCorrupt, "a damaged snapshot is named, not silently replaced")
+	assert.Contains(t, err.Error(), snap)
+	rep, err := longterm.Repair(ctx, dir, emb, append(short.Options(), short.WithLogger(quiet()))...)
+	require.NoError(t, err)
+	assert.Equal(t, len(rounds), rep.RecordsAfter)
+	mem, err := short.Open(ctx, dir, emb, short.WithLogger(quiet()))
 	require.NoError(t, err)
 	defer mem.Close()
-	assert.Contains(t, logs.String(), "snapshot not used")
 	assert.Equal(t, int64(0), emb.Texts(), "the index is rebuilt from the log, without re-embedding")
 	hits, err := mem.Search(ctx, "LH 401")
 	require.NoError(t, err)

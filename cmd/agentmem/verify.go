@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/store"
+)
+
+func newVerifyCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify",
+		Short: "Check a store for damage (exit 1 if any)",
+		Long: `Verify checks every file of the store without writing to it or locking it:
+the manifest, every log record's checksums and contents, the snapshot's files
+and that the snapshot and the log agree. It prints what it found and exits 1
+on any damage (a torn log tail included), 0 otherwise. Files left by
+interrupted writes are listed but are no damage (the next write removes them).
+Run "agentmem repair" to repair a damaged store.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.config(cmd)
+			if err != nil {
+				return err
+			}
+			rep, verr := store.Verify(cmd.Context(), a.store, cfg)
+			out := cmd.OutOrStdout()
+			if a.json {
+				if err := json.NewEncoder(out).Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(out, "store      %s\nmemories   %d\nlog        %d records, %d bytes\n", a.store, rep.Records, rep.LogFrames, rep.LogBytes)
+				for _, f := range rep.Leftovers {
+					fmt.Fprintf(out, "leftover   %s (removed by the next write)\n", f)
+				}
+				for _, p := range rep.Problems {
+					fmt.Fprintf(out, "DAMAGE     %s\n", p)
+				}
+				if len(rep.Problems) == 0 && verr == nil {
+					fmt.Fprintln(out, "ok")
+				}
+			}
+			if verr != nil {
+				return a.storeError(verr, cfg)
+			}
+			return nil
+		},
+	}
+}
+
+func newRepairCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "repair",
+		Short: "Repair a damaged store, keeping a backup of every file",
+		Long: `Repair makes a damaged store usable again. It first copies every file of
+the store into a new directory inside it, repair-TIMESTAMP; then it keeps
+every intact record of the log (skipping damaged bytes), rewrites a damaged
+or missing manifest (from --embedder, --memory and --backend), and rebuilds
+the snapshot from the log, without re-embedding. It reports the byte ranges
+of the log it dropped and the ids of memories the old snapshot held that the
+repaired store does not. It waits for --wait for a writer to finish.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.config(cmd)
+			if err != nil {
+				return err
+			}
+			rep, err := store.Repair(cmd.Context(), a.store, cfg)
+			if err != nil {
+				return a.storeError(err, cfg)
+			}
+			out := cmd.OutOrStdout()
+			if a.json {
+				return json.NewEncoder(out).Encode(rep)
+			}
+			before := "unknown"
+			if rep.RecordsBefore >= 0 {
+				before = fmt.Sprint(rep.RecordsBefore)
+			}
+			fmt.Fprintf(out, "repaired %s: %d memories (the snapshot held %s)\nbackup   %s\n", a.store, rep.RecordsAfter, before, rep.Backup)
+			for _, r := range rep.Dropped {
+				fmt.Fprintf(out, "dropped  log bytes %d-%d (%d bytes): no intact record\n", r.Offset, r.Offset+r.Length, r.Length)
+			}
+			if len(rep.Lost) > 0 {
+				fmt.Fprintf(out, "lost     %d memories the snapshot held: %v (their text is in the backup)\n", len(rep.Lost), rep.Lost)
+			}
+			fmt.Fprintf(out, "rebuilt  %v\n", rep.Rebuilt)
+			return nil
+		},
+	}
+}
+
+// config is the store.Config of the global flags for verify and repair:
+// the store's own kind, embedder and backend unless given.
+func (a *app) config(cmd *cobra.Command) (store.Config, error) {
+	var cfg store.Config
+	if flagChanged(cmd, "memory") {
+		k, err := store.ParseKind(a.memory)
+		if err != nil {
+			return cfg, usageError{err}
+		}
+		cfg.Kind = k
+	}
+	if flagChanged(cmd, "embedder") {
+		cfg.Embedder = a.embedder
+	}
+	exists := store.Exists(a.store)
+	spec, err := a.backendSpec(cmd, exists && !errors.Is(infoErr(a.store), memory.ErrCorrupt))
+	if err != nil {
+		return cfg, err
+	}
+	if flagChanged(cmd, "backend") || flagChanged(cmd, "index") {
+		cfg.Backend = spec
+	}
+	cfg.LockWait = a.lockWait()
+	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return cfg, nil
+}
+
+func infoErr(dir string) error {
+	_, _, _, err := store.Info(dir)
+	return err
+}

@@ -1,0 +1,433 @@
+package longterm
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/atomicfile"
+)
+
+// VerifyReport is what [Verify] found in a store.
+type VerifyReport struct {
+	Dir       string `json:"store"`
+	Records   int    `json:"records"`    // live records, as Open sees them
+	LogBytes  int64  `json:"log_bytes"`  // length of the log's complete records
+	LogFrames int    `json:"log_frames"` // records (adds and forgets) in the log
+	// TornTail is the length of an incomplete last write at the end of the
+	// log (a crash's; the next writer's Open trims it, keeping a copy).
+	TornTail int64 `json:"torn_tail_bytes,omitempty"`
+	// Leftovers are files of interrupted writes (the next writer's Open
+	// removes them).
+	Leftovers []string `json:"leftovers,omitempty"`
+	// Problems is every piece of damage found; empty for a sound store.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Verify checks the store in dir without writing to it or taking its lock:
+// it opens it read-only (which checks the manifest, the snapshot files
+// against their checksums and counts and the log records after it), reads
+// the whole log again and checks that it holds exactly the records the
+// snapshot and its tail give. Any damage — including a torn log tail — is
+// listed in the report and makes the error wrap ErrCorrupt (or is Open's
+// error, e.g. ErrVersion or ErrEmbedderMismatch).
+func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (VerifyReport, error) {
+	rep := VerifyReport{Dir: dir}
+	m, err := Open(ctx, dir, emb, append(slices.Clone(opts), WithReadOnly())...)
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+		return rep, err
+	}
+	defer m.Close()
+	rep.Records = m.Len()
+	rep.LogBytes = m.log.size
+	if m.log.torn > 0 {
+		rep.TornTail = m.log.torn
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: torn tail: %d bytes at offset %d (%s); a writer's open trims it, keeping a copy in %s.broken",
+			m.log.path, m.log.torn, m.log.size, m.log.tornWhy, m.log.path))
+	}
+	// Every record of the whole log, decoded (vectors checked, not indexed).
+	live := map[string]bool{}
+	f, err := os.Open(m.log.path)
+	if err != nil {
+		return rep, fmt.Errorf("longterm: verify: %w", err)
+	}
+	_, err = scanLog(f, m.log.path, 0, false, m.opts.logger, func(off int64, p []byte) error {
+		rep.LogFrames++
+		typ, body, err := decodeRecord(p)
+		if err != nil {
+			return err
+		}
+		if typ == recForget {
+			id, err := decodeForget(body)
+			if err != nil {
+				return err
+			}
+			delete(live, id)
+			return nil
+		}
+		a, err := decodeAdd(body)
+		if err != nil {
+			return err
+		}
+		if a.dim != m.dim {
+			return fmt.Errorf("%w: record %q has vectors of dim %d, store has %d", ErrCorrupt, a.rec.ID, a.dim, m.dim)
+		}
+		live[a.rec.ID] = true
+		return nil
+	})
+	f.Close()
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	} else {
+		var missing, extra []string
+		m.mu.RLock()
+		for id := range live {
+			if m.parents[id] == nil {
+				missing = append(missing, id)
+			}
+		}
+		for id := range m.parents {
+			if !live[id] {
+				extra = append(extra, id)
+			}
+		}
+		m.mu.RUnlock()
+		if len(missing)+len(extra) > 0 {
+			slices.Sort(missing)
+			slices.Sort(extra)
+			rep.Problems = append(rep.Problems, fmt.Sprintf("the snapshot and the log disagree: %d records only in the log %v, %d only in the snapshot %v",
+				len(missing), firstFew(missing), len(extra), firstFew(extra)))
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	keep := ""
+	if meta, _, _ := m.readSnapMeta(); meta != nil {
+		keep = fmt.Sprintf("%s%06d.", snapPrefix, meta.Gen)
+	}
+	for _, e := range entries {
+		if isLeftover(e.Name(), keep) {
+			rep.Leftovers = append(rep.Leftovers, e.Name())
+		}
+	}
+	if len(rep.Problems) > 0 {
+		return rep, fmt.Errorf("%w: %s: %s", ErrCorrupt, dir, strings.Join(rep.Problems, "; "))
+	}
+	return rep, nil
+}
+
+func firstFew(ids []string) []string {
+	if len(ids) > 5 {
+		return append(ids[:5:5], "…")
+	}
+	return ids
+}
+
+// isLeftover reports whether a file of a store directory was left by an
+// interrupted write: a temporary file, an unfinished compaction's log, or
+// a snapshot file of a generation other than the one whose file names
+// start with keep ("" when there is no snapshot).
+func isLeftover(name, keep string) bool {
+	return (strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-")) ||
+		name == logFileName+compactSuffix ||
+		(strings.HasPrefix(name, snapPrefix) && (keep == "" || !strings.HasPrefix(name, keep)))
+}
+
+// readSnapMeta reads snapshot.json (nil without one).
+func (m *Memory) readSnapMeta() (*snapMeta, []byte, error) {
+	data, err := os.ReadFile(filepath.Join(m.dir, snapMetaFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var meta snapMeta
+	if err := json.Unmarshal(data, &meta); err != nil {
+		return nil, data, err
+	}
+	return &meta, data, nil
+}
+
+// RepairReport is what [Repair] did.
+type RepairReport struct {
+	Dir    string `json:"store"`
+	Backup string `json:"backup"` // directory holding every file as it was
+	// RecordsBefore is how many records the old snapshot said it held
+	// (-1: no readable snapshot); RecordsAfter how many the store holds now.
+	RecordsBefore int `json:"records_before"`
+	RecordsAfter  int `json:"records_after"`
+	// Dropped are the byte ranges of the log that held no intact record
+	// and are not in the repaired log.
+	Dropped []ByteRange `json:"dropped,omitempty"`
+	// Lost are the ids of records the old snapshot held that the repaired
+	// store does not (their text is in the backup's snapshot files).
+	Lost []string `json:"lost,omitempty"`
+	// Rebuilt names the files made anew: "manifest", "log", "snapshot".
+	Rebuilt []string `json:"rebuilt"`
+}
+
+// ByteRange is a range of a file.
+type ByteRange struct {
+	Offset int64 `json:"offset"`
+	Length int64 `json:"length"`
+}
+
+// Repair makes a damaged store in dir openable again, keeping everything it
+// replaces: it takes the store's lock, copies every file into a new
+// directory dir/repair-TIMESTAMP, then keeps every intact record of the log
+// (skipping damaged bytes to the next intact record, where Open would stop
+// with ErrCorrupt), rewrites a missing or damaged manifest from emb and
+// opts, drops the snapshot and rebuilds it from the log. The report says
+// what was dropped: the log's damaged byte ranges and the ids of records
+// the old snapshot held that the repaired store lacks. Repairing a sound
+// store loses nothing (it rebuilds its snapshot).
+func Repair(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (RepairReport, error) {
+	rep := RepairReport{Dir: dir, RecordsBefore: -1}
+	m, err := New(ctx, emb, opts...)
+	if err != nil {
+		return rep, err
+	}
+	if m.opts.store.readOnly {
+		return rep, ErrReadOnly
+	}
+	m.dir = dir
+	if _, err := os.Stat(dir); err != nil {
+		return rep, fmt.Errorf("longterm: repair: %w", err)
+	}
+	lock, err := lockDir(ctx, dir, m.opts.store.lockWait, m.opts.logger)
+	if err != nil {
+		return rep, err
+	}
+	defer func() {
+		if lock != nil {
+			lock.Close()
+		}
+	}()
+	if rep.Backup, err = backupStore(dir); err != nil {
+		return rep, err
+	}
+
+	// The manifest.
+	want := Manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backend, Kind: m.opts.kind}
+	got, err := ReadManifest(dir)
+	switch {
+	case err == nil:
+		if got.Embedder != want.Embedder || got.Dim != want.Dim {
+			return rep, fmt.Errorf("%w: %s was built by %s (dim %d), repaired with %s (dim %d)",
+				ErrEmbedderMismatch, dir, got.Embedder, got.Dim, want.Embedder, want.Dim)
+		}
+	case errors.Is(err, ErrVersion):
+		return rep, err
+	default: // missing or damaged
+		if err := writeManifest(dir, want); err != nil {
+			return rep, err
+		}
+		rep.Rebuilt = append(rep.Rebuilt, "manifest")
+	}
+
+	// What the old snapshot held.
+	old := map[string]bool{}
+	if meta, _, err := m.readSnapMeta(); err == nil && meta != nil {
+		rep.RecordsBefore = meta.Records
+		probe := &Memory{parents: map[string]*parent{}, children: map[int64]childRef{}}
+		if probe.loadParents(filepath.Join(dir, meta.Parents)) == nil {
+			for id := range probe.parents {
+				old[id] = true
+			}
+		}
+	}
+
+	// The log: keep every intact record.
+	lpath := filepath.Join(dir, logFileName)
+	dropped, rewrite, err := salvageLog(lpath, m.dim)
+	if err != nil {
+		return rep, err
+	}
+	rep.Dropped = dropped
+	if rewrite != nil {
+		tmp := lpath + ".repair"
+		_ = os.Remove(tmp)
+		nl, err := createLog(tmp)
+		if err != nil {
+			return rep, err
+		}
+		if len(rewrite) > 0 {
+			if _, err := nl.append(rewrite, true); err != nil {
+				nl.close()
+				return rep, err
+			}
+		}
+		nl.close()
+		if err := os.Rename(tmp, lpath); err != nil {
+			return rep, fmt.Errorf("longterm: repair: %w", err)
+		}
+		rep.Rebuilt = append(rep.Rebuilt, "log")
+	}
+
+	// The snapshot: dropped (it is in the backup) and rebuilt from the log.
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return rep, fmt.Errorf("longterm: repair: %w", err)
+	}
+	for _, e := range entries {
+		if n := e.Name(); n == snapMetaFile || isLeftover(n, "") {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				return rep, fmt.Errorf("longterm: repair: %w", err)
+			}
+		}
+	}
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return rep, err
+	}
+	m.lock, lock = lock, nil // Close releases it
+	if err := m.open(ctx, dir); err != nil {
+		m.lock.Close()
+		return rep, err
+	}
+	rep.RecordsAfter = m.Len()
+	for id := range old {
+		if _, ok := m.Get(id); !ok {
+			rep.Lost = append(rep.Lost, id)
+		}
+	}
+	slices.Sort(rep.Lost)
+	m.applied++ // make Close write the snapshot
+	if err := m.Close(); err != nil {
+		return rep, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, snapMetaFile)); err == nil {
+		rep.Rebuilt = append(rep.Rebuilt, "snapshot")
+	}
+	return rep, nil
+}
+
+// backupStore copies every regular file of dir (but the lock) into a new
+// directory dir/repair-TIMESTAMP and syncs it.
+func backupStore(dir string) (string, error) {
+	name := "repair-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	bdir := filepath.Join(dir, name)
+	if err := os.Mkdir(bdir, 0o755); err != nil {
+		return "", fmt.Errorf("longterm: repair: backup: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("longterm: repair: backup: %w", err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || e.Name() == lockFileName {
+			continue
+		}
+		if err := copyFile(filepath.Join(dir, e.Name()), filepath.Join(bdir, e.Name())); err != nil {
+			return "", fmt.Errorf("longterm: repair: backup: %w", err)
+		}
+	}
+	if err := atomicfile.SyncDir(bdir); err != nil {
+		return "", err
+	}
+	return bdir, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// salvageLog reads the log at path and returns the byte ranges that hold no
+// intact record and, if the log must be rewritten (damage, or a missing or
+// headless log), the payloads of its intact records in order (nil: the log
+// is sound as it is). A record is intact when both checksums match and it
+// decodes, with vectors of dimension dim.
+func salvageLog(path string, dim int) ([]ByteRange, [][]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, [][]byte{}, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("longterm: repair: %w", err)
+	}
+	var dropped []ByteRange
+	off := int64(logHeaderSize)
+	damaged := false
+	if len(data) < logHeaderSize || string(data[:6]) != logMagic {
+		damaged = true
+		dropped = append(dropped, ByteRange{0, min(int64(len(data)), logHeaderSize)})
+	}
+	intact := func(at int64) (int64, []byte) {
+		if int64(len(data))-at < frameHeader {
+			return 0, nil
+		}
+		fh := data[at : at+frameHeader]
+		n := int64(binary.LittleEndian.Uint32(fh))
+		if crc32.Checksum(fh[:8], castagnoli) != binary.LittleEndian.Uint32(fh[8:]) || n > maxPayload || at+frameHeader+n > int64(len(data)) {
+			return 0, nil
+		}
+		p := data[at+frameHeader : at+frameHeader+n]
+		if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(fh[4:]) {
+			return 0, nil
+		}
+		typ, body, err := decodeRecord(p)
+		if err != nil {
+			return 0, nil
+		}
+		if typ == recAdd {
+			if a, err := decodeAdd(body); err != nil || a.dim != dim {
+				return 0, nil
+			}
+		} else if _, err := decodeForget(body); err != nil {
+			return 0, nil
+		}
+		return frameHeader + n, p
+	}
+	var payloads [][]byte
+	for off < int64(len(data)) {
+		if n, p := intact(off); p != nil {
+			payloads = append(payloads, p)
+			off += n
+			continue
+		}
+		next := off + 1
+		for next < int64(len(data)) {
+			if _, p := intact(next); p != nil {
+				break
+			}
+			next++
+		}
+		dropped = append(dropped, ByteRange{off, next - off})
+		damaged = true
+		off = next
+	}
+	if !damaged {
+		return nil, nil, nil
+	}
+	if payloads == nil {
+		payloads = [][]byte{}
+	}
+	return dropped, payloads, nil
+}
