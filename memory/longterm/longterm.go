@@ -247,15 +247,11 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 	preps := make([]prepared, len(recs))
 	var texts []string
 	for i, r := range recs {
-		if err := prepare(&r, m.opts.chunkOpts, &preps[i]); err != nil {
+		if err := m.prepare(ctx, &r, &preps[i]); err != nil {
 			if len(recs) > 1 {
 				return nil, fmt.Errorf("record %d: %w", i, err)
 			}
 			return nil, err
-		}
-		if m.opts.wholeRecord {
-			t := preps[i].rec.Text
-			preps[i].chunks = []chunk.Chunk{{Text: t, Start: 0, End: len(t)}}
 		}
 		header := m.header(&preps[i].rec)
 		for _, c := range preps[i].chunks {
@@ -287,8 +283,10 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 	return m.commit(ctx, preps)
 }
 
-// prepare validates rec, fills in defaults and splits it into chunks.
-func prepare(rec *Record, co *chunk.Options, out *prepared) error {
+// prepare validates rec, fills in defaults and splits it into chunks (one
+// chunk, the whole text, with WithWholeRecords). Splitting checks ctx, so a
+// long text can be cancelled; its size was checked before (checkSize).
+func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error {
 	for _, s := range append([]string{rec.ID, rec.Text, rec.Namespace, rec.Speaker}, rec.Tags...) {
 		if !utf8.ValidString(s) {
 			return fmt.Errorf("%w in record %q", ErrInvalidUTF8, strings.ToValidUTF8(rec.ID, "\uFFFD"))
@@ -313,7 +311,19 @@ func prepare(rec *Record, co *chunk.Options, out *prepared) error {
 	}
 	rec.Tags = slices.Clone(rec.Tags)
 	out.rec = *rec
-	for _, c := range chunk.Split(rec.Text, co) {
+	if m.opts.wholeRecord {
+		out.chunks = []chunk.Chunk{{Text: rec.Text, Start: 0, End: len(rec.Text)}}
+		return nil
+	}
+	co := chunk.Options{MaxBytes: -1} // the record's size limit is WithMaxRecordBytes'
+	if m.opts.chunkOpts != nil {
+		co.MinRunes, co.MaxRunes = m.opts.chunkOpts.MinRunes, m.opts.chunkOpts.MaxRunes
+	}
+	chunks, err := chunk.SplitContext(ctx, rec.Text, &co)
+	if err != nil {
+		return err
+	}
+	for _, c := range chunks {
 		if hasWord(c.Text) {
 			out.chunks = append(out.chunks, c)
 		}
