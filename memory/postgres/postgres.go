@@ -493,3 +493,15 @@ func retryable(err error) bool {
 	}
 	return false
 }
+
+// Chunks returns the number of stored chunks (0 when the server cannot be
+// reached).
+func (m *Memory) Chunks() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var n int
+	if m.closed.Load() || m.pool.QueryRow(ctx, `SELECT count(*) FROM chunks`).Scan(&n) != nil {
+		return 0
+	}
+	return n
+}
