@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
@@ -39,6 +40,20 @@ type Config struct {
 	NoBM25 bool
 	// PerQuestion keeps every question's top-k ids per mode in the report.
 	PerQuestion bool
+	// Open, if set, opens the (empty) memory under test instead of a fresh
+	// in-process longterm.Memory, e.g. a memory/postgres store; Options are
+	// then not used. header is the index header WithSpeaker and WithDate
+	// ask for (nil for none), for the memory to index as
+	// longterm.WithIndexHeader does. Run closes the memory.
+	Open func(ctx context.Context, header func(memory.Record) string) (Memory, error)
+}
+
+// Memory is what Run needs of the memory under test. *longterm.Memory
+// implements it.
+type Memory interface {
+	memory.Records
+	memory.Querier
+	Close() error
 }
 
 // Scores are averages over a group of questions.
@@ -136,7 +151,17 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 	if cfg.WithSpeaker || cfg.WithDate {
 		opts = append(opts, longterm.WithIndexHeader(header(cfg.WithSpeaker, cfg.WithDate)))
 	}
-	mem, err := longterm.New(ctx, cfg.Embedder, opts...)
+	var mem Memory
+	var err error
+	if cfg.Open != nil {
+		var h func(memory.Record) string
+		if cfg.WithSpeaker || cfg.WithDate {
+			h = header(cfg.WithSpeaker, cfg.WithDate)
+		}
+		mem, err = cfg.Open(ctx, h)
+	} else {
+		mem, err = longterm.New(ctx, cfg.Embedder, opts...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +287,9 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 		}
 	}
 	rep.Turns = len(d.Turns) - rep.SkippedTurns
-	rep.Chunks = mem.Chunks()
+	if c, ok := mem.(interface{ Chunks() int }); ok {
+		rep.Chunks = c.Chunks()
+	}
 	rep.IngestSeconds = ingest.Seconds()
 	rep.TurnsPerSec = float64(rep.Turns) / max(ingest.Seconds(), 1e-9)
 	for i, name := range names {
@@ -291,7 +318,7 @@ func header(speaker, date bool) func(longterm.Record) string {
 
 // addTurns stores turns as records; a turn without a letter or digit is
 // skipped and counted, not fatal.
-func addTurns(ctx context.Context, mem *longterm.Memory, turns []Turn) (stored, skipped int, err error) {
+func addTurns(ctx context.Context, mem Memory, turns []Turn) (stored, skipped int, err error) {
 	recs := make([]longterm.Record, len(turns))
 	for i, t := range turns {
 		var tags []string

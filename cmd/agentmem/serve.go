@@ -27,6 +27,9 @@ long-term one unless --memory says otherwise. A non-loopback --addr needs a
 bearer token: AGENTMEM_TOKEN (any namespace) or
 AGENTMEM_TOKENS="tok1=user:42,tok2=*" (tokens pinned to a namespace).
 
+--store may be a PostgreSQL URL (postgres://user@host/db?schema=NAME): several
+servers then share one memory.
+
 MCP client config: {"command": "agentmem", "args": ["serve", "--stdio", "--store", "/path/mem"]}`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
@@ -34,12 +37,22 @@ MCP client config: {"command": "agentmem", "args": ["serve", "--stdio", "--store
 			if err != nil {
 				return usageError{err}
 			}
-			if !store.Exists(a.store) && !flagChanged(cmd, "memory") {
-				a.memory = string(store.Long)
-			}
-			st, err := a.open(cmd, !readOnly, store.Config{})
-			if err != nil {
-				return err
+			var st store.Memory
+			if store.IsURL(a.store) { // a PostgreSQL store (memory/postgres)
+				cfg := store.Config{Create: !readOnly}
+				if flagChanged(cmd, "embedder") {
+					cfg.Embedder = a.embedder
+				}
+				if st, err = store.OpenURL(cmd.Context(), a.store, cfg); err != nil {
+					return err
+				}
+			} else {
+				if !store.Exists(a.store) && !flagChanged(cmd, "memory") {
+					a.memory = string(store.Long)
+				}
+				if st, err = a.open(cmd, !readOnly, store.Config{}); err != nil {
+					return err
+				}
 			}
 			defer closeStore(st, &err) // after the server stopped: every acknowledged write is in it
 			opts := []server.Option{server.WithTokens(toks),

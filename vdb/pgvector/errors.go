@@ -83,3 +83,15 @@ func wrapErr(ctx context.Context, dsn, op string, err error) error {
 	// connection is gone (refused, reset, EOF, closed).
 	return fmt.Errorf("pgvector: %s on %s: %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(""))
 }
+
+// WrapError turns a driver error of a call op on the server described by
+// dsn (say, [RedactedDSN]'s answer) into this package's: context errors
+// stay context errors, a server that cannot be reached or a connection lost
+// wraps [ErrUnavailable] with the DSN and what to do, other server errors
+// carry op. For programs that run their own SQL beside the vectors.
+func WrapError(ctx context.Context, dsn, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return wrapErr(ctx, dsn, op, err)
+}

@@ -195,3 +195,7 @@ func redactedDSN(pc *pgxpool.Config) string {
 	c := pc.ConnConfig
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s", c.Host, c.Port, c.User, c.Database)
 }
+
+// RedactedDSN describes where a pool connects (host, port, user, database)
+// without the password, for error messages.
+func RedactedDSN(pc *pgxpool.Config) string { return redactedDSN(pc) }

@@ -139,28 +139,39 @@ func newDB(ctx context.Context, pool *pgxpool.Pool, owned bool, dim int, opts []
 // ensureExtension creates the vector extension in the database when it is
 // missing, and explains what to do when that is not possible.
 func (db *DB) ensureExtension(ctx context.Context) error {
+	return EnsureExtension(ctx, db.pool)
+}
+
+// EnsureExtension creates the vector extension in the database pool
+// connects to when it is missing. When that is not possible the error wraps
+// [ErrNoExtension] and says what to do (install pgvector on the server, or
+// have a superuser create the extension); a server that cannot be reached
+// wraps [ErrUnavailable]. Programs that keep their own tables beside the
+// vectors (a long-term store in PostgreSQL) call it before they create them.
+func EnsureExtension(ctx context.Context, pool *pgxpool.Pool) error {
+	dsn := redactedDSN(pool.Config())
 	var present bool
-	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = $1)`, extension).Scan(&present)
+	err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = $1)`, extension).Scan(&present)
 	if err != nil {
-		return db.wrap(ctx, "check extension", err)
+		return wrapErr(ctx, dsn, "check extension", err)
 	}
 	if present {
 		return nil
 	}
-	_, err = db.pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS `+pgx.Identifier{extension}.Sanitize())
+	_, err = pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS `+pgx.Identifier{extension}.Sanitize())
 	if err == nil {
 		return nil
 	}
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
-		return db.wrap(ctx, "create extension", err)
+		return wrapErr(ctx, dsn, "create extension", err)
 	}
 	switch pe.Code {
 	case "23505": // a concurrent CREATE EXTENSION won
 		return nil
 	case "58P01", "0A000", "22023": // control file missing: not installed on the server
 		var major string
-		_ = db.pool.QueryRow(ctx, `SELECT current_setting('server_version_num')::int / 10000`).Scan(&major)
+		_ = pool.QueryRow(ctx, `SELECT current_setting('server_version_num')::int / 10000`).Scan(&major)
 		if major == "" {
 			major = "NN"
 		}
@@ -168,12 +179,12 @@ func (db *DB) ensureExtension(ctx context.Context) error {
 			"Debian/Ubuntu apt-get install postgresql-%s-pgvector (from PGDG, apt.postgresql.org, when the distribution lacks it), "+
 			"RHEL pgvector_%s, Homebrew brew install pgvector, Docker the pgvector/pgvector:pg%s image, "+
 			"or build it from source (github.com/pgvector/pgvector); then reopen",
-			ErrNoExtension, db.dsn, err, major, major, major)
+			ErrNoExtension, dsn, err, major, major, major)
 	case "42501": // insufficient_privilege
 		return fmt.Errorf("%w in database %q and user %q may not create it: %w; ask a superuser to run CREATE EXTENSION vector; in that database, then reopen",
-			ErrNoExtension, db.pool.Config().ConnConfig.Database, db.pool.Config().ConnConfig.User, err)
+			ErrNoExtension, pool.Config().ConnConfig.Database, pool.Config().ConnConfig.User, err)
 	}
-	return db.wrap(ctx, "create extension", err)
+	return wrapErr(ctx, dsn, "create extension", err)
 }
 
 // ensureTable creates the table (and index) when missing and checks the

@@ -1,0 +1,117 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/memory/postgres"
+)
+
+// benchRecords makes n conversation-like records in one namespace from a
+// Zipf-distributed vocabulary, with codes and names sprinkled in.
+func benchRecords(n int) []memory.Record {
+	r := rand.New(rand.NewPCG(1, 2))
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%xq%d", i*7919%65536, i%97)
+	}
+	z := rand.NewZipf(r, 1.1, 1, uint64(len(vocab)-1))
+	recs := make([]memory.Record, n)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range recs {
+		var sb strings.Builder
+		for s := range 2 + r.IntN(3) {
+			for range 6 + r.IntN(10) {
+				sb.WriteString(vocab[z.Uint64()])
+				sb.WriteByte(' ')
+			}
+			if s == 0 && r.IntN(4) == 0 {
+				fmt.Fprintf(&sb, "ticket INC-%d ", r.IntN(100000))
+			}
+			sb.WriteString(". ")
+		}
+		recs[i] = memory.Record{ID: "r" + strconv.Itoa(i), Text: sb.String(), Namespace: "bench",
+			Speaker: []string{"User", "Assistant"}[i%2], Time: t0.Add(time.Duration(i) * time.Minute)}
+	}
+	return recs
+}
+
+type benchStore interface {
+	AddBatch(context.Context, []memory.Record) ([]string, error)
+	Query(context.Context, memory.Query) ([]memory.Hit, error)
+}
+
+// BenchmarkStores loads AGENTMEM_BENCH_N records (default 10,000) into a
+// directory store (memory/longterm on disk) and into PostgreSQL, in
+// batches of 500, and reports each one's ingest rate (records/s) and
+// hybrid query p50 and p99 over 200 queries of 3 words drawn from stored
+// records.
+func BenchmarkStores(b *testing.B) {
+	n := 10000
+	if v := os.Getenv("AGENTMEM_BENCH_N"); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(b, err)
+	}
+	recs := benchRecords(n)
+	r := rand.New(rand.NewPCG(3, 4))
+	queries := make([]string, 200)
+	for i := range queries {
+		words := strings.Fields(recs[r.IntN(n)].Text)
+		queries[i] = strings.Join([]string{words[r.IntN(len(words))], words[r.IntN(len(words))], words[r.IntN(len(words))]}, " ")
+	}
+	ctx := context.Background()
+	emb := hashEmb(b, 512)
+	stores := []struct {
+		name string
+		open func(b *testing.B) benchStore
+	}{
+		{"dir", func(b *testing.B) benchStore {
+			m, err := longterm.Open(ctx, b.TempDir(), emb)
+			require.NoError(b, err)
+			b.Cleanup(func() { m.Close() })
+			return m
+		}},
+		{"postgres", func(b *testing.B) benchStore {
+			m, err := postgres.Open(ctx, storeURL(b), emb, postgres.WithCreate())
+			require.NoError(b, err)
+			b.Cleanup(func() { m.Close() })
+			return m
+		}},
+	}
+	for _, st := range stores {
+		b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
+			for range b.N {
+				m := st.open(b)
+				start := time.Now()
+				for i := 0; i < n; i += 500 {
+					_, err := m.AddBatch(ctx, recs[i:min(i+500, n)])
+					require.NoError(b, err)
+				}
+				ingest := time.Since(start)
+				lat := make([]time.Duration, len(queries))
+				for i, q := range queries {
+					t := time.Now()
+					_, err := m.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
+					require.NoError(b, err)
+					lat[i] = time.Since(t)
+				}
+				slices.Sort(lat)
+				b.ReportMetric(float64(n)/ingest.Seconds(), "records/s")
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+			}
+		})
+	}
+}

@@ -1,0 +1,53 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/eval"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/postgres"
+)
+
+// TestEvalDevSet runs the retrieval evaluation on a data set (the
+// development set: AGENTMEM_EVAL_DATA=/work/shared/data/realmem) in the
+// in-process engine and in PostgreSQL, and fails if PostgreSQL's recall of
+// any mode at any k is more than 0.02 below the in-process one.
+// AGENTMEM_EVAL_EXACT=1 runs PostgreSQL's vector path without the HNSW
+// index.
+func TestEvalDevSet(t *testing.T) {
+	dir := os.Getenv("AGENTMEM_EVAL_DATA")
+	if dir == "" {
+		t.Skip("set AGENTMEM_EVAL_DATA to an eval data set directory (e.g. /work/shared/data/realmem)")
+	}
+	ctx := t.Context()
+	data, err := eval.Load(dir)
+	require.NoError(t, err)
+	emb := hashEmb(t, 512)
+	base, err := eval.Run(ctx, data, eval.Config{Embedder: emb, NoBM25: true})
+	require.NoError(t, err)
+	var kv []string
+	if os.Getenv("AGENTMEM_EVAL_EXACT") == "1" {
+		kv = []string{"exact", "1"}
+	}
+	url := storeURL(t, kv...)
+	pg, err := eval.Run(ctx, data, eval.Config{Embedder: emb, NoBM25: true,
+		Open: func(ctx context.Context, header func(memory.Record) string) (eval.Memory, error) {
+			return postgres.Open(ctx, url, emb, postgres.WithCreate(), postgres.WithIndexHeader(header))
+		}})
+	require.NoError(t, err)
+	t.Logf("ingest: in-process %.0f turns/s, PostgreSQL %.0f turns/s", base.TurnsPerSec, pg.TurnsPerSec)
+	for i, bm := range base.Modes {
+		pm := pg.Modes[i]
+		require.Equal(t, bm.Mode, pm.Mode)
+		for _, k := range base.Ks {
+			t.Logf("%-8s recall@%-2d in-process %.4f  PostgreSQL %.4f  (hit %.4f / %.4f)  p50 %.2f / %.2f ms",
+				bm.Mode, k, bm.Overall.Recall[k], pm.Overall.Recall[k], bm.Overall.Hit[k], pm.Overall.Hit[k], bm.P50Millis, pm.P50Millis)
+			assert.GreaterOrEqual(t, pm.Overall.Recall[k], bm.Overall.Recall[k]-0.02, "%s recall@%d", bm.Mode, k)
+		}
+	}
+}

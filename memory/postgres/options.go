@@ -1,0 +1,203 @@
+package postgres
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+
+	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
+)
+
+// Defaults, the in-process engine's (memory/longterm), so that a store
+// moved from a directory to PostgreSQL ranks the same.
+const (
+	DefaultTopK            = longterm.DefaultTopK
+	DefaultNamespace       = longterm.DefaultNamespace
+	DefaultVectorWeight    = longterm.DefaultVectorWeight
+	DefaultKeywordWeight   = longterm.DefaultKeywordWeight
+	DefaultNeighbourWeight = longterm.DefaultNeighbourWeight
+	DefaultSpeakerBoost    = longterm.DefaultSpeakerBoost
+	// DefaultEfSearch is the HNSW search list size of the vector path
+	// (raised to the query's depth when that is larger).
+	DefaultEfSearch = 100
+)
+
+type options struct {
+	create          bool
+	topK            int
+	minScore        float32
+	mode            memory.Mode
+	vectorWeight    float64
+	keywordWeight   float64
+	neighbourWeight float64
+	speakerBoost    float64
+	header          func(memory.Record) string
+	chunkOpts       *chunk.Options
+	exact           bool
+	efSearch        int
+	logger          *slog.Logger
+}
+
+func defaultOptions() options {
+	return options{
+		topK:            DefaultTopK,
+		vectorWeight:    DefaultVectorWeight,
+		keywordWeight:   DefaultKeywordWeight,
+		neighbourWeight: DefaultNeighbourWeight,
+		speakerBoost:    DefaultSpeakerBoost,
+		efSearch:        DefaultEfSearch,
+		logger:          slog.Default(),
+	}
+}
+
+// An Option configures Open. An option with a value out of range makes
+// Open fail with an error wrapping memory.ErrInvalidArgument.
+type Option func(*options) error
+
+func (o *options) apply(opts []Option) error {
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(o); err != nil {
+			return fmt.Errorf("postgres: %w: %w", errs.InvalidArgument, err)
+		}
+	}
+	return nil
+}
+
+// WithCreate creates the store (schema, tables, manifest) when the schema
+// holds none; without it a missing store is an error wrapping
+// fs.ErrNotExist.
+func WithCreate() Option {
+	return func(o *options) error { o.create = true; return nil }
+}
+
+// WithTopK sets how many memories Search (and a Query with K = 0)
+// returns; k must be positive. As longterm.WithTopK.
+func WithTopK(k int) Option {
+	return func(o *options) error {
+		if k <= 0 {
+			return fmt.Errorf("top k must be positive, got %d", k)
+		}
+		o.topK = k
+		return nil
+	}
+}
+
+// WithMinScore sets the default minimum cosine of a vector-path match, in
+// [-1, 1]. As longterm.WithMinScore.
+func WithMinScore(s float32) Option {
+	return func(o *options) error {
+		if !(s >= -1 && s <= 1) {
+			return fmt.Errorf("minimum score must be in [-1, 1], got %v", s)
+		}
+		o.minScore = s
+		return nil
+	}
+}
+
+// WithMode sets the paths Search runs (Hybrid by default).
+func WithMode(m memory.Mode) Option {
+	return func(o *options) error {
+		if m < memory.Hybrid || m > memory.KeywordOnly {
+			return fmt.Errorf("unknown mode %d", m)
+		}
+		o.mode = m
+		return nil
+	}
+}
+
+// WithScoreFusion sets the weights of score fusion, as
+// longterm.WithScoreFusion: finite, ≥ 0, not both 0.
+func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
+	return func(o *options) error {
+		for _, w := range []float64{vectorWeight, keywordWeight} {
+			if !(w >= 0) || math.IsInf(w, 0) {
+				return fmt.Errorf("fusion weight %v is not a finite number ≥ 0", w)
+			}
+		}
+		if vectorWeight+keywordWeight == 0 {
+			return fmt.Errorf("fusion weights are all 0")
+		}
+		o.vectorWeight, o.keywordWeight = vectorWeight, keywordWeight
+		return nil
+	}
+}
+
+// WithNeighbourWeight sets what the previous record's words are worth on
+// the keyword path, in [0, 1]. As longterm.WithNeighbourWeight.
+func WithNeighbourWeight(w float64) Option {
+	return func(o *options) error {
+		if !(w >= 0 && w <= 1) {
+			return fmt.Errorf("neighbour weight %v is not in [0, 1]", w)
+		}
+		o.neighbourWeight = w
+		return nil
+	}
+}
+
+// WithSpeakerBoost sets the keyword-path boost of a record spoken by a
+// speaker the query names. As longterm.WithSpeakerBoost.
+func WithSpeakerBoost(boost float64) Option {
+	return func(o *options) error {
+		if !(boost >= 0) || math.IsInf(boost, 0) {
+			return fmt.Errorf("speaker boost %v is not a finite number ≥ 0", boost)
+		}
+		o.speakerBoost = boost
+		return nil
+	}
+}
+
+// WithIndexHeader sets a header indexed with every record on both paths
+// (not stored in its text). As longterm.WithIndexHeader; every process
+// writing the store must use the same one.
+func WithIndexHeader(header func(memory.Record) string) Option {
+	return func(o *options) error { o.header = header; return nil }
+}
+
+// WithChunkOptions sets how records are split into chunks (nil: chunk's
+// defaults).
+func WithChunkOptions(c *chunk.Options) Option {
+	return func(o *options) error {
+		if c != nil {
+			cp := *c
+			o.chunkOpts = &cp
+		}
+		return nil
+	}
+}
+
+// WithExact makes the vector path an exact scan (no HNSW index is
+// created, and an existing one is not used): for small stores, for
+// measuring the index's recall, or to bulk-load before the index is built
+// (open without it afterwards to build it). The URL parameter exact=1 sets
+// it too.
+func WithExact() Option {
+	return func(o *options) error { o.exact = true; return nil }
+}
+
+// WithEfSearch sets HNSW's search list size (1–1000, DefaultEfSearch); a
+// query deeper than ef searches with its depth.
+func WithEfSearch(ef int) Option {
+	return func(o *options) error {
+		if ef < 1 || ef > 1000 {
+			return fmt.Errorf("ef_search %d is not in [1, 1000]", ef)
+		}
+		o.efSearch = ef
+		return nil
+	}
+}
+
+// WithLogger sets where warnings go (slog.Default() by default).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l != nil {
+			o.logger = l
+		}
+		return nil
+	}
+}

@@ -1,0 +1,507 @@
+// Package postgres is agentmem's long-term memory kept in PostgreSQL (with
+// the pgvector extension), so that several processes — `agentmem serve`
+// replicas, CLIs, batch jobs — share one memory: what one writes, the
+// others find on their next query.
+//
+// It ranks as the in-process engine (memory/longterm) does: records are
+// split into sentence-sized chunks (package chunk) whose vectors are
+// searched by cosine; the keyword path is BM25 over whole records with
+// per-namespace statistics, a neighbour field (the previous record's text
+// in the namespace) and a boost for speakers the query names; hybrid
+// search fuses the two with the same calibrated score fusion. The keyword
+// path does not approximate BM25 with ts_rank: records are tokenized by
+// package keyword's tokenizer in Go, their term frequencies and lengths
+// are stored as postings, and each namespace's document count and total
+// length are kept in its row, all in the write's transaction; a query
+// reads the postings of its terms and scores them exactly as
+// keyword.Index does (see score.go).
+//
+// # Schema
+//
+// A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
+// URL): tables manifest (embedder and dimension), schema_migrations,
+// namespaces (with the BM25 statistics), records, chunks (text and
+// vector(dim), with an HNSW index unless exact=1), postings and speakers.
+// Open creates and migrates it (versioned migrations in one transaction,
+// under an advisory lock); a schema newer than this build is
+// memory.ErrVersion, a store built with another embedder or dimension
+// memory.ErrEmbedderMismatch.
+//
+// Vectors live in the chunks table with their records rather than in
+// vdb/pgvector's per-namespace tables: a batch of records, their chunks,
+// vectors, postings and statistics is then one transaction, so a
+// connection lost mid-batch leaves nothing half-written, and a namespace is
+// a column filter (HNSW with pgvector's iterative scan) rather than a
+// table per user.
+//
+// # Concurrency and durability
+//
+// A write is one transaction that locks the rows of the namespaces it
+// touches (in name order, so writers do not deadlock): writers of different
+// namespaces run in parallel, writers of one namespace in turn, and the
+// insertion order (the neighbour field) is the commit order. Adding a record
+// whose id is stored replaces it, in whichever process; concurrent adds of
+// one id leave exactly one record. Add returns after COMMIT, so an
+// acknowledged write survives a crash of the process (and, with the
+// server's synchronous_commit on, of the server).
+//
+// # URL
+//
+//	postgres://agent:pw@db.example:5432/memory?sslmode=require&schema=team_a&exact=0
+//
+// schema and exact are agentmem's; every other parameter is pgx's (libpq
+// keywords, pool_max_conns, server settings).
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/vdb"
+	"github.com/agentmem/agentmem/vdb/pgvector"
+)
+
+// Errors besides memory's shared ones: they are vdb/pgvector's, so one
+// errors.Is covers both.
+var (
+	// ErrUnavailable: the server could not be reached (down, wrong host,
+	// unknown database, authentication refused) or the connection was lost
+	// during a call. Nothing of a failed write was stored (unless the
+	// connection broke during COMMIT); retrying is safe, since a record
+	// with an id replaces itself.
+	ErrUnavailable = pgvector.ErrUnavailable
+	// ErrNoExtension: the server lacks pgvector, or the database lacks the
+	// extension and the user may not create it. The error says what to do.
+	ErrNoExtension = pgvector.ErrNoExtension
+)
+
+// Memory is a long-term memory in PostgreSQL. It implements memory.Memory,
+// memory.Records, memory.Querier and memory.Lister, and is safe for
+// concurrent use; any number of Memory values, in any number of processes,
+// may share one store.
+type Memory struct {
+	pool   *pgxpool.Pool
+	dsn    string // without the password, for errors
+	schema string
+	emb    embed.Embedder
+	dim    int
+	tok    keyword.Tokenizer
+	opts   options
+	closed atomic.Bool
+}
+
+var (
+	_ memory.Memory  = (*Memory)(nil)
+	_ memory.Records = (*Memory)(nil)
+	_ memory.Querier = (*Memory)(nil)
+	_ memory.Lister  = (*Memory)(nil)
+)
+
+// Open opens the store at url (a postgres:// URL, see the package
+// documentation) for embedder emb, creating it with WithCreate. It checks
+// the server, the vector extension (creating it when the user may), the
+// schema version and the manifest before it returns. Errors: a bad URL or
+// option wraps memory.ErrInvalidArgument; a server that cannot be reached
+// ErrUnavailable; no pgvector ErrNoExtension; no store (without
+// WithCreate) fs.ErrNotExist; a newer schema memory.ErrVersion; another
+// embedder memory.ErrEmbedderMismatch. Each says what to do.
+func Open(ctx context.Context, url string, emb embed.Embedder, opts ...Option) (*Memory, error) {
+	if emb == nil {
+		return nil, fmt.Errorf("postgres: %w: nil embedder", errs.InvalidArgument)
+	}
+	o := defaultOptions()
+	if err := o.apply(opts); err != nil {
+		return nil, err
+	}
+	pc, schema, exact, err := parseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	o.exact = o.exact || exact
+	pc.ConnConfig.RuntimeParams["search_path"] = schema + ", public"
+	dim, err := embed.Dimension(ctx, emb)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	tok, err := keyword.NewTokenizer()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: keyword tokenizer: %w", err)
+	}
+	m := &Memory{dsn: pgvector.RedactedDSN(pc), schema: schema, emb: emb, dim: dim, tok: tok, opts: o}
+	m.pool, err = pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, m.wrap(ctx, "connect", err)
+	}
+	if err := m.init(ctx); err != nil {
+		m.pool.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Memory) init(ctx context.Context) error {
+	if err := m.pool.Ping(ctx); err != nil {
+		return m.wrap(ctx, "connect", err)
+	}
+	if err := pgvector.EnsureExtension(ctx, m.pool); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if err := m.migrate(ctx, m.opts.create); err != nil {
+		return err
+	}
+	if !m.opts.exact {
+		// Built over the rows already there when missing (faster than
+		// growing it one insert at a time after a bulk load with exact=1).
+		if _, err := m.pool.Exec(ctx, `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`); err != nil {
+			return m.wrap(ctx, "create HNSW index", err)
+		}
+	}
+	return nil
+}
+
+// Schema returns the PostgreSQL schema that holds the store.
+func (m *Memory) Schema() string { return m.schema }
+
+// Pool returns the connection pool (for administration and tests).
+func (m *Memory) Pool() *pgxpool.Pool { return m.pool }
+
+// Close closes the connection pool; it is idempotent, and other methods
+// return memory.ErrClosed afterwards. Nothing needs flushing: every
+// acknowledged write is committed.
+func (m *Memory) Close() error {
+	if m.closed.Swap(true) {
+		return nil
+	}
+	m.pool.Close()
+	return nil
+}
+
+// wrap turns a driver error into the package's.
+func (m *Memory) wrap(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if m.closed.Load() {
+		return fmt.Errorf("postgres: %s: %w (%v)", op, errs.Closed, err)
+	}
+	return fmt.Errorf("postgres: %w", pgvector.WrapError(ctx, m.dsn, op, err))
+}
+
+func (m *Memory) check(ctx context.Context) error {
+	if m.closed.Load() {
+		return fmt.Errorf("postgres: %w", errs.Closed)
+	}
+	return ctx.Err()
+}
+
+// acquire takes a connection with pgvector's types registered.
+func (m *Memory) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	c, err := m.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := c.Conn().TypeMap().TypeForName("vector"); !ok {
+		if err := pgxvec.RegisterTypes(ctx, c.Conn()); err != nil {
+			c.Release()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Len returns the number of stored records (0 when the server cannot be
+// reached).
+func (m *Memory) Len() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var n int
+	if m.closed.Load() || m.pool.QueryRow(ctx, `SELECT count(*) FROM records`).Scan(&n) != nil {
+		return 0
+	}
+	return n
+}
+
+// Get returns the record with the given id and whether it is stored (false
+// also when the server cannot be reached).
+func (m *Memory) Get(id string) (memory.Record, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if m.closed.Load() {
+		return memory.Record{}, false
+	}
+	var r memory.Record
+	err := m.pool.QueryRow(ctx, `SELECT r.id, r.text, r.time, n.name, r.speaker, r.tags FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = $1`, id).
+		Scan(&r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags)
+	if err != nil {
+		return memory.Record{}, false
+	}
+	r.Time = r.Time.UTC()
+	if len(r.Tags) == 0 {
+		r.Tags = nil
+	}
+	return r, true
+}
+
+// Update stores segment in DefaultNamespace. It implements memory.Memory.
+func (m *Memory) Update(ctx context.Context, segment string) error {
+	_, err := m.Add(ctx, memory.Record{Text: segment})
+	return err
+}
+
+// Search runs the memory's default mode over every namespace. It
+// implements memory.Memory.
+func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, error) {
+	return m.Query(ctx, memory.Query{Text: question, Mode: m.opts.mode})
+}
+
+// Add stores rec and returns its id; the record is committed and
+// searchable (by every process) when Add returns.
+func (m *Memory) Add(ctx context.Context, rec memory.Record) (string, error) {
+	ids, err := m.AddBatch(ctx, []memory.Record{rec})
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
+}
+
+// prepared is a validated, chunked, embedded and tokenized record.
+type prepared struct {
+	rec     memory.Record
+	chunks  []chunk.Chunk
+	vecs    [][]float32 // normalised
+	terms   map[string]int
+	textLen int
+}
+
+const embedBatch = 512
+
+// AddBatch stores recs in order, all or nothing, in one transaction, and
+// returns their ids. Validation and embedding come first; on any error
+// nothing is stored. A record whose id is stored replaces it; when recs
+// repeat an id the last one is stored.
+func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	preps := make([]prepared, len(recs))
+	var texts []string
+	for i, r := range recs {
+		if err := m.prepare(r, &preps[i]); err != nil {
+			if len(recs) > 1 {
+				return nil, fmt.Errorf("postgres: record %d: %w", i, err)
+			}
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+		header := m.header(&preps[i].rec)
+		for _, c := range preps[i].chunks {
+			texts = append(texts, header+c.Text)
+		}
+	}
+	vecs := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += embedBatch {
+		v, err := m.emb.Embed(ctx, texts[start:min(start+embedBatch, len(texts))])
+		if err != nil {
+			return nil, fmt.Errorf("postgres: embed: %w", err)
+		}
+		vecs = append(vecs, v...)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("postgres: embedder %s returned %d vectors for %d texts", m.emb.Name(), len(vecs), len(texts))
+	}
+	k := 0
+	for i := range preps {
+		n := len(preps[i].chunks)
+		preps[i].vecs = make([][]float32, n)
+		for j := range n {
+			v := make([]float32, m.dim)
+			if err := vdb.CheckVector(vecs[k], m.dim); err != nil {
+				return nil, fmt.Errorf("postgres: embedder %s, text %q: %w", m.emb.Name(), texts[k], err)
+			}
+			if err := vdb.Normalize(v, vecs[k]); err != nil {
+				return nil, fmt.Errorf("postgres: embedder %s, text %q: %w", m.emb.Name(), texts[k], err)
+			}
+			preps[i].vecs[j] = v
+			k++
+		}
+	}
+	if err := m.commit(ctx, preps); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(preps))
+	for i := range preps {
+		ids[i] = preps[i].rec.ID
+	}
+	return ids, nil
+}
+
+// prepare validates rec, fills in its defaults, chunks and tokenizes it.
+// It mirrors memory/longterm's prepare.
+func (m *Memory) prepare(rec memory.Record, out *prepared) error {
+	for _, s := range append([]string{rec.ID, rec.Text, rec.Namespace, rec.Speaker}, rec.Tags...) {
+		if !utf8.ValidString(s) {
+			return fmt.Errorf("%w: invalid UTF-8 in record %q", errs.InvalidArgument, strings.ToValidUTF8(rec.ID, "\uFFFD"))
+		}
+		if strings.IndexByte(s, 0) >= 0 {
+			// PostgreSQL text cannot hold NUL.
+			return fmt.Errorf("%w: NUL byte in record %q", errs.InvalidArgument, strings.ToValidUTF8(rec.ID, "\uFFFD"))
+		}
+	}
+	if !hasWord(rec.Text) {
+		if strings.TrimSpace(rec.Text) == "" {
+			return fmt.Errorf("%w (record %q)", errs.EmptyInput, rec.ID)
+		}
+		return fmt.Errorf("%w: record %q has no letter or digit to index", errs.EmptyInput, rec.ID)
+	}
+	if rec.Namespace == "" {
+		rec.Namespace = DefaultNamespace
+	}
+	if rec.Time.IsZero() {
+		rec.Time = time.Now()
+	}
+	// PostgreSQL keeps microseconds.
+	rec.Time = rec.Time.UTC().Truncate(time.Microsecond)
+	if rec.ID == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		rec.ID = hex.EncodeToString(b[:])
+	}
+	rec.Tags = slices.Clone(rec.Tags)
+	out.rec = rec
+	for _, c := range chunk.Split(rec.Text, m.opts.chunkOpts) {
+		if hasWord(c.Text) {
+			out.chunks = append(out.chunks, c)
+		}
+	}
+	if len(out.chunks) == 0 {
+		out.chunks = []chunk.Chunk{{Text: strings.TrimSpace(rec.Text), Start: 0, End: len(rec.Text)}}
+	}
+	toks := m.tok.Tokens(m.header(&rec) + rec.Text)
+	out.terms = termCounts(toks)
+	out.textLen = len(toks)
+	return nil
+}
+
+func termCounts(toks []string) map[string]int {
+	tf := make(map[string]int, len(toks))
+	for _, t := range toks {
+		tf[t]++
+	}
+	return tf
+}
+
+func (m *Memory) header(r *memory.Record) string {
+	if m.opts.header == nil {
+		return ""
+	}
+	return m.opts.header(*r)
+}
+
+// hasWord reports whether s has a letter or a digit.
+func hasWord(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// List returns the records that match opts, oldest first (by Time, then
+// id), and how many match before Offset and Limit. It implements
+// memory.Lister.
+func (m *Memory) List(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error) {
+	if opts.Offset < 0 || opts.Limit < 0 {
+		return nil, 0, fmt.Errorf("postgres: %w: offset %d, limit %d", errs.InvalidArgument, opts.Offset, opts.Limit)
+	}
+	if err := m.check(ctx); err != nil {
+		return nil, 0, err
+	}
+	where := []string{"true"}
+	var args []any
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	if opts.Namespace != "" {
+		where = append(where, "n.name = "+arg(opts.Namespace))
+	}
+	if !opts.From.IsZero() {
+		where = append(where, "r.time >= "+arg(opts.From))
+	}
+	if !opts.To.IsZero() {
+		where = append(where, "r.time < "+arg(opts.To))
+	}
+	from := ` FROM records r JOIN namespaces n ON n.id = r.ns WHERE ` + strings.Join(where, " AND ")
+	var total int
+	if err := m.pool.QueryRow(ctx, `SELECT count(*)`+from, args...).Scan(&total); err != nil {
+		return nil, 0, m.wrap(ctx, "list", err)
+	}
+	limit := "ALL"
+	if opts.Limit > 0 {
+		limit = fmt.Sprint(opts.Limit)
+	}
+	rows, err := m.pool.Query(ctx, `SELECT r.id, r.text, r.time, n.name, r.speaker, r.tags`+from+
+		` ORDER BY r.time, r.id OFFSET `+fmt.Sprint(opts.Offset)+` LIMIT `+limit, args...)
+	if err != nil {
+		return nil, 0, m.wrap(ctx, "list", err)
+	}
+	defer rows.Close()
+	out := []memory.Record{}
+	for rows.Next() {
+		var r memory.Record
+		if err := rows.Scan(&r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags); err != nil {
+			return nil, 0, m.wrap(ctx, "list", err)
+		}
+		r.Time = r.Time.UTC()
+		if len(r.Tags) == 0 {
+			r.Tags = nil
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, m.wrap(ctx, "list", err)
+	}
+	return out, total, nil
+}
+
+// retryable reports whether a write transaction failed for a reason a
+// retry cures (a concurrent writer of the same new id, a deadlock).
+func retryable(err error) bool {
+	var pe interface{ SQLState() string }
+	if errors.As(err, &pe) {
+		switch pe.SQLState() {
+		case "23505", "40P01", "40001":
+			return true
+		}
+	}
+	return false
+}
+
+// Chunks returns the number of stored chunks (0 when the server cannot be
+// reached).
+func (m *Memory) Chunks() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var n int
+	if m.closed.Load() || m.pool.QueryRow(ctx, `SELECT count(*) FROM chunks`).Scan(&n) != nil {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,403 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	pgv "github.com/pgvector/pgvector-go"
+
+	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/vdb"
+)
+
+// candidate is a record found by one or both paths (memory/longterm's
+// candidate).
+type candidate struct {
+	seq               int64
+	rec               memory.Record
+	vecScore, kwScore float64
+	vecRank, kwRank   int
+	vecKids           []kidScore // chunks matched by the vector path, best first
+	score             float64
+	hasVec, hasKW     bool
+}
+
+type kidScore struct {
+	ord   int
+	score float64
+}
+
+// nsInfo is a namespace's id and keyword statistics.
+type nsInfo struct {
+	id                                   int32
+	name                                 string
+	textDocs, textLen, prevDocs, prevLen int64
+}
+
+// Query searches the memory as memory/longterm's Memory.Query does: the
+// keyword path ranks whole records by BM25 with their namespace's
+// statistics plus the previous record's text, preferring speakers the query
+// names; the vector path ranks records by their best chunk's cosine;
+// Hybrid fuses the two by calibrated score fusion. It reads one snapshot
+// of the database (a repeatable-read, read-only transaction).
+func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+	if q.K < 0 {
+		return nil, fmt.Errorf("postgres: %w: K = %d", errs.InvalidArgument, q.K)
+	}
+	if q.Mode < memory.Hybrid || q.Mode > memory.KeywordOnly {
+		return nil, fmt.Errorf("postgres: %w: mode %d", errs.InvalidArgument, q.Mode)
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
+		return nil, fmt.Errorf("postgres: %w: To %v is before From %v", errs.InvalidArgument, q.To, q.From)
+	}
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	k := cmp.Or(q.K, m.opts.topK)
+	minScore := cmp.Or(q.MinScore, m.opts.minScore)
+	text := strings.ToValidUTF8(q.Text, "\uFFFD")
+	if !hasWord(text) {
+		return []memory.Hit{}, nil
+	}
+	depth := max(4*k, 40)
+	var qvec []float32
+	if q.Mode != memory.KeywordOnly {
+		v, err := m.embedQuery(ctx, text)
+		if err != nil {
+			return nil, err
+		}
+		qvec = v
+	}
+
+	c, err := m.acquire(ctx)
+	if err != nil {
+		return nil, m.wrap(ctx, "query", err)
+	}
+	defer c.Release()
+	tx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, m.wrap(ctx, "query", err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // read only
+
+	nss, err := namespaces(ctx, tx, q.Namespace)
+	if err != nil {
+		return nil, m.wrap(ctx, "query: namespaces", err)
+	}
+	if len(nss) == 0 {
+		return []memory.Hit{}, nil
+	}
+	cands := map[int64]*candidate{}
+	get := func(seq int64) *candidate {
+		c := cands[seq]
+		if c == nil {
+			c = &candidate{seq: seq}
+			cands[seq] = c
+		}
+		return c
+	}
+	if qvec != nil {
+		if err := m.vectorPath(ctx, tx, q, nss, qvec, depth, minScore, cands, get); err != nil {
+			return nil, err
+		}
+	}
+	if q.Mode != memory.VectorOnly {
+		kw, err := m.keywordSearch(ctx, tx, q, nss, text, depth)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range kw {
+			c := get(r.seq)
+			c.hasKW, c.kwScore, c.kwRank = true, r.score, i+1
+			c.rec.ID = r.id
+		}
+	}
+	list := make([]*candidate, 0, len(cands))
+	for _, c := range cands {
+		list = append(list, c)
+	}
+	if err := m.loadRecords(ctx, tx, list); err != nil {
+		return nil, err
+	}
+	m.fuseAll(list)
+	slices.SortFunc(list, func(a, b *candidate) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.rec.ID, b.rec.ID)
+	})
+	if len(list) > k {
+		list = list[:k]
+	}
+	return m.hits(ctx, tx, text, list)
+}
+
+func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error) {
+	var (
+		v   [][]float32
+		err error
+	)
+	if qe, ok := m.emb.(embed.QueryEmbedder); ok {
+		v, err = qe.EmbedQuery(ctx, []string{text})
+	} else {
+		v, err = m.emb.Embed(ctx, []string{text})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: embed query: %w", err)
+	}
+	if len(v) != 1 {
+		return nil, fmt.Errorf("postgres: embedder %s returned %d vectors for 1 query", m.emb.Name(), len(v))
+	}
+	out := make([]float32, m.dim)
+	if err := vdb.Normalize(out, v[0]); err != nil {
+		return nil, fmt.Errorf("postgres: query vector: %w", err)
+	}
+	return out, nil
+}
+
+// namespaces reads the namespace named ns, or all of them (ns empty).
+func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
+	sql := `SELECT id, name, text_docs, text_len, prev_docs, prev_len FROM namespaces WHERE text_docs > 0`
+	args := []any{}
+	if ns != "" {
+		sql += ` AND name = $1`
+		args = append(args, ns)
+	}
+	rows, err := tx.Query(ctx, sql+` ORDER BY name`, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nsInfo, error) {
+		var n nsInfo
+		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.prevDocs, &n.prevLen)
+		return n, err
+	})
+}
+
+// maxVectorFetch bounds how deep the vector path digs for enough distinct
+// records.
+const maxVectorFetch = 20000
+
+// vectorPath finds the records whose best chunks are nearest to qvec, as
+// memory/longterm's candidates does: it fetches depth chunks, and deeper
+// (fourfold) until depth/4 distinct records are found or the namespace is
+// exhausted.
+func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss []nsInfo, qvec []float32, depth int, minScore float32,
+	cands map[int64]*candidate, get func(int64) *candidate) error {
+	where := []string{"true"}
+	args := []any{pgv.NewVector(qvec)}
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	if q.Namespace != "" {
+		where = append(where, "ns = "+arg(nss[0].id))
+	}
+	if !q.From.IsZero() {
+		where = append(where, "time >= "+arg(q.From))
+	}
+	if !q.To.IsZero() {
+		where = append(where, "time < "+arg(q.To))
+	}
+	order := `embedding <#> $1`
+	if m.opts.exact {
+		order = `inner_product(embedding, $1) DESC, id`
+	}
+	for d := depth; ; d *= 4 {
+		d = min(d, maxVectorFetch)
+		if !m.opts.exact {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d; SET LOCAL hnsw.iterative_scan = strict_order`, min(max(m.opts.efSearch, d), 1000))); err != nil {
+				return m.wrap(ctx, "query: set ef_search", err)
+			}
+		}
+		rows, err := tx.Query(ctx, `SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY `+order+fmt.Sprintf(` LIMIT %d`, d), args...)
+		if err != nil {
+			return m.wrap(ctx, "query: vector search", err)
+		}
+		type res struct {
+			id, seq int64
+			ord     int32
+			score   float64
+		}
+		all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (res, error) {
+			var r res
+			err := row.Scan(&r.id, &r.seq, &r.ord, &r.score)
+			return r, err
+		})
+		if err != nil {
+			return m.wrap(ctx, "query: vector search", err)
+		}
+		n := len(all)
+		slices.SortFunc(all, func(a, b res) int {
+			if c := cmp.Compare(b.score, a.score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		// The minimum score cuts the list (vdb.SearchMinScore's rule).
+		if i := slices.IndexFunc(all, func(r res) bool { return float32(r.score) < minScore }); i >= 0 {
+			all = all[:i]
+		}
+		clear(cands)
+		rank := 0
+		for _, r := range all {
+			c := get(r.seq)
+			if !c.hasVec {
+				rank++
+				c.hasVec, c.vecScore, c.vecRank = true, r.score, rank
+			}
+			c.vecKids = append(c.vecKids, kidScore{int(r.ord), r.score})
+		}
+		if rank >= depth/4 || n < d || len(all) < n || d >= maxVectorFetch {
+			return nil
+		}
+	}
+}
+
+// loadRecords fills in the candidates' records.
+func (m *Memory) loadRecords(ctx context.Context, tx pgx.Tx, list []*candidate) error {
+	if len(list) == 0 {
+		return nil
+	}
+	bySeq := make(map[int64]*candidate, len(list))
+	seqs := make([]int64, len(list))
+	for i, c := range list {
+		bySeq[c.seq] = c
+		seqs[i] = c.seq
+	}
+	rows, err := tx.Query(ctx, `SELECT r.seq, r.id, r.text, r.time, n.name, r.speaker, r.tags FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.seq = ANY($1)`, seqs)
+	if err != nil {
+		return m.wrap(ctx, "query: records", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var r memory.Record
+		if err := rows.Scan(&seq, &r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags); err != nil {
+			return m.wrap(ctx, "query: records", err)
+		}
+		r.Time = r.Time.UTC()
+		if len(r.Tags) == 0 {
+			r.Tags = nil
+		}
+		bySeq[seq].rec = r
+	}
+	return m.wrap(ctx, "query: records", rows.Err())
+}
+
+// fuseAll computes every candidate's fused score: memory/longterm's
+// fuseAll, score fusion (each path calibrated to [0, 1] over the
+// candidates).
+func (m *Memory) fuseAll(list []*candidate) {
+	var maxKW, maxVec, minVec float64
+	minVec = 1
+	for _, c := range list {
+		maxKW = max(maxKW, c.kwScore)
+		if c.hasVec {
+			maxVec = max(maxVec, c.vecScore)
+			minVec = min(minVec, c.vecScore)
+		}
+	}
+	for _, c := range list {
+		s := 0.0
+		if c.hasVec && maxVec > minVec {
+			s += m.opts.vectorWeight * (c.vecScore - minVec) / (maxVec - minVec)
+		} else if c.hasVec {
+			s += m.opts.vectorWeight
+		}
+		if c.hasKW && maxKW > 0 {
+			s += m.opts.keywordWeight * c.kwScore / maxKW
+		}
+		c.score = s
+	}
+}
+
+// snippetRatio is memory/longterm's: a chunk is a snippet when it scores at
+// least this share of its record's best chunk on the same path.
+const snippetRatio = 0.75
+
+// hits turns candidates into results with snippets, as memory/longterm's
+// hits does.
+func (m *Memory) hits(ctx context.Context, tx pgx.Tx, text string, list []*candidate) ([]memory.Hit, error) {
+	hits := make([]memory.Hit, len(list))
+	if len(list) == 0 {
+		return hits, nil
+	}
+	seqs := make([]int64, len(list))
+	for i, c := range list {
+		seqs[i] = c.seq
+	}
+	rows, err := tx.Query(ctx, `SELECT seq, ord, text FROM chunks WHERE seq = ANY($1) ORDER BY seq, ord`, seqs)
+	if err != nil {
+		return nil, m.wrap(ctx, "query: chunks", err)
+	}
+	kids := map[int64][]string{}
+	for rows.Next() {
+		var seq int64
+		var ord int32
+		var t string
+		if err := rows.Scan(&seq, &ord, &t); err != nil {
+			rows.Close()
+			return nil, m.wrap(ctx, "query: chunks", err)
+		}
+		kids[seq] = append(kids[seq], t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, m.wrap(ctx, "query: chunks", err)
+	}
+	qterms := map[string]bool{}
+	for _, t := range m.tok.Tokens(text) {
+		qterms[t] = true
+	}
+	for i, c := range list {
+		children := kids[c.seq]
+		var matched []int
+		if c.hasKW {
+			best := 0
+			counts := make([]int, len(children))
+			for j, ch := range children {
+				seen := map[string]bool{}
+				for _, t := range m.tok.Tokens(ch) {
+					if qterms[t] && !seen[t] {
+						seen[t] = true
+						counts[j]++
+					}
+				}
+				best = max(best, counts[j])
+			}
+			for j, n := range counts {
+				if best > 0 && float64(n) >= snippetRatio*float64(best) {
+					matched = append(matched, j)
+				}
+			}
+		}
+		if len(c.vecKids) > 0 {
+			top := c.vecKids[0].score
+			for _, kd := range c.vecKids {
+				if kd.score >= snippetRatio*top {
+					matched = append(matched, kd.ord)
+				}
+			}
+		}
+		slices.Sort(matched)
+		matched = slices.Compact(matched)
+		snips := make([]string, 0, len(matched))
+		for _, ci := range matched {
+			if ci < len(children) {
+				snips = append(snips, children[ci])
+			}
+		}
+		r := &c.rec
+		hits[i] = memory.Hit{
+			ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
+			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
+			VectorRank: c.vecRank, KeywordRank: c.kwRank,
+		}
+	}
+	return hits, nil
+}

@@ -1,0 +1,268 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/vdb/pgvector"
+)
+
+// A migration brings the schema from version i to i+1 (its index + 1).
+// Migrations are append-only: a released one is never edited, a change is
+// a new one. Each runs in the transaction that records it in
+// schema_migrations, so a failed migration leaves the previous version.
+type migration struct {
+	name string
+	sql  func(dim int) string
+}
+
+// migrations are the schema's versions; SchemaVersion is their count.
+var migrations = []migration{
+	{"records, chunks with vectors, keyword postings and per-namespace statistics", func(dim int) string {
+		return `
+CREATE TABLE manifest (
+	singleton  bool PRIMARY KEY DEFAULT true CHECK (singleton),
+	embedder   text NOT NULL,
+	dim        int NOT NULL,
+	created    timestamptz NOT NULL DEFAULT now()
+);
+-- One row per namespace: the keyword path's BM25 statistics for the
+-- record's text (text_*) and for the previous record's text (prev_*).
+-- Writers lock the row (FOR UPDATE) so that statistics, insertion order
+-- and the neighbour field stay consistent across processes.
+CREATE TABLE namespaces (
+	id        serial PRIMARY KEY,
+	name      text NOT NULL UNIQUE,
+	text_docs bigint NOT NULL DEFAULT 0,
+	text_len  bigint NOT NULL DEFAULT 0,
+	prev_docs bigint NOT NULL DEFAULT 0,
+	prev_len  bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE records (
+	seq      bigserial PRIMARY KEY,       -- insertion order: the keyword index's document id
+	id       text NOT NULL UNIQUE,
+	ns       int NOT NULL REFERENCES namespaces (id),
+	text     text NOT NULL,
+	time     timestamptz NOT NULL,
+	speaker  text NOT NULL DEFAULT '',
+	tags     text[] NOT NULL DEFAULT '{}',
+	text_len int NOT NULL,                -- tokens of header + text
+	prev_len int                          -- tokens of the neighbour field; NULL: no neighbour
+);
+CREATE INDEX records_ns_seq ON records (ns, seq);
+CREATE INDEX records_time_id ON records (time, id);
+CREATE INDEX records_ns_time_id ON records (ns, time, id);
+CREATE TABLE chunks (
+	id         bigserial PRIMARY KEY,
+	seq        bigint NOT NULL,           -- the record's
+	ns         int NOT NULL,
+	time       timestamptz NOT NULL,      -- the record's, for time-range filters on the vector path
+	ord        int NOT NULL,              -- index among the record's chunks
+	start_byte int NOT NULL,
+	end_byte   int NOT NULL,
+	text       text NOT NULL,
+	embedding  vector(` + strconv.Itoa(dim) + `) NOT NULL  -- L2-normalised: inner product = cosine
+);
+CREATE INDEX chunks_seq ON chunks (seq);
+CREATE INDEX chunks_ns ON chunks (ns);
+-- field 0: header + text; field 1: the previous record's text.
+CREATE TABLE postings (
+	ns    int NOT NULL,
+	field smallint NOT NULL,
+	term  text NOT NULL,
+	seq   bigint NOT NULL,
+	tf    int NOT NULL,
+	dl    int NOT NULL,                   -- the document's length in that field
+	PRIMARY KEY (ns, field, term, seq)
+) WITH (fillfactor = 90);
+CREATE INDEX postings_seq ON postings (seq);
+CREATE TABLE speakers (
+	ns      int NOT NULL,
+	speaker text NOT NULL,
+	n       int NOT NULL,
+	PRIMARY KEY (ns, speaker)
+);`
+	}},
+}
+
+// SchemaVersion is the schema version this build creates and reads.
+var SchemaVersion = len(migrations)
+
+// migrate creates the schema and the manifest, or checks and upgrades
+// them, in one transaction under an advisory lock (concurrent openers wait
+// for the first). A newer schema is ErrVersion; another embedder or
+// dimension is ErrEmbedderMismatch.
+func (m *Memory) migrate(ctx context.Context, create bool) error {
+	tx, err := m.pool.Begin(ctx)
+	if err != nil {
+		return m.wrap(ctx, "migrate", err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // after Commit it is a no-op
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "agentmem:schema:"+m.schema); err != nil {
+		return m.wrap(ctx, "migrate: lock", err)
+	}
+	version, err := schemaVersion(ctx, tx, m.schema)
+	if err != nil {
+		return m.wrap(ctx, "migrate: read version", err)
+	}
+	if version > SchemaVersion {
+		return fmt.Errorf("postgres: %w: schema %q of %s is at version %d, this build knows versions up to %d: upgrade agentmem (or open another schema)",
+			errs.Version, m.schema, m.dsn, version, SchemaVersion)
+	}
+	if version == 0 {
+		if !create {
+			return fmt.Errorf("postgres: no memory store in schema %q of %s: %w (create it: agentmem serve --store with a new store, or store.Config.Create)", m.schema, m.dsn, fs.ErrNotExist)
+		}
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{m.schema}.Sanitize()); err != nil {
+			return m.wrap(ctx, "migrate: create schema", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE `+pgx.Identifier{m.schema, "schema_migrations"}.Sanitize()+` (version int PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL DEFAULT now())`); err != nil {
+			return m.wrap(ctx, "migrate: create schema_migrations", err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+pgx.Identifier{m.schema}.Sanitize()+`, public`); err != nil {
+		return m.wrap(ctx, "migrate: search_path", err)
+	}
+	for v := version; v < SchemaVersion; v++ {
+		mig := migrations[v]
+		if _, err := tx.Exec(ctx, mig.sql(m.dim)); err != nil {
+			return m.wrap(ctx, fmt.Sprintf("migrate to version %d (%s)", v+1, mig.name), err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, v+1, mig.name); err != nil {
+			return m.wrap(ctx, "migrate: record version", err)
+		}
+	}
+	var embedder string
+	var dim int
+	err = tx.QueryRow(ctx, `SELECT embedder, dim FROM manifest`).Scan(&embedder, &dim)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if _, err := tx.Exec(ctx, `INSERT INTO manifest (embedder, dim) VALUES ($1, $2)`, m.emb.Name(), m.dim); err != nil {
+			return m.wrap(ctx, "migrate: write manifest", err)
+		}
+	case err != nil:
+		return m.wrap(ctx, "migrate: read manifest", err)
+	case embedder != m.emb.Name() || dim != m.dim:
+		return fmt.Errorf("postgres: %w: schema %q of %s was built with embedder %s (dimension %d), opened with %s (dimension %d): open it with %s, or use another schema (schema=NAME in the URL)",
+			errs.EmbedderMismatch, m.schema, m.dsn, embedder, dim, m.emb.Name(), m.dim, embedder)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return m.wrap(ctx, "migrate: commit", err)
+	}
+	return nil
+}
+
+// schemaVersion returns the highest applied migration, 0 for no schema.
+func schemaVersion(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, schema string) (int, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgx.Identifier{schema, "schema_migrations"}.Sanitize()).Scan(&exists); err != nil {
+		return 0, err
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v int
+	err := q.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM `+pgx.Identifier{schema, "schema_migrations"}.Sanitize()).Scan(&v)
+	return v, err
+}
+
+// Manifest is what a store in PostgreSQL records about itself.
+type Manifest struct {
+	Schema   string // the PostgreSQL schema that holds the store
+	Version  int    // the schema version (migrations applied)
+	Embedder string // the embedder's name, an embed.Open spec
+	Dim      int
+}
+
+// ReadManifest reads what the store at url was built with, without
+// creating or changing anything. No store there is an error wrapping
+// fs.ErrNotExist; a server that cannot be reached one wrapping
+// ErrUnavailable.
+func ReadManifest(ctx context.Context, url string) (Manifest, error) {
+	pc, schema, _, err := parseURL(url)
+	if err != nil {
+		return Manifest{}, err
+	}
+	dsn := pgvector.RedactedDSN(pc)
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return Manifest{}, pgvector.WrapError(ctx, dsn, "connect", err)
+	}
+	defer pool.Close()
+	man := Manifest{Schema: schema}
+	man.Version, err = schemaVersion(ctx, pool, schema)
+	if err != nil {
+		return Manifest{}, pgvector.WrapError(ctx, dsn, "read schema version", err)
+	}
+	if man.Version == 0 {
+		return Manifest{}, fmt.Errorf("postgres: no memory store in schema %q of %s: %w", schema, dsn, fs.ErrNotExist)
+	}
+	err = pool.QueryRow(ctx, `SELECT embedder, dim FROM `+pgx.Identifier{schema, "manifest"}.Sanitize()).Scan(&man.Embedder, &man.Dim)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Manifest{}, fmt.Errorf("postgres: schema %q of %s has no manifest row: %w", schema, dsn, fs.ErrNotExist)
+	}
+	if err != nil {
+		return Manifest{}, pgvector.WrapError(ctx, dsn, "read manifest", err)
+	}
+	return man, nil
+}
+
+// IsURL reports whether target names a PostgreSQL store (postgres:// or
+// postgresql://) rather than a store directory.
+func IsURL(target string) bool {
+	return strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://")
+}
+
+// DefaultSchema is the PostgreSQL schema a store lives in when the URL
+// does not say (schema=NAME).
+const DefaultSchema = "agentmem"
+
+// parseURL parses a store URL: a libpq URL with agentmem's parameters
+// schema (default DefaultSchema) and exact (1: no HNSW index, exact vector
+// search) removed from what goes to pgx.
+func parseURL(url string) (pc *pgxpool.Config, schema string, exact bool, err error) {
+	pc, err = pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx redacts the password from its message.
+		return nil, "", false, fmt.Errorf("postgres: %w: bad store URL: %v (want postgres://user@host:5432/db?schema=agentmem)", errs.InvalidArgument, err)
+	}
+	params := pc.ConnConfig.RuntimeParams
+	schema = DefaultSchema
+	if v, ok := params["schema"]; ok {
+		delete(params, "schema")
+		schema = v
+	}
+	if !schemaRE(schema) {
+		return nil, "", false, fmt.Errorf("postgres: %w: schema=%q: want a lower-case identifier (letters, digits, _), at most 48 characters", errs.InvalidArgument, schema)
+	}
+	if v, ok := params["exact"]; ok {
+		delete(params, "exact")
+		exact, err = strconv.ParseBool(v)
+		if err != nil {
+			return nil, "", false, fmt.Errorf("postgres: %w: exact=%q: want 1 or 0", errs.InvalidArgument, v)
+		}
+	}
+	return pc, schema, exact, nil
+}
+
+func schemaRE(s string) bool {
+	if s == "" || len(s) > 48 || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,377 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	pgv "github.com/pgvector/pgvector-go"
+
+	"github.com/agentmem/agentmem/internal/errs"
+)
+
+// neighbourGap: a record's neighbour field holds the previous record of its
+// namespace only if their times are at most this far apart, as in
+// memory/longterm (turns.go, neighbourGap).
+const neighbourGap = 12 * time.Hour
+
+// nsRow is a namespace's row, locked by the writing transaction.
+type nsRow struct {
+	id                                   int32
+	textDocs, textLen, prevDocs, prevLen int64
+	// last is the newest surviving record: the neighbour of the next.
+	last     *lastRec
+	speakers map[string]int // change in each speaker's record count
+}
+
+type lastRec struct {
+	text string
+	time time.Time
+}
+
+// oldRec is a stored record that a write replaces.
+type oldRec struct {
+	seq     int64
+	id      string
+	ns      string
+	speaker string
+	textLen int
+	prevLen *int
+}
+
+const maxWriteAttempts = 5
+
+// commit writes the prepared records in one transaction, retrying when a
+// concurrent writer of the same id or a deadlock made it fail.
+func (m *Memory) commit(ctx context.Context, preps []prepared) error {
+	// The last occurrence of a repeated id is the one stored.
+	last := map[string]int{}
+	for i := range preps {
+		last[preps[i].rec.ID] = i
+	}
+	batch := make([]*prepared, 0, len(last))
+	for i := range preps {
+		if last[preps[i].rec.ID] == i {
+			batch = append(batch, &preps[i])
+		}
+	}
+	var err error
+	for range maxWriteAttempts {
+		if err = m.commitOnce(ctx, batch); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
+			break
+		}
+	}
+	return err
+}
+
+func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
+	c, err := m.acquire(ctx)
+	if err != nil {
+		return m.wrap(ctx, "add", err)
+	}
+	defer c.Release()
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return m.wrap(ctx, "add: begin", err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // after Commit it is a no-op
+
+	ids := make([]string, len(batch))
+	for i, p := range batch {
+		ids[i] = p.rec.ID
+	}
+	olds, err := readOld(ctx, tx, ids)
+	if err != nil {
+		return m.wrap(ctx, "add: read replaced records", err)
+	}
+	names := map[string]bool{}
+	for _, p := range batch {
+		names[p.rec.Namespace] = true
+	}
+	for _, o := range olds {
+		names[o.ns] = true
+	}
+	nss, err := lockNamespaces(ctx, tx, names)
+	if err != nil {
+		return m.wrap(ctx, "add: lock namespaces", err)
+	}
+	// Re-read under the locks: a record moved to an unlocked namespace in
+	// the meantime makes the transaction start over.
+	if olds, err = readOld(ctx, tx, ids); err != nil {
+		return m.wrap(ctx, "add: read replaced records", err)
+	}
+	for _, o := range olds {
+		if nss[o.ns] == nil {
+			return fmt.Errorf("postgres: record %q moved during the write: %w", o.id, errRetry)
+		}
+	}
+	if err := m.deleteRecords(ctx, tx, olds, nss); err != nil {
+		return err
+	}
+	if err := readLast(ctx, tx, nss); err != nil {
+		return m.wrap(ctx, "add: read last records", err)
+	}
+
+	var seqs []int64
+	rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('records', 'seq')) FROM generate_series(1, $1)`, len(batch))
+	if err != nil {
+		return m.wrap(ctx, "add: sequence", err)
+	}
+	seqs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return m.wrap(ctx, "add: sequence", err)
+	}
+	slices.Sort(seqs)
+
+	var recRows, chunkRows, postRows [][]any
+	for i, p := range batch {
+		r := &p.rec
+		ns := nss[r.Namespace]
+		seq := seqs[i]
+		var prevLen any
+		if l := ns.last; l != nil && absDur(r.Time.Sub(l.time)) <= neighbourGap {
+			toks := m.tok.Tokens(l.text)
+			n := len(toks)
+			prevLen = n
+			ns.prevDocs++
+			ns.prevLen += int64(n)
+			for t, tf := range termCounts(toks) {
+				postRows = append(postRows, []any{ns.id, int16(1), t, seq, int32(tf), int32(n)})
+			}
+		}
+		ns.last = &lastRec{text: r.Text, time: r.Time}
+		ns.textDocs++
+		ns.textLen += int64(p.textLen)
+		for t, tf := range p.terms {
+			postRows = append(postRows, []any{ns.id, int16(0), t, seq, int32(tf), int32(p.textLen)})
+		}
+		if r.Speaker != "" {
+			ns.speakers[r.Speaker]++
+		}
+		tags := r.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prevLen})
+		for j, ch := range p.chunks {
+			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, pgv.NewVector(p.vecs[j])})
+		}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_len"}, pgx.CopyFromRows(recRows)); err != nil {
+		return m.wrap(ctx, "add: records", err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding"}, pgx.CopyFromRows(chunkRows)); err != nil {
+		return m.wrap(ctx, "add: chunks", err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "field", "term", "seq", "tf", "dl"}, pgx.CopyFromRows(postRows)); err != nil {
+		return m.wrap(ctx, "add: postings", err)
+	}
+	if err := writeStats(ctx, tx, nss); err != nil {
+		return m.wrap(ctx, "add: statistics", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return m.wrap(ctx, "add: commit", err)
+	}
+	return nil
+}
+
+// errRetry marks a transaction to run again.
+var errRetry = &retryErr{}
+
+type retryErr struct{}
+
+func (*retryErr) Error() string    { return "retry" }
+func (*retryErr) SQLState() string { return "40001" }
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func readOld(ctx context.Context, tx pgx.Tx, ids []string) ([]oldRec, error) {
+	rows, err := tx.Query(ctx, `SELECT r.seq, r.id, n.name, r.speaker, r.text_len, r.prev_len FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = ANY($1) ORDER BY r.seq`, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (oldRec, error) {
+		var o oldRec
+		err := row.Scan(&o.seq, &o.id, &o.ns, &o.speaker, &o.textLen, &o.prevLen)
+		return o, err
+	})
+}
+
+// lockNamespaces creates the namespaces that are missing and locks the
+// rows of all of them, in name order (so concurrent writers cannot
+// deadlock on them).
+func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[string]*nsRow, error) {
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	slices.Sort(sorted)
+	if _, err := tx.Exec(ctx, `INSERT INTO namespaces (name) SELECT n FROM unnest($1::text[]) AS u(n) ORDER BY n ON CONFLICT (name) DO NOTHING`, sorted); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, prev_docs, prev_len FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]*nsRow, len(sorted))
+	for rows.Next() {
+		var name string
+		r := &nsRow{speakers: map[string]int{}}
+		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.prevDocs, &r.prevLen); err != nil {
+			return nil, err
+		}
+		out[name] = r
+	}
+	return out, rows.Err()
+}
+
+// readLast reads each namespace's newest record.
+func readLast(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
+	byID := map[int32]*nsRow{}
+	ids := make([]int32, 0, len(nss))
+	for _, r := range nss {
+		byID[r.id] = r
+		ids = append(ids, r.id)
+	}
+	rows, err := tx.Query(ctx, `SELECT l.ns, l.text, l.time FROM unnest($1::int[]) AS u(ns),
+		LATERAL (SELECT ns, text, time FROM records WHERE ns = u.ns ORDER BY seq DESC LIMIT 1) l`, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int32
+		var l lastRec
+		if err := rows.Scan(&id, &l.text, &l.time); err != nil {
+			return err
+		}
+		byID[id].last = &l
+	}
+	return rows.Err()
+}
+
+// deleteRecords removes records, their chunks and postings, and takes them
+// out of their namespaces' statistics (in nss, locked).
+func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, nss map[string]*nsRow) error {
+	if len(olds) == 0 {
+		return nil
+	}
+	seqs := make([]int64, len(olds))
+	for i, o := range olds {
+		seqs[i] = o.seq
+		ns := nss[o.ns]
+		ns.textDocs--
+		ns.textLen -= int64(o.textLen)
+		if o.prevLen != nil {
+			ns.prevDocs--
+			ns.prevLen -= int64(*o.prevLen)
+		}
+		if o.speaker != "" {
+			ns.speakers[o.speaker]--
+		}
+	}
+	for _, q := range []string{
+		`DELETE FROM postings WHERE seq = ANY($1)`,
+		`DELETE FROM chunks WHERE seq = ANY($1)`,
+		`DELETE FROM records WHERE seq = ANY($1)`,
+	} {
+		if _, err := tx.Exec(ctx, q, seqs); err != nil {
+			return m.wrap(ctx, "delete records", err)
+		}
+	}
+	return nil
+}
+
+// writeStats writes the namespaces' statistics and speaker counts.
+func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
+	var ids []int32
+	var td, tl, pd, pl []int64
+	var spNS []int32
+	var spName []string
+	var spN []int32
+	for _, r := range nss {
+		ids = append(ids, r.id)
+		td, tl, pd, pl = append(td, r.textDocs), append(tl, r.textLen), append(pd, r.prevDocs), append(pl, r.prevLen)
+		for s, n := range r.speakers {
+			if n != 0 {
+				spNS, spName, spN = append(spNS, r.id), append(spName, s), append(spN, int32(n))
+			}
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE namespaces n SET text_docs = u.td, text_len = u.tl, prev_docs = u.pd, prev_len = u.pl
+		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u(id, td, tl, pd, pl) WHERE n.id = u.id`,
+		ids, td, tl, pd, pl); err != nil {
+		return err
+	}
+	if len(spNS) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO speakers (ns, speaker, n) SELECT * FROM unnest($1::int[], $2::text[], $3::int[]) ORDER BY 1, 2
+		ON CONFLICT (ns, speaker) DO UPDATE SET n = speakers.n + EXCLUDED.n`, spNS, spName, spN); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM speakers WHERE ns = ANY($1) AND n <= 0`, spNS)
+	return err
+}
+
+// Forget removes the record with the given id; a missing id is an error
+// wrapping memory.ErrNotFound.
+func (m *Memory) Forget(ctx context.Context, id string) error {
+	if err := m.check(ctx); err != nil {
+		return err
+	}
+	var err error
+	for range maxWriteAttempts {
+		if err = m.forgetOnce(ctx, id); err == nil || !retryable(err) {
+			break
+		}
+	}
+	return err
+}
+
+func (m *Memory) forgetOnce(ctx context.Context, id string) error {
+	tx, err := m.pool.Begin(ctx)
+	if err != nil {
+		return m.wrap(ctx, "forget", err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // after Commit it is a no-op
+	olds, err := readOld(ctx, tx, []string{id})
+	if err != nil {
+		return m.wrap(ctx, "forget", err)
+	}
+	if len(olds) == 0 {
+		return fmt.Errorf("postgres: %w: %q", errs.NotFound, id)
+	}
+	nss, err := lockNamespaces(ctx, tx, map[string]bool{olds[0].ns: true})
+	if err != nil {
+		return m.wrap(ctx, "forget: lock namespace", err)
+	}
+	if olds, err = readOld(ctx, tx, []string{id}); err != nil {
+		return m.wrap(ctx, "forget", err)
+	}
+	if len(olds) == 0 {
+		return fmt.Errorf("postgres: %w: %q", errs.NotFound, id)
+	}
+	if nss[olds[0].ns] == nil {
+		return errRetry
+	}
+	if err := m.deleteRecords(ctx, tx, olds, nss); err != nil {
+		return err
+	}
+	if err := writeStats(ctx, tx, nss); err != nil {
+		return m.wrap(ctx, "forget: statistics", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return m.wrap(ctx, "forget: commit", err)
+	}
+	return nil
+}
