@@ -1,0 +1,130 @@
+// Package pgtest finds or starts the PostgreSQL (with pgvector) that the
+// Postgres tests of vdb/pgvector and memory/postgres run against:
+//
+//   - AGENTMEM_TEST_PG set: that DSN (eval "$(scripts/pg-test.sh start)"
+//     exports it), whose user may create tables and schemas;
+//   - otherwise, when scripts/pg-test.sh check finds PostgreSQL and pgvector
+//     installed, [Main] starts a throwaway cluster with the script and stops
+//     it (removing its folder) when the tests end;
+//   - otherwise the tests skip, except under CI (CI set), where they fail.
+package pgtest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+var (
+	dsn        string
+	skipReason string
+)
+
+// Main finds or starts the server and runs the tests; a package's TestMain
+// calls os.Exit(pgtest.Main(m, "its name")).
+func Main(m *testing.M, name string) int {
+	dsn = os.Getenv("AGENTMEM_TEST_PG")
+	if dsn != "" {
+		return m.Run()
+	}
+	script, err := scriptPath()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name, "tests:", err)
+		return 1
+	}
+	if err := exec.Command("bash", script, "check").Run(); err != nil {
+		skipReason = "PostgreSQL with pgvector is not installed: run scripts/pg-test.sh install (as root), or set AGENTMEM_TEST_PG to a DSN"
+		if os.Getenv("CI") != "" {
+			fmt.Fprintln(os.Stderr, name+" tests: CI is set and "+skipReason)
+			return 1
+		}
+		return m.Run()
+	}
+	var dir string
+	dsn, dir, err = startCluster(script)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name, "tests:", err)
+		return 1
+	}
+	defer func() {
+		if out, err := exec.Command("bash", script, "stop", dir).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s tests: stop cluster: %v\n%s", name, err, out)
+		}
+	}()
+	return m.Run()
+}
+
+// scriptPath returns scripts/pg-test.sh of this module.
+func scriptPath() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("cannot locate package pgtest's source")
+	}
+	return filepath.Abs(filepath.Join(filepath.Dir(file), "..", "..", "scripts", "pg-test.sh"))
+}
+
+// startCluster runs `pg-test.sh start --no-install` and reads the DSN and
+// folder it exports.
+func startCluster(script string) (dsn, dir string, err error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("bash", script, "start", "--no-install")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", "", fmt.Errorf("pg-test.sh start: %w\n%s", err, stderr.String())
+	}
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "=")
+		if !ok {
+			continue
+		}
+		v = strings.Trim(v, "'")
+		switch k {
+		case "AGENTMEM_TEST_PG":
+			dsn = v
+		case "AGENTMEM_TEST_PGDIR":
+			dir = v
+		}
+	}
+	if dsn == "" || dir == "" {
+		return "", "", fmt.Errorf("pg-test.sh start printed no DSN:\n%s", stdout.String())
+	}
+	return dsn, dir, nil
+}
+
+// DSN returns the test server's DSN or skips the test.
+func DSN(tb testing.TB) string {
+	tb.Helper()
+	if dsn == "" {
+		tb.Skip(skipReason)
+	}
+	return dsn
+}
+
+// WithParams adds key=value parameters to a DSN of either form (URL or
+// key=value).
+func WithParams(dsn string, kv ...string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			panic(err)
+		}
+		q := u.Query()
+		for i := 0; i+1 < len(kv); i += 2 {
+			q.Set(kv[i], kv[i+1])
+		}
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		dsn += " " + kv[i] + "=" + kv[i+1]
+	}
+	return dsn
+}
