@@ -89,4 +89,12 @@ WORKDIR /data
 VOLUME ["/data"]
 # Faiss threads: OMP_NUM_THREADS / OPENBLAS_NUM_THREADS cap them (default: all cores).
 ENTRYPOINT ["agentmem"]
-CMD ["--help"]
+# The default command serves the store in the volume on port 7437. Listening
+# on all interfaces requires a bearer token, so run it with
+# -e AGENTMEM_TOKEN=… (or AGENTMEM_TOKENS="tok=namespace,…"); without one it
+# refuses to start and says so. Any other command replaces it:
+# docker run --rm -v agentmem:/data agentmem search "…".
+EXPOSE 7437
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["agentmem", "health", "--url", "http://127.0.0.1:7437/healthz"]
+CMD ["serve", "--addr", ":7437"]
