@@ -1,0 +1,50 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	_ "github.com/agentmem/agentmem/embed/hash" // registers "hash"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/store"
+)
+
+// Open creates a long-term store in a directory, and reopens it later with
+// the embedder, kind and backend its manifest recorded.
+func ExampleOpen() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "agentmem-example-")
+	defer os.RemoveAll(dir)
+
+	st, err := store.Open(ctx, dir, store.Config{Create: true, Kind: store.Long, Embedder: "hash:256"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = st.Add(ctx, memory.Record{Namespace: "user:42", Speaker: "user",
+		Text: "My flight LH 2043 leaves Munich at 09:40 on March 14."})
+	if err == nil {
+		err = st.Close()
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	st, err = store.Open(ctx, dir, store.Config{}) // the zero Config: as it was built
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.Close()
+	info := st.Info()
+	fmt.Println(st.Kind(), info.Embedder, info.Backend, info.Records)
+	hits, _ := st.Query(ctx, memory.Query{Text: "when does the flight to Berlin leave?", Namespace: "user:42", K: 1})
+	for _, h := range hits {
+		fmt.Println(h.Text)
+	}
+	// Output:
+	// long hash:256 inmem 1
+	// My flight LH 2043 leaves Munich at 09:40 on March 14.
+}
