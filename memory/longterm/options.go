@@ -109,6 +109,7 @@ type options struct {
 	speakerBoost    float64
 	reranker        Reranker
 	rerankDepth     int
+	ret             retrievalOptions // retrieval_options.go
 }
 
 func defaultOptions() options {

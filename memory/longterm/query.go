@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 )
 
@@ -214,14 +215,56 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 	// raise a record that neither ranks first.
 	fetch := 2 * depth
 	scores := map[int64]float64{}
-	for _, r := range n.text.Search(rest, fetch, keep) {
-		scores[r.ID] += r.Score
-	}
-	if w := m.opts.neighbourWeight; w > 0 {
-		for _, r := range n.prev.Search(rest, fetch, keep) {
-			scores[r.ID] += w * r.Score
+	addTo := func(scores map[int64]float64, text string, terms []keyword.WeightedTerm) {
+		search := func(ix *keyword.Index) []keyword.Result {
+			if terms != nil {
+				return ix.SearchTerms(terms, fetch, keep)
+			}
+			return ix.Search(text, fetch, keep)
+		}
+		for _, r := range search(n.text) {
+			scores[r.ID] += r.Score
+		}
+		if w := m.opts.neighbourWeight; w > 0 {
+			for _, r := range search(n.prev) {
+				scores[r.ID] += w * r.Score
+			}
 		}
 	}
+	addField := func(text string, terms []keyword.WeightedTerm) { addTo(scores, text, terms) }
+	addField(rest, nil)
+	if m.opts.ret.sentenceMax {
+		m.sentenceMax(scores, rest, func(sc map[int64]float64, text string) { addTo(sc, text, nil) })
+	}
+	if ret := m.opts.ret; ret.related != nil || ret.feedbackDocs > 0 {
+		own := map[string]bool{}
+		for _, t := range ti.tok.Tokens(rest) {
+			own[t] = true
+		}
+		ext := m.relatedTerms(ti.tok, rest, own)
+		if ret.feedbackDocs > 0 {
+			first := m.rankScores(n, scores, speakers, ret.feedbackDocs)
+			ext = append(ext, m.feedbackTerms(n.text, first, func(p *parent) int64 { return n.ids[p] }, own)...)
+		}
+		if len(ext) > 0 {
+			addField("", ext)
+		}
+	}
+	if b := m.opts.ret.timeBoost; b > 0 && n.last != nil {
+		if from, to, ok := timeRef(text, n.last.rec.Time); ok {
+			for id := range scores {
+				if p := n.parents[id]; p != nil && !p.rec.Time.Before(from) && p.rec.Time.Before(to) {
+					scores[id] *= 1 + b
+				}
+			}
+		}
+	}
+	return m.rankScores(n, scores, speakers, depth)
+}
+
+// rankScores turns a namespace's record scores into its best depth
+// records, boosting those spoken by a named speaker.
+func (m *Memory) rankScores(n *nsTurns, scores map[int64]float64, speakers []string, depth int) []scored {
 	out := make([]scored, 0, len(scores))
 	for id, s := range scores {
 		p := n.parents[id]
@@ -247,7 +290,7 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 
 // turnIdx returns the keyword path's index, made on first use.
 func (m *Memory) turnIdx() *turnIndex {
-	m.turnsOnce.Do(func() { m.turns = newTurnIndex(m.kw.Tokenizer()) })
+	m.turnsOnce.Do(func() { m.turns = newTurnIndex(m.kw.Tokenizer(), m.opts.turnIndexOptions()...) })
 	return m.turns
 }
 

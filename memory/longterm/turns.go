@@ -24,9 +24,10 @@ import (
 // store loaded from a snapshot needs no format of its own) and kept up to
 // date by apply and remove afterwards.
 type turnIndex struct {
-	tok keyword.Tokenizer
-	mu  sync.Mutex // guards ns; held while a namespace is built
-	ns  map[string]*nsTurns
+	tok  keyword.Tokenizer
+	opts []keyword.IndexOption // BM25 parameters, query tf
+	mu   sync.Mutex            // guards ns; held while a namespace is built
+	ns   map[string]*nsTurns
 }
 
 // nsTurns is one namespace's part of the turn index.
@@ -42,8 +43,8 @@ type nsTurns struct {
 	speakers     map[string]int // speaker → records
 }
 
-func newTurnIndex(tok keyword.Tokenizer) *turnIndex {
-	return &turnIndex{tok: tok, ns: map[string]*nsTurns{}}
+func newTurnIndex(tok keyword.Tokenizer, opts ...keyword.IndexOption) *turnIndex {
+	return &turnIndex{tok: tok, opts: opts, ns: map[string]*nsTurns{}}
 }
 
 // get returns the namespace's index, building it from parents when it has
@@ -63,7 +64,7 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 	// Insertion order: child ids grow with every write.
 	slices.SortFunc(ps, func(a, b *parent) int { return cmp.Compare(firstChild(a), firstChild(b)) })
 	n := &nsTurns{
-		text: keyword.NewIndex(ti.tok), prev: keyword.NewIndex(ti.tok),
+		text: keyword.NewIndex(ti.tok, ti.opts...), prev: keyword.NewIndex(ti.tok, ti.opts...),
 		ids: map[*parent]int64{}, parents: map[int64]*parent{},
 		speakerTerms: map[string][]string{}, speakers: map[string]int{},
 	}

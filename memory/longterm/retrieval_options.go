@@ -1,0 +1,104 @@
+package longterm
+
+import (
+	"slices"
+
+	"github.com/agentmem/agentmem/keyword"
+)
+
+// retrievalOptions are the keyword path's query-side options beyond BM25:
+// query expansion by related words and by pseudo-relevance feedback.
+type retrievalOptions struct {
+	related       func(word string) []string
+	relatedWeight float64
+
+	feedbackDocs, feedbackTerms int
+	feedbackWeight              float64
+
+	queryK3     float64
+	sentenceMax bool
+	timeBoost   float64
+}
+
+// turnIndexOptions are the keyword path's index options: WithBM25's and
+// WithQueryTF's.
+func (o *options) turnIndexOptions() []keyword.IndexOption {
+	opts := slices.Clone(o.bm25)
+	if o.ret.queryK3 > 0 {
+		opts = append(opts, keyword.WithQueryTF(o.ret.queryK3))
+	}
+	return opts
+}
+
+// WithQueryTF makes a word that a query repeats count more in the keyword
+// path (keyword.WithQueryTF's k3; 0, the default, counts it once).
+func WithQueryTF(k3 float64) Option {
+	return func(o *options) { o.ret.queryK3 = max(k3, 0) }
+}
+
+// WithSentenceMax makes the keyword path score a query of several
+// sentences by its best sentence: a record's score is the highest of its
+// scores for each sentence alone (and the whole query's, expansions
+// aside). For long questions, a user's message whose one sentence names
+// the subject.
+func WithSentenceMax(on bool) Option {
+	return func(o *options) { o.ret.sentenceMax = on }
+}
+
+// Defaults of the keyword path's query expansion.
+const (
+	// DefaultRelatedWeight is the weight of a word that WithQueryExpansion
+	// adds, relative to the query's own words (1).
+	DefaultRelatedWeight = 0.3
+	// DefaultFeedbackDocs and DefaultFeedbackTerms: WithFeedback's
+	// defaults, the top records read and the terms taken from them.
+	DefaultFeedbackDocs  = 10
+	DefaultFeedbackTerms = 10
+	// DefaultFeedbackWeight: WithFeedback's default weight of the
+	// strongest feedback term, relative to the query's own words.
+	DefaultFeedbackWeight = 0.3
+)
+
+// WithQueryExpansion makes the keyword path add to each query the words
+// that related returns for each of its words (lower-cased), each at
+// weight relative to the query's own words (≤ 0 means
+// DefaultRelatedWeight): a remedy for questions that share no word with
+// their answer ("flight" for "plane"). related must be safe for concurrent
+// use and fast (it is called per query word; cache in it). The nearest
+// neighbours of a word embedding serve: see glove.Vectors.Related.
+func WithQueryExpansion(related func(word string) []string, weight float64) Option {
+	return func(o *options) {
+		if weight <= 0 {
+			weight = DefaultRelatedWeight
+		}
+		o.ret.related, o.ret.relatedWeight = related, weight
+	}
+}
+
+// WithFeedback turns on pseudo-relevance feedback (RM3) in the keyword
+// path: the query is run once, the terms most typical of its top docs
+// records (their relevance model) are added to it, the strongest at
+// weight relative to the query's own words and the others in proportion,
+// and it is run again. docs ≤ 0 turns feedback off; terms and weight ≤ 0
+// mean the defaults.
+func WithFeedback(docs, terms int, weight float64) Option {
+	return func(o *options) {
+		if terms <= 0 {
+			terms = DefaultFeedbackTerms
+		}
+		if weight <= 0 {
+			weight = DefaultFeedbackWeight
+		}
+		o.ret.feedbackDocs, o.ret.feedbackTerms, o.ret.feedbackWeight = max(docs, 0), terms, weight
+	}
+}
+
+// WithTimePrior makes the keyword path prefer, by the factor 1+boost, the
+// records whose time falls in a period the query names: a date ("on 8 May
+// 2023", "2023-05-08"), a month ("in May 2023") or a relative period
+// ("yesterday", "last week", "3 days ago", counted back from the
+// namespace's newest record). A query naming none, or a date that does not
+// parse, ranks as before. 0 (the default) turns it off.
+func WithTimePrior(boost float64) Option {
+	return func(o *options) { o.ret.timeBoost = max(boost, 0) }
+}
