@@ -38,7 +38,6 @@ func newEvalCmd() *cobra.Command {
 		fbTerms     int
 		fbWeight    float64
 		queryK3     float64
-		sentMax     bool
 		timeBoost   float64
 	)
 	cmd := &cobra.Command{
@@ -88,9 +87,6 @@ ids per mode too.`,
 			}
 			if timeBoost > 0 {
 				cfg.Options = append(cfg.Options, longterm.WithTimePrior(timeBoost))
-			}
-			if sentMax {
-				cfg.Options = append(cfg.Options, longterm.WithSentenceMax(true))
 			}
 			if fbDocs > 0 {
 				cfg.Options = append(cfg.Options, longterm.WithFeedback(fbDocs, fbTerms, fbWeight))
@@ -169,7 +165,6 @@ ids per mode too.`,
 	f.Float64Var(&relatedW, "expand-weight", longterm.DefaultRelatedWeight, "--expand: weight of a neighbour relative to the query's words")
 	f.Float64Var(&queryK3, "query-tf", 0, "keyword path: count a word the question repeats more, with this k3 (0: once)")
 	f.Float64Var(&timeBoost, "time-boost", 0, "keyword path: boost of records in a period the question names (\"last week\", \"in May 2023\"); 0: off")
-	f.BoolVar(&sentMax, "sentence-max", false, "keyword path: score a question of several sentences by its best sentence")
 	f.IntVar(&fbDocs, "feedback", 0, "keyword path: pseudo-relevance feedback (RM3) from this many top records (0: off)")
 	f.IntVar(&fbTerms, "feedback-terms", longterm.DefaultFeedbackTerms, "--feedback: terms added")
 	f.Float64Var(&fbWeight, "feedback-weight", longterm.DefaultFeedbackWeight, "--feedback: weight of the strongest feedback term")

@@ -215,7 +215,7 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 	// raise a record that neither ranks first.
 	fetch := 2 * depth
 	scores := map[int64]float64{}
-	addTo := func(scores map[int64]float64, text string, terms []keyword.WeightedTerm) {
+	addField := func(text string, terms []keyword.WeightedTerm) {
 		search := func(ix *keyword.Index) []keyword.Result {
 			if terms != nil {
 				return ix.SearchTerms(terms, fetch, keep)
@@ -231,11 +231,7 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 			}
 		}
 	}
-	addField := func(text string, terms []keyword.WeightedTerm) { addTo(scores, text, terms) }
 	addField(rest, nil)
-	if m.opts.ret.sentenceMax {
-		m.sentenceMax(scores, rest, func(sc map[int64]float64, text string) { addTo(sc, text, nil) })
-	}
 	if ret := m.opts.ret; ret.related != nil || ret.feedbackDocs > 0 {
 		own := map[string]bool{}
 		for _, t := range ti.tok.Tokens(rest) {

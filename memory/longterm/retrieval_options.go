@@ -15,9 +15,8 @@ type retrievalOptions struct {
 	feedbackDocs, feedbackTerms int
 	feedbackWeight              float64
 
-	queryK3     float64
-	sentenceMax bool
-	timeBoost   float64
+	queryK3   float64
+	timeBoost float64
 }
 
 // turnIndexOptions are the keyword path's index options: WithBM25's and
@@ -34,15 +33,6 @@ func (o *options) turnIndexOptions() []keyword.IndexOption {
 // path (keyword.WithQueryTF's k3; 0, the default, counts it once).
 func WithQueryTF(k3 float64) Option {
 	return func(o *options) { o.ret.queryK3 = max(k3, 0) }
-}
-
-// WithSentenceMax makes the keyword path score a query of several
-// sentences by its best sentence: a record's score is the highest of its
-// scores for each sentence alone (and the whole query's, expansions
-// aside). For long questions, a user's message whose one sentence names
-// the subject.
-func WithSentenceMax(on bool) Option {
-	return func(o *options) { o.ret.sentenceMax = on }
 }
 
 // Defaults of the keyword path's query expansion.
