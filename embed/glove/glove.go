@@ -37,6 +37,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
@@ -242,10 +243,16 @@ func (e *Embedder) embed(text string) ([]float32, error) {
 	d := e.v.dim
 	acc := make([]float64, d)
 	known := 0
-	var words []string
-	forWords(text, func(w string) {
-		words = append(words, w)
-		r, ok := e.v.index[w]
+	var buf []byte
+	forWords(text, func(w string, lower bool) {
+		var r int32
+		var ok bool
+		if lower {
+			r, ok = e.v.index[w]
+		} else {
+			buf = appendLower(buf[:0], w)
+			r, ok = e.v.index[string(buf)] // no allocation
+		}
 		if !ok {
 			return
 		}
@@ -255,13 +262,23 @@ func (e *Embedder) embed(text string) ([]float32, error) {
 			acc[j] += wt * float64(x)
 		}
 	})
+	words := func() []string {
+		var ws []string
+		forWords(text, func(w string, lower bool) {
+			if !lower {
+				w = strings.ToLower(w)
+			}
+			ws = append(ws, w)
+		})
+		if len(ws) == 0 {
+			ws = strings.Fields(text)
+		}
+		return ws
+	}
 	out := make([]float32, d)
 	if known == 0 {
 		e.unknown.Add(1)
-		if len(words) == 0 {
-			words = strings.Fields(text)
-		}
-		hashed(words, out)
+		hashed(words(), out)
 		return out, nil
 	}
 	if e.pc != nil {
@@ -279,7 +296,7 @@ func (e *Embedder) embed(text string) ([]float32, error) {
 	}
 	if norm == 0 {
 		e.unknown.Add(1)
-		hashed(words, out)
+		hashed(words(), out)
 		return out, nil
 	}
 	inv := 1 / math.Sqrt(norm)
@@ -289,8 +306,9 @@ func (e *Embedder) embed(text string) ([]float32, error) {
 	return out, nil
 }
 
-// forWords calls f with each lower-cased run of letters and digits.
-func forWords(text string, f func(string)) {
+// forWords calls f with each run of letters and digits and whether it is
+// already lower case.
+func forWords(text string, f func(w string, lower bool)) {
 	start := -1
 	lower := true
 	for i, r := range text {
@@ -298,26 +316,27 @@ func forWords(text string, f func(string)) {
 			if start < 0 {
 				start, lower = i, true
 			}
-			if !unicode.IsLower(r) && !unicode.IsDigit(r) {
+			if lower && r >= 'A' && (r <= 'Z' || r >= utf8.RuneSelf && !unicode.IsLower(r)) {
 				lower = false
 			}
 			continue
 		}
 		if start >= 0 {
-			emit(text[start:i], lower, f)
+			f(text[start:i], lower)
 			start = -1
 		}
 	}
 	if start >= 0 {
-		emit(text[start:], lower, f)
+		f(text[start:], lower)
 	}
 }
 
-func emit(w string, lower bool, f func(string)) {
-	if !lower {
-		w = strings.ToLower(w)
+// appendLower appends w lower-cased to b.
+func appendLower(b []byte, w string) []byte {
+	for _, r := range w {
+		b = utf8.AppendRune(b, unicode.ToLower(r))
 	}
-	f(w)
+	return b
 }
 
 // hashed writes the signed feature hash of words and of their

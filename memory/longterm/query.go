@@ -120,12 +120,26 @@ func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []fl
 		}
 		return q.To.IsZero() || r.Time.Before(q.To)
 	}
+	// The keyword path runs beside the vector search (both only read, under
+	// the caller's read lock): a query costs the slower path's time, not
+	// their sum.
+	var kw []scored
+	kwDone := make(chan struct{})
+	if q.Mode != VectorOnly {
+		go func() {
+			defer close(kwDone)
+			kw = m.keywordSearch(q, text, depth, inRange)
+		}()
+	} else {
+		close(kwDone)
+	}
 	if qvec != nil {
 		total := len(m.children)
 		keepChild := m.filter(q)
 		for d := depth; ; d *= 4 {
 			res, err := m.vectorSearch(ctx, q, qvec, d, minScore, keepChild)
 			if err != nil {
+				<-kwDone
 				return nil, err
 			}
 			// Many children of a few long parents can fill the list:
@@ -150,8 +164,9 @@ func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []fl
 			}
 		}
 	}
+	<-kwDone
 	if q.Mode != VectorOnly {
-		for i, r := range m.keywordSearch(q, text, depth, inRange) {
+		for i, r := range kw {
 			c := get(r.p)
 			c.hasKW, c.kwScore, c.kwRank = true, r.score, i+1
 		}
