@@ -120,6 +120,7 @@ func defaultOptions() options {
 		keywordWeight:   DefaultKeywordWeight,
 		neighbourWeight: DefaultNeighbourWeight,
 		speakerBoost:    DefaultSpeakerBoost,
+		ret:             retrievalOptions{nextWeight: DefaultNextWeight},
 		backendName:     DefaultBackend,
 		openVDB: func(dim int) (vdb.VectorDatabase, error) {
 			return inmem.New(dim)

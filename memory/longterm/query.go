@@ -245,6 +245,11 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 				scores[r.ID] += w * r.Score
 			}
 		}
+		if w := m.opts.ret.nextWeight; w > 0 {
+			for _, r := range search(n.after) {
+				scores[r.ID] += w * r.Score
+			}
+		}
 	}
 	addField(rest, nil)
 	if ret := m.opts.ret; ret.related != nil || ret.feedbackDocs > 0 {

@@ -15,8 +15,9 @@ type retrievalOptions struct {
 	feedbackDocs, feedbackTerms int
 	feedbackWeight              float64
 
-	queryK3   float64
-	timeBoost float64
+	queryK3    float64
+	timeBoost  float64
+	nextWeight float64
 }
 
 // turnIndexOptions are the keyword path's index options: WithBM25's and
@@ -91,4 +92,17 @@ func WithFeedback(docs, terms int, weight float64) Option {
 // parse, ranks as before. 0 (the default) turns it off.
 func WithTimePrior(boost float64) Option {
 	return func(o *options) { o.ret.timeBoost = max(boost, 0) }
+}
+
+// DefaultNextWeight is WithNextWeight's default, the same as
+// DefaultNeighbourWeight's for the previous record.
+const DefaultNextWeight = 0.3
+
+// WithNextWeight sets the weight of the keyword path's field of the next
+// record's text (within 12 hours), relative to the record's own text
+// (default DefaultNextWeight): a question found through its answer, as
+// WithNeighbourWeight finds an answer through its question. 0 turns it
+// off.
+func WithNextWeight(w float64) Option {
+	return func(o *options) { o.ret.nextWeight = max(w, 0) }
 }

@@ -89,3 +89,32 @@ func noErr(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestQuery_NextTurnField(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{ID: "q", Namespace: "c", Time: at, Text: "Where are you going this summer?"},
+		{ID: "a", Namespace: "c", Time: at.Add(time.Minute), Text: "Hiking in Patagonia with my brother."},
+		{ID: "x", Namespace: "c", Time: at.Add(2 * time.Minute), Text: "Nice weather today."},
+	}
+	for _, w := range []float64{0, 0.3} {
+		m, err := New(ctx, newCounting(t, 256), WithNextWeight(w), WithNeighbourWeight(0.3))
+		noErr(t, err)
+		_, err = m.AddBatch(ctx, recs)
+		noErr(t, err)
+		hits, err := m.Query(ctx, Query{Text: "Patagonia", Namespace: "c", Mode: KeywordOnly})
+		noErr(t, err)
+		if w == 0 {
+			assert.Equal(t, []string{"a", "x"}, ids(hits), "the turn after through its previous-turn field")
+		} else {
+			assert.Equal(t, "a", hits[0].ID)
+			assert.ElementsMatch(t, []string{"a", "q", "x"}, ids(hits), "and the question through its answer")
+		}
+		noErr(t, m.Forget(ctx, "a"))
+		hits, err = m.Query(ctx, Query{Text: "Patagonia", Namespace: "c", Mode: KeywordOnly})
+		noErr(t, err)
+		assert.Empty(t, hits, "a forgotten record's words leave its neighbours' fields too (w=%v)", w)
+		m.Close()
+	}
+}

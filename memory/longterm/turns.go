@@ -33,10 +33,15 @@ type turnIndex struct {
 // nsTurns is one namespace's part of the turn index.
 type nsTurns struct {
 	text, prev *keyword.Index
+	after      *keyword.Index // the next record's text, under this record's id
 	next       int64
 	ids        map[*parent]int64
 	parents    map[int64]*parent
-	last       *parent // the newest record: the previous one of the next
+	last       *parent  // the newest record: the previous one of the next
+	lastToks   []string // last's text's terms
+	// follower[id] holds id's text in its previous-turn field; leader[id]
+	// in its next-turn field: forgetting id clears those too.
+	follower, leader map[int64]int64
 	// speakerTerms maps a term of a speaker's name to the speakers whose
 	// name has it.
 	speakerTerms map[string][]string
@@ -65,7 +70,9 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 	slices.SortFunc(ps, func(a, b *parent) int { return cmp.Compare(firstChild(a), firstChild(b)) })
 	n := &nsTurns{
 		text: keyword.NewIndex(ti.tok, ti.opts...), prev: keyword.NewIndex(ti.tok, ti.opts...),
-		ids: map[*parent]int64{}, parents: map[int64]*parent{},
+		after: keyword.NewIndex(ti.tok, ti.opts...),
+		ids:   map[*parent]int64{}, parents: map[int64]*parent{},
+		follower: map[int64]int64{}, leader: map[int64]int64{},
 		speakerTerms: map[string][]string{}, speakers: map[string]int{},
 	}
 	for _, p := range ps {
@@ -120,6 +127,18 @@ func (ti *turnIndex) removed(p *parent) {
 	}
 	n.text.Delete(id)
 	n.prev.Delete(id)
+	n.after.Delete(id)
+	// A forgotten text leaves its neighbours' fields too.
+	if f, ok := n.follower[id]; ok {
+		n.prev.Delete(f)
+		delete(n.leader, f)
+	}
+	if l, ok := n.leader[id]; ok {
+		n.after.Delete(l)
+		delete(n.follower, l)
+	}
+	delete(n.follower, id)
+	delete(n.leader, id)
 	delete(n.ids, p)
 	delete(n.parents, id)
 	if s := p.rec.Speaker; s != "" {
@@ -134,7 +153,7 @@ func (ti *turnIndex) removed(p *parent) {
 		}
 	}
 	if n.last == p {
-		n.last = nil
+		n.last, n.lastToks = nil, nil
 	}
 }
 
@@ -155,11 +174,22 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string) {
 	n.next++
 	n.ids[p] = id
 	n.parents[id] = p
-	n.text.Add(id, header+p.rec.Text)
-	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
-		n.prev.Add(id, l.rec.Text)
+	// The text is tokenized once for its three fields (its own, the next
+	// record's previous-turn field, the previous record's next-turn field).
+	toks := tok.Tokens(p.rec.Text)
+	if header != "" {
+		n.text.AddTokens(id, append(tok.Tokens(header), toks...))
+	} else {
+		n.text.AddTokens(id, toks)
 	}
-	n.last = p
+	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
+		if lid, ok := n.ids[l]; ok {
+			n.prev.AddTokens(id, n.lastToks)
+			n.after.AddTokens(lid, toks)
+			n.follower[lid], n.leader[id] = id, lid
+		}
+	}
+	n.last, n.lastToks = p, toks
 	if s := p.rec.Speaker; s != "" {
 		if n.speakers[s] == 0 {
 			for _, t := range tok.Tokens(s) {
