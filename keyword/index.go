@@ -97,6 +97,7 @@ type Index struct {
 	refs     [][]termRef       // per slot: the document's distinct terms, sorted
 	free     []uint32          // unused slots
 	totalLen int64             // sum of lens
+	tf       map[uint32]uint32 // addTokens' scratch: term id → count
 }
 
 type posting struct {
@@ -170,7 +171,11 @@ func (ix *Index) addTokens(id int64, toks []string) {
 		ix.lens = append(ix.lens, 0)
 		ix.refs = append(ix.refs, nil)
 	}
-	tf := make(map[uint32]uint32, len(toks))
+	if ix.tf == nil {
+		ix.tf = map[uint32]uint32{}
+	}
+	tf := ix.tf
+	clear(tf)
 	for _, t := range toks {
 		tid, ok := ix.termIDs[t]
 		if !ok {
@@ -185,6 +190,9 @@ func (ix *Index) addTokens(id int64, toks []string) {
 	for tid, n := range tf {
 		refs = append(refs, termRef{term: tid, pos: uint32(len(ix.postings[tid]))})
 		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: n})
+	}
+	if len(tf) > 4096 {
+		ix.tf = nil // clear would walk a huge map's buckets on every later Add
 	}
 	slices.SortFunc(refs, func(a, b termRef) int { return cmp.Compare(a.term, b.term) })
 	ix.ids[slot], ix.lens[slot], ix.refs[slot] = id, uint32(len(toks)), refs
