@@ -230,24 +230,37 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 	// raise a record that neither ranks first.
 	fetch := 2 * depth
 	scores := map[int64]float64{}
+	// A record's neighbour fields (the previous and the next record's
+	// words) score what its neighbours' text scores: each text match adds
+	// its score, weighted, to the record after it (WithNeighbourWeight)
+	// and the record before it (WithNextWeight) instead of searching two
+	// more indexes.
+	wPrev, wNext := m.opts.neighbourWeight, m.opts.ret.nextWeight
 	addField := func(text string, terms []keyword.WeightedTerm) {
-		search := func(ix *keyword.Index) []keyword.Result {
+		search := func(keep func(int64) bool) []keyword.Result {
 			if terms != nil {
-				return ix.SearchTerms(terms, fetch, keep)
+				return n.text.SearchTerms(terms, fetch, keep)
 			}
-			return ix.Search(text, fetch, keep)
+			return n.text.Search(text, fetch, keep)
 		}
-		for _, r := range search(n.text) {
+		own := search(keep)
+		for _, r := range own {
 			scores[r.ID] += r.Score
 		}
-		if w := m.opts.neighbourWeight; w > 0 {
-			for _, r := range search(n.prev) {
-				scores[r.ID] += w * r.Score
-			}
+		if wPrev <= 0 && wNext <= 0 {
+			return
 		}
-		if w := m.opts.ret.nextWeight; w > 0 {
-			for _, r := range search(n.after) {
-				scores[r.ID] += w * r.Score
+		src := own
+		if keep != nil {
+			// A neighbour in range may follow a match out of range.
+			src = search(nil)
+		}
+		for _, r := range src {
+			if f, ok := n.follower[r.ID]; ok && wPrev > 0 && (keep == nil || keep(f)) {
+				scores[f] += wPrev * r.Score
+			}
+			if l, ok := n.leader[r.ID]; ok && wNext > 0 && (keep == nil || keep(l)) {
+				scores[l] += wNext * r.Score
 			}
 		}
 	}

@@ -14,11 +14,13 @@ import (
 // records (not their chunks, which would compete with their own parent,
 // and whose tiny members — "Hey Deborah!" — win every query naming a
 // person), with statistics of that namespace only, so a query touches only
-// its namespace's postings. Beside the text it keeps two fields: who spoke
-// (so that a query naming a speaker prefers what that speaker said rather
-// than turns that say the name) and the previous record's text (so that an
-// answer that shares no word with the question is found through the turn
-// it answers, at a lower weight).
+// its namespace's postings. Beside the text it keeps who spoke (so that a
+// query naming a speaker prefers what that speaker said rather than turns
+// that say the name) and each record's neighbours, the records written
+// just before and after it: a record also scores, at a lower weight, what
+// its neighbours' text scores, so that an answer that shares no word with
+// the question is found through the turn it answers, and the other way
+// round.
 //
 // A namespace's index is built on first use from the stored records (so a
 // store loaded from a snapshot needs no format of its own) and kept up to
@@ -32,15 +34,14 @@ type turnIndex struct {
 
 // nsTurns is one namespace's part of the turn index.
 type nsTurns struct {
-	text, prev *keyword.Index
-	after      *keyword.Index // the next record's text, under this record's id
-	next       int64
-	ids        map[*parent]int64
-	parents    map[int64]*parent
-	last       *parent  // the newest record: the previous one of the next
-	lastToks   []string // last's text's terms
-	// follower[id] holds id's text in its previous-turn field; leader[id]
-	// in its next-turn field: forgetting id clears those too.
+	text    *keyword.Index
+	next    int64
+	ids     map[*parent]int64
+	parents map[int64]*parent
+	last    *parent // the newest record: the previous one of the next
+	// follower[id] is the record after id (id's words are its previous
+	// turn's), leader[id] the one before (id's words are its next turn's),
+	// if they are at most neighbourGap apart.
 	follower, leader map[int64]int64
 	// speakerTerms maps a term of a speaker's name to the speakers whose
 	// name has it.
@@ -69,9 +70,8 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 	// Insertion order: child ids grow with every write.
 	slices.SortFunc(ps, func(a, b *parent) int { return cmp.Compare(firstChild(a), firstChild(b)) })
 	n := &nsTurns{
-		text: keyword.NewIndex(ti.tok, ti.opts...), prev: keyword.NewIndex(ti.tok, ti.opts...),
-		after: keyword.NewIndex(ti.tok, ti.opts...),
-		ids:   map[*parent]int64{}, parents: map[int64]*parent{},
+		text: keyword.NewIndex(ti.tok, ti.opts...),
+		ids:  map[*parent]int64{}, parents: map[int64]*parent{},
 		follower: map[int64]int64{}, leader: map[int64]int64{},
 		speakerTerms: map[string][]string{}, speakers: map[string]int{},
 	}
@@ -126,15 +126,11 @@ func (ti *turnIndex) removed(p *parent) {
 		return
 	}
 	n.text.Delete(id)
-	n.prev.Delete(id)
-	n.after.Delete(id)
 	// A forgotten text leaves its neighbours' fields too.
 	if f, ok := n.follower[id]; ok {
-		n.prev.Delete(f)
 		delete(n.leader, f)
 	}
 	if l, ok := n.leader[id]; ok {
-		n.after.Delete(l)
 		delete(n.follower, l)
 	}
 	delete(n.follower, id)
@@ -153,7 +149,7 @@ func (ti *turnIndex) removed(p *parent) {
 		}
 	}
 	if n.last == p {
-		n.last, n.lastToks = nil, nil
+		n.last = nil
 	}
 }
 
@@ -174,22 +170,13 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string) {
 	n.next++
 	n.ids[p] = id
 	n.parents[id] = p
-	// The text is tokenized once for its three fields (its own, the next
-	// record's previous-turn field, the previous record's next-turn field).
-	toks := tok.Tokens(p.rec.Text)
-	if header != "" {
-		n.text.AddTokens(id, append(tok.Tokens(header), toks...))
-	} else {
-		n.text.AddTokens(id, toks)
-	}
+	n.text.Add(id, header+p.rec.Text)
 	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
 		if lid, ok := n.ids[l]; ok {
-			n.prev.AddTokens(id, n.lastToks)
-			n.after.AddTokens(lid, toks)
 			n.follower[lid], n.leader[id] = id, lid
 		}
 	}
-	n.last, n.lastToks = p, toks
+	n.last = p
 	if s := p.rec.Speaker; s != "" {
 		if n.speakers[s] == 0 {
 			for _, t := range tok.Tokens(s) {
