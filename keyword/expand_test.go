@@ -60,16 +60,3 @@ func TestIndex_QueryTF(t *testing.T) {
 	plain.Add(2, "apple banana")
 	assert.Equal(t, []int64{1, 2}, ids(plain.Search("apple cherry apple", 10, nil)), "without it the repeat does not count: a tie, broken by id")
 }
-
-func TestIndex_AddTokensIsAdd(t *testing.T) {
-	a, b := plainIndex(t), plainIndex(t)
-	texts := []string{"apple banana", "OPS-4711 failed twice", "数据库迁移了 yesterday"}
-	for i, s := range texts {
-		a.Add(int64(i), s)
-		b.AddTokens(int64(i), b.Tokenizer().Tokens(s))
-	}
-	assert.Equal(t, a.Stats(), b.Stats())
-	for _, q := range []string{"apple", "OPS-4711", "数据库", "yesterday banana"} {
-		assert.Equal(t, a.Search(q, 10, nil), b.Search(q, 10, nil), q)
-	}
-}

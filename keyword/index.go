@@ -148,16 +148,6 @@ func (ix *Index) Add(id int64, text string) {
 	ix.addTokens(id, toks)
 }
 
-// AddTokens indexes terms already made by the index's tokenizer (its
-// Tokens of the text) under id, as Add does with the text: for a caller
-// that indexes one text in several indexes and tokenizes it once. The
-// index keeps no reference to tokens.
-func (ix *Index) AddTokens(id int64, tokens []string) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ix.addTokens(id, tokens)
-}
-
 // addTokens indexes toks under id; ix.mu is held.
 func (ix *Index) addTokens(id int64, toks []string) {
 	ix.delete(id)
