@@ -355,7 +355,11 @@ func (ix *Index) Search(query string, k int, keep func(id int64) bool) []Result 
 	if k <= 0 {
 		return nil
 	}
-	groups := ix.groups(query)
+	return ix.searchGroups(ix.groups(query), k, keep)
+}
+
+// searchGroups is Search's and SearchTerms' common part.
+func (ix *Index) searchGroups(groups []queryGroup, k int, keep func(id int64) bool) []Result {
 	if len(groups) == 0 {
 		return nil
 	}
@@ -475,16 +479,7 @@ func (ix *Index) SearchTerms(terms []WeightedTerm, k int, keep func(id int64) bo
 			groups = append(groups, queryGroup{main: []string{t.Term}, weight: t.Weight})
 		}
 	}
-	if len(groups) == 0 {
-		return nil
-	}
-	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
-	cands := ix.score(groups, s)
-	if keep != nil {
-		cands = slices.DeleteFunc(cands, func(r Result) bool { return !keep(r.ID) })
-	}
-	return topK(cands, k)
+	return ix.searchGroups(groups, k, keep)
 }
 
 // A TermCount is a term of a document and how often it occurs there.
