@@ -40,8 +40,11 @@ type kidScore struct {
 // namespace with nothing in it, give an empty result and a nil error.
 //
 // The keyword path ranks whole records by BM25 with their namespace's
-// statistics, plus the previous record's text at WithNeighbourWeight, and
-// prefers records spoken by a speaker the query names; the vector path
+// statistics, plus what the previous and the next record score
+// (WithNeighbourWeight, WithNextWeight), and prefers records spoken by a
+// speaker the query names; WithQueryExpansion, WithFeedback, WithQueryTF
+// and WithTimePrior add to it (all off by default). It runs beside the
+// vector search. The vector path
 // ranks records by their best child's cosine. Hybrid fuses the two as
 // WithScoreFusion, WithRRF or WithWeightedFusion say.
 func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
