@@ -43,10 +43,9 @@ type kidScore struct {
 // statistics, plus what the previous and the next record score
 // (WithNeighbourWeight, WithNextWeight), and prefers records spoken by a
 // speaker the query names; WithQueryExpansion, WithFeedback, WithQueryTF
-// and WithTimePrior add to it (all off by default). It runs beside the
-// vector search. The vector path
-// ranks records by their best child's cosine. Hybrid fuses the two as
-// WithScoreFusion, WithRRF or WithWeightedFusion say.
+// and WithTimePrior add to it (all off by default). The vector path, run
+// beside it, ranks records by their best child's cosine. Hybrid fuses the
+// two as WithScoreFusion, WithRRF or WithWeightedFusion say.
 func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 	if q.K < 0 {
 		return nil, fmt.Errorf("%w: K = %d", ErrInvalidQuery, q.K)
