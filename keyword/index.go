@@ -65,6 +65,19 @@ func WithB(b float64) IndexOption {
 	}
 }
 
+// WithQueryTF makes a word that a query repeats count more: qtf times
+// gives the weight (k3+1)·qtf/(k3+qtf) (Robertson's k3; 1 for one
+// occurrence, approaching k3+1). 0 (the default), negative or NaN values
+// make a repeated word count once. It matters for long queries (a user's
+// message as the question), not for short ones.
+func WithQueryTF(k3 float64) IndexOption {
+	return func(ix *Index) {
+		if k3 > 0 && !math.IsInf(k3, 0) {
+			ix.k3 = k3
+		}
+	}
+}
+
 // Index is a BM25 inverted index over documents identified by int64 ids.
 // The zero value is not usable; call [NewIndex]. An Index is safe for
 // concurrent use by multiple goroutines: searches run in parallel, and
@@ -72,6 +85,7 @@ func WithB(b float64) IndexOption {
 type Index struct {
 	tok   Tokenizer
 	k1, b float64
+	k3    float64 // query term frequency saturation; 0: a repeated word counts once
 
 	mu       sync.RWMutex
 	termIDs  map[string]uint32 // term → index into terms and postings
@@ -83,6 +97,7 @@ type Index struct {
 	refs     [][]termRef       // per slot: the document's distinct terms, sorted
 	free     []uint32          // unused slots
 	totalLen int64             // sum of lens
+	tf       map[uint32]uint32 // addTokens' scratch: term id → count
 }
 
 type posting struct {
@@ -146,7 +161,11 @@ func (ix *Index) addTokens(id int64, toks []string) {
 		ix.lens = append(ix.lens, 0)
 		ix.refs = append(ix.refs, nil)
 	}
-	tf := make(map[uint32]uint32, len(toks))
+	if ix.tf == nil {
+		ix.tf = map[uint32]uint32{}
+	}
+	tf := ix.tf
+	clear(tf)
 	for _, t := range toks {
 		tid, ok := ix.termIDs[t]
 		if !ok {
@@ -161,6 +180,9 @@ func (ix *Index) addTokens(id int64, toks []string) {
 	for tid, n := range tf {
 		refs = append(refs, termRef{term: tid, pos: uint32(len(ix.postings[tid]))})
 		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: n})
+	}
+	if len(tf) > 4096 {
+		ix.tf = nil // clear would walk a huge map's buckets on every later Add
 	}
 	slices.SortFunc(refs, func(a, b termRef) int { return cmp.Compare(a.term, b.term) })
 	ix.ids[slot], ix.lens[slot], ix.refs[slot] = id, uint32(len(toks)), refs
@@ -253,6 +275,7 @@ const PartWeight = 0.5
 // queryGroup is one word or code of a query: its whole forms and parts.
 type queryGroup struct {
 	main, parts []string
+	weight      float64 // 0 means 1
 }
 
 // groups returns the distinct groups of a query's terms.
@@ -283,8 +306,9 @@ func (ix *Index) groups(query string) []queryGroup {
 			out[k].main = append(out[k].main, term)
 		}
 	}
-	// A term is a group's whole or its part, once; equal groups count once.
-	seen := map[string]bool{}
+	// A term is a group's whole or its part, once; equal groups count once
+	// (or, WithQueryTF, by how often they occur).
+	seen := map[string]int{}
 	uniq := out[:0]
 	for _, g := range out {
 		slices.Sort(g.main)
@@ -293,9 +317,19 @@ func (ix *Index) groups(query string) []queryGroup {
 		slices.Sort(g.parts)
 		g.parts = slices.Compact(g.parts)
 		key := strings.Join(g.main, "\x00") + "\x01" + strings.Join(g.parts, "\x00")
-		if !seen[key] {
-			seen[key] = true
-			uniq = append(uniq, g)
+		if i, ok := seen[key]; ok {
+			uniq[i].weight++
+			continue
+		}
+		seen[key] = len(uniq)
+		g.weight = 1
+		uniq = append(uniq, g)
+	}
+	for i := range uniq {
+		if qtf := uniq[i].weight; ix.k3 > 0 {
+			uniq[i].weight = (ix.k3 + 1) * qtf / (ix.k3 + qtf)
+		} else {
+			uniq[i].weight = 1
 		}
 	}
 	return uniq
@@ -321,7 +355,11 @@ func (ix *Index) Search(query string, k int, keep func(id int64) bool) []Result 
 	if k <= 0 {
 		return nil
 	}
-	groups := ix.groups(query)
+	return ix.searchGroups(ix.groups(query), k, keep)
+}
+
+// searchGroups is Search's and SearchTerms' common part.
+func (ix *Index) searchGroups(groups []queryGroup, k int, keep func(id int64) bool) []Result {
 	if len(groups) == 0 {
 		return nil
 	}
@@ -366,9 +404,11 @@ func (ix *Index) score(groups []queryGroup, s *scratch) []Result {
 		return list, math.Log(1+(n-df+0.5)/(df+0.5)) * (ix.k1 + 1)
 	}
 	for _, g := range groups {
+		gw := cmp.Or(g.weight, 1)
 		if len(g.main) == 1 && len(g.parts) == 0 {
 			// A plain word: straight into the document scores.
 			list, w := postings(g.main[0])
+			w *= gw
 			for _, p := range list {
 				tf := float64(p.tf)
 				if s.scores[p.slot] == 0 {
@@ -405,7 +445,7 @@ func (ix *Index) score(groups []queryGroup, s *scratch) []Result {
 			if s.scores[slot] == 0 {
 				s.touched = append(s.touched, slot)
 			}
-			s.scores[slot] += max(s.main[slot], s.parts[slot])
+			s.scores[slot] += gw * max(s.main[slot], s.parts[slot])
 			s.main[slot], s.parts[slot] = 0, 0
 		}
 		s.gtouched = s.gtouched[:0]
@@ -416,6 +456,67 @@ func (ix *Index) score(groups []queryGroup, s *scratch) []Result {
 	}
 	s.touched = s.touched[:0]
 	return s.cands
+}
+
+// A WeightedTerm is a term as the tokenizer emits it ("support" for
+// "supporting" with stemming) and its weight in a query.
+type WeightedTerm struct {
+	Term   string
+	Weight float64
+}
+
+// SearchTerms is Search for terms given directly, each scoring its BM25
+// contribution times its weight (terms with a weight ≤ 0 are ignored; a
+// term given twice counts twice). It serves query expansion: terms added
+// to a query at a lower weight than its own words.
+func (ix *Index) SearchTerms(terms []WeightedTerm, k int, keep func(id int64) bool) []Result {
+	if k <= 0 {
+		return nil
+	}
+	groups := make([]queryGroup, 0, len(terms))
+	for _, t := range terms {
+		if t.Weight > 0 && !math.IsInf(t.Weight, 0) {
+			groups = append(groups, queryGroup{main: []string{t.Term}, weight: t.Weight})
+		}
+	}
+	return ix.searchGroups(groups, k, keep)
+}
+
+// A TermCount is a term of a document and how often it occurs there.
+type TermCount struct {
+	Term  string
+	Count int
+}
+
+// Terms returns the document's distinct terms with their counts and the
+// document's length in tokens (nil, 0 for an unknown id), for relevance
+// feedback. Terms come in no particular order.
+func (ix *Index) Terms(id int64) ([]TermCount, int) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	slot, ok := ix.slots[id]
+	if !ok {
+		return nil, 0
+	}
+	refs := ix.refs[slot]
+	out := make([]TermCount, len(refs))
+	for i, r := range refs {
+		out[i] = TermCount{ix.terms[r.term], int(ix.postings[r.term][r.pos].tf)}
+	}
+	return out, int(ix.lens[slot])
+}
+
+// IDF returns BM25's idf of term, ln(1 + (N − df + 0.5)/(df + 0.5)), or 0
+// for a term in no document.
+func (ix *Index) IDF(term string) float64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	tid, ok := ix.termIDs[term]
+	if !ok || len(ix.postings[tid]) == 0 {
+		return 0
+	}
+	n, df := float64(len(ix.slots)), float64(len(ix.postings[tid]))
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
 func better(a, b Result) int {

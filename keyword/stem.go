@@ -40,12 +40,31 @@ func WithStemming(s Stemming) TokenizerOption {
 
 // stemCache memoises Snowball stems: a conversation reuses a few thousand
 // words, and the stemmer allocates. It stops growing at stemCacheMax words.
+// Plain maps in shards under read-write locks: a lookup is the hot path of
+// indexing, and sync.Map's boxed keys cost twice as much.
 var (
-	stemCache  sync.Map
+	stemShards [stemShardCount]stemShard
 	stemCached atomic.Int64
 )
 
-const stemCacheMax = 1 << 18
+const (
+	stemCacheMax   = 1 << 18
+	stemShardCount = 32
+)
+
+type stemShard struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+func stemShardOf(w string) *stemShard {
+	h := uint32(2166136261)
+	for i := 0; i < len(w); i++ {
+		h ^= uint32(w[i])
+		h *= 16777619
+	}
+	return &stemShards[h%stemShardCount]
+}
 
 // stemWord stems w as t's Stemming says.
 func (t *tokenizer) stemWord(w string) string {
@@ -60,16 +79,27 @@ func (t *tokenizer) stemWord(w string) string {
 			return w
 		}
 	}
-	if s, ok := stemCache.Load(w); ok {
-		return s.(string)
+	sh := stemShardOf(w)
+	sh.mu.RLock()
+	s, ok := sh.m[w]
+	sh.mu.RUnlock()
+	if ok {
+		return s
 	}
-	s := english.Stem(w, true)
+	s = english.Stem(w, true)
 	if s == "" {
 		s = w
 	}
 	if stemCached.Load() < stemCacheMax {
-		stemCache.Store(w, s)
-		stemCached.Add(1)
+		sh.mu.Lock()
+		if sh.m == nil {
+			sh.m = map[string]string{}
+		}
+		if _, dup := sh.m[w]; !dup {
+			sh.m[w] = s
+			stemCached.Add(1)
+		}
+		sh.mu.Unlock()
 	}
 	return s
 }

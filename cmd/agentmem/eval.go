@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/embed/glove"
 	"github.com/agentmem/agentmem/eval"
 	"github.com/agentmem/agentmem/memory/longterm"
 )
@@ -27,6 +28,16 @@ func newEvalCmd(a *app) *cobra.Command {
 		neighbour   float64
 		speaker     float64
 		vecWeight   float64
+		relatedPath string
+		relatedN    int
+		relatedSim  float64
+		relatedW    float64
+		fbDocs      int
+		fbTerms     int
+		fbWeight    float64
+		queryK3     float64
+		timeBoost   float64
+		nextWeight  float64
 	)
 	cmd := &cobra.Command{
 		Use:   "eval [DIR]",
@@ -70,6 +81,23 @@ ids per mode too.`,
 			cfg := eval.Config{WithSpeaker: withSpeaker, WithDate: withDate, BM25Tokenizer: bm25Tok, PerQuestion: a.json}
 			cfg.Options = append(cfg.Options, longterm.WithMinScore(minScore),
 				longterm.WithNeighbourWeight(neighbour), longterm.WithSpeakerBoost(speaker))
+			if queryK3 > 0 {
+				cfg.Options = append(cfg.Options, longterm.WithQueryTF(queryK3))
+			}
+			cfg.Options = append(cfg.Options, longterm.WithNextWeight(nextWeight))
+			if timeBoost > 0 {
+				cfg.Options = append(cfg.Options, longterm.WithTimePrior(timeBoost))
+			}
+			if fbDocs > 0 {
+				cfg.Options = append(cfg.Options, longterm.WithFeedback(fbDocs, fbTerms, fbWeight))
+			}
+			if relatedPath != "" {
+				vecs, err := glove.Load(relatedPath)
+				if err != nil {
+					return err
+				}
+				cfg.Options = append(cfg.Options, longterm.WithQueryExpansion(vecs.Related(relatedN, float32(relatedSim)), relatedW))
+			}
 			switch fusion {
 			case "default":
 			case "rrf":
@@ -131,6 +159,16 @@ ids per mode too.`,
 	f.Float64Var(&neighbour, "neighbour-weight", longterm.DefaultNeighbourWeight, "keyword path: weight of the previous turn's words")
 	f.Float64Var(&speaker, "speaker-boost", longterm.DefaultSpeakerBoost, "keyword path: boost of turns spoken by a speaker the question names")
 	f.Float64Var(&vecWeight, "vector-weight", longterm.DefaultVectorWeight, "--fusion score: weight of the vector path (the keyword path has 1 minus it)")
+	f.StringVar(&relatedPath, "expand", "", "keyword path: expand queries with the nearest words of each query word in this GloVe text file")
+	f.IntVar(&relatedN, "expand-n", 3, "--expand: neighbours per query word")
+	f.Float64Var(&relatedSim, "expand-min-sim", 0.6, "--expand: least cosine similarity of a neighbour")
+	f.Float64Var(&relatedW, "expand-weight", longterm.DefaultRelatedWeight, "--expand: weight of a neighbour relative to the query's words")
+	f.Float64Var(&queryK3, "query-tf", 0, "keyword path: count a word the question repeats more, with this k3 (0: once)")
+	f.Float64Var(&nextWeight, "next-weight", longterm.DefaultNextWeight, "keyword path: weight of the next turn's words")
+	f.Float64Var(&timeBoost, "time-boost", 0, "keyword path: boost of records in a period the question names (\"last week\", \"in May 2023\"); 0: off")
+	f.IntVar(&fbDocs, "feedback", 0, "keyword path: pseudo-relevance feedback (RM3) from this many top records (0: off)")
+	f.IntVar(&fbTerms, "feedback-terms", longterm.DefaultFeedbackTerms, "--feedback: terms added")
+	f.Float64Var(&fbWeight, "feedback-weight", longterm.DefaultFeedbackWeight, "--feedback: weight of the strongest feedback term")
 	f.StringVar(&bm25Tok, "bm25-tokenizer", "word", "the reference BM25's tokenizer: word or bigram (Chinese), as bm25.py's --tokenizer")
 	f.StringVar(&turnsPath, "turns", "", "turns file (default DIR/turns.jsonl)")
 	f.StringVar(&qPath, "questions", "", "questions file (default DIR/questions.jsonl)")

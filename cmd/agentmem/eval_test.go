@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,4 +52,23 @@ func TestEvalCommand(t *testing.T) {
 	}
 	code, _ = runEvalCLI(t, "--json=false", "--mode", "all", "--k", "5", t.TempDir())
 	assert.Equal(t, exitFailure, code, "missing files")
+}
+
+func TestEvalCommand_RetrievalOptionsAndGlove(t *testing.T) {
+	// A tiny GloVe file: enough words of the bundled set to give vectors.
+	vecs := filepath.Join(t.TempDir(), "tiny.txt")
+	require.NoError(t, os.WriteFile(vecs, []byte(
+		"the 0.5 0.5 0.5\nerror 1 0.1 0\nfailure 0.9 0.2 0\nflight 0 1 0.1\nplane 0.1 0.9 0.1\n"), 0o600))
+	code, out := runEvalCLI(t, "--embedder", "glove:"+vecs, "--mode", "keyword", "--k", "10", "--json",
+		"--expand", vecs, "--feedback", "5", "--time-boost", "1", "--query-tf", "8", "../../testdata/eval")
+	require.Equal(t, exitOK, code, out)
+	var rep eval.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, 81, rep.Questions)
+	assert.Contains(t, rep.Embedder, "glove:tiny.txt")
+	require.Len(t, rep.Modes, 2)
+	assert.Greater(t, rep.Modes[0].Overall.Recall[10], 0.0)
+
+	code, _ = runEvalCLI(t, "--mode", "keyword", "--expand", filepath.Join(t.TempDir(), "missing.txt"), "../../testdata/eval")
+	assert.NotEqual(t, exitOK, code)
 }

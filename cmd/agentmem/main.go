@@ -25,6 +25,7 @@ import (
 
 	// The embedders and vector backends this binary offers register
 	// themselves.
+	_ "github.com/agentmem/agentmem/embed/glove"
 	_ "github.com/agentmem/agentmem/embed/hash"
 	_ "github.com/agentmem/agentmem/embed/ollama"
 	_ "github.com/agentmem/agentmem/vdb/inmem"

@@ -97,6 +97,7 @@ type options struct {
 	speakerBoost    float64
 	reranker        Reranker
 	rerankDepth     int
+	ret             retrievalOptions // retrieval_options.go
 
 	store storeOptions // durability.go
 }
@@ -109,6 +110,7 @@ func defaultOptions() options {
 		keywordWeight:   DefaultKeywordWeight,
 		neighbourWeight: DefaultNeighbourWeight,
 		speakerBoost:    DefaultSpeakerBoost,
+		ret:             retrievalOptions{nextWeight: DefaultNextWeight},
 		backend:         DefaultBackend,
 		kind:            KindLong,
 		logger:          slog.Default(),

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentmem/agentmem/keyword"
 )
 
 // A Reranker reorders the candidates of a search before they are cut to
@@ -37,10 +39,12 @@ type kidScore struct {
 // namespace with nothing in it, give an empty result and a nil error.
 //
 // The keyword path ranks whole records by BM25 with their namespace's
-// statistics, plus the previous record's text at WithNeighbourWeight, and
-// prefers records spoken by a speaker the query names; the vector path
-// ranks records by their best child's cosine. Hybrid fuses the two as
-// WithScoreFusion, WithRRF or WithWeightedFusion say.
+// statistics, plus what the previous and the next record score
+// (WithNeighbourWeight, WithNextWeight), and prefers records spoken by a
+// speaker the query names; WithQueryExpansion, WithFeedback, WithQueryTF
+// and WithTimePrior add to it (all off by default). The vector path, run
+// beside it, ranks records by their best child's cosine. Hybrid fuses the
+// two as WithScoreFusion, WithRRF or WithWeightedFusion say.
 func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 	if q.K < 0 {
 		return nil, fmt.Errorf("%w: K = %d", ErrInvalidQuery, q.K)
@@ -117,12 +121,26 @@ func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []fl
 		}
 		return q.To.IsZero() || r.Time.Before(q.To)
 	}
+	// The keyword path runs beside the vector search (both only read, under
+	// the caller's read lock): a query costs the slower path's time, not
+	// their sum.
+	var kw []scored
+	kwDone := make(chan struct{})
+	if q.Mode != VectorOnly {
+		go func() {
+			defer close(kwDone)
+			kw = m.keywordSearch(q, text, depth, inRange)
+		}()
+	} else {
+		close(kwDone)
+	}
 	if qvec != nil {
 		total := len(m.children)
 		keepChild := m.filter(q)
 		for d := depth; ; d *= 4 {
 			res, err := m.vectorSearch(ctx, q, qvec, d, minScore, keepChild)
 			if err != nil {
+				<-kwDone
 				return nil, err
 			}
 			// Many children of a few long parents can fill the list:
@@ -147,8 +165,9 @@ func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []fl
 			}
 		}
 	}
+	<-kwDone
 	if q.Mode != VectorOnly {
-		for i, r := range m.keywordSearch(q, text, depth, inRange) {
+		for i, r := range kw {
 			c := get(r.p)
 			c.hasKW, c.kwScore, c.kwRank = true, r.score, i+1
 		}
@@ -212,14 +231,70 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 	// raise a record that neither ranks first.
 	fetch := 2 * depth
 	scores := map[int64]float64{}
-	for _, r := range n.text.Search(rest, fetch, keep) {
-		scores[r.ID] += r.Score
-	}
-	if w := m.opts.neighbourWeight; w > 0 {
-		for _, r := range n.prev.Search(rest, fetch, keep) {
-			scores[r.ID] += w * r.Score
+	// A record's neighbour fields (the previous and the next record's
+	// words) score what its neighbours' text scores: each text match adds
+	// its score, weighted, to the record after it (WithNeighbourWeight)
+	// and the record before it (WithNextWeight) instead of searching two
+	// more indexes.
+	wPrev, wNext := m.opts.neighbourWeight, m.opts.ret.nextWeight
+	addField := func(text string, terms []keyword.WeightedTerm) {
+		search := func(keep func(int64) bool) []keyword.Result {
+			if terms != nil {
+				return n.text.SearchTerms(terms, fetch, keep)
+			}
+			return n.text.Search(text, fetch, keep)
+		}
+		own := search(keep)
+		for _, r := range own {
+			scores[r.ID] += r.Score
+		}
+		if wPrev <= 0 && wNext <= 0 {
+			return
+		}
+		src := own
+		if keep != nil {
+			// A neighbour in range may follow a match out of range.
+			src = search(nil)
+		}
+		for _, r := range src {
+			if f, ok := n.follower[r.ID]; ok && wPrev > 0 && (keep == nil || keep(f)) {
+				scores[f] += wPrev * r.Score
+			}
+			if l, ok := n.leader[r.ID]; ok && wNext > 0 && (keep == nil || keep(l)) {
+				scores[l] += wNext * r.Score
+			}
 		}
 	}
+	addField(rest, nil)
+	if ret := m.opts.ret; ret.related != nil || ret.feedbackDocs > 0 {
+		own := map[string]bool{}
+		for _, t := range ti.tok.Tokens(rest) {
+			own[t] = true
+		}
+		ext := m.relatedTerms(ti.tok, rest, own)
+		if ret.feedbackDocs > 0 {
+			first := m.rankScores(n, scores, speakers, ret.feedbackDocs)
+			ext = append(ext, m.feedbackTerms(n.text, first, func(p *parent) int64 { return n.ids[p] }, own)...)
+		}
+		if len(ext) > 0 {
+			addField("", ext)
+		}
+	}
+	if b := m.opts.ret.timeBoost; b > 0 && n.last != nil {
+		if from, to, ok := timeRef(text, n.last.rec.Time); ok {
+			for id := range scores {
+				if p := n.parents[id]; p != nil && !p.rec.Time.Before(from) && p.rec.Time.Before(to) {
+					scores[id] *= 1 + b
+				}
+			}
+		}
+	}
+	return m.rankScores(n, scores, speakers, depth)
+}
+
+// rankScores turns a namespace's record scores into its best depth
+// records, boosting those spoken by a named speaker.
+func (m *Memory) rankScores(n *nsTurns, scores map[int64]float64, speakers []string, depth int) []scored {
 	out := make([]scored, 0, len(scores))
 	for id, s := range scores {
 		p := n.parents[id]
@@ -245,7 +320,7 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 
 // turnIdx returns the keyword path's index, made on first use.
 func (m *Memory) turnIdx() *turnIndex {
-	m.turnsOnce.Do(func() { m.turns = newTurnIndex(m.tok) })
+	m.turnsOnce.Do(func() { m.turns = newTurnIndex(m.tok, m.opts.turnIndexOptions()...) })
 	return m.turns
 }
 

@@ -26,7 +26,11 @@ func TestQuery_SpeakerFieldBeatsGreeting(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
 	assert.Equal(t, "trip", hits[0].ID, "what Deborah said, not the turn greeting her")
-	assert.NotContains(t, ids(hits), "greet")
+	// The greeting is found only through the next turn's field (the
+	// answer after it), below the turns that say "trip" themselves.
+	if i := slices.Index(ids(hits), "greet"); i >= 0 {
+		assert.Equal(t, len(hits)-1, i, "%v", ids(hits))
+	}
 }
 
 func TestQuery_NeighbourFindsTheAnswer(t *testing.T) {

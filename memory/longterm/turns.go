@@ -14,36 +14,43 @@ import (
 // records (not their chunks, which would compete with their own parent,
 // and whose tiny members — "Hey Deborah!" — win every query naming a
 // person), with statistics of that namespace only, so a query touches only
-// its namespace's postings. Beside the text it keeps two fields: who spoke
-// (so that a query naming a speaker prefers what that speaker said rather
-// than turns that say the name) and the previous record's text (so that an
-// answer that shares no word with the question is found through the turn
-// it answers, at a lower weight).
+// its namespace's postings. Beside the text it keeps who spoke (so that a
+// query naming a speaker prefers what that speaker said rather than turns
+// that say the name) and each record's neighbours, the records written
+// just before and after it: a record also scores, at a lower weight, what
+// its neighbours' text scores, so that an answer that shares no word with
+// the question is found through the turn it answers, and the other way
+// round.
 //
 // A namespace's index is built on first use from the stored records (so a
 // store loaded from a snapshot needs no format of its own) and kept up to
 // date by apply and remove afterwards.
 type turnIndex struct {
-	tok keyword.Tokenizer
-	mu  sync.Mutex // guards ns; held while a namespace is built
-	ns  map[string]*nsTurns
+	tok  keyword.Tokenizer
+	opts []keyword.IndexOption // BM25 parameters, query tf
+	mu   sync.Mutex            // guards ns; held while a namespace is built
+	ns   map[string]*nsTurns
 }
 
 // nsTurns is one namespace's part of the turn index.
 type nsTurns struct {
-	text, prev *keyword.Index
-	next       int64
-	ids        map[*parent]int64
-	parents    map[int64]*parent
-	last       *parent // the newest record: the previous one of the next
+	text    *keyword.Index
+	next    int64
+	ids     map[*parent]int64
+	parents map[int64]*parent
+	last    *parent // the newest record: the previous one of the next
+	// follower[id] is the record after id (id's words are its previous
+	// turn's), leader[id] the one before (id's words are its next turn's),
+	// if they are at most neighbourGap apart.
+	follower, leader map[int64]int64
 	// speakerTerms maps a term of a speaker's name to the speakers whose
 	// name has it.
 	speakerTerms map[string][]string
 	speakers     map[string]int // speaker → records
 }
 
-func newTurnIndex(tok keyword.Tokenizer) *turnIndex {
-	return &turnIndex{tok: tok, ns: map[string]*nsTurns{}}
+func newTurnIndex(tok keyword.Tokenizer, opts ...keyword.IndexOption) *turnIndex {
+	return &turnIndex{tok: tok, opts: opts, ns: map[string]*nsTurns{}}
 }
 
 // get returns the namespace's index, building it from parents when it has
@@ -63,8 +70,9 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 	// Insertion order: child ids grow with every write.
 	slices.SortFunc(ps, func(a, b *parent) int { return cmp.Compare(firstChild(a), firstChild(b)) })
 	n := &nsTurns{
-		text: keyword.NewIndex(ti.tok), prev: keyword.NewIndex(ti.tok),
-		ids: map[*parent]int64{}, parents: map[int64]*parent{},
+		text: keyword.NewIndex(ti.tok, ti.opts...),
+		ids:  map[*parent]int64{}, parents: map[int64]*parent{},
+		follower: map[int64]int64{}, leader: map[int64]int64{},
 		speakerTerms: map[string][]string{}, speakers: map[string]int{},
 	}
 	for _, p := range ps {
@@ -118,7 +126,15 @@ func (ti *turnIndex) removed(p *parent) {
 		return
 	}
 	n.text.Delete(id)
-	n.prev.Delete(id)
+	// A forgotten text leaves its neighbours' fields too.
+	if f, ok := n.follower[id]; ok {
+		delete(n.leader, f)
+	}
+	if l, ok := n.leader[id]; ok {
+		delete(n.follower, l)
+	}
+	delete(n.follower, id)
+	delete(n.leader, id)
 	delete(n.ids, p)
 	delete(n.parents, id)
 	if s := p.rec.Speaker; s != "" {
@@ -156,7 +172,9 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string) {
 	n.parents[id] = p
 	n.text.Add(id, header+p.rec.Text)
 	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
-		n.prev.Add(id, l.rec.Text)
+		if lid, ok := n.ids[l]; ok {
+			n.follower[lid], n.leader[id] = id, lid
+		}
 	}
 	n.last = p
 	if s := p.rec.Speaker; s != "" {

@@ -1,0 +1,147 @@
+package longterm
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/agentmem/agentmem/keyword"
+)
+
+// retrievalOptions are the keyword path's query-side options beyond BM25:
+// query expansion by related words and by pseudo-relevance feedback.
+type retrievalOptions struct {
+	related       func(word string) []string
+	relatedWeight float64
+
+	feedbackDocs, feedbackTerms int
+	feedbackWeight              float64
+
+	queryK3    float64
+	timeBoost  float64
+	nextWeight float64
+}
+
+// turnIndexOptions are the keyword path's index options: WithBM25's and
+// WithQueryTF's.
+func (o *options) turnIndexOptions() []keyword.IndexOption {
+	opts := slices.Clone(o.bm25)
+	if o.ret.queryK3 > 0 {
+		opts = append(opts, keyword.WithQueryTF(o.ret.queryK3))
+	}
+	return opts
+}
+
+// WithQueryTF makes a word that a query repeats count more in the keyword
+// path (keyword.WithQueryTF's k3; 0, the default, counts it once).
+func WithQueryTF(k3 float64) Option {
+	return func(o *options) error {
+		if err := nonNegative("query tf k3", k3); err != nil {
+			return err
+		}
+		o.ret.queryK3 = k3
+		return nil
+	}
+}
+
+// nonNegative accepts a finite number ≥ 0.
+func nonNegative(what string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s %v is not a finite number ≥ 0", what, v)
+	}
+	return nil
+}
+
+// Defaults of the keyword path's query expansion.
+const (
+	// DefaultRelatedWeight is the weight of a word that WithQueryExpansion
+	// adds, relative to the query's own words (1).
+	DefaultRelatedWeight = 0.3
+	// DefaultFeedbackDocs and DefaultFeedbackTerms: WithFeedback's
+	// defaults, the top records read and the terms taken from them.
+	DefaultFeedbackDocs  = 10
+	DefaultFeedbackTerms = 10
+	// DefaultFeedbackWeight: WithFeedback's default weight of the
+	// strongest feedback term, relative to the query's own words.
+	DefaultFeedbackWeight = 0.3
+)
+
+// WithQueryExpansion makes the keyword path add to each query the words
+// that related returns for each of its words (lower-cased), each at
+// weight relative to the query's own words (≤ 0 means
+// DefaultRelatedWeight): a remedy for questions that share no word with
+// their answer ("flight" for "plane"). related must be safe for concurrent
+// use and fast (it is called per query word; cache in it). The nearest
+// neighbours of a word embedding serve: see glove.Vectors.Related.
+func WithQueryExpansion(related func(word string) []string, weight float64) Option {
+	return func(o *options) error {
+		if related == nil {
+			return fmt.Errorf("nil related-words function")
+		}
+		if math.IsNaN(weight) || math.IsInf(weight, 0) {
+			return fmt.Errorf("expansion weight %v is not finite", weight)
+		}
+		if weight <= 0 {
+			weight = DefaultRelatedWeight
+		}
+		o.ret.related, o.ret.relatedWeight = related, weight
+		return nil
+	}
+}
+
+// WithFeedback turns on pseudo-relevance feedback (RM3) in the keyword
+// path: the query is run once, the terms most typical of its top docs
+// records (their relevance model) are added to it, the strongest at
+// weight relative to the query's own words and the others in proportion,
+// and it is run again. docs ≤ 0 turns feedback off; terms and weight ≤ 0
+// mean the defaults.
+func WithFeedback(docs, terms int, weight float64) Option {
+	return func(o *options) error {
+		if math.IsNaN(weight) || math.IsInf(weight, 0) {
+			return fmt.Errorf("feedback weight %v is not finite", weight)
+		}
+		if terms <= 0 {
+			terms = DefaultFeedbackTerms
+		}
+		if weight <= 0 {
+			weight = DefaultFeedbackWeight
+		}
+		o.ret.feedbackDocs, o.ret.feedbackTerms, o.ret.feedbackWeight = max(docs, 0), terms, weight
+		return nil
+	}
+}
+
+// WithTimePrior makes the keyword path prefer, by the factor 1+boost, the
+// records whose time falls in a period the query names: a date ("on 8 May
+// 2023", "2023-05-08"), a month ("in May 2023") or a relative period
+// ("yesterday", "last week", "3 days ago", counted back from the
+// namespace's newest record). A query naming none, or a date that does not
+// parse, ranks as before. 0 (the default) turns it off.
+func WithTimePrior(boost float64) Option {
+	return func(o *options) error {
+		if err := nonNegative("time boost", boost); err != nil {
+			return err
+		}
+		o.ret.timeBoost = boost
+		return nil
+	}
+}
+
+// DefaultNextWeight is WithNextWeight's default, the same as
+// DefaultNeighbourWeight's for the previous record.
+const DefaultNextWeight = 0.3
+
+// WithNextWeight sets the weight of the keyword path's field of the next
+// record's text (within 12 hours), relative to the record's own text
+// (default DefaultNextWeight): a question found through its answer, as
+// WithNeighbourWeight finds an answer through its question. 0 turns it
+// off.
+func WithNextWeight(w float64) Option {
+	return func(o *options) error {
+		if !(w >= 0 && w <= 1) {
+			return fmt.Errorf("next weight %v is not in [0, 1]", w)
+		}
+		o.ret.nextWeight = w
+		return nil
+	}
+}

@@ -1,0 +1,111 @@
+package longterm
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A time reference in a query: "yesterday", "last week", "3 days ago",
+// "in May 2023", "on 8 May 2023", "May 8, 2023", "2023-05-08". Parsing is
+// lenient: what does not parse as a date (a "May" that is a verb, a 31
+// February) is no reference, never an error.
+var (
+	reISO      = regexp.MustCompile(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b`)
+	reDayMonth = regexp.MustCompile(`\b(\d{1,2})(?:st|nd|rd|th)?\s+(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?,?(?:\s+(\d{4}))?\b`)
+	reMonthDay = regexp.MustCompile(`\b(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?\b`)
+	reMonthYr  = regexp.MustCompile(`\b(January|February|March|April|May|June|July|August|September|October|November|December)\s+(?:of\s+)?(\d{4})\b`)
+	reAgo      = regexp.MustCompile(`(?i)\b(\d+|a|an|one|two|three|four|five|six|seven)\s+(day|week|month|year)s?\s+ago\b`)
+	reLast     = regexp.MustCompile(`(?i)\b(yesterday|last\s+(?:night|week|month|year|weekend))\b`)
+)
+
+var monthNames = map[string]time.Month{}
+
+func init() {
+	for m := time.January; m <= time.December; m++ {
+		monthNames[strings.ToLower(m.String())] = m
+		monthNames[strings.ToLower(m.String()[:3])] = m
+	}
+	monthNames["sept"] = time.September
+}
+
+var smallNumbers = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+
+// timeRef returns the time window [from, to) a query refers to, relative
+// to now for relative references, and whether it names one. A window is
+// widened by a day on each side for a day (time zones, "yesterday" said
+// after midnight) and by a quarter of its length for longer spans.
+func timeRef(query string, now time.Time) (from, to time.Time, ok bool) {
+	day := func(y int, m time.Month, d int) (time.Time, time.Time, bool) {
+		t := time.Date(y, m, d, 0, 0, 0, 0, now.Location())
+		if t.Month() != m || t.Day() != d { // 31 February
+			return time.Time{}, time.Time{}, false
+		}
+		return t.AddDate(0, 0, -1), t.AddDate(0, 0, 2), true
+	}
+	year := func(s string) int {
+		if y, err := strconv.Atoi(s); err == nil && y >= 1900 && y <= 2200 {
+			return y
+		}
+		return now.Year()
+	}
+	if m := reISO.FindStringSubmatch(query); m != nil {
+		mo, _ := strconv.Atoi(m[2])
+		d, _ := strconv.Atoi(m[3])
+		if mo >= 1 && mo <= 12 {
+			if f, t, ok := day(year(m[1]), time.Month(mo), d); ok {
+				return f, t, true
+			}
+		}
+	}
+	if m := reDayMonth.FindStringSubmatch(query); m != nil {
+		d, _ := strconv.Atoi(m[1])
+		if f, t, ok := day(year(m[3]), monthNames[strings.ToLower(m[2])], d); ok {
+			return f, t, true
+		}
+	}
+	if m := reMonthDay.FindStringSubmatch(query); m != nil {
+		d, _ := strconv.Atoi(m[2])
+		if f, t, ok := day(year(m[3]), monthNames[strings.ToLower(m[1])], d); ok {
+			return f, t, true
+		}
+	}
+	if m := reMonthYr.FindStringSubmatch(query); m != nil {
+		t := time.Date(year(m[2]), monthNames[strings.ToLower(m[1])], 1, 0, 0, 0, 0, now.Location())
+		return t.AddDate(0, 0, -7), t.AddDate(0, 1, 7), true
+	}
+	if m := reAgo.FindStringSubmatch(query); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			n = smallNumbers[strings.ToLower(m[1])]
+		}
+		var at time.Time
+		var slack time.Duration
+		switch strings.ToLower(m[2]) {
+		case "day":
+			at, slack = now.AddDate(0, 0, -n), 36*time.Hour
+		case "week":
+			at, slack = now.AddDate(0, 0, -7*n), 5*24*time.Hour
+		case "month":
+			at, slack = now.AddDate(0, -n, 0), 15*24*time.Hour
+		default:
+			at, slack = now.AddDate(-n, 0, 0), 120*24*time.Hour
+		}
+		return at.Add(-slack), at.Add(slack), true
+	}
+	if m := reLast.FindStringSubmatch(query); m != nil {
+		w := strings.Join(strings.Fields(strings.ToLower(m[1])), " ")
+		switch w {
+		case "yesterday", "last night":
+			return now.Add(-60 * time.Hour), now, true
+		case "last week", "last weekend":
+			return now.AddDate(0, 0, -16), now, true
+		case "last month":
+			return now.AddDate(0, -2, 0), now, true
+		case "last year":
+			return now.AddDate(-2, 0, 0), now, true
+		}
+	}
+	return time.Time{}, time.Time{}, false
+}
