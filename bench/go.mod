@@ -1,6 +1,6 @@
 module github.com/agentmem/agentmem/bench
 
-go 1.26
+go 1.26.0
 
 replace github.com/agentmem/agentmem => ../
 
@@ -10,6 +10,6 @@ require (
 )
 
 require (
-	golang.org/x/sys v0.46.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 )
