@@ -16,6 +16,11 @@
 // reads the postings of its terms and scores them exactly as
 // keyword.Index does (see score.go).
 //
+// It mirrors memory/longterm as that engine was before its next-turn field
+// (longterm.WithNextWeight): the keyword path here has the previous
+// record's field but not the next record's, so on the development set it
+// ranks like longterm with WithNextWeight(0) (R@10 0.230 against 0.251).
+//
 // # Schema
 //
 // A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
