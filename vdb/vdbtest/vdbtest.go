@@ -296,7 +296,23 @@ func checkOrdered(t *testing.T, rs []vdb.Result) {
 	}
 }
 
+// requireNearest checks that q's single nearest neighbour in db is id, with
+// score 1 (cosine); idMsg and scoreMsg name the rules the two checks test
+// (an empty scoreMsg is idMsg).
+func requireNearest(t *testing.T, ctx context.Context, db vdb.VectorDatabase, q []float32, id int64, idMsg, scoreMsg string) {
+	t.Helper()
+	res, err := db.Search(ctx, q, 1)
+	require.NoError(t, err)
+	require.Len(t, res, 1, "rule: Search with k=1 on a non-empty database returns one result")
+	assert.Equal(t, id, res[0].ID, idMsg)
+	if scoreMsg == "" {
+		scoreMsg = idMsg
+	}
+	assert.InDelta(t, 1, res[0].Score, scoreTol, scoreMsg)
+}
+
 // checkScores checks that every result's score is its true cosine.
+
 func checkScores(t *testing.T, o *oracle, q []float32, rs []vdb.Result) {
 	t.Helper()
 	for _, r := range rs {
@@ -413,11 +429,7 @@ func (s *suite) testAddDuplicateInBatch(t *testing.T) {
 	}
 	require.NoError(t, err)
 	assert.Equal(t, 2, db.Len(), "rule: an ID repeated within one Add batch is stored once")
-	res, err := db.Search(ctx, vs[2], 1)
-	require.NoError(t, err)
-	require.Len(t, res, 1)
-	assert.Equal(t, int64(7), res[0].ID, "rule: within one batch, the later vector for an ID wins")
-	assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: within one batch, the later vector for an ID wins")
+	requireNearest(t, ctx, db, vs[2], 7, "rule: within one batch, the later vector for an ID wins", "")
 }
 
 func (s *suite) testAddSearchExact(t *testing.T) {
@@ -429,28 +441,22 @@ func (s *suite) testAddSearchExact(t *testing.T) {
 	require.NoError(t, db.Add(ctx, seq(100, n), vs))
 	require.Equal(t, n, db.Len(), "rule: Len() counts the stored vectors")
 	for i, v := range vs {
-		res, err := db.Search(ctx, v, 1)
-		require.NoError(t, err)
-		require.Len(t, res, 1, "rule: Search with k=1 on a non-empty database returns one result")
-		assert.Equal(t, int64(100+i), res[0].ID, "rule: a stored vector is its own nearest neighbour")
-		assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: a stored vector scores 1 (cosine) against itself")
+		requireNearest(t, ctx, db, v, int64(100+i),
+			"rule: a stored vector is its own nearest neighbour",
+			"rule: a stored vector scores 1 (cosine) against itself")
 	}
 	// Scaling does not change cosine.
 	scaled := slices.Clone(vs[3])
 	for i := range scaled {
 		scaled[i] *= 1000
 	}
-	res, err := db.Search(ctx, scaled, 1)
-	require.NoError(t, err)
-	require.Len(t, res, 1)
-	assert.Equal(t, int64(103), res[0].ID, "rule: scores are cosine similarities, independent of vector length")
-	assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: scores are cosine similarities, independent of vector length")
+	requireNearest(t, ctx, db, scaled, 103, "rule: scores are cosine similarities, independent of vector length", "")
 	// The opposite direction scores -1.
 	neg := slices.Clone(vs[3])
 	for i := range neg {
 		neg[i] = -neg[i]
 	}
-	res, err = db.Search(ctx, neg, n)
+	res, err := db.Search(ctx, neg, n)
 	require.NoError(t, err)
 	require.Len(t, res, n)
 	assert.Equal(t, int64(103), res[n-1].ID, "rule: the opposite vector is the least similar")
@@ -738,11 +744,7 @@ func (s *suite) testAddBatchIsAtomic(t *testing.T) {
 			err := db.Add(ctx, tc.ids, tc.vecs)
 			require.ErrorIs(t, err, tc.err)
 			assert.Equal(t, 2, db.Len(), "rule: an Add batch is validated before anything is stored: on error nothing was added")
-			res, err := db.Search(ctx, vs[0], 1)
-			require.NoError(t, err)
-			require.Len(t, res, 1)
-			assert.Equal(t, int64(1), res[0].ID, "rule: on error nothing was replaced either")
-			assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: on error nothing was replaced either")
+			requireNearest(t, ctx, db, vs[0], 1, "rule: on error nothing was replaced either", "")
 		})
 	}
 }
@@ -768,11 +770,9 @@ func (s *suite) testResultsDoNotAlias(t *testing.T) {
 	idList[0] = 99
 	vs[1] = keep[3]
 	for i, v := range keep {
-		res, err := db.Search(ctx, v, 1)
-		require.NoError(t, err)
-		require.Len(t, res, 1)
-		assert.Equal(t, int64(10+i), res[0].ID, "rule: Add must not retain the caller's ids or vectors")
-		assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: Add must not retain the caller's vectors")
+		requireNearest(t, ctx, db, v, int64(10+i),
+			"rule: Add must not retain the caller's ids or vectors",
+			"rule: Add must not retain the caller's vectors")
 	}
 	// Mutate results and the query after Search.
 	q := slices.Clone(keep[2])
