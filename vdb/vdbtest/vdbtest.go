@@ -178,6 +178,13 @@ func (s *suite) newDB(t *testing.T, dim int) vdb.VectorDatabase {
 	return db
 }
 
+// start is the common beginning of a test: its context, a fresh database
+// of dimension dim and a random source with a fixed seed.
+func (s *suite) start(t *testing.T, dim int) (context.Context, vdb.VectorDatabase, *rand.Rand) {
+	t.Helper()
+	return t.Context(), s.newDB(t, dim), rand.New(rand.NewPCG(1, 2))
+}
+
 // oracle is the brute-force reference: normalised float64 copies of what
 // should be stored.
 type oracle struct {
@@ -392,10 +399,8 @@ func (s *suite) testAddEmpty(t *testing.T) {
 }
 
 func (s *suite) testAddSameIDReplaces(t *testing.T) {
-	ctx := t.Context()
 	const dim = 16
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 3, dim)
 	require.NoError(t, db.Add(ctx, []int64{1, 2}, vs[:2]))
 	err := db.Add(ctx, []int64{1}, vs[2:3])
@@ -417,10 +422,8 @@ func (s *suite) testAddSameIDReplaces(t *testing.T) {
 }
 
 func (s *suite) testAddDuplicateInBatch(t *testing.T) {
-	ctx := t.Context()
 	const dim = 16
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 3, dim)
 	err := db.Add(ctx, []int64{7, 8, 7}, vs)
 	if s.cfg.noDelete && errors.Is(err, errors.ErrUnsupported) {
@@ -433,10 +436,8 @@ func (s *suite) testAddDuplicateInBatch(t *testing.T) {
 }
 
 func (s *suite) testAddSearchExact(t *testing.T) {
-	ctx := t.Context()
 	const dim, n = 32, 50
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
 	require.NoError(t, db.Add(ctx, seq(100, n), vs))
 	require.Equal(t, n, db.Len(), "rule: Len() counts the stored vectors")
@@ -520,10 +521,8 @@ func (s *suite) testMatchesBruteForce(t *testing.T) {
 }
 
 func (s *suite) testKLargerThanLen(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 5, dim)
 	require.NoError(t, db.Add(ctx, seq(1, 5), vs))
 	o := newOracle(dim)
@@ -569,10 +568,8 @@ func (s *suite) testDelete(t *testing.T) {
 		s.checkNoDelete(t)
 		return
 	}
-	ctx := t.Context()
 	const dim = 16
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 10, dim)
 	require.NoError(t, db.Add(ctx, seq(0, 10), vs))
 	o := newOracle(dim)
@@ -614,10 +611,8 @@ func (s *suite) testDelete(t *testing.T) {
 }
 
 func (s *suite) testDimensionMismatch(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	require.NoError(t, db.Add(ctx, []int64{1}, randVecs(r, 1, dim)))
 	for _, d := range []int{0, 1, dim - 1, dim + 1, 2 * dim} {
 		t.Run(fmt.Sprintf("len=%d", d), func(t *testing.T) {
@@ -639,10 +634,8 @@ func (s *suite) testDimensionMismatch(t *testing.T) {
 }
 
 func (s *suite) testInvalidVector(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	good := randVecs(r, 1, dim)[0]
 	require.NoError(t, db.Add(ctx, []int64{1}, [][]float32{good}))
 	bad := func(x float32, at int) []float32 {
@@ -673,10 +666,8 @@ func (s *suite) testInvalidVector(t *testing.T) {
 }
 
 func (s *suite) testInvalidK(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	q := randVecs(r, 1, dim)[0]
 	for _, filled := range []bool{false, true} {
 		if filled {
@@ -694,10 +685,8 @@ func (s *suite) testInvalidK(t *testing.T) {
 }
 
 func (s *suite) testInvalidID(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 3, dim)
 	for _, tc := range []struct {
 		name string
@@ -750,10 +739,8 @@ func (s *suite) testAddBatchIsAtomic(t *testing.T) {
 }
 
 func (s *suite) testResultsDoNotAlias(t *testing.T) {
-	ctx := t.Context()
 	const dim = 16
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 4, dim)
 	keep := make([][]float32, len(vs))
 	for i, v := range vs {
@@ -798,10 +785,8 @@ func (s *suite) testResultsDoNotAlias(t *testing.T) {
 }
 
 func (s *suite) testTiesByID(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	v := randVecs(r, 1, dim)[0]
 	scaled := func(f float32) []float32 {
 		out := slices.Clone(v)
@@ -835,10 +820,8 @@ func (s *suite) testTiesByID(t *testing.T) {
 }
 
 func (s *suite) testUseAfterClose(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 2, dim)
 	require.NoError(t, db.Add(ctx, []int64{1}, vs[:1]))
 	require.NoError(t, db.Close(), "rule: Close succeeds")
@@ -962,10 +945,8 @@ func (s *suite) testContextCancelled(t *testing.T) {
 }
 
 func (s *suite) testMinScore(t *testing.T) {
-	ctx := t.Context()
 	const dim, n = 24, 200
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
 	require.NoError(t, db.Add(ctx, seq(0, n), vs))
 	o := newOracle(dim)
@@ -999,10 +980,8 @@ func (s *suite) testMinScore(t *testing.T) {
 }
 
 func (s *suite) testSearchBatch(t *testing.T) {
-	ctx := t.Context()
 	const dim, n, k = 32, 300, 7
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
 	require.NoError(t, db.Add(ctx, seq(0, n), vs))
 	o := newOracle(dim)
