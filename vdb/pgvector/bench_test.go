@@ -3,10 +3,10 @@ package pgvector_test
 import (
 	"fmt"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/latency"
 	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/inmem"
@@ -60,15 +60,6 @@ func addAll(b *testing.B, db vdb.VectorDatabase, vecs [][]float32, batch int) ti
 	return time.Since(t0)
 }
 
-func percentile(d []time.Duration, p float64) float64 {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return float64(s[min(len(s)-1, int(p*float64(len(s))))]) / float64(time.Millisecond)
-}
-
 // benchSearch runs the queries round-robin, reporting p50/p95 latency and
 // recall@10 against exact.
 func benchSearch(b *testing.B, db vdb.VectorDatabase, queries [][]float32, exact [][]vdb.Result) {
@@ -94,8 +85,8 @@ func benchSearch(b *testing.B, db vdb.VectorDatabase, queries [][]float32, exact
 		}
 		i++
 	}
-	b.ReportMetric(percentile(lat, 0.5), "p50-ms")
-	b.ReportMetric(percentile(lat, 0.95), "p95-ms")
+	b.ReportMetric(latency.PercentileMs(lat, 0.5), "p50-ms")
+	b.ReportMetric(latency.PercentileMs(lat, 0.95), "p95-ms")
 	b.ReportMetric(float64(hit)/float64(want), "recall@10")
 }
 
