@@ -45,7 +45,7 @@ func addAll(b *testing.B, db vdb.VectorDatabase, vecs [][]float32) {
 	const batch = 50_000
 	for lo := 0; lo < len(vecs); lo += batch {
 		hi := min(lo+batch, len(vecs))
-		if err := db.Add(b.Context(), seq(lo, hi-lo), vecs[lo:hi]); err != nil {
+		if err := db.Add(b.Context(), testvec.IDs(lo, hi-lo), vecs[lo:hi]); err != nil {
 			b.Fatal(err)
 		}
 	}

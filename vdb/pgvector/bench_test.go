@@ -53,7 +53,7 @@ func addAll(b *testing.B, db vdb.VectorDatabase, vecs [][]float32, batch int) ti
 	t0 := time.Now()
 	for lo := 0; lo < len(vecs); lo += batch {
 		hi := min(lo+batch, len(vecs))
-		if err := db.Add(b.Context(), seq(lo, hi-lo), vecs[lo:hi]); err != nil {
+		if err := db.Add(b.Context(), testvec.IDs(lo, hi-lo), vecs[lo:hi]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -142,7 +142,7 @@ func benchCompare(b *testing.B, n int) {
 	more := testvec.Clustered(3, 10_000, centres, 0.8)
 	t0 = time.Now()
 	for lo := 0; lo < len(more); lo += 1000 {
-		if err := pgHNSW.Add(ctx, seq(n+lo, 1000), more[lo:lo+1000]); err != nil {
+		if err := pgHNSW.Add(ctx, testvec.IDs(n+lo, 1000), more[lo:lo+1000]); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -41,6 +41,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -275,14 +276,6 @@ func randVecs(r *rand.Rand, n, dim int) [][]float32 {
 	return out
 }
 
-func seq(from, n int) []int64 {
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = int64(from + i)
-	}
-	return ids
-}
-
 func ids(rs []vdb.Result) []int64 {
 	out := make([]int64, len(rs))
 	for i, r := range rs {
@@ -439,7 +432,7 @@ func (s *suite) testAddSearchExact(t *testing.T) {
 	const dim, n = 32, 50
 	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, seq(100, n), vs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(100, n), vs))
 	require.Equal(t, n, db.Len(), "rule: Len() counts the stored vectors")
 	for i, v := range vs {
 		requireNearest(t, ctx, db, v, int64(100+i),
@@ -473,8 +466,8 @@ func (s *suite) testMatchesBruteForce(t *testing.T) {
 	// Several batches.
 	for b := 0; b < n; b += 150 {
 		vs := randVecs(r, 150, dim)
-		require.NoError(t, db.Add(ctx, seq(b*3, 150), vs))
-		o.add(seq(b*3, 150), vs)
+		require.NoError(t, db.Add(ctx, testvec.IDs(b*3, 150), vs))
+		o.add(testvec.IDs(b*3, 150), vs)
 	}
 	// Replace some.
 	repl := []int64{0, 3, 450, 451, 1500}
@@ -524,9 +517,9 @@ func (s *suite) testKLargerThanLen(t *testing.T) {
 	const dim = 8
 	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 5, dim)
-	require.NoError(t, db.Add(ctx, seq(1, 5), vs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(1, 5), vs))
 	o := newOracle(dim)
-	o.add(seq(1, 5), vs)
+	o.add(testvec.IDs(1, 5), vs)
 	for _, k := range []int{5, 6, 100, math.MaxInt32} {
 		res, err := db.Search(ctx, vs[0], k)
 		require.NoError(t, err, "rule: k > Len() is not an error")
@@ -571,9 +564,9 @@ func (s *suite) testDelete(t *testing.T) {
 	const dim = 16
 	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 10, dim)
-	require.NoError(t, db.Add(ctx, seq(0, 10), vs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(0, 10), vs))
 	o := newOracle(dim)
-	o.add(seq(0, 10), vs)
+	o.add(testvec.IDs(0, 10), vs)
 
 	n, err := db.Delete(ctx, 0, 9, 4, 4, 42)
 	require.NoError(t, err)
@@ -601,7 +594,7 @@ func (s *suite) testDelete(t *testing.T) {
 	assert.ElementsMatch(t, []int64{2, 9}, ids(res), "rule: a deleted ID can be added again")
 
 	// Delete everything.
-	n, err = db.Delete(ctx, seq(0, 10)...)
+	n, err = db.Delete(ctx, testvec.IDs(0, 10)...)
 	require.NoError(t, err)
 	assert.Equal(t, 8, n)
 	assert.Equal(t, 0, db.Len(), "rule: deleting every ID empties the database")
@@ -803,7 +796,7 @@ func (s *suite) testTiesByID(t *testing.T) {
 		require.NoError(t, db.Add(ctx, []int64{id}, [][]float32{scaled(float32(math.Ldexp(1, i-2)))}))
 	}
 	other := randVecs(r, 5, dim)
-	require.NoError(t, db.Add(ctx, seq(1000, 5), other))
+	require.NoError(t, db.Add(ctx, testvec.IDs(1000, 5), other))
 	res, err := db.Search(ctx, v, 10)
 	require.NoError(t, err)
 	checkOrdered(t, res)
@@ -948,9 +941,9 @@ func (s *suite) testMinScore(t *testing.T) {
 	const dim, n = 24, 200
 	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, seq(0, n), vs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(0, n), vs))
 	o := newOracle(dim)
-	o.add(seq(0, n), vs)
+	o.add(testvec.IDs(0, n), vs)
 	for qi, q := range [][]float32{vs[7], randVecs(r, 1, dim)[0]} {
 		all := o.all(q)
 		for _, minScore := range []float32{-2, -0.5, 0, 0.1, 0.25, 0.5, 0.999, 1.5} {
@@ -983,9 +976,9 @@ func (s *suite) testSearchBatch(t *testing.T) {
 	const dim, n, k = 32, 300, 7
 	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, seq(0, n), vs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(0, n), vs))
 	o := newOracle(dim)
-	o.add(seq(0, n), vs)
+	o.add(testvec.IDs(0, n), vs)
 	queries := append(randVecs(r, 17, dim), vs[3], vs[250])
 	got, err := vdb.SearchBatch(ctx, db, queries, k)
 	require.NoError(t, err)
@@ -1038,7 +1031,7 @@ func (s *suite) testSaveLoadRoundTrip(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, seq(5, n), vs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(5, n), vs))
 	if !s.cfg.noDelete {
 		_, err := db.Delete(ctx, 5, 100, 304)
 		require.NoError(t, err)
