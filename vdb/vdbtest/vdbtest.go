@@ -311,6 +311,16 @@ func requireNearest(t *testing.T, ctx context.Context, db vdb.VectorDatabase, q 
 	assert.InDelta(t, 1, res[0].Score, scoreTol, scoreMsg)
 }
 
+// addWithOracle adds vs under ids to db, requiring success, and returns an
+// oracle holding the same vectors.
+func addWithOracle(t *testing.T, ctx context.Context, db vdb.VectorDatabase, ids []int64, vs [][]float32) *oracle {
+	t.Helper()
+	require.NoError(t, db.Add(ctx, ids, vs))
+	o := newOracle(db.Dim())
+	o.add(ids, vs)
+	return o
+}
+
 // checkScores checks that every result's score is its true cosine.
 
 func checkScores(t *testing.T, o *oracle, q []float32, rs []vdb.Result) {
@@ -517,9 +527,7 @@ func (s *suite) testKLargerThanLen(t *testing.T) {
 	const dim = 8
 	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 5, dim)
-	require.NoError(t, db.Add(ctx, testvec.IDs(1, 5), vs))
-	o := newOracle(dim)
-	o.add(testvec.IDs(1, 5), vs)
+	o := addWithOracle(t, ctx, db, testvec.IDs(1, 5), vs)
 	for _, k := range []int{5, 6, 100, math.MaxInt32} {
 		res, err := db.Search(ctx, vs[0], k)
 		require.NoError(t, err, "rule: k > Len() is not an error")
@@ -564,9 +572,7 @@ func (s *suite) testDelete(t *testing.T) {
 	const dim = 16
 	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 10, dim)
-	require.NoError(t, db.Add(ctx, testvec.IDs(0, 10), vs))
-	o := newOracle(dim)
-	o.add(testvec.IDs(0, 10), vs)
+	o := addWithOracle(t, ctx, db, testvec.IDs(0, 10), vs)
 
 	n, err := db.Delete(ctx, 0, 9, 4, 4, 42)
 	require.NoError(t, err)
@@ -941,9 +947,7 @@ func (s *suite) testMinScore(t *testing.T) {
 	const dim, n = 24, 200
 	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, testvec.IDs(0, n), vs))
-	o := newOracle(dim)
-	o.add(testvec.IDs(0, n), vs)
+	o := addWithOracle(t, ctx, db, testvec.IDs(0, n), vs)
 	for qi, q := range [][]float32{vs[7], randVecs(r, 1, dim)[0]} {
 		all := o.all(q)
 		for _, minScore := range []float32{-2, -0.5, 0, 0.1, 0.25, 0.5, 0.999, 1.5} {
@@ -976,9 +980,7 @@ func (s *suite) testSearchBatch(t *testing.T) {
 	const dim, n, k = 32, 300, 7
 	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, testvec.IDs(0, n), vs))
-	o := newOracle(dim)
-	o.add(testvec.IDs(0, n), vs)
+	o := addWithOracle(t, ctx, db, testvec.IDs(0, n), vs)
 	queries := append(randVecs(r, 17, dim), vs[3], vs[250])
 	got, err := vdb.SearchBatch(ctx, db, queries, k)
 	require.NoError(t, err)
