@@ -131,49 +131,44 @@ func runClients(b *testing.B, clients int, op func(i int) error) {
 }
 
 func BenchmarkSearch(b *testing.B) {
-	m, err := benchStore()
-	if err != nil {
-		b.Fatal(err)
-	}
-	st := m
-	url := benchServer(b, st)
-	hc := loadClient(64)
-	for _, clients := range []int{1, 8, 64} {
-		b.Run(fmt.Sprintf("inproc/clients=%d", clients), func(b *testing.B) {
-			runClients(b, clients, func(i int) error {
-				_, err := st.Query(context.Background(), longterm.Query{Text: benchQuery(i), K: 5})
-				return err
-			})
+	benchInprocAndHTTP(b,
+		func(st *longterm.Memory, i int) error {
+			_, err := st.Query(context.Background(), longterm.Query{Text: benchQuery(i), K: 5})
+			return err
+		},
+		func(hc *http.Client, url string, i int) error {
+			var res SearchResult
+			return post(hc, "POST", url+"/v1/search", SearchRequest{Query: benchQuery(i), K: 5}, http.StatusOK, &res)
 		})
-		b.Run(fmt.Sprintf("http/clients=%d", clients), func(b *testing.B) {
-			runClients(b, clients, func(i int) error {
-				var res SearchResult
-				return post(hc, "POST", url+"/v1/search", SearchRequest{Query: benchQuery(i), K: 5}, http.StatusOK, &res)
-			})
-		})
-	}
 }
 
 func BenchmarkAdd(b *testing.B) {
-	m, err := benchStore()
+	benchInprocAndHTTP(b,
+		func(st *longterm.Memory, i int) error {
+			_, err := st.Add(context.Background(), longterm.Record{Text: benchText(i) + " inproc", Namespace: "bench"})
+			return err
+		},
+		func(hc *http.Client, url string, i int) error {
+			var res AddResult
+			return post(hc, "POST", url+"/v1/memories", AddRequest{Text: benchText(i) + " http", Scope: Scope{Namespace: "bench"}}, http.StatusCreated, &res)
+		})
+}
+
+// benchInprocAndHTTP runs one operation on the shared benchmark store, in
+// process and over HTTP, with 1, 8 and 64 concurrent clients.
+func benchInprocAndHTTP(b *testing.B, inproc func(st *longterm.Memory, i int) error, overHTTP func(hc *http.Client, url string, i int) error) {
+	st, err := benchStore()
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := m
 	url := benchServer(b, st)
 	hc := loadClient(64)
 	for _, clients := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("inproc/clients=%d", clients), func(b *testing.B) {
-			runClients(b, clients, func(i int) error {
-				_, err := st.Add(context.Background(), longterm.Record{Text: benchText(i) + " inproc", Namespace: "bench"})
-				return err
-			})
+			runClients(b, clients, func(i int) error { return inproc(st, i) })
 		})
 		b.Run(fmt.Sprintf("http/clients=%d", clients), func(b *testing.B) {
-			runClients(b, clients, func(i int) error {
-				var res AddResult
-				return post(hc, "POST", url+"/v1/memories", AddRequest{Text: benchText(i) + " http", Scope: Scope{Namespace: "bench"}}, http.StatusCreated, &res)
-			})
+			runClients(b, clients, func(i int) error { return overHTTP(hc, url, i) })
 		})
 	}
 }

@@ -165,17 +165,7 @@ func TestCLI_LongTerm_Add(t *testing.T) {
 }
 
 func TestCLI_LongTerm_StoreRemembersEmbedder(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "store")
-	r := runCLI(t, "", "add", "--memory", "long", "--store", store, "--embedder", "hash:128", "the quick brown fox")
-	require.Equal(t, exitOK, r.code, r.stderr)
-
-	r = runCLI(t, "", "search", "--store", store, "quick fox")
-	require.Equal(t, exitOK, r.code, "the store's own embedder: %s", r.stderr)
-	assert.Contains(t, r.stdout, "quick brown fox")
-
-	r = runCLI(t, "", "search", "--store", store, "--embedder", "hash:512", "quick fox")
-	assert.Equal(t, exitFailure, r.code)
-	assert.Contains(t, r.stderr, "built by hash:128")
+	checkStoreRemembersEmbedder(t, "--memory", "long")
 }
 
 func TestCLI_MemoryKindErrors(t *testing.T) {

@@ -12,6 +12,7 @@ package pgtest
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -19,7 +20,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 var (
@@ -127,4 +132,32 @@ func WithParams(dsn string, kv ...string) string {
 		dsn += " " + kv[i] + "=" + kv[i+1]
 	}
 	return dsn
+}
+
+var nameSeq atomic.Int64
+
+// UniqueName returns a name (for a schema, table or namespace) that no
+// other test or test run uses.
+func UniqueName() string {
+	return fmt.Sprintf("t%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6, nameSeq.Add(1))
+}
+
+// ExecOnCleanup runs sql on the test server when the test ends; a failure
+// is a test error naming what the statement does.
+func ExecOnCleanup(tb testing.TB, what, sql string) {
+	tb.Helper()
+	dsn := DSN(tb)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			tb.Errorf("cleanup: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			tb.Errorf("cleanup: %s: %v", what, err)
+		}
+	})
 }

@@ -52,3 +52,12 @@ func Clustered(seed uint64, n int, centres [][]float32, spread float64) [][]floa
 	}
 	return out
 }
+
+// IDs returns the n ids from, from+1, …, from+n-1.
+func IDs(from, n int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(from + i)
+	}
+	return ids
+}

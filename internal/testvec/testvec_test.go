@@ -23,3 +23,8 @@ func TestUnitIsReproducibleAndNormalised(t *testing.T) {
 		assert.InDelta(t, 1, math.Sqrt(sum), 1e-5, "vector %d must have unit length", i)
 	}
 }
+
+func TestIDs(t *testing.T) {
+	assert.Equal(t, []int64{5, 6, 7}, IDs(5, 3))
+	assert.Empty(t, IDs(5, 0))
+}

@@ -204,16 +204,7 @@ func (m *Memory) keywordSearch(q Query, text string, depth int, inRange func(*pa
 	for _, ns := range nss {
 		out = append(out, m.keywordNamespace(ti, ti.get(ns, m), q, text, depth, inRange)...)
 	}
-	slices.SortFunc(out, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.p.rec.ID, b.p.rec.ID)
-	})
-	if len(out) > depth {
-		out = out[:depth]
-	}
-	return out
+	return topScored(out, depth)
 }
 
 func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text string, depth int, inRange func(*parent) bool) []scored {
@@ -306,16 +297,7 @@ func (m *Memory) rankScores(n *nsTurns, scores map[int64]float64, speakers []str
 		}
 		out = append(out, scored{p, s})
 	}
-	slices.SortFunc(out, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.p.rec.ID, b.p.rec.ID)
-	})
-	if len(out) > depth {
-		out = out[:depth]
-	}
-	return out
+	return topScored(out, depth)
 }
 
 // turnIdx returns the keyword path's index, made on first use.
@@ -454,4 +436,19 @@ func (m *Memory) filter(q Query) func(int64) bool {
 		}
 		return true
 	}
+}
+
+// topScored sorts out by descending score, ties by ID, and keeps the first
+// depth.
+func topScored(out []scored, depth int) []scored {
+	slices.SortFunc(out, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.p.rec.ID, b.p.rec.ID)
+	})
+	if len(out) > depth {
+		out = out[:depth]
+	}
+	return out
 }

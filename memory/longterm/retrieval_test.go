@@ -10,18 +10,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// newFilled returns an in-memory store (counting embedder, dimension 256)
+// holding recs, closed when the test ends.
+func newFilled(t *testing.T, recs []Record, opts ...Option) *Memory {
+	t.Helper()
+	m, err := New(t.Context(), newCounting(t, 256), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	_, err = m.AddBatch(t.Context(), recs)
+	require.NoError(t, err)
+	return m
+}
+
 func TestQuery_SpeakerFieldBeatsGreeting(t *testing.T) {
 	ctx := t.Context()
-	m, err := New(ctx, newCounting(t, 256))
-	require.NoError(t, err)
-	defer m.Close()
 	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
-	_, err = m.AddBatch(ctx, []Record{
+	m := newFilled(t, []Record{
 		{ID: "greet", Namespace: "c", Speaker: "Sam", Time: at, Text: "Hey Deborah!"},
 		{ID: "trip", Namespace: "c", Speaker: "Deborah", Time: at, Text: "My hiking trip is to the Alps."},
 		{ID: "other", Namespace: "c", Speaker: "Sam", Time: at, Text: "My trip to Rome was in March."},
 	})
-	require.NoError(t, err)
 	hits, err := m.Query(ctx, Query{Text: "Where is Deborah going on her trip?", Namespace: "c", Mode: KeywordOnly, K: 3})
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
@@ -35,25 +43,17 @@ func TestQuery_SpeakerFieldBeatsGreeting(t *testing.T) {
 
 func TestQuery_NeighbourFindsTheAnswer(t *testing.T) {
 	ctx := t.Context()
-	m, err := New(ctx, newCounting(t, 256))
-	require.NoError(t, err)
-	defer m.Close()
 	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
-	_, err = m.AddBatch(ctx, []Record{
+	m := newFilled(t, []Record{
 		{ID: "q", Namespace: "c", Time: at, Text: "What's the deadline for Tom's decision?"},
 		{ID: "a", Namespace: "c", Time: at.Add(time.Minute), Text: "By September 15, so I have a few weeks."},
 		{ID: "later", Namespace: "c", Time: at.Add(30 * 24 * time.Hour), Text: "Unrelated: the weather is fine."},
 	})
-	require.NoError(t, err)
 	hits, err := m.Query(ctx, Query{Text: "Tom decision deadline", Namespace: "c", Mode: KeywordOnly, K: 5})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"q", "a"}, ids(hits), "the answer through its question, below it")
 
-	m2, err := New(ctx, newCounting(t, 256), WithNeighbourWeight(0))
-	require.NoError(t, err)
-	defer m2.Close()
-	_, err = m2.AddBatch(ctx, []Record{{ID: "q", Namespace: "c", Time: at, Text: "Tom decision deadline?"}, {ID: "a", Namespace: "c", Time: at, Text: "September 15."}})
-	require.NoError(t, err)
+	m2 := newFilled(t, []Record{{ID: "q", Namespace: "c", Time: at, Text: "Tom decision deadline?"}, {ID: "a", Namespace: "c", Time: at, Text: "September 15."}}, WithNeighbourWeight(0))
 	hits, err = m2.Query(ctx, Query{Text: "Tom decision deadline", Namespace: "c", Mode: KeywordOnly})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"q"}, ids(hits))
@@ -61,16 +61,12 @@ func TestQuery_NeighbourFindsTheAnswer(t *testing.T) {
 
 func TestQuery_PerNamespaceStatisticsAndForget(t *testing.T) {
 	ctx := t.Context()
-	m, err := New(ctx, newCounting(t, 256))
-	require.NoError(t, err)
-	defer m.Close()
 	var recs []Record
 	for i := range 50 {
 		recs = append(recs, Record{Namespace: "big", Text: "invoice number " + string(rune('a'+i%26)) + " for the cloud"})
 	}
 	recs = append(recs, Record{ID: "s1", Namespace: "small", Text: "The cloud invoice arrived."}, Record{ID: "s2", Namespace: "small", Text: "Lunch was nice."})
-	_, err = m.AddBatch(ctx, recs)
-	require.NoError(t, err)
+	m := newFilled(t, recs)
 	hits, err := m.Query(ctx, Query{Text: "cloud invoice", Namespace: "small", Mode: KeywordOnly})
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
@@ -105,15 +101,11 @@ func (r *reverse) Rerank(_ context.Context, _ string, hits []Hit) ([]Hit, error)
 func TestQuery_RerankerSeesCandidatesBeforeTheCut(t *testing.T) {
 	ctx := t.Context()
 	rr := &reverse{}
-	m, err := New(ctx, newCounting(t, 256), WithReranker(rr, 20))
-	require.NoError(t, err)
-	defer m.Close()
 	var recs []Record
 	for i := range 30 {
 		recs = append(recs, Record{Text: "the blue car number " + string(rune('a'+i%26)) + string(rune('a'+i/26))})
 	}
-	_, err = m.AddBatch(ctx, recs)
-	require.NoError(t, err)
+	m := newFilled(t, recs, WithReranker(rr, 20))
 	hits, err := m.Query(ctx, Query{Text: "blue car", K: 3})
 	require.NoError(t, err)
 	assert.Equal(t, 20, rr.seen, "the reranker gets max(K, depth) candidates")

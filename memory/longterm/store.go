@@ -657,18 +657,29 @@ func (m *Memory) loadParents(path string) error {
 // vdb.Persister (inmem and faiss do); otherwise the error wraps
 // errors.ErrUnsupported and Open keeps replaying the log.
 func (m *Memory) Snapshot(ctx context.Context) error {
+	if err := m.lockOpenWritable(); err != nil {
+		return err
+	}
+	defer m.wmu.Unlock()
+	return m.snapshotLocked(ctx)
+}
+
+// lockOpenWritable takes m.wmu for a change to a writable, open store. It
+// fails with ErrReadOnly or ErrClosed (holding nothing); on success the
+// caller must unlock m.wmu.
+func (m *Memory) lockOpenWritable() error {
 	if err := m.writable(); err != nil {
 		return err
 	}
 	m.wmu.Lock()
-	defer m.wmu.Unlock()
 	m.mu.RLock()
 	closed := m.closed
 	m.mu.RUnlock()
 	if closed {
+		m.wmu.Unlock()
 		return ErrClosed
 	}
-	return m.snapshotLocked(ctx)
+	return nil
 }
 
 // snapshotLocked writes a snapshot. m.wmu must be held (so nothing changes);
@@ -736,17 +747,10 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 // leaves the old log with its snapshot, or the new log (which Open then
 // renames into place) with its own.
 func (m *Memory) Compact(ctx context.Context) error {
-	if err := m.writable(); err != nil {
+	if err := m.lockOpenWritable(); err != nil {
 		return err
 	}
-	m.wmu.Lock()
 	defer m.wmu.Unlock()
-	m.mu.RLock()
-	closed := m.closed
-	m.mu.RUnlock()
-	if closed {
-		return ErrClosed
-	}
 	if m.log == nil {
 		return ErrNotDurable
 	}

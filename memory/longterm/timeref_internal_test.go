@@ -47,11 +47,7 @@ func TestQuery_TimePriorAndExpansion(t *testing.T) {
 		{ID: "june", Namespace: "c", Time: at.AddDate(0, 0, -3), Text: "We went hiking by the lake."},
 		{ID: "fly", Namespace: "c", Time: at, Text: "My flight to Lisbon leaves at noon."},
 	}
-	m, err := New(ctx, newCounting(t, 256), WithTimePrior(1))
-	noErr(t, err)
-	defer m.Close()
-	_, err = m.AddBatch(ctx, recs)
-	noErr(t, err)
+	m := newFilled(t, recs, WithTimePrior(1))
 	hits, err := m.Query(ctx, Query{Text: "Where did we go hiking on 8 May 2023?", Namespace: "c", Mode: KeywordOnly})
 	noErr(t, err)
 	assert.Equal(t, "may", hits[0].ID, "the named day first")
@@ -65,19 +61,11 @@ func TestQuery_TimePriorAndExpansion(t *testing.T) {
 		}
 		return nil
 	}
-	m2, err := New(ctx, newCounting(t, 256), WithQueryExpansion(related, 0.5), WithFeedback(2, 5, 0.2))
-	noErr(t, err)
-	defer m2.Close()
-	_, err = m2.AddBatch(ctx, recs)
-	noErr(t, err)
+	m2 := newFilled(t, recs, WithQueryExpansion(related, 0.5), WithFeedback(2, 5, 0.2))
 	hits, err = m2.Query(ctx, Query{Text: "When does the plane leave?", Namespace: "c", Mode: KeywordOnly})
 	noErr(t, err)
 	assert.Contains(t, ids(hits), "fly", "found through a related word")
-	plain, err := New(ctx, newCounting(t, 256))
-	noErr(t, err)
-	defer plain.Close()
-	_, err = plain.AddBatch(ctx, recs)
-	noErr(t, err)
+	plain := newFilled(t, recs)
 	hits, err = plain.Query(ctx, Query{Text: "When does the plane go?", Namespace: "c", Mode: KeywordOnly})
 	noErr(t, err)
 	assert.NotContains(t, ids(hits), "fly", "not found without expansion")
@@ -99,10 +87,7 @@ func TestQuery_NextTurnField(t *testing.T) {
 		{ID: "x", Namespace: "c", Time: at.Add(2 * time.Minute), Text: "Nice weather today."},
 	}
 	for _, w := range []float64{0, 0.3} {
-		m, err := New(ctx, newCounting(t, 256), WithNextWeight(w), WithNeighbourWeight(0.3))
-		noErr(t, err)
-		_, err = m.AddBatch(ctx, recs)
-		noErr(t, err)
+		m := newFilled(t, recs, WithNextWeight(w), WithNeighbourWeight(0.3))
 		hits, err := m.Query(ctx, Query{Text: "Patagonia", Namespace: "c", Mode: KeywordOnly})
 		noErr(t, err)
 		if w == 0 {

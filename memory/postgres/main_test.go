@@ -1,12 +1,8 @@
 package postgres_test
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -33,27 +29,12 @@ func needPG(tb testing.TB) string { return pgtest.DSN(tb) }
 // withParams adds key=value parameters to a DSN.
 var withParams = pgtest.WithParams
 
-var schemaSeq atomic.Int64
-
 // storeURL returns the URL of a fresh schema, dropped when the test ends.
 func storeURL(tb testing.TB, kv ...string) string {
 	tb.Helper()
-	dsn := needPG(tb)
-	schema := fmt.Sprintf("t%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6, schemaSeq.Add(1))
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			tb.Errorf("cleanup: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
-			tb.Errorf("cleanup: drop schema %s: %v", schema, err)
-		}
-	})
-	return withParams(dsn, append([]string{"schema", schema}, kv...)...)
+	schema := pgtest.UniqueName()
+	pgtest.ExecOnCleanup(tb, "drop schema "+schema, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+	return withParams(needPG(tb), append([]string{"schema", schema}, kv...)...)
 }
 
 func hashEmb(tb testing.TB, dim int) embed.Embedder {

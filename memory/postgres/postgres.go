@@ -72,11 +72,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/internal/pgpool"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
@@ -218,17 +218,7 @@ func (m *Memory) check(ctx context.Context) error {
 
 // acquire takes a connection with pgvector's types registered.
 func (m *Memory) acquire(ctx context.Context) (*pgxpool.Conn, error) {
-	c, err := m.pool.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := c.Conn().TypeMap().TypeForName("vector"); !ok {
-		if err := pgxvec.RegisterTypes(ctx, c.Conn()); err != nil {
-			c.Release()
-			return nil, err
-		}
-	}
-	return c, nil
+	return pgpool.Acquire(ctx, m.pool)
 }
 
 // Len returns the number of stored records (0 when the server cannot be

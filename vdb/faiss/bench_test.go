@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/latency"
 	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/faiss"
@@ -45,19 +45,10 @@ func addAll(b *testing.B, db vdb.VectorDatabase, vecs [][]float32) {
 	const batch = 50_000
 	for lo := 0; lo < len(vecs); lo += batch {
 		hi := min(lo+batch, len(vecs))
-		if err := db.Add(b.Context(), seq(lo, hi-lo), vecs[lo:hi]); err != nil {
+		if err := db.Add(b.Context(), testvec.IDs(lo, hi-lo), vecs[lo:hi]); err != nil {
 			b.Fatal(err)
 		}
 	}
-}
-
-func percentile(d []time.Duration, p float64) float64 {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return float64(s[min(len(s)-1, int(p*float64(len(s))))]) / float64(time.Millisecond)
 }
 
 // benchSearch runs single-query searches, reporting p50/p99 latency.
@@ -73,8 +64,8 @@ func benchSearch(b *testing.B, db vdb.VectorDatabase, queries [][]float32) {
 		lat = append(lat, time.Since(t0))
 		i++
 	}
-	b.ReportMetric(percentile(lat, 0.5), "p50-ms")
-	b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+	b.ReportMetric(latency.PercentileMs(lat, 0.5), "p50-ms")
+	b.ReportMetric(latency.PercentileMs(lat, 0.99), "p99-ms")
 }
 
 // benchBatch runs batches of queries through vdb.SearchBatch, reporting
@@ -404,7 +395,7 @@ func BenchmarkBatch(b *testing.B) {
 			}
 			qps := make([]float64, len(backends))
 			for i, be := range backends {
-				qps[i] = float64(nq) / (percentile(times[i], 0.5) / 1000)
+				qps[i] = float64(nq) / (latency.PercentileMs(times[i], 0.5) / 1000)
 				b.ReportMetric(qps[i], be.name+"-q/s")
 			}
 			b.ReportMetric(qps[1]/qps[2], "int8/faiss")

@@ -459,22 +459,7 @@ func (ix *Index) removeLocked(ids []int64) (int, error) {
 }
 
 func (ix *Index) search(ctx context.Context, query []float32, k int) ([]vdb.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if k <= 0 {
-		return nil, fmt.Errorf("faiss: %w: got %d", vdb.ErrInvalidK, k)
-	}
-	x, err := ix.flatten([][]float32{query})
-	if err != nil {
-		return nil, err
-	}
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	if ix.h == nil {
-		return nil, errClosed()
-	}
-	res, err := ix.searchLocked(x, 1, k)
+	res, err := ix.searchBatch(ctx, [][]float32{query}, k)
 	if err != nil {
 		return nil, err
 	}

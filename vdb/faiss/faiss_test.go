@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/faiss"
 	"github.com/agentmem/agentmem/vdb/vdbtest"
@@ -59,14 +60,6 @@ func gaussian(r *rand.Rand, n, dim int) [][]float32 {
 		out[i] = v
 	}
 	return out
-}
-
-func seq(from, n int) []int64 {
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = int64(from + i)
-	}
-	return ids
 }
 
 func TestNewBadInput(t *testing.T) {
@@ -127,7 +120,7 @@ func TestFactories(t *testing.T) {
 			ix, err := faiss.New(dim, faiss.WithFactory(f), faiss.WithTrainSize(n))
 			require.NoError(t, err)
 			defer ix.Close()
-			require.NoError(t, ix.Add(ctx, seq(0, n), vs))
+			require.NoError(t, ix.Add(ctx, testvec.IDs(0, n), vs))
 			require.True(t, ix.Trained())
 			require.Equal(t, n, ix.Len())
 			res, err := ix.Search(ctx, vs[5], 3)
@@ -159,7 +152,7 @@ func TestIVFUntrained(t *testing.T) {
 	require.NoError(t, err, "searching an empty untrained index is not an error")
 	assert.Empty(t, res)
 
-	err = ix.Add(ctx, seq(0, 10), gaussian(r, 10, dim))
+	err = ix.Add(ctx, testvec.IDs(0, 10), gaussian(r, 10, dim))
 	require.ErrorIs(t, err, faiss.ErrNotTrained, "a small first Add to an untrained IVF index fails")
 	assert.ErrorContains(t, err, "Train")
 	assert.Equal(t, 0, ix.Len())
@@ -169,7 +162,7 @@ func TestIVFUntrained(t *testing.T) {
 	assert.False(t, ix.Trained())
 
 	// A first Add of 39 × nlist vectors trains automatically.
-	require.NoError(t, ix.Add(ctx, seq(0, 39*16), gaussian(r, 39*16, dim)))
+	require.NoError(t, ix.Add(ctx, testvec.IDs(0, 39*16), gaussian(r, 39*16, dim)))
 	assert.True(t, ix.Trained())
 	assert.Equal(t, 39*16, ix.Len())
 	require.NoError(t, ix.Train(ctx, gaussian(r, 1, dim)), "Train on a trained index does nothing")
@@ -184,7 +177,7 @@ func TestIVFExplicitTrain(t *testing.T) {
 	defer ix.Close()
 	require.NoError(t, ix.Train(ctx, gaussian(r, 200, dim)))
 	vs := gaussian(r, 5, dim)
-	require.NoError(t, ix.Add(ctx, seq(0, 5), vs))
+	require.NoError(t, ix.Add(ctx, testvec.IDs(0, 5), vs))
 	// Five vectors spread over four lists, one list probed: the search
 	// falls back to every list so that k > Len() returns Len() results.
 	res, err := ix.Search(ctx, vs[0], 10)
@@ -201,7 +194,7 @@ func TestHNSWDeleteAndReplace(t *testing.T) {
 	ix, err := faiss.New(dim, faiss.WithFactory("HNSW16,Flat"), faiss.WithEfSearch(64))
 	require.NoError(t, err)
 	defer ix.Close()
-	require.NoError(t, ix.Add(ctx, seq(0, n), vs))
+	require.NoError(t, ix.Add(ctx, testvec.IDs(0, n), vs))
 
 	// Delete the 50 nearest neighbours of vs[0], itself included: a search
 	// for 10 must still return 10 live results.
@@ -258,7 +251,7 @@ func exportOf(t *testing.T, dim int, opts ...faiss.Option) []byte {
 	defer ix.Close()
 	r := rand.New(rand.NewPCG(9, 9))
 	require.NoError(t, ix.Train(ctx, gaussian(r, 200, dim)))
-	require.NoError(t, ix.Add(ctx, seq(0, 100), gaussian(r, 100, dim)))
+	require.NoError(t, ix.Add(ctx, testvec.IDs(0, 100), gaussian(r, 100, dim)))
 	var buf bytes.Buffer
 	require.NoError(t, ix.Export(ctx, &buf))
 	return buf.Bytes()
@@ -342,7 +335,7 @@ func TestSaveLoadFile(t *testing.T) {
 	ix, err := faiss.New(dim)
 	require.NoError(t, err)
 	defer ix.Close()
-	require.NoError(t, ix.Add(ctx, seq(0, n), vs))
+	require.NoError(t, ix.Add(ctx, testvec.IDs(0, n), vs))
 	path := filepath.Join(t.TempDir(), "faiss.vdb")
 	require.NoError(t, vdb.Save(ctx, ix, path))
 	ix2, err := faiss.New(dim)
@@ -374,7 +367,7 @@ func TestThreadsKnob(t *testing.T) {
 				return
 			}
 			defer ix.Close()
-			if !assert.NoError(t, ix.Add(ctx, seq(0, n), vs)) {
+			if !assert.NoError(t, ix.Add(ctx, testvec.IDs(0, n), vs)) {
 				return
 			}
 			got, err := ix.SearchBatch(ctx, qs, 10)
@@ -417,7 +410,7 @@ func TestSearchMatchesBatch(t *testing.T) {
 	ix, err := faiss.New(dim)
 	require.NoError(t, err)
 	defer ix.Close()
-	require.NoError(t, ix.Add(ctx, seq(0, n), gaussian(r, n, dim)))
+	require.NoError(t, ix.Add(ctx, testvec.IDs(0, n), gaussian(r, n, dim)))
 	qs := gaussian(r, 40, dim)
 	batch, err := ix.SearchBatch(ctx, qs, 10)
 	require.NoError(t, err)
@@ -479,7 +472,7 @@ func TestSetSearchParams(t *testing.T) {
 	defer ivf.Close()
 	require.NoError(t, ivf.Train(ctx, gaussian(r, 400, 8)))
 	vs := gaussian(r, 300, 8)
-	require.NoError(t, ivf.Add(ctx, seq(0, 300), vs))
+	require.NoError(t, ivf.Add(ctx, testvec.IDs(0, 300), vs))
 	require.NoError(t, ivf.SetNProbe(8))
 	require.Error(t, ivf.SetNProbe(0))
 	require.ErrorIs(t, ivf.SetEfSearch(16), faiss.ErrFactory, "efSearch does not apply to IVF,Flat")
@@ -487,7 +480,7 @@ func TestSetSearchParams(t *testing.T) {
 	exact, err := faiss.New(8)
 	require.NoError(t, err)
 	defer exact.Close()
-	require.NoError(t, exact.Add(ctx, seq(0, 300), vs))
+	require.NoError(t, exact.Add(ctx, testvec.IDs(0, 300), vs))
 	qs := gaussian(r, 20, 8)
 	want, err := exact.SearchBatch(ctx, qs, 10)
 	require.NoError(t, err)
@@ -519,7 +512,7 @@ func TestConcurrentPersistence(t *testing.T) {
 			ix, err := faiss.New(dim, faiss.WithFactory(f))
 			require.NoError(t, err)
 			defer ix.Close()
-			require.NoError(t, ix.Add(ctx, seq(0, 100), vs[:100]))
+			require.NoError(t, ix.Add(ctx, testvec.IDs(0, 100), vs[:100]))
 			var snap bytes.Buffer
 			require.NoError(t, ix.Export(ctx, &snap))
 			var wg sync.WaitGroup
@@ -565,7 +558,7 @@ func ExampleIndex_Train() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(ix.Trained(), ix.Add(ctx, seq(0, len(sample)), sample), ix.Len())
+	fmt.Println(ix.Trained(), ix.Add(ctx, testvec.IDs(0, len(sample)), sample), ix.Len())
 	// Output:
 	// true
 	// true <nil> 624

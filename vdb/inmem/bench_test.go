@@ -15,21 +15,13 @@ import (
 
 const benchDim = 384
 
-func seqIDs(n int) []int64 {
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = int64(i)
-	}
-	return ids
-}
-
 func filledDB(b *testing.B, n int, opts ...inmem.Option) *inmem.DB {
 	b.Helper()
 	db, err := inmem.New(benchDim, append([]inmem.Option{inmem.WithCapacity(n)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := db.Add(b.Context(), seqIDs(n), testvec.Unit(1, n, benchDim)); err != nil {
+	if err := db.Add(b.Context(), testvec.IDs(0, n), testvec.Unit(1, n, benchDim)); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
@@ -183,7 +175,7 @@ func BenchmarkImport(b *testing.B) {
 func BenchmarkHeap(b *testing.B) {
 	const n = 100_000
 	vecs := testvec.Unit(1, n, benchDim)
-	ids := seqIDs(n)
+	ids := testvec.IDs(0, n)
 	raw := float64(n * benchDim * 4)
 	var ratio float64
 	for b.Loop() {

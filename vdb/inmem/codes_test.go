@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )
@@ -133,7 +134,7 @@ func TestCodes_MatchPlainScan(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d/dim=%d/n=%d", seed, dim, n), func(t *testing.T) {
 			p := newPair(t, dim, opts...)
 			vs := clusteredVecs(r, n, dim)
-			p.add(t, seq(n), vs)
+			p.add(t, testvec.IDs(0, n), vs)
 			qs := append(clusteredVecs(r, 5, dim), vs[r.IntN(n)])
 			p.check(t, r, qs, "fresh")
 
@@ -171,7 +172,7 @@ func TestCodes_Generic(t *testing.T) {
 	for _, dim := range []int{16, 384} {
 		p := newPair(t, dim)
 		vs := clusteredVecs(r, 500, dim)
-		p.add(t, seq(500), vs)
+		p.add(t, testvec.IDs(0, 500), vs)
 		p.check(t, r, clusteredVecs(r, 4, dim), fmt.Sprintf("generic dim=%d", dim))
 	}
 }
@@ -184,7 +185,7 @@ func TestCodes_RescoresFew(t *testing.T) {
 	db, err := inmem.New(dim, inmem.WithCodes(inmem.Int8), inmem.WithWorkers(1))
 	require.NoError(t, err)
 	defer db.Close()
-	require.NoError(t, db.Add(t.Context(), seq(n), vecs(r, n, dim)))
+	require.NoError(t, db.Add(t.Context(), testvec.IDs(0, n), vecs(r, n, dim)))
 	qs := vecs(r, 10, dim)
 	db.ResetRescored()
 	for _, q := range qs {

@@ -290,20 +290,23 @@ func (db *DB) shrink() {
 }
 
 func (db *DB) resize(rows int) {
-	data := make([]float32, len(db.data), rows*db.dim)
-	adviseHugePages(data)
-	copy(data, db.data)
-	ids := make([]int64, len(db.ids), rows)
-	copy(ids, db.ids)
-	db.data, db.ids = data, ids
+	db.data = regrow(db.data, rows*db.dim, true)
+	db.ids = regrow(db.ids, rows, false)
 	if db.codes != NoCodes {
-		code := make([]int8, len(db.code), rows*db.dim)
-		adviseHugePages(code)
-		copy(code, db.code)
-		meta := make([]rowMeta, len(db.meta), rows)
-		copy(meta, db.meta)
-		db.code, db.meta = code, meta
+		db.code = regrow(db.code, rows*db.dim, true)
+		db.meta = regrow(db.meta, rows, false)
 	}
+}
+
+// regrow returns a copy of s with capacity c, advised for huge pages (before
+// the copy touches it) when huge is set.
+func regrow[T any](s []T, c int, huge bool) []T {
+	out := make([]T, len(s), c)
+	if huge {
+		adviseHugePages(out)
+	}
+	copy(out, s)
+	return out
 }
 
 // encode recomputes row r's code from its float32 vector. Callers hold mu.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/inmem"
 	"github.com/agentmem/agentmem/vdb/vdbtest"
@@ -66,14 +67,6 @@ func vecs(r *rand.Rand, n, dim int) [][]float32 {
 	return out
 }
 
-func seq(n int) []int64 {
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = int64(i)
-	}
-	return ids
-}
-
 // TestGrowth checks that capacity tracks the size: a one-by-one fill does
 // not over-allocate much, and deleting most vectors gives memory back.
 func TestGrowth(t *testing.T) {
@@ -89,10 +82,10 @@ func TestGrowth(t *testing.T) {
 	assert.LessOrEqual(t, db.Cap(), 2*n, "small databases grow by doubling at most")
 	// Replacing existing IDs does not grow.
 	c := db.Cap()
-	require.NoError(t, db.Add(ctx, seq(n), vs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(0, n), vs))
 	assert.Equal(t, c, db.Cap(), "replacing does not grow the database")
 
-	_, err = db.Delete(ctx, seq(n-100)...)
+	_, err = db.Delete(ctx, testvec.IDs(0, n-100)...)
 	require.NoError(t, err)
 	assert.Equal(t, 100, db.Len())
 	assert.Less(t, db.Cap(), n/4, "deleting most vectors shrinks the backing array")
@@ -109,7 +102,7 @@ func TestWithCapacity(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1000, db.Cap())
 	r := rand.New(rand.NewPCG(1, 2))
-	require.NoError(t, db.Add(t.Context(), seq(1000), vecs(r, 1000, 8)))
+	require.NoError(t, db.Add(t.Context(), testvec.IDs(0, 1000), vecs(r, 1000, 8)))
 	assert.Equal(t, 1000, db.Cap(), "a capacity hint avoids reallocation")
 }
 
@@ -118,7 +111,7 @@ func exported(t *testing.T, dim, n int) []byte {
 	db, err := inmem.New(dim)
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(1, 2))
-	require.NoError(t, db.Add(t.Context(), seq(n), vecs(r, n, dim)))
+	require.NoError(t, db.Add(t.Context(), testvec.IDs(0, n), vecs(r, n, dim)))
 	var buf bytes.Buffer
 	require.NoError(t, db.Export(t.Context(), &buf))
 	return buf.Bytes()
@@ -195,7 +188,7 @@ func TestExportImport_IOErrors(t *testing.T) {
 	db, err := inmem.New(8)
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(1, 2))
-	require.NoError(t, db.Add(ctx, seq(10), vecs(r, 10, 8)))
+	require.NoError(t, db.Add(ctx, testvec.IDs(0, 10), vecs(r, 10, 8)))
 	for _, budget := range []int{0, 28, 28 + 80, 28 + 80 + 320} {
 		err := db.Export(ctx, &failingRW{n: budget})
 		assert.ErrorIs(t, err, errIO, "Export reports the writer's error (budget %d)", budget)
@@ -245,7 +238,7 @@ func TestSearch_ParallelMatchesSerial(t *testing.T) {
 	par, err := inmem.New(dim, inmem.WithWorkers(4), inmem.WithParallelMin(1))
 	require.NoError(t, err)
 	for _, db := range []*inmem.DB{serial, par} {
-		require.NoError(t, db.Add(ctx, seq(n), vs))
+		require.NoError(t, db.Add(ctx, testvec.IDs(0, n), vs))
 	}
 	qs := vecs(r, 20, dim)
 	for _, k := range []int{1, 10, n} {

@@ -3,10 +3,10 @@ package pgvector_test
 import (
 	"fmt"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/latency"
 	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/inmem"
@@ -53,20 +53,11 @@ func addAll(b *testing.B, db vdb.VectorDatabase, vecs [][]float32, batch int) ti
 	t0 := time.Now()
 	for lo := 0; lo < len(vecs); lo += batch {
 		hi := min(lo+batch, len(vecs))
-		if err := db.Add(b.Context(), seq(lo, hi-lo), vecs[lo:hi]); err != nil {
+		if err := db.Add(b.Context(), testvec.IDs(lo, hi-lo), vecs[lo:hi]); err != nil {
 			b.Fatal(err)
 		}
 	}
 	return time.Since(t0)
-}
-
-func percentile(d []time.Duration, p float64) float64 {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return float64(s[min(len(s)-1, int(p*float64(len(s))))]) / float64(time.Millisecond)
 }
 
 // benchSearch runs the queries round-robin, reporting p50/p95 latency and
@@ -94,8 +85,8 @@ func benchSearch(b *testing.B, db vdb.VectorDatabase, queries [][]float32, exact
 		}
 		i++
 	}
-	b.ReportMetric(percentile(lat, 0.5), "p50-ms")
-	b.ReportMetric(percentile(lat, 0.95), "p95-ms")
+	b.ReportMetric(latency.PercentileMs(lat, 0.5), "p50-ms")
+	b.ReportMetric(latency.PercentileMs(lat, 0.95), "p95-ms")
 	b.ReportMetric(float64(hit)/float64(want), "recall@10")
 }
 
@@ -151,7 +142,7 @@ func benchCompare(b *testing.B, n int) {
 	more := testvec.Clustered(3, 10_000, centres, 0.8)
 	t0 = time.Now()
 	for lo := 0; lo < len(more); lo += 1000 {
-		if err := pgHNSW.Add(ctx, seq(n+lo, 1000), more[lo:lo+1000]); err != nil {
+		if err := pgHNSW.Add(ctx, testvec.IDs(n+lo, 1000), more[lo:lo+1000]); err != nil {
 			b.Fatal(err)
 		}
 	}

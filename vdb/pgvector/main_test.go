@@ -2,11 +2,8 @@ package pgvector_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -27,12 +24,8 @@ func needPG(tb testing.TB) string { return pgtest.DSN(tb) }
 // withParams adds key=value parameters to a DSN of either form.
 var withParams = pgtest.WithParams
 
-var nsSeq atomic.Int64
-
 // uniqueNS returns a namespace no other test (or test run) uses.
-func uniqueNS() string {
-	return fmt.Sprintf("t%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6, nsSeq.Add(1))
-}
+func uniqueNS() string { return pgtest.UniqueName() }
 
 // adminPool is a pool on the test database for setup and cleanup.
 func adminPool(tb testing.TB) *pgxpool.Pool {
@@ -46,20 +39,7 @@ func adminPool(tb testing.TB) *pgxpool.Pool {
 // dropTable removes a test's table when the test ends.
 func dropTable(tb testing.TB, table string) {
 	tb.Helper()
-	dsn := needPG(tb)
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			tb.Errorf("cleanup: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{table}.Sanitize()); err != nil {
-			tb.Errorf("cleanup: drop %s: %v", table, err)
-		}
-	})
+	pgtest.ExecOnCleanup(tb, "drop "+table, `DROP TABLE IF EXISTS `+pgx.Identifier{table}.Sanitize())
 }
 
 // tabler is what the tests need beyond vdb.VectorDatabase.

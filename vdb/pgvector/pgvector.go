@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgv "github.com/pgvector/pgvector-go"
-	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/internal/pgpool"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -282,17 +282,7 @@ func (db *DB) check(ctx context.Context, op string) error {
 // acquire takes a connection from the pool and makes sure pgvector's types
 // are registered on it (pools the caller built may not do it on connect).
 func (db *DB) acquire(ctx context.Context) (*pgxpool.Conn, error) {
-	c, err := db.pool.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := c.Conn().TypeMap().TypeForName("vector"); !ok {
-		if err := pgxvec.RegisterTypes(ctx, c.Conn()); err != nil {
-			c.Release()
-			return nil, err
-		}
-	}
-	return c, nil
+	return pgpool.Acquire(ctx, db.pool)
 }
 
 // Add stores the vectors, replacing those whose ids are present, in one

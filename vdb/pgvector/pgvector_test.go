@@ -19,14 +19,6 @@ import (
 	"github.com/agentmem/agentmem/vdb/pgvector"
 )
 
-func seq(from, n int) []int64 {
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = int64(from + i)
-	}
-	return out
-}
-
 func TestTableName(t *testing.T) {
 	p := pgvector.DefaultTablePrefix
 	assert.Equal(t, p+"default", pgvector.TableName(p, ""))
@@ -182,7 +174,7 @@ func TestHNSWIndexIsUsed(t *testing.T) {
 	const dim, n = 32, 3000
 	hnsw := openSpec(t, dim, ns, "ef_search", "100")
 	vecs := testvec.Unit(3, n, dim)
-	require.NoError(t, hnsw.Add(ctx, seq(0, n), vecs))
+	require.NoError(t, hnsw.Add(ctx, testvec.IDs(0, n), vecs))
 	exact := openSpec(t, dim, ns, "exact", "1")
 	admin := adminPool(t)
 	_, err := admin.Exec(ctx, `ANALYZE `+pgx.Identifier{hnsw.Table()}.Sanitize())
@@ -292,7 +284,7 @@ func TestSearchCancelled(t *testing.T) {
 	ns := uniqueNS()
 	db := openSpec(t, 8, ns, "exact", "1", "application_name", app)
 	vecs := testvec.Unit(1, 10, 8)
-	require.NoError(t, db.Add(ctx, seq(0, 10), vecs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(0, 10), vecs))
 
 	admin := adminPool(t)
 	lock, err := admin.Begin(ctx)
@@ -332,7 +324,7 @@ func TestConnectionLostMidBatch(t *testing.T) {
 			app := "agentmem_fault_" + phase
 			db := openSpec(t, dim, uniqueNS(), "exact", "1", "application_name", app)
 			seed := testvec.Unit(1, 10, dim)
-			require.NoError(t, db.Add(ctx, seq(0, 10), seed))
+			require.NoError(t, db.Add(ctx, testvec.IDs(0, 10), seed))
 			admin := adminPool(t)
 
 			var lock pgx.Tx
@@ -364,7 +356,7 @@ func TestConnectionLostMidBatch(t *testing.T) {
 				}
 			})
 			const n = 200_000
-			err := db.Add(ctx, seq(1000, n), testvec.Unit(2, n, dim))
+			err := db.Add(ctx, testvec.IDs(1000, n), testvec.Unit(2, n, dim))
 			stop()
 			wg.Wait()
 			require.Equal(t, 1, killed, "the test must have terminated the Add's backend")
@@ -374,7 +366,7 @@ func TestConnectionLostMidBatch(t *testing.T) {
 				require.NoError(t, lock.Rollback(ctx))
 			}
 			assert.Equal(t, 10, db.Len(), "nothing of the interrupted batch was stored")
-			require.NoError(t, db.Add(ctx, seq(1000, 100), testvec.Unit(3, 100, dim)), "the pool replaces the lost connection")
+			require.NoError(t, db.Add(ctx, testvec.IDs(1000, 100), testvec.Unit(3, 100, dim)), "the pool replaces the lost connection")
 			assert.Equal(t, 110, db.Len())
 		})
 	}

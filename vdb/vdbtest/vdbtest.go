@@ -41,6 +41,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -178,6 +179,13 @@ func (s *suite) newDB(t *testing.T, dim int) vdb.VectorDatabase {
 	return db
 }
 
+// start is the common beginning of a test: its context, a fresh database
+// of dimension dim and a random source with a fixed seed.
+func (s *suite) start(t *testing.T, dim int) (context.Context, vdb.VectorDatabase, *rand.Rand) {
+	t.Helper()
+	return t.Context(), s.newDB(t, dim), rand.New(rand.NewPCG(1, 2))
+}
+
 // oracle is the brute-force reference: normalised float64 copies of what
 // should be stored.
 type oracle struct {
@@ -268,14 +276,6 @@ func randVecs(r *rand.Rand, n, dim int) [][]float32 {
 	return out
 }
 
-func seq(from, n int) []int64 {
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = int64(from + i)
-	}
-	return ids
-}
-
 func ids(rs []vdb.Result) []int64 {
 	out := make([]int64, len(rs))
 	for i, r := range rs {
@@ -296,7 +296,33 @@ func checkOrdered(t *testing.T, rs []vdb.Result) {
 	}
 }
 
+// requireNearest checks that q's single nearest neighbour in db is id, with
+// score 1 (cosine); idMsg and scoreMsg name the rules the two checks test
+// (an empty scoreMsg is idMsg).
+func requireNearest(t *testing.T, ctx context.Context, db vdb.VectorDatabase, q []float32, id int64, idMsg, scoreMsg string) {
+	t.Helper()
+	res, err := db.Search(ctx, q, 1)
+	require.NoError(t, err)
+	require.Len(t, res, 1, "rule: Search with k=1 on a non-empty database returns one result")
+	assert.Equal(t, id, res[0].ID, idMsg)
+	if scoreMsg == "" {
+		scoreMsg = idMsg
+	}
+	assert.InDelta(t, 1, res[0].Score, scoreTol, scoreMsg)
+}
+
+// addWithOracle adds vs under ids to db, requiring success, and returns an
+// oracle holding the same vectors.
+func addWithOracle(t *testing.T, ctx context.Context, db vdb.VectorDatabase, ids []int64, vs [][]float32) *oracle {
+	t.Helper()
+	require.NoError(t, db.Add(ctx, ids, vs))
+	o := newOracle(db.Dim())
+	o.add(ids, vs)
+	return o
+}
+
 // checkScores checks that every result's score is its true cosine.
+
 func checkScores(t *testing.T, o *oracle, q []float32, rs []vdb.Result) {
 	t.Helper()
 	for _, r := range rs {
@@ -376,10 +402,8 @@ func (s *suite) testAddEmpty(t *testing.T) {
 }
 
 func (s *suite) testAddSameIDReplaces(t *testing.T) {
-	ctx := t.Context()
 	const dim = 16
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 3, dim)
 	require.NoError(t, db.Add(ctx, []int64{1, 2}, vs[:2]))
 	err := db.Add(ctx, []int64{1}, vs[2:3])
@@ -401,10 +425,8 @@ func (s *suite) testAddSameIDReplaces(t *testing.T) {
 }
 
 func (s *suite) testAddDuplicateInBatch(t *testing.T) {
-	ctx := t.Context()
 	const dim = 16
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 3, dim)
 	err := db.Add(ctx, []int64{7, 8, 7}, vs)
 	if s.cfg.noDelete && errors.Is(err, errors.ErrUnsupported) {
@@ -413,44 +435,32 @@ func (s *suite) testAddDuplicateInBatch(t *testing.T) {
 	}
 	require.NoError(t, err)
 	assert.Equal(t, 2, db.Len(), "rule: an ID repeated within one Add batch is stored once")
-	res, err := db.Search(ctx, vs[2], 1)
-	require.NoError(t, err)
-	require.Len(t, res, 1)
-	assert.Equal(t, int64(7), res[0].ID, "rule: within one batch, the later vector for an ID wins")
-	assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: within one batch, the later vector for an ID wins")
+	requireNearest(t, ctx, db, vs[2], 7, "rule: within one batch, the later vector for an ID wins", "")
 }
 
 func (s *suite) testAddSearchExact(t *testing.T) {
-	ctx := t.Context()
 	const dim, n = 32, 50
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, seq(100, n), vs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(100, n), vs))
 	require.Equal(t, n, db.Len(), "rule: Len() counts the stored vectors")
 	for i, v := range vs {
-		res, err := db.Search(ctx, v, 1)
-		require.NoError(t, err)
-		require.Len(t, res, 1, "rule: Search with k=1 on a non-empty database returns one result")
-		assert.Equal(t, int64(100+i), res[0].ID, "rule: a stored vector is its own nearest neighbour")
-		assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: a stored vector scores 1 (cosine) against itself")
+		requireNearest(t, ctx, db, v, int64(100+i),
+			"rule: a stored vector is its own nearest neighbour",
+			"rule: a stored vector scores 1 (cosine) against itself")
 	}
 	// Scaling does not change cosine.
 	scaled := slices.Clone(vs[3])
 	for i := range scaled {
 		scaled[i] *= 1000
 	}
-	res, err := db.Search(ctx, scaled, 1)
-	require.NoError(t, err)
-	require.Len(t, res, 1)
-	assert.Equal(t, int64(103), res[0].ID, "rule: scores are cosine similarities, independent of vector length")
-	assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: scores are cosine similarities, independent of vector length")
+	requireNearest(t, ctx, db, scaled, 103, "rule: scores are cosine similarities, independent of vector length", "")
 	// The opposite direction scores -1.
 	neg := slices.Clone(vs[3])
 	for i := range neg {
 		neg[i] = -neg[i]
 	}
-	res, err = db.Search(ctx, neg, n)
+	res, err := db.Search(ctx, neg, n)
 	require.NoError(t, err)
 	require.Len(t, res, n)
 	assert.Equal(t, int64(103), res[n-1].ID, "rule: the opposite vector is the least similar")
@@ -466,8 +476,8 @@ func (s *suite) testMatchesBruteForce(t *testing.T) {
 	// Several batches.
 	for b := 0; b < n; b += 150 {
 		vs := randVecs(r, 150, dim)
-		require.NoError(t, db.Add(ctx, seq(b*3, 150), vs))
-		o.add(seq(b*3, 150), vs)
+		require.NoError(t, db.Add(ctx, testvec.IDs(b*3, 150), vs))
+		o.add(testvec.IDs(b*3, 150), vs)
 	}
 	// Replace some.
 	repl := []int64{0, 3, 450, 451, 1500}
@@ -514,14 +524,10 @@ func (s *suite) testMatchesBruteForce(t *testing.T) {
 }
 
 func (s *suite) testKLargerThanLen(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 5, dim)
-	require.NoError(t, db.Add(ctx, seq(1, 5), vs))
-	o := newOracle(dim)
-	o.add(seq(1, 5), vs)
+	o := addWithOracle(t, ctx, db, testvec.IDs(1, 5), vs)
 	for _, k := range []int{5, 6, 100, math.MaxInt32} {
 		res, err := db.Search(ctx, vs[0], k)
 		require.NoError(t, err, "rule: k > Len() is not an error")
@@ -563,14 +569,10 @@ func (s *suite) testDelete(t *testing.T) {
 		s.checkNoDelete(t)
 		return
 	}
-	ctx := t.Context()
 	const dim = 16
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 10, dim)
-	require.NoError(t, db.Add(ctx, seq(0, 10), vs))
-	o := newOracle(dim)
-	o.add(seq(0, 10), vs)
+	o := addWithOracle(t, ctx, db, testvec.IDs(0, 10), vs)
 
 	n, err := db.Delete(ctx, 0, 9, 4, 4, 42)
 	require.NoError(t, err)
@@ -598,7 +600,7 @@ func (s *suite) testDelete(t *testing.T) {
 	assert.ElementsMatch(t, []int64{2, 9}, ids(res), "rule: a deleted ID can be added again")
 
 	// Delete everything.
-	n, err = db.Delete(ctx, seq(0, 10)...)
+	n, err = db.Delete(ctx, testvec.IDs(0, 10)...)
 	require.NoError(t, err)
 	assert.Equal(t, 8, n)
 	assert.Equal(t, 0, db.Len(), "rule: deleting every ID empties the database")
@@ -608,10 +610,8 @@ func (s *suite) testDelete(t *testing.T) {
 }
 
 func (s *suite) testDimensionMismatch(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	require.NoError(t, db.Add(ctx, []int64{1}, randVecs(r, 1, dim)))
 	for _, d := range []int{0, 1, dim - 1, dim + 1, 2 * dim} {
 		t.Run(fmt.Sprintf("len=%d", d), func(t *testing.T) {
@@ -633,10 +633,8 @@ func (s *suite) testDimensionMismatch(t *testing.T) {
 }
 
 func (s *suite) testInvalidVector(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	good := randVecs(r, 1, dim)[0]
 	require.NoError(t, db.Add(ctx, []int64{1}, [][]float32{good}))
 	bad := func(x float32, at int) []float32 {
@@ -667,10 +665,8 @@ func (s *suite) testInvalidVector(t *testing.T) {
 }
 
 func (s *suite) testInvalidK(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	q := randVecs(r, 1, dim)[0]
 	for _, filled := range []bool{false, true} {
 		if filled {
@@ -688,10 +684,8 @@ func (s *suite) testInvalidK(t *testing.T) {
 }
 
 func (s *suite) testInvalidID(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 3, dim)
 	for _, tc := range []struct {
 		name string
@@ -738,20 +732,14 @@ func (s *suite) testAddBatchIsAtomic(t *testing.T) {
 			err := db.Add(ctx, tc.ids, tc.vecs)
 			require.ErrorIs(t, err, tc.err)
 			assert.Equal(t, 2, db.Len(), "rule: an Add batch is validated before anything is stored: on error nothing was added")
-			res, err := db.Search(ctx, vs[0], 1)
-			require.NoError(t, err)
-			require.Len(t, res, 1)
-			assert.Equal(t, int64(1), res[0].ID, "rule: on error nothing was replaced either")
-			assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: on error nothing was replaced either")
+			requireNearest(t, ctx, db, vs[0], 1, "rule: on error nothing was replaced either", "")
 		})
 	}
 }
 
 func (s *suite) testResultsDoNotAlias(t *testing.T) {
-	ctx := t.Context()
 	const dim = 16
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 4, dim)
 	keep := make([][]float32, len(vs))
 	for i, v := range vs {
@@ -768,11 +756,9 @@ func (s *suite) testResultsDoNotAlias(t *testing.T) {
 	idList[0] = 99
 	vs[1] = keep[3]
 	for i, v := range keep {
-		res, err := db.Search(ctx, v, 1)
-		require.NoError(t, err)
-		require.Len(t, res, 1)
-		assert.Equal(t, int64(10+i), res[0].ID, "rule: Add must not retain the caller's ids or vectors")
-		assert.InDelta(t, 1, res[0].Score, scoreTol, "rule: Add must not retain the caller's vectors")
+		requireNearest(t, ctx, db, v, int64(10+i),
+			"rule: Add must not retain the caller's ids or vectors",
+			"rule: Add must not retain the caller's vectors")
 	}
 	// Mutate results and the query after Search.
 	q := slices.Clone(keep[2])
@@ -798,10 +784,8 @@ func (s *suite) testResultsDoNotAlias(t *testing.T) {
 }
 
 func (s *suite) testTiesByID(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	v := randVecs(r, 1, dim)[0]
 	scaled := func(f float32) []float32 {
 		out := slices.Clone(v)
@@ -818,7 +802,7 @@ func (s *suite) testTiesByID(t *testing.T) {
 		require.NoError(t, db.Add(ctx, []int64{id}, [][]float32{scaled(float32(math.Ldexp(1, i-2)))}))
 	}
 	other := randVecs(r, 5, dim)
-	require.NoError(t, db.Add(ctx, seq(1000, 5), other))
+	require.NoError(t, db.Add(ctx, testvec.IDs(1000, 5), other))
 	res, err := db.Search(ctx, v, 10)
 	require.NoError(t, err)
 	checkOrdered(t, res)
@@ -835,10 +819,8 @@ func (s *suite) testTiesByID(t *testing.T) {
 }
 
 func (s *suite) testUseAfterClose(t *testing.T) {
-	ctx := t.Context()
 	const dim = 8
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, 2, dim)
 	require.NoError(t, db.Add(ctx, []int64{1}, vs[:1]))
 	require.NoError(t, db.Close(), "rule: Close succeeds")
@@ -962,14 +944,10 @@ func (s *suite) testContextCancelled(t *testing.T) {
 }
 
 func (s *suite) testMinScore(t *testing.T) {
-	ctx := t.Context()
 	const dim, n = 24, 200
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, seq(0, n), vs))
-	o := newOracle(dim)
-	o.add(seq(0, n), vs)
+	o := addWithOracle(t, ctx, db, testvec.IDs(0, n), vs)
 	for qi, q := range [][]float32{vs[7], randVecs(r, 1, dim)[0]} {
 		all := o.all(q)
 		for _, minScore := range []float32{-2, -0.5, 0, 0.1, 0.25, 0.5, 0.999, 1.5} {
@@ -999,14 +977,10 @@ func (s *suite) testMinScore(t *testing.T) {
 }
 
 func (s *suite) testSearchBatch(t *testing.T) {
-	ctx := t.Context()
 	const dim, n, k = 32, 300, 7
-	db := s.newDB(t, dim)
-	r := rand.New(rand.NewPCG(1, 2))
+	ctx, db, r := s.start(t, dim)
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, seq(0, n), vs))
-	o := newOracle(dim)
-	o.add(seq(0, n), vs)
+	o := addWithOracle(t, ctx, db, testvec.IDs(0, n), vs)
 	queries := append(randVecs(r, 17, dim), vs[3], vs[250])
 	got, err := vdb.SearchBatch(ctx, db, queries, k)
 	require.NoError(t, err)
@@ -1059,7 +1033,7 @@ func (s *suite) testSaveLoadRoundTrip(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	vs := randVecs(r, n, dim)
-	require.NoError(t, db.Add(ctx, seq(5, n), vs))
+	require.NoError(t, db.Add(ctx, testvec.IDs(5, n), vs))
 	if !s.cfg.noDelete {
 		_, err := db.Delete(ctx, 5, 100, 304)
 		require.NoError(t, err)
