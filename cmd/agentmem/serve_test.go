@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,4 +75,112 @@ func TestCLI_ServeRefusesOpenAddressWithoutToken(t *testing.T) {
 	r := runCLI(t, "", "serve", "--store", store, "--addr", fmt.Sprintf("0.0.0.0:%d", 1))
 	assert.NotEqual(t, exitOK, r.code)
 	assert.Contains(t, r.stderr, "token")
+}
+
+// serveUnderLoad starts the built binary serving a store on a loopback port,
+// runs writers that add memories over HTTP until stop is closed, and returns
+// the ids the server acknowledged (2xx) when the writers are done.
+func serveUnderLoad(t *testing.T, bin, store string) (proc *exec.Cmd, url string, acked func() []string, stopWriters func()) {
+	t.Helper()
+	addr := freeAddr(t)
+	proc = exec.Command(bin, "serve", "--store", store, "--addr", addr)
+	proc.Stderr = io.Discard
+	require.NoError(t, proc.Start())
+	url = "http://" + addr
+	require.Eventually(t, func() bool {
+		return runCLI(t, "", "health", "--url", url+"/healthz").code == exitOK
+	}, 20*time.Second, 50*time.Millisecond, "the server answers /healthz")
+
+	var (
+		mu   sync.Mutex
+		ids  []string
+		wg   sync.WaitGroup
+		done = make(chan struct{})
+	)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	for w := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				body := fmt.Sprintf(`{"text": "writer %d note %d about the deploy", "namespace": "load"}`, w, i)
+				resp, err := hc.Post(url+"/v1/memories", "application/json", strings.NewReader(body))
+				if err != nil {
+					return // the server is gone: nothing after this was acknowledged
+				}
+				var res struct{ ID string }
+				err = json.NewDecoder(resp.Body).Decode(&res)
+				resp.Body.Close()
+				if err == nil && resp.StatusCode == http.StatusCreated && res.ID != "" {
+					mu.Lock()
+					ids = append(ids, res.ID)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	var once sync.Once
+	stopWriters = func() { once.Do(func() { close(done) }); wg.Wait() }
+	t.Cleanup(stopWriters)
+	acked = func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(ids)
+	}
+	return proc, url, acked, stopWriters
+}
+
+// waitAcked waits until the writers have n acknowledged writes.
+func waitAcked(t *testing.T, acked func() []string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(acked()) >= n }, 60*time.Second, 10*time.Millisecond)
+}
+
+// requireStored checks that every acknowledged id is in the store, read by
+// a new process (the CLI's get), and that the store verifies.
+func requireStored(t *testing.T, bin, store string, ids []string) {
+	t.Helper()
+	out, err := exec.Command(bin, append([]string{"--store", store, "--json", "get"}, ids...)...).CombinedOutput()
+	require.NoError(t, err, "every acknowledged id is stored: %s", out)
+	for _, id := range ids {
+		assert.Contains(t, string(out), id)
+	}
+	out, err = exec.Command(bin, "--store", store, "verify").CombinedOutput()
+	require.NoError(t, err, "the store verifies: %s", out)
+}
+
+// TestServe_Kill9UnderWriteLoad kills the server (SIGKILL) while eight
+// clients write over HTTP, restarts it on the same store, and finds every
+// write the server acknowledged.
+func TestServe_Kill9UnderWriteLoad(t *testing.T) {
+	bin := buildCLI(t)
+	store := filepath.Join(t.TempDir(), "store")
+	var all []string
+	for round := range 3 {
+		proc, _, acked, stopWriters := serveUnderLoad(t, bin, store)
+		waitAcked(t, acked, 50)
+		require.NoError(t, proc.Process.Kill())
+		_ = proc.Wait()
+		stopWriters()
+		ids := acked()
+		t.Logf("round %d: %d writes acknowledged before kill -9", round, len(ids))
+		all = append(all, ids...)
+		requireStored(t, bin, store, all) // this round's and every earlier round's
+	}
+}
+
+// TestServe_SIGTERMUnderWriteLoad stops the server with SIGTERM while eight
+// clients write: it exits 0 and every acknowledged write is stored.
+func TestServe_SIGTERMUnderWriteLoad(t *testing.T) {
+	bin := buildCLI(t)
+	store := filepath.Join(t.TempDir(), "store")
+	proc, _, acked, stopWriters := serveUnderLoad(t, bin, store)
+	waitAcked(t, acked, 50)
+	require.NoError(t, proc.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, proc.Wait(), "a SIGTERM'd server exits 0")
+	stopWriters()
+	requireStored(t, bin, store, acked())
 }
