@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -359,11 +360,14 @@ func lostMidBatch(t *testing.T, dim int, phase string) bool {
 	}
 	var killed int
 	var wg sync.WaitGroup
-	kctx, stop := context.WithCancel(ctx)
+	// The killer's queries run on the test's context, not on one cancelled
+	// when the Add returns: the Add returns as soon as its backend dies,
+	// while the query that killed it may still be reading its answer.
+	var stopped atomic.Bool
 	wg.Go(func() {
-		for kctx.Err() == nil {
+		for !stopped.Load() {
 			var n int
-			err := admin.QueryRow(kctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 				WHERE application_name = $1 AND state = 'active' AND `+waitFor, app).Scan(&n)
 			if err == nil && n > 0 {
 				killed = n
@@ -374,7 +378,7 @@ func lostMidBatch(t *testing.T, dim int, phase string) bool {
 	})
 	const n = 200_000
 	err := db.Add(ctx, testvec.IDs(1000, n), testvec.Unit(2, n, dim))
-	stop()
+	stopped.Store(true)
 	wg.Wait()
 	if killed == 0 && err == nil {
 		return false
