@@ -78,7 +78,10 @@ func TestCLI_LongTerm_SwitchBackend(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.stderr)
 	r = runCLI(t, "", "add", "--store", store, "--backend", "faiss", "user: book a table for two at 7pm")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "snapshot not used", "the inmem snapshot does not load into faiss: rebuilt from the log")
+	// The inmem snapshot does not load into faiss: the indexes are rebuilt
+	// from the log (an info-level log line: an asked-for switch is not a
+	// warning). The search below finds the memory added before the switch.
+	assert.NotContains(t, r.stderr, "WARN")
 
 	// Without --backend the store opens with the backend it switched to:
 	// the manifest records it.
