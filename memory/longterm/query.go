@@ -176,7 +176,7 @@ func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []fl
 	for _, c := range cands {
 		list = append(list, c)
 	}
-	m.fuseAll(list)
+	m.fuseAll(q.Mode, list)
 	slices.SortFunc(list, func(a, b *candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
@@ -307,7 +307,12 @@ func (m *Memory) turnIdx() *turnIndex {
 }
 
 // fuseAll computes every candidate's fused score.
-func (m *Memory) fuseAll(list []*candidate) {
+//
+// A single-path search has nothing to fuse: its score is that path's own,
+// the cosine similarity (VectorOnly, as memory.Hit documents) or the BM25
+// score relative to the best of the query (KeywordOnly), in the same order
+// a fusion would give.
+func (m *Memory) fuseAll(mode Mode, list []*candidate) {
 	var maxKW, maxVec, minVec float64
 	minVec = 1
 	for _, c := range list {
@@ -318,6 +323,17 @@ func (m *Memory) fuseAll(list []*candidate) {
 		}
 	}
 	for _, c := range list {
+		switch {
+		case mode == VectorOnly:
+			c.score = c.vecScore
+			continue
+		case mode == KeywordOnly:
+			c.score = 0
+			if maxKW > 0 {
+				c.score = c.kwScore / maxKW
+			}
+			continue
+		}
 		switch m.opts.fusion {
 		case fusionRRF:
 			s := 0.0

@@ -2,6 +2,7 @@ package longterm
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -110,4 +111,38 @@ func TestQuery_RerankerSeesCandidatesBeforeTheCut(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 20, rr.seen, "the reranker gets max(K, depth) candidates")
 	assert.Len(t, hits, 3)
+}
+
+// A single-path search reports that path's own score: the cosine
+// similarity for VectorOnly (as memory.Hit documents), the BM25 score
+// relative to the query's best for KeywordOnly; hybrid fuses.
+func TestQuery_SinglePathScores(t *testing.T) {
+	ctx := t.Context()
+	m := newFilled(t, []Record{
+		{ID: "a", Namespace: "n", Text: "The staging database is db-stg-7 in Frankfurt."},
+		{ID: "b", Namespace: "n", Text: "Lunch is at noon on Fridays."},
+	})
+	q := "The staging database is db-stg-7 in Frankfurt."
+	vec, err := m.Query(ctx, Query{Text: q, Namespace: "n", Mode: VectorOnly, K: 2})
+	require.NoError(t, err)
+	require.NotEmpty(t, vec)
+	assert.Equal(t, "a", vec[0].ID)
+	assert.InDelta(t, 1.0, vec[0].Score, 1e-5, "the same text: cosine 1")
+	emb, err := m.emb.Embed(ctx, []string{q, "Lunch is at noon on Fridays."})
+	require.NoError(t, err)
+	if len(vec) > 1 {
+		var dot, na, nb float64
+		for i := range emb[0] {
+			dot += float64(emb[0][i]) * float64(emb[1][i])
+			na += float64(emb[0][i]) * float64(emb[0][i])
+			nb += float64(emb[1][i]) * float64(emb[1][i])
+		}
+		assert.InDelta(t, dot/math.Sqrt(na*nb), vec[1].Score, 1e-4, "the second hit's score is its cosine")
+	}
+
+	kw, err := m.Query(ctx, Query{Text: "db-stg-7 Frankfurt", Namespace: "n", Mode: KeywordOnly, K: 2})
+	require.NoError(t, err)
+	require.NotEmpty(t, kw)
+	assert.Equal(t, "a", kw[0].ID)
+	assert.InDelta(t, 1.0, kw[0].Score, 1e-6, "the best keyword match scores 1")
 }
