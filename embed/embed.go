@@ -139,3 +139,25 @@ func Dimension(ctx context.Context, e Embedder) (int, error) {
 	}
 	return len(v[0]), nil
 }
+
+// EmbedQuery embeds one search query with e: through its [QueryEmbedder]
+// when it has one (a model that embeds queries differently from documents),
+// otherwise through Embed. An answer without exactly one vector is an error.
+func EmbedQuery(ctx context.Context, e Embedder, query string) ([]float32, error) {
+	var (
+		v   [][]float32
+		err error
+	)
+	if qe, ok := e.(QueryEmbedder); ok {
+		v, err = qe.EmbedQuery(ctx, []string{query})
+	} else {
+		v, err = e.Embed(ctx, []string{query})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != 1 {
+		return nil, fmt.Errorf("embed: embedder %s returned %d vectors for 1 query", e.Name(), len(v))
+	}
+	return v[0], nil
+}

@@ -789,20 +789,9 @@ func (m *Memory) vectorSearch(ctx context.Context, q Query, qvec []float32, dept
 }
 
 func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error) {
-	var (
-		v   [][]float32
-		err error
-	)
-	if qe, ok := m.emb.(embed.QueryEmbedder); ok {
-		v, err = qe.EmbedQuery(ctx, []string{text})
-	} else {
-		v, err = m.emb.Embed(ctx, []string{text})
-	}
+	v, err := embed.EmbedQuery(ctx, m.emb, text)
 	if err != nil {
 		return nil, fmt.Errorf("longterm: embed query: %w", err)
 	}
-	if len(v) != 1 {
-		return nil, fmt.Errorf("longterm: embedder %s returned %d vectors for 1 query", m.emb.Name(), len(v))
-	}
-	return v[0], nil
+	return v, nil
 }

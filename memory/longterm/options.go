@@ -3,12 +3,12 @@ package longterm
 import (
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 	"github.com/agentmem/agentmem/vdb"
 	_ "github.com/agentmem/agentmem/vdb/inmem" // registers DefaultBackend
 )
@@ -185,28 +185,13 @@ func WithMode(m Mode) Option {
 // other path's tenth. A weight must be finite and ≥ 0, and not both 0.
 func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
-		if err := checkWeights(vectorWeight, keywordWeight); err != nil {
+		if err := ranking.CheckWeights(vectorWeight, keywordWeight); err != nil {
 			return err
 		}
 		o.fusion = fusionScore
 		o.vectorWeight, o.keywordWeight = vectorWeight, keywordWeight
 		return nil
 	}
-}
-
-// checkWeights accepts fusion weights that are finite, ≥ 0 and not both 0.
-func checkWeights(ws ...float64) error {
-	sum := 0.0
-	for _, w := range ws {
-		if !(w >= 0) || math.IsInf(w, 0) {
-			return fmt.Errorf("fusion weight %v is not a finite number ≥ 0", w)
-		}
-		sum += w
-	}
-	if sum == 0 {
-		return fmt.Errorf("fusion weights are all 0")
-	}
-	return nil
 }
 
 // WithNeighbourWeight sets what the previous record's words (in the same
@@ -216,8 +201,8 @@ func checkWeights(ws ...float64) error {
 // answers. w must be in [0, 1].
 func WithNeighbourWeight(w float64) Option {
 	return func(o *options) error {
-		if !(w >= 0 && w <= 1) {
-			return fmt.Errorf("neighbour weight %v is not in [0, 1]", w)
+		if err := ranking.Unit("neighbour weight", w); err != nil {
+			return err
 		}
 		o.neighbourWeight = w
 		return nil
@@ -232,8 +217,8 @@ func WithNeighbourWeight(w float64) Option {
 // namespace are ignored. boost must be finite and ≥ 0 (0 turns it off).
 func WithSpeakerBoost(boost float64) Option {
 	return func(o *options) error {
-		if !(boost >= 0) || math.IsInf(boost, 0) {
-			return fmt.Errorf("speaker boost %v is not a finite number ≥ 0", boost)
+		if err := ranking.NonNegative("speaker boost", boost); err != nil {
+			return err
 		}
 		o.speakerBoost = boost
 		return nil
@@ -275,7 +260,7 @@ func WithRRF(k int) Option {
 // its best child on each path. A weight must be finite and ≥ 0, and not both 0.
 func WithWeightedFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
-		if err := checkWeights(vectorWeight, keywordWeight); err != nil {
+		if err := ranking.CheckWeights(vectorWeight, keywordWeight); err != nil {
 			return err
 		}
 		o.fusion = fusionWeighted

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
 
 // A Reranker reorders the candidates of a search before they are cut to
@@ -21,18 +22,11 @@ type Reranker interface {
 // candidate is a parent found by one or both paths.
 type candidate struct {
 	p                 *parent
-	vecScore, kwScore float64    // best child's cosine; the record's keyword score
-	vecRank, kwRank   int        // 1-based parent rank on each path
-	vecKids           []kidScore // children matched by the vector path, best first
-	score             float64    // fused
+	vecScore, kwScore float64         // best child's cosine; the record's keyword score
+	vecRank, kwRank   int             // 1-based parent rank on each path
+	vecKids           []ranking.Child // children matched by the vector path, best first
+	score             float64         // fused
 	hasVec, hasKW     bool
-}
-
-// kidScore is a matched child (its index in the parent) and its score on
-// one path.
-type kidScore struct {
-	i     int
-	score float64
 }
 
 // Query searches the memory. A query without letters or digits, and a
@@ -158,7 +152,7 @@ func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []fl
 					rank++
 					c.hasVec, c.vecScore, c.vecRank = true, float64(r.Score), rank
 				}
-				c.vecKids = append(c.vecKids, kidScore{ref.i, float64(r.Score)})
+				c.vecKids = append(c.vecKids, ranking.Child{Index: ref.i, Score: float64(r.Score)})
 			}
 			if rank >= depth/4 || len(res) < d || d >= total {
 				break
@@ -379,39 +373,14 @@ func (m *Memory) hits(text string, list []*candidate) []Hit {
 	}
 	hits := make([]Hit, len(list))
 	for i, c := range list {
-		var matched []int
-		if c.hasKW {
-			best := 0
-			counts := make([]int, len(c.p.children))
-			for j, ch := range c.p.children {
-				seen := map[string]bool{}
-				for _, t := range tok.Tokens(ch.text) {
-					if qterms[t] && !seen[t] {
-						seen[t] = true
-						counts[j]++
-					}
-				}
-				best = max(best, counts[j])
-			}
-			for j, n := range counts {
-				if best > 0 && float64(n) >= snippetRatio*float64(best) {
-					matched = append(matched, j)
-				}
-			}
+		texts := make([]string, len(c.p.children))
+		for j, ch := range c.p.children {
+			texts[j] = ch.text
 		}
-		if len(c.vecKids) > 0 {
-			top := c.vecKids[0].score
-			for _, kd := range c.vecKids {
-				if kd.score >= snippetRatio*top {
-					matched = append(matched, kd.i)
-				}
-			}
-		}
-		slices.Sort(matched)
-		matched = slices.Compact(matched)
+		matched := ranking.Snippets(tok, qterms, texts, c.hasKW, c.vecKids)
 		snips := make([]string, len(matched))
 		for j, ci := range matched {
-			snips[j] = c.p.children[ci].text
+			snips[j] = texts[ci]
 		}
 		r := &c.p.rec
 		hits[i] = Hit{
@@ -422,12 +391,6 @@ func (m *Memory) hits(text string, list []*candidate) []Hit {
 	}
 	return hits
 }
-
-// snippetRatio: a child is a snippet when it scores at least this share of
-// its parent's best child on the same path. The best child alone would hide
-// a second sentence that matched nearly as well; every child the path
-// returned would, with a small store, be the whole parent.
-const snippetRatio = 0.75
 
 // filter returns the keep function for a query's namespace and time range,
 // or nil when it keeps everything. m.mu must be held.

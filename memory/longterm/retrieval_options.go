@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
 
 // retrievalOptions are the keyword path's query-side options beyond BM25:
@@ -36,20 +37,12 @@ func (o *options) turnIndexOptions() []keyword.IndexOption {
 // path (keyword.WithQueryTF's k3; 0, the default, counts it once).
 func WithQueryTF(k3 float64) Option {
 	return func(o *options) error {
-		if err := nonNegative("query tf k3", k3); err != nil {
+		if err := ranking.NonNegative("query tf k3", k3); err != nil {
 			return err
 		}
 		o.ret.queryK3 = k3
 		return nil
 	}
-}
-
-// nonNegative accepts a finite number ≥ 0.
-func nonNegative(what string, v float64) error {
-	if !(v >= 0) || math.IsInf(v, 0) {
-		return fmt.Errorf("%s %v is not a finite number ≥ 0", what, v)
-	}
-	return nil
 }
 
 // Defaults of the keyword path's query expansion.
@@ -119,7 +112,7 @@ func WithFeedback(docs, terms int, weight float64) Option {
 // parse, ranks as before. 0 (the default) turns it off.
 func WithTimePrior(boost float64) Option {
 	return func(o *options) error {
-		if err := nonNegative("time boost", boost); err != nil {
+		if err := ranking.NonNegative("time boost", boost); err != nil {
 			return err
 		}
 		o.ret.timeBoost = boost
@@ -138,8 +131,8 @@ const DefaultNextWeight = 0.3
 // off.
 func WithNextWeight(w float64) Option {
 	return func(o *options) error {
-		if !(w >= 0 && w <= 1) {
-			return fmt.Errorf("next weight %v is not in [0, 1]", w)
+		if err := ranking.Unit("next weight", w); err != nil {
+			return err
 		}
 		o.ret.nextWeight = w
 		return nil

@@ -3,11 +3,11 @@ package postgres
 import (
 	"fmt"
 	"log/slog"
-	"math"
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
@@ -115,13 +115,8 @@ func WithMode(m memory.Mode) Option {
 // longterm.WithScoreFusion: finite, ≥ 0, not both 0.
 func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
-		for _, w := range []float64{vectorWeight, keywordWeight} {
-			if !(w >= 0) || math.IsInf(w, 0) {
-				return fmt.Errorf("fusion weight %v is not a finite number ≥ 0", w)
-			}
-		}
-		if vectorWeight+keywordWeight == 0 {
-			return fmt.Errorf("fusion weights are all 0")
+		if err := ranking.CheckWeights(vectorWeight, keywordWeight); err != nil {
+			return err
 		}
 		o.vectorWeight, o.keywordWeight = vectorWeight, keywordWeight
 		return nil
@@ -132,8 +127,8 @@ func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 // the keyword path, in [0, 1]. As longterm.WithNeighbourWeight.
 func WithNeighbourWeight(w float64) Option {
 	return func(o *options) error {
-		if !(w >= 0 && w <= 1) {
-			return fmt.Errorf("neighbour weight %v is not in [0, 1]", w)
+		if err := ranking.Unit("neighbour weight", w); err != nil {
+			return err
 		}
 		o.neighbourWeight = w
 		return nil
@@ -144,8 +139,8 @@ func WithNeighbourWeight(w float64) Option {
 // speaker the query names. As longterm.WithSpeakerBoost.
 func WithSpeakerBoost(boost float64) Option {
 	return func(o *options) error {
-		if !(boost >= 0) || math.IsInf(boost, 0) {
-			return fmt.Errorf("speaker boost %v is not a finite number ≥ 0", boost)
+		if err := ranking.NonNegative("speaker boost", boost); err != nil {
+			return err
 		}
 		o.speakerBoost = boost
 		return nil

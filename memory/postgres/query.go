@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -23,14 +24,9 @@ type candidate struct {
 	rec               memory.Record
 	vecScore, kwScore float64
 	vecRank, kwRank   int
-	vecKids           []kidScore // chunks matched by the vector path, best first
+	vecKids           []ranking.Child // chunks matched by the vector path, best first
 	score             float64
 	hasVec, hasKW     bool
-}
-
-type kidScore struct {
-	ord   int
-	score float64
 }
 
 // nsInfo is a namespace's id and keyword statistics.
@@ -139,23 +135,12 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 }
 
 func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error) {
-	var (
-		v   [][]float32
-		err error
-	)
-	if qe, ok := m.emb.(embed.QueryEmbedder); ok {
-		v, err = qe.EmbedQuery(ctx, []string{text})
-	} else {
-		v, err = m.emb.Embed(ctx, []string{text})
-	}
+	v, err := embed.EmbedQuery(ctx, m.emb, text)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: embed query: %w", err)
 	}
-	if len(v) != 1 {
-		return nil, fmt.Errorf("postgres: embedder %s returned %d vectors for 1 query", m.emb.Name(), len(v))
-	}
 	out := make([]float32, m.dim)
-	if err := vdb.Normalize(out, v[0]); err != nil {
+	if err := vdb.Normalize(out, v); err != nil {
 		return nil, fmt.Errorf("postgres: query vector: %w", err)
 	}
 	return out, nil
@@ -250,7 +235,7 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 				rank++
 				c.hasVec, c.vecScore, c.vecRank = true, r.score, rank
 			}
-			c.vecKids = append(c.vecKids, kidScore{int(r.ord), r.score})
+			c.vecKids = append(c.vecKids, ranking.Child{Index: int(r.ord), Score: r.score})
 		}
 		if rank >= depth/4 || n < d || len(all) < n || d >= maxVectorFetch {
 			return nil
@@ -316,10 +301,6 @@ func (m *Memory) fuseAll(list []*candidate) {
 	}
 }
 
-// snippetRatio is memory/longterm's: a chunk is a snippet when it scores at
-// least this share of its record's best chunk on the same path.
-const snippetRatio = 0.75
-
 // hits turns candidates into results with snippets, as memory/longterm's
 // hits does.
 func (m *Memory) hits(ctx context.Context, tx pgx.Tx, text string, list []*candidate) ([]memory.Hit, error) {
@@ -356,36 +337,7 @@ func (m *Memory) hits(ctx context.Context, tx pgx.Tx, text string, list []*candi
 	}
 	for i, c := range list {
 		children := kids[c.seq]
-		var matched []int
-		if c.hasKW {
-			best := 0
-			counts := make([]int, len(children))
-			for j, ch := range children {
-				seen := map[string]bool{}
-				for _, t := range m.tok.Tokens(ch) {
-					if qterms[t] && !seen[t] {
-						seen[t] = true
-						counts[j]++
-					}
-				}
-				best = max(best, counts[j])
-			}
-			for j, n := range counts {
-				if best > 0 && float64(n) >= snippetRatio*float64(best) {
-					matched = append(matched, j)
-				}
-			}
-		}
-		if len(c.vecKids) > 0 {
-			top := c.vecKids[0].score
-			for _, kd := range c.vecKids {
-				if kd.score >= snippetRatio*top {
-					matched = append(matched, kd.ord)
-				}
-			}
-		}
-		slices.Sort(matched)
-		matched = slices.Compact(matched)
+		matched := ranking.Snippets(m.tok, qterms, children, c.hasKW, c.vecKids)
 		snips := make([]string, 0, len(matched))
 		for _, ci := range matched {
 			if ci < len(children) {
