@@ -161,21 +161,7 @@ func (ix *Index) addTokens(id int64, toks []string) {
 		ix.lens = append(ix.lens, 0)
 		ix.refs = append(ix.refs, nil)
 	}
-	if ix.tf == nil {
-		ix.tf = map[uint32]uint32{}
-	}
-	tf := ix.tf
-	clear(tf)
-	for _, t := range toks {
-		tid, ok := ix.termIDs[t]
-		if !ok {
-			tid = uint32(len(ix.terms))
-			ix.termIDs[t] = tid
-			ix.terms = append(ix.terms, t)
-			ix.postings = append(ix.postings, nil)
-		}
-		tf[tid]++
-	}
+	tf := ix.countTokens(toks, true)
 	refs := make([]termRef, 0, len(tf))
 	for tid, n := range tf {
 		refs = append(refs, termRef{term: tid, pos: uint32(len(ix.postings[tid]))})
@@ -203,17 +189,7 @@ func (ix *Index) delete(id int64) bool {
 		return false
 	}
 	for _, ref := range ix.refs[slot] {
-		list := ix.postings[ref.term]
-		last := len(list) - 1
-		if int(ref.pos) != last {
-			moved := list[last]
-			list[ref.pos] = moved
-			// Point the moved document's reference at its new position.
-			mrefs := ix.refs[moved.slot]
-			k, _ := slices.BinarySearchFunc(mrefs, ref.term, func(r termRef, t uint32) int { return cmp.Compare(r.term, t) })
-			mrefs[k].pos = ref.pos
-		}
-		ix.postings[ref.term] = list[:last]
+		ix.dropPosting(slot, ref)
 	}
 	ix.totalLen -= int64(ix.lens[slot])
 	ix.ids[slot], ix.lens[slot], ix.refs[slot] = -1, 0, nil
@@ -552,4 +528,114 @@ func topK(cands []Result, k int) []Result {
 		}
 	}
 	return best
+}
+
+// Append adds text's terms to document id, as if text had been indexed
+// with it: counts and length grow, a new term joins the postings. An
+// unknown id is a new document. It costs O(terms of text), however long
+// the document already is, so a document that grows by pieces (all the
+// turns of a conversation) stays cheap to keep.
+func (ix *Index) Append(id int64, text string) {
+	toks := ix.tok.Tokens(text)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	slot, ok := ix.slots[id]
+	if !ok {
+		ix.addTokens(id, toks)
+		return
+	}
+	for tid, n := range ix.countTokens(toks, true) {
+		refs := ix.refs[slot]
+		k, found := findRef(refs, tid)
+		if found {
+			ix.postings[tid][refs[k].pos].tf += n
+			continue
+		}
+		ref := termRef{term: tid, pos: uint32(len(ix.postings[tid]))}
+		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: n})
+		ix.refs[slot] = slices.Insert(refs, k, ref)
+	}
+	ix.lens[slot] += uint32(len(toks))
+	ix.totalLen += int64(len(toks))
+}
+
+// Withdraw takes text's terms out of document id again, the reverse of
+// Append: counts and length shrink, never below zero, and a term whose
+// count reaches zero leaves the document. The document itself stays (see
+// Delete). An unknown id is ignored.
+func (ix *Index) Withdraw(id int64, text string) {
+	toks := ix.tok.Tokens(text)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	slot, ok := ix.slots[id]
+	if !ok {
+		return
+	}
+	var removed uint32
+	for tid, n := range ix.countTokens(toks, false) {
+		refs := ix.refs[slot]
+		k, found := findRef(refs, tid)
+		if !found {
+			continue
+		}
+		p := &ix.postings[tid][refs[k].pos]
+		if p.tf > n {
+			p.tf -= n
+			removed += n
+			continue
+		}
+		removed += p.tf
+		ix.dropPosting(slot, refs[k])
+		ix.refs[slot] = slices.Delete(ix.refs[slot], k, k+1)
+	}
+	removed = min(removed, ix.lens[slot])
+	ix.lens[slot] -= removed
+	ix.totalLen -= int64(removed)
+}
+
+// countTokens counts toks by term id; with create, unknown terms get an
+// id, otherwise they are left out. ix.mu is held for writing; the map is
+// addTokens' scratch, valid until the next call.
+func (ix *Index) countTokens(toks []string, create bool) map[uint32]uint32 {
+	if ix.tf == nil {
+		ix.tf = map[uint32]uint32{}
+	}
+	tf := ix.tf
+	clear(tf)
+	for _, t := range toks {
+		tid, ok := ix.termIDs[t]
+		if !ok {
+			if !create {
+				continue
+			}
+			tid = uint32(len(ix.terms))
+			ix.termIDs[t] = tid
+			ix.terms = append(ix.terms, t)
+			ix.postings = append(ix.postings, nil)
+		}
+		tf[tid]++
+	}
+	return tf
+}
+
+// dropPosting removes slot's posting of ref.term, moving the list's last
+// posting into its place. ix.mu is held for writing.
+func (ix *Index) dropPosting(slot uint32, ref termRef) {
+	list := ix.postings[ref.term]
+	last := len(list) - 1
+	if int(ref.pos) != last {
+		moved := list[last]
+		list[ref.pos] = moved
+		// Point the moved document's reference at its new position.
+		mrefs := ix.refs[moved.slot]
+		k, _ := findRef(mrefs, ref.term)
+		mrefs[k].pos = ref.pos
+	}
+	ix.postings[ref.term] = list[:last]
+}
+
+// findRef finds term in a document's sorted references: its position, or
+// where it would go.
+func findRef(refs []termRef, term uint32) (int, bool) {
+	return slices.BinarySearchFunc(refs, term, func(r termRef, t uint32) int { return cmp.Compare(r.term, t) })
 }

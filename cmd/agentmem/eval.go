@@ -16,28 +16,29 @@ import (
 
 func newEvalCmd(a *app) *cobra.Command {
 	var (
-		ks          []int
-		mode        string
-		withSpeaker bool
-		withDate    bool
-		turnsPath   string
-		qPath       string
-		minScore    float32
-		fusion      string
-		bm25Tok     string
-		neighbour   float64
-		speaker     float64
-		vecWeight   float64
-		relatedPath string
-		relatedN    int
-		relatedSim  float64
-		relatedW    float64
-		fbDocs      int
-		fbTerms     int
-		fbWeight    float64
-		queryK3     float64
-		timeBoost   float64
-		nextWeight  float64
+		ks            []int
+		mode          string
+		withSpeaker   bool
+		withDate      bool
+		turnsPath     string
+		qPath         string
+		minScore      float32
+		fusion        string
+		bm25Tok       string
+		neighbour     float64
+		speaker       float64
+		vecWeight     float64
+		relatedPath   string
+		relatedN      int
+		relatedSim    float64
+		relatedW      float64
+		fbDocs        int
+		fbTerms       int
+		fbWeight      float64
+		queryK3       float64
+		timeBoost     float64
+		nextWeight    float64
+		episodeWeight float64
 	)
 	cmd := &cobra.Command{
 		Use:   "eval [DIR]",
@@ -85,6 +86,7 @@ ids per mode too.`,
 				cfg.Options = append(cfg.Options, longterm.WithQueryTF(queryK3))
 			}
 			cfg.Options = append(cfg.Options, longterm.WithNextWeight(nextWeight))
+			cfg.Options = append(cfg.Options, longterm.WithEpisodeWeight(episodeWeight))
 			if timeBoost > 0 {
 				cfg.Options = append(cfg.Options, longterm.WithTimePrior(timeBoost))
 			}
@@ -165,6 +167,7 @@ ids per mode too.`,
 	f.Float64Var(&relatedW, "expand-weight", longterm.DefaultRelatedWeight, "--expand: weight of a neighbour relative to the query's words")
 	f.Float64Var(&queryK3, "query-tf", 0, "keyword path: count a word the question repeats more, with this k3 (0: once)")
 	f.Float64Var(&nextWeight, "next-weight", longterm.DefaultNextWeight, "keyword path: weight of the next turn's words")
+	f.Float64Var(&episodeWeight, "episode-weight", longterm.DefaultEpisodeWeight, "keyword path: weight of the conversation (episode) a turn belongs to")
 	f.Float64Var(&timeBoost, "time-boost", 0, "keyword path: boost of records in a period the question names (\"last week\", \"in May 2023\"); 0: off")
 	f.IntVar(&fbDocs, "feedback", 0, "keyword path: pseudo-relevance feedback (RM3) from this many top records (0: off)")
 	f.IntVar(&fbTerms, "feedback-terms", longterm.DefaultFeedbackTerms, "--feedback: terms added")

@@ -626,7 +626,7 @@ func (m *Memory) remove(ctx context.Context, p *parent) error {
 		}
 	}
 	delete(m.parents, p.rec.ID)
-	m.turnIdx().removed(p)
+	m.turnIdx().removed(p, m.header(&p.rec))
 	return nil
 }
 

@@ -110,7 +110,7 @@ func defaultOptions() options {
 		keywordWeight:   DefaultKeywordWeight,
 		neighbourWeight: DefaultNeighbourWeight,
 		speakerBoost:    DefaultSpeakerBoost,
-		ret:             retrievalOptions{nextWeight: DefaultNextWeight},
+		ret:             retrievalOptions{nextWeight: DefaultNextWeight, episodeWeight: DefaultEpisodeWeight},
 		backend:         DefaultBackend,
 		kind:            KindLong,
 		logger:          slog.Default(),

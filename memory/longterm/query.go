@@ -265,6 +265,9 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 			addField("", ext)
 		}
 	}
+	if w := m.opts.ret.episodeWeight; w > 0 {
+		m.addEpisodes(n, rest, w, scores, keep)
+	}
 	if b := m.opts.ret.timeBoost; b > 0 && n.last != nil {
 		if from, to, ok := timeRef(text, n.last.rec.Time); ok {
 			for id := range scores {
@@ -275,6 +278,41 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 		}
 	}
 	return m.rankScores(n, scores, speakers, depth)
+}
+
+// episodesBoosted is how many of the best-matching episodes lend their
+// score to their records: a question's evidence sits mostly in the one or
+// two conversations about its subject, and reaching deeper lets every
+// loosely related conversation's small talk in.
+const episodesBoosted = 3
+
+// addEpisodes adds to scores what the records' conversations (episodes,
+// see nsTurns) score for the query as whole documents: each record already
+// found that belongs to one of the best episodesBoosted episodes gains w
+// times the best record score times its episode's score relative to the
+// best episode's. A question is often about what a conversation was
+// about, in words no single turn of it says all of. Records the query did
+// not find stay out: a conversation's small talk does not ride on it.
+func (m *Memory) addEpisodes(n *nsTurns, text string, w float64, scores map[int64]float64, keep func(int64) bool) {
+	var best float64
+	for _, s := range scores {
+		best = max(best, s)
+	}
+	if best <= 0 {
+		return
+	}
+	eps := n.episodes.Search(text, episodesBoosted, nil)
+	if len(eps) == 0 || eps[0].Score <= 0 {
+		return
+	}
+	for _, e := range eps {
+		bonus := w * best * e.Score / eps[0].Score
+		for _, id := range n.members[e.ID] {
+			if _, ok := scores[id]; ok && (keep == nil || keep(id)) {
+				scores[id] += bonus
+			}
+		}
+	}
 }
 
 // rankScores turns a namespace's record scores into its best depth

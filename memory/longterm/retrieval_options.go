@@ -21,6 +21,8 @@ type retrievalOptions struct {
 	queryK3    float64
 	timeBoost  float64
 	nextWeight float64
+
+	episodeWeight float64
 }
 
 // turnIndexOptions are the keyword path's index options: WithBM25's and
@@ -135,6 +137,28 @@ func WithNextWeight(w float64) Option {
 			return err
 		}
 		o.ret.nextWeight = w
+		return nil
+	}
+}
+
+// DefaultEpisodeWeight is WithEpisodeWeight's default.
+const DefaultEpisodeWeight = 0.5
+
+// WithEpisodeWeight sets how much the keyword path lets a record's
+// conversation speak for it (default DefaultEpisodeWeight; 0 turns it
+// off). An episode is a run of records of one namespace each at most 12
+// hours after the one before (a chat session); it is indexed as one
+// document, and the records a query finds in the three episodes that best
+// match it gain w times the query's best record score, scaled by their
+// episode's score relative to the best episode's. It finds the turn of the
+// conversation a question is about when the turn itself shares few words
+// with the question.
+func WithEpisodeWeight(w float64) Option {
+	return func(o *options) error {
+		if err := ranking.NonNegative("episode weight", w); err != nil {
+			return err
+		}
+		o.ret.episodeWeight = w
 		return nil
 	}
 }

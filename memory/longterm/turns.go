@@ -47,6 +47,14 @@ type nsTurns struct {
 	// name has it.
 	speakerTerms map[string][]string
 	speakers     map[string]int // speaker → records
+	// episodes indexes conversations as whole documents: a run of records
+	// each at most neighbourGap after the one before is one episode, and
+	// its document is all their texts. episodeOf maps a record to its
+	// episode, members an episode to its records in order.
+	episodes    *keyword.Index
+	episodeOf   map[int64]int64
+	members     map[int64][]int64
+	nextEpisode int64
 }
 
 func newTurnIndex(tok keyword.Tokenizer, opts ...keyword.IndexOption) *turnIndex {
@@ -74,6 +82,8 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 		ids:  map[*parent]int64{}, parents: map[int64]*parent{},
 		follower: map[int64]int64{}, leader: map[int64]int64{},
 		speakerTerms: map[string][]string{}, speakers: map[string]int{},
+		episodes:  keyword.NewIndex(ti.tok, ti.opts...),
+		episodeOf: map[int64]int64{}, members: map[int64][]int64{},
 	}
 	for _, p := range ps {
 		n.add(ti.tok, p, m.header(&p.rec))
@@ -113,8 +123,9 @@ func (ti *turnIndex) added(p *parent, header string) {
 	}
 }
 
-// removed drops p. m.mu must be held for writing.
-func (ti *turnIndex) removed(p *parent) {
+// removed drops p, whose indexed text had header. m.mu must be held for
+// writing.
+func (ti *turnIndex) removed(p *parent, header string) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	n := ti.ns[p.rec.Namespace]
@@ -126,6 +137,7 @@ func (ti *turnIndex) removed(p *parent) {
 		return
 	}
 	n.text.Delete(id)
+	n.leave(id, header+p.rec.Text)
 	// A forgotten text leaves its neighbours' fields too.
 	if f, ok := n.follower[id]; ok {
 		delete(n.leader, f)
@@ -171,11 +183,20 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string) {
 	n.ids[p] = id
 	n.parents[id] = p
 	n.text.Add(id, header+p.rec.Text)
+	ep := int64(-1)
 	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
 		if lid, ok := n.ids[l]; ok {
 			n.follower[lid], n.leader[id] = id, lid
+			ep = n.episodeOf[lid]
 		}
 	}
+	if ep < 0 {
+		ep = n.nextEpisode
+		n.nextEpisode++
+	}
+	n.episodeOf[id] = ep
+	n.members[ep] = append(n.members[ep], id)
+	n.episodes.Append(ep, header+p.rec.Text)
 	n.last = p
 	if s := p.rec.Speaker; s != "" {
 		if n.speakers[s] == 0 {
@@ -187,6 +208,22 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string) {
 		}
 		n.speakers[s]++
 	}
+}
+
+// leave takes record id, whose indexed text was text, out of its episode.
+func (n *nsTurns) leave(id int64, text string) {
+	ep, ok := n.episodeOf[id]
+	if !ok {
+		return
+	}
+	delete(n.episodeOf, id)
+	n.members[ep] = slices.DeleteFunc(n.members[ep], func(x int64) bool { return x == id })
+	if len(n.members[ep]) == 0 {
+		delete(n.members, ep)
+		n.episodes.Delete(ep)
+		return
+	}
+	n.episodes.Withdraw(ep, text)
 }
 
 // namedSpeakers splits a query into the speakers it names (words that are

@@ -1,0 +1,84 @@
+package keyword_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/keyword"
+)
+
+// sameIndex checks that two indexes hold the same documents, statistics
+// and scores for the queries.
+func sameIndex(t *testing.T, want, got *keyword.Index, ids []int64, queries ...string) {
+	t.Helper()
+	assert.Equal(t, want.Stats(), got.Stats())
+	for _, id := range ids {
+		wt, wl := want.Terms(id)
+		gt, gl := got.Terms(id)
+		byTerm := func(a, b keyword.TermCount) int { return strings.Compare(a.Term, b.Term) }
+		slices.SortFunc(wt, byTerm)
+		slices.SortFunc(gt, byTerm)
+		assert.Equal(t, wt, gt, "terms of %d", id)
+		assert.Equal(t, wl, gl, "length of %d", id)
+	}
+	for _, q := range queries {
+		wantIDs, wantScores := split(want.Search(q, 10, nil))
+		gotIDs, gotScores := split(got.Search(q, 10, nil))
+		assert.Equal(t, wantIDs, gotIDs, q)
+		assert.InDeltaSlice(t, wantScores, gotScores, 1e-12, q)
+	}
+}
+
+// split returns the results' ids and scores.
+func split(rs []keyword.Result) (ids []int64, scores []float64) {
+	for _, r := range rs {
+		ids, scores = append(ids, r.ID), append(scores, r.Score)
+	}
+	return ids, scores
+}
+
+func TestAppendIsAddOfTheWholeText(t *testing.T) {
+	pieces := []string{"the dog learned a trick", "which trick? rolling over", "and the cat sleeps", "dog food prices"}
+	grown := keyword.NewIndex(nil)
+	whole := keyword.NewIndex(nil)
+	for _, ix := range []*keyword.Index{grown, whole} {
+		ix.Add(2, "an unrelated cat document about prices")
+	}
+	all := ""
+	for _, p := range pieces {
+		grown.Append(1, p) // the first Append creates the document
+		all += p + " "
+	}
+	whole.Add(1, all)
+	sameIndex(t, whole, grown, []int64{1, 2}, "dog trick", "cat prices", "rolling", "nothing here")
+}
+
+func TestWithdrawUndoesAppend(t *testing.T) {
+	ix := keyword.NewIndex(nil)
+	ref := keyword.NewIndex(nil)
+	for _, x := range []*keyword.Index{ix, ref} {
+		x.Add(1, "the dog learned a trick")
+		x.Add(2, "cats sleep all day")
+	}
+	ix.Append(1, "the trick was rolling over twice")
+	ix.Append(2, "dogs too")
+	ix.Withdraw(1, "the trick was rolling over twice")
+	ix.Withdraw(2, "dogs too")
+	sameIndex(t, ref, ix, []int64{1, 2}, "dog trick", "rolling over", "cats dogs", "twice")
+	assert.Empty(t, ix.Search("rolling twice", 10, nil), "withdrawn terms leave the postings")
+
+	// Withdrawing more than is there stops at zero; the document stays.
+	ix.Withdraw(2, "cats cats cats sleep all day never")
+	terms, n := ix.Terms(2)
+	assert.Empty(t, terms)
+	assert.Zero(t, n)
+	assert.Equal(t, 2, ix.Len())
+	require.NotPanics(t, func() { ix.Withdraw(99, "unknown id") })
+	assert.Equal(t, 2, ix.Len())
+	_, n1 := ix.Terms(1)
+	assert.InDelta(t, float64(n1)/2, ix.Stats().AvgLength, 1e-12, "only document 1's terms are left")
+}
