@@ -390,7 +390,11 @@ func (l *logFile) append(payloads [][]byte, sync bool) ([]int64, error) {
 	if l.broken != nil {
 		return nil, fmt.Errorf("longterm: %s: an earlier failed write could not be rolled back: %w", l.path, l.broken)
 	}
-	l.buf = l.buf[:0]
+	total := 0
+	for _, p := range payloads {
+		total += frameHeaderSize(l.version) + len(p)
+	}
+	l.buf = slices.Grow(l.buf[:0], total)
 	offs := make([]int64, len(payloads))
 	for i, p := range payloads {
 		offs[i] = l.size + int64(len(l.buf))
@@ -527,6 +531,11 @@ type addRecord struct {
 
 // encodeAdd appends the payload of a recAdd frame to dst.
 func encodeAdd(dst []byte, rec *Record, children []logChild, dim int, vecs [][]float32) []byte {
+	// Room for the whole payload at once (child spans estimated): an
+	// 8 MiB record has ~170k children, and growing dst append by append
+	// spent 40% of its Add copying the vectors from one buffer to the next.
+	dst = slices.Grow(dst, 64+recordBytes(rec)+len(rec.Tags)*binary.MaxVarintLen64+
+		len(children)*(1+3*binary.MaxVarintLen32)+len(vecs)*dim*4)
 	dst = append(dst, recAdd)
 	dst = appendString(dst, rec.ID)
 	dst = appendString(dst, rec.Namespace)
