@@ -18,7 +18,7 @@ import (
 func frame(dst, payload []byte) []byte { return appendFrame(dst, logVersion, 1, payload) }
 
 // splitLog returns the header of a format-2 log and its frames.
-func splitLog(t *testing.T, b []byte) (hdr []byte, frames [][]byte) {
+func splitLog(t testing.TB, b []byte) (hdr []byte, frames [][]byte) {
 	t.Helper()
 	require.Equal(t, uint16(logVersion), binary.LittleEndian.Uint16(b[6:]))
 	for off := int64(logHeaderSize); off < int64(len(b)); {
