@@ -83,9 +83,15 @@ type legacySegment struct {
 // Nothing is deleted: the old files are moved into dir/backup-v1-TIME/
 // (the result names it). The new store is built beside them first, so an
 // error or a crash before the move leaves the old store as it was; a crash
-// during the move is finished by running Migrate again. A store already in
-// the current format is an error wrapping memory.ErrInvalidArgument; a
-// missing one, fs.ErrNotExist; one in use, memory.ErrLocked.
+// during the move is finished by running Migrate again.
+//
+// A store in the current format whose log the previous release wrote (log
+// format 1, without sequence numbers; longterm.ReadLogFormat) has its log
+// rewritten in longterm.LogFormat: the old log is copied into
+// dir/backup-v1-TIME/ and the store is compacted (the result's
+// LogRewritten and Records say so). Any other store already in the current
+// format is an error wrapping memory.ErrInvalidArgument; a missing one,
+// fs.ErrNotExist; one in use, memory.ErrLocked.
 func Migrate(ctx context.Context, dir string, cfg MigrateConfig) (MigrateResult, error) {
 	logger := cfg.Logger
 	if logger == nil {
