@@ -339,12 +339,16 @@ func TestSplit_ConcatenatedParts(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
-// bigText repeats a unit of prose (English and Chinese sentences) or of
-// run-on text (a log line without sentence stops) to size bytes.
+// bigText repeats a unit of prose (English and Chinese sentences, a line
+// break after each pair), of one-line prose (the same without line breaks:
+// a single line) or of run-on text (a log line without sentence stops) to
+// size bytes.
 func bigText(kind string, size int) string {
+	prose := "The deploy of v1.2.3 failed with ERR_CONN_RESET at 3.14 pm. We rolled back, e.g. to v1.2.2! " +
+		"我们决定把订单服务迁移到PostgreSQL。原因是事务支持更好，运维也更熟悉！"
 	unit := map[string]string{
-		"prose": "The deploy of v1.2.3 failed with ERR_CONN_RESET at 3.14 pm. We rolled back, e.g. to v1.2.2! " +
-			"我们决定把订单服务迁移到PostgreSQL。原因是事务支持更好，运维也更熟悉！\n",
+		"prose": prose + "\n",
+		"line":  prose + " ",
 		"runon": "level=info msg=request path=/api/v1/orders status=200 dur=3ms user=alice ",
 	}[kind]
 	s := strings.Repeat(unit, size/len(unit)+1)[:size]
@@ -365,14 +369,17 @@ func BenchmarkSplit(b *testing.B) {
 	}
 }
 
-// BenchmarkSplitLarge: 1 MiB and 8 MiB of prose and of run-on text (no
-// sentence stop: every child is cut by size). make bench runs it.
+// BenchmarkSplitLarge: 1, 2, 4 and 8 MiB of one-line prose (issue 10's
+// case: a single line of sentences), of prose with line breaks and of
+// run-on text (no sentence stop: every child is cut by size). Time and
+// allocated bytes per op should double with the size. make bench runs it.
 func BenchmarkSplitLarge(b *testing.B) {
-	for _, kind := range []string{"prose", "runon"} {
-		for _, mib := range []int{1, 8} {
+	for _, kind := range []string{"line", "prose", "runon"} {
+		for _, mib := range []int{1, 2, 4, 8} {
 			text := bigText(kind, mib<<20)
 			opts := &chunk.Options{MaxBytes: -1}
 			b.Run(fmt.Sprintf("%s/%dMiB", kind, mib), func(b *testing.B) {
+				b.ReportAllocs()
 				b.SetBytes(int64(len(text)))
 				for b.Loop() {
 					if _, err := chunk.SplitContext(context.Background(), text, opts); err != nil {

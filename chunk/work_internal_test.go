@@ -15,18 +15,19 @@ import (
 func adversarial(size int) map[string]string {
 	fill := func(unit string) string { return strings.Repeat(unit, size/len(unit)+1)[:size] }
 	return map[string]string{
-		"run-on":        fill("level=info msg=request path=/api/v1/orders status=200 dur=3ms "),
-		"no space":      fill("x"),
-		"cjk no stop":   fill("这是一个很长的句子没有句号也没有逗号"),
-		"marks":         "a" + fill("\u0301"),
-		"dotted cjk":    fill("中."),
-		"dotted latin":  fill("a.b"),
-		"tiny pieces":   fill("a. "),
-		"white space":   "start " + fill(" \t") + " end.",
-		"list numbers":  fill("1. "),
-		"commas":        fill(",,,,"),
-		"prose":         fill("We rolled back, e.g. to v1.2.2! 我们决定迁移到PostgreSQL。原因是事务支持更好，运维也更熟悉！\n"),
-		"mixed lengths": fill("short. " + strings.Repeat("long ", 60) + "\n"),
+		"run-on":         fill("level=info msg=request path=/api/v1/orders status=200 dur=3ms "),
+		"no space":       fill("x"),
+		"cjk no stop":    fill("这是一个很长的句子没有句号也没有逗号"),
+		"marks":          "a" + fill("\u0301"),
+		"dotted cjk":     fill("中."),
+		"dotted latin":   fill("a.b"),
+		"tiny pieces":    fill("a. "),
+		"white space":    "start " + fill(" \t") + " end.",
+		"list numbers":   fill("1. "),
+		"commas":         fill(",,,,"),
+		"prose":          fill("We rolled back, e.g. to v1.2.2! 我们决定迁移到PostgreSQL。原因是事务支持更好，运维也更熟悉！\n"),
+		"prose one line": fill("We rolled back, e.g. to v1.2.2! 我们决定迁移到PostgreSQL。原因是事务支持更好，运维也更熟悉！ "),
+		"mixed lengths":  fill("short. " + strings.Repeat("long ", 60) + "\n"),
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/filelock"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/memory/short"
 	"github.com/agentmem/agentmem/semantic"
 )
@@ -30,6 +31,8 @@ const (
 	// migrateTmp is where Migrate builds the new store before it moves
 	// it into place.
 	migrateTmp = ".migrate-new"
+	// logFile is the log of a store in the current format.
+	logFile = "memories.log"
 	// BackupPrefix starts the name of the directory inside the store where
 	// Migrate keeps the previous release's files.
 	BackupPrefix = "backup-v1-"
@@ -53,6 +56,11 @@ type MigrateConfig struct {
 type MigrateResult struct {
 	Segments int    // segments converted (each keeps its id and time)
 	Backup   string // directory that holds the previous release's files
+	// LogRewritten is set when Migrate rewrote the log of a store in the
+	// current format from log format 1 to longterm.LogFormat; Records is
+	// then how many records the store holds.
+	LogRewritten bool
+	Records      int
 }
 
 type legacyManifestV1 struct {
@@ -75,9 +83,15 @@ type legacySegment struct {
 // Nothing is deleted: the old files are moved into dir/backup-v1-TIME/
 // (the result names it). The new store is built beside them first, so an
 // error or a crash before the move leaves the old store as it was; a crash
-// during the move is finished by running Migrate again. A store already in
-// the current format is an error wrapping memory.ErrInvalidArgument; a
-// missing one, fs.ErrNotExist; one in use, memory.ErrLocked.
+// during the move is finished by running Migrate again.
+//
+// A store in the current format whose log the previous release wrote (log
+// format 1, without sequence numbers; longterm.ReadLogFormat) has its log
+// rewritten in longterm.LogFormat: the old log is copied into
+// dir/backup-v1-TIME/ and the store is compacted (the result's
+// LogRewritten and Records say so). Any other store already in the current
+// format is an error wrapping memory.ErrInvalidArgument; a missing one,
+// fs.ErrNotExist; one in use, memory.ErrLocked.
 func Migrate(ctx context.Context, dir string, cfg MigrateConfig) (MigrateResult, error) {
 	logger := cfg.Logger
 	if logger == nil {
@@ -98,6 +112,9 @@ func Migrate(ctx context.Context, dir string, cfg MigrateConfig) (MigrateResult,
 	var old legacyManifestV1
 	if err := json.Unmarshal(data, &old); err != nil || old.Format != legacyFormat {
 		if _, _, _, ierr := Info(dir); ierr == nil {
+			if v, err := longterm.ReadLogFormat(dir); err == nil && v < longterm.LogFormat {
+				return upgradeLog(ctx, dir, cfg, logger)
+			}
 			return MigrateResult{}, fmt.Errorf("store: migrate: %w: %s is already in the current format", memory.ErrInvalidArgument, dir)
 		}
 		return MigrateResult{}, fmt.Errorf("store: migrate: %w: %s: not a short-term store of the previous release", memory.ErrCorrupt, dir)
@@ -178,6 +195,34 @@ func Migrate(ctx context.Context, dir string, cfg MigrateConfig) (MigrateResult,
 	res, err := finishMigration(dir, tmp, logger)
 	res.Segments, res.Backup = len(recs), backup
 	return res, err
+}
+
+// upgradeLog rewrites the log of the store in dir, in the current store
+// format but with a log of the previous release (format 1, no sequence
+// numbers), in the current log format: it copies the old log into
+// dir/backup-v1-TIME/ and compacts the store (which also drops forgotten
+// records from the log, as Compact always does).
+func upgradeLog(ctx context.Context, dir string, cfg MigrateConfig, logger *slog.Logger) (MigrateResult, error) {
+	st, err := Open(ctx, dir, Config{Embedder: cfg.Embedder, Backend: cfg.Backend, Logger: logger})
+	if err != nil {
+		return MigrateResult{}, fmt.Errorf("store: migrate: %w", err)
+	}
+	defer st.Close()
+	backup := filepath.Join(dir, BackupPrefix+time.Now().UTC().Format("20060102T150405Z"))
+	if err := os.Mkdir(backup, 0o755); err != nil {
+		return MigrateResult{}, fmt.Errorf("store: migrate: %w", err)
+	}
+	if err := copyFile(filepath.Join(dir, logFile), filepath.Join(backup, logFile)); err != nil {
+		return MigrateResult{}, fmt.Errorf("store: migrate: backup: %w", err)
+	}
+	if err := st.Compact(ctx); err != nil {
+		return MigrateResult{}, fmt.Errorf("store: migrate: %w", err)
+	}
+	res := MigrateResult{Backup: backup, LogRewritten: true, Records: st.Len()}
+	if err := st.Close(); err != nil {
+		return res, fmt.Errorf("store: migrate: %w", err)
+	}
+	return res, nil
 }
 
 // readLegacySegments reads the old segment log. It reads a copy (in tmp),

@@ -23,8 +23,10 @@ are re-embedded with the store's embedder (--embedder must name the same
 one, if given); --backend chooses the vector backend (default: the store's).
 
 Nothing is deleted: the old files move into a backup-v1-TIME directory
-inside the store. A long-term store of the previous release needs no
-migration: it opens as it is.`,
+inside the store. A store in the current format whose log the previous
+release wrote (log format 1, without sequence numbers) opens and is
+written as it is; migrate rewrites its log in the current format
+(compacting it), keeping the old log in backup-v1-TIME.`,
 		Example: `  agentmem migrate --store .agentmem`,
 		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,10 +53,17 @@ migration: it opens as it is.`,
 			out := cmd.OutOrStdout()
 			if a.json {
 				return json.NewEncoder(out).Encode(struct {
-					Store    string `json:"store"`
-					Segments int    `json:"segments"`
-					Backup   string `json:"backup"`
-				}{a.store, res.Segments, res.Backup})
+					Store        string `json:"store"`
+					Segments     int    `json:"segments"`
+					Backup       string `json:"backup"`
+					LogRewritten bool   `json:"log_rewritten,omitempty"`
+					Records      int    `json:"records,omitempty"`
+				}{a.store, res.Segments, res.Backup, res.LogRewritten, res.Records})
+			}
+			if res.LogRewritten {
+				_, err = fmt.Fprintf(out, "rewrote the log of %s (%d %s) in the current format; the previous log is in %s\n",
+					a.store, res.Records, plural(res.Records, "record"), res.Backup)
+				return err
 			}
 			_, err = fmt.Fprintf(out, "migrated %d %s in %s; the previous release's files are in %s\n",
 				res.Segments, plural(res.Segments, "segment"), a.store, res.Backup)

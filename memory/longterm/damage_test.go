@@ -204,10 +204,7 @@ func TestOpen_TruncatedLogIsAnError(t *testing.T) {
 // costs the record it is in, not the ones after it.
 func TestRepair_SkipsOneDamagedRecord(t *testing.T) {
 	emb := newCounting(t, 64)
-	dir := t.TempDir()
-	m := openStore(t, dir, emb)
-	seed(t, m, 8)
-	crash(m)
+	dir := crashedStore(t, emb, 8)
 	b, err := os.ReadFile(logPath(dir))
 	require.NoError(t, err)
 	third := int64(logHeaderSize) + frameLen(b, logHeaderSize)
@@ -223,7 +220,7 @@ func TestRepair_SkipsOneDamagedRecord(t *testing.T) {
 	require.Len(t, rep.Dropped, 1)
 	assert.Equal(t, third, rep.Dropped[0].Offset)
 	assert.Equal(t, frameLen(b, third), rep.Dropped[0].Length)
-	m = openStore(t, dir, emb)
+	m := openStore(t, dir, emb)
 	defer m.Close()
 	assert.Equal(t, 7, m.Len())
 	_, ok := m.Get("r2")

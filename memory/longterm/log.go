@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agentmem/agentmem/internal/atomicfile"
@@ -24,19 +25,59 @@ import (
 //
 // The log id is random per file; snapshots name the log they were taken
 // from, so that a snapshot of an older (pre-compaction) log is never applied
-// to a newer one. Each record is framed as
+// to a newer one. In format 2 (logVersion) each record is framed as
+//
+//	uint32 LE payload length | uint64 LE sequence | uint32 LE CRC32C(payload) | uint32 LE CRC32C(first 16 bytes) | payload
+//
+// The sequence number of a log's first frame is 1 and each next frame's is
+// one more, so that a replay detects a frame that is missing, repeated or
+// out of order anywhere in the log, not only a torn tail: every frame's
+// checksums can be right while the log is not what was written. (A whole
+// last frame that is gone leaves no gap; the snapshot's log offset catches
+// that for the records it covers.) The header checksum lets Open tell a
+// frame whose length was corrupted (an error) from one that was cut short
+// by a crash (a torn tail, repaired).
+//
+// Format 1 (logVersion1), the previous release's, has no sequence numbers:
 //
 //	uint32 LE payload length | uint32 LE CRC32C(payload) | uint32 LE CRC32C(first 8 bytes) | payload
 //
-// The header checksum lets Open tell a frame whose length was corrupted (an
-// error) from one that was cut short by a crash (a torn tail, repaired).
+// A format-1 log still opens, and appends to it stay in format 1 (one
+// format per file). It becomes a format-2 log when it is rewritten: by
+// Compact, by Repair of a damaged log, or by store.Migrate (agentmem
+// migrate), which keeps a copy and compacts a store whose log is in
+// format 1. A snapshot (at Close) does not rewrite the log: the log is the
+// only copy of the records, and rewriting it is an explicit step.
 const (
 	logMagic      = "AMLOG\x00"
-	logVersion    = 1
+	logVersion    = 2 // the format createLog writes
+	logVersion1   = 1 // frames without sequence numbers
 	logHeaderSize = 16
-	frameHeader   = 12
+	frameHeader   = 20      // a format-2 frame header
+	frameHeaderV1 = 12      // a format-1 frame header
 	maxPayload    = 1 << 30 // a frame longer than this is corruption, not data
 )
+
+// LogFormat is the log format this build writes; it also reads format 1.
+const LogFormat = logVersion
+
+// ReadLogFormat returns the format of the log of the store in dir (1, or
+// LogFormat) from the log's header alone. A missing log is an error
+// wrapping os.ErrNotExist; a header that is not an agentmem log's, one
+// wrapping ErrCorrupt.
+func ReadLogFormat(dir string) (int, error) {
+	path := filepath.Join(dir, logFileName)
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("longterm: %w", err)
+	}
+	defer f.Close()
+	hdr := make([]byte, logHeaderSize)
+	if _, err := io.ReadFull(f, hdr); err != nil || string(hdr[:6]) != logMagic {
+		return 0, fmt.Errorf("%w: %s: offset 0: not an agentmem log header", ErrCorrupt, path)
+	}
+	return int(binary.LittleEndian.Uint16(hdr[6:])), nil
+}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -49,11 +90,15 @@ const (
 // logFile is an open log positioned at its end. It is not safe for concurrent
 // use; Memory serialises access with its write lock.
 type logFile struct {
-	f    *os.File
-	path string
-	id   uint64
-	size int64 // offset of the next frame
-	buf  []byte
+	f       *os.File
+	path    string
+	id      uint64
+	version uint16 // logVersion or logVersion1
+	size    int64  // offset of the next frame
+	seq     uint64 // sequence number of the last frame (format 2)
+	// lastOffs are the offsets of the frames of the last append.
+	lastOffs []int64
+	buf      []byte
 	// broken is set when a failed append could not be rolled back.
 	broken error
 	// torn is the length of a torn tail that a read-only open skipped.
@@ -86,7 +131,7 @@ func createLog(path string) (*logFile, error) {
 		f.Close()
 		return nil, err
 	}
-	return &logFile{f: f, path: path, id: id, size: logHeaderSize}, nil
+	return &logFile{f: f, path: path, id: id, version: logVersion, size: logHeaderSize}, nil
 }
 
 func logHeader(id uint64) []byte {
@@ -135,13 +180,14 @@ func scanLog(f *os.File, path string, from int64, repair bool, logger *slog.Logg
 	if string(hdr[:6]) != logMagic {
 		return nil, fmt.Errorf("%w: %s: offset 0: not an agentmem log (bad magic)", ErrCorrupt, path)
 	}
-	if v := binary.LittleEndian.Uint16(hdr[6:]); v != logVersion {
-		return nil, fmt.Errorf("%w: %s: log format %d, this build reads %d", ErrVersion, path, v, logVersion)
+	version := binary.LittleEndian.Uint16(hdr[6:])
+	if version != logVersion && version != logVersion1 {
+		return nil, fmt.Errorf("%w: %s: log format %d, this build reads %d and %d", ErrVersion, path, version, logVersion1, logVersion)
 	}
-	l := &logFile{f: f, path: path, id: binary.LittleEndian.Uint64(hdr[8:])}
+	l := &logFile{f: f, path: path, id: binary.LittleEndian.Uint64(hdr[8:]), version: version}
 	// The records before from (the snapshot's offset) are not replayed,
-	// but their checksums are checked: damage there would otherwise go
-	// unnoticed until the snapshot is next unusable.
+	// but their checksums and sequence numbers are checked: damage there
+	// would otherwise go unnoticed until the snapshot is next unusable.
 	off := int64(logHeaderSize)
 	if from > fileSize {
 		return nil, fmt.Errorf("%w: %s: offset %d is past the end (%d bytes)", ErrCorrupt, path, from, fileSize)
@@ -150,22 +196,22 @@ func scanLog(f *os.File, path string, from int64, repair bool, logger *slog.Logg
 		return nil, fmt.Errorf("longterm: seek log: %w", err)
 	}
 	r := bufio.NewReaderSize(f, 1<<20)
-	var fh [frameHeader]byte
+	hsize := int64(frameHeaderSize(version))
+	fh := make([]byte, hsize)
 	var payload []byte
 	torn := int64(-1)
 	var tornWhy string
 	for off < fileSize {
 		rest := fileSize - off
-		if rest < frameHeader {
+		if rest < hsize {
 			torn, tornWhy = off, "incomplete frame header"
 			break
 		}
-		if _, err := io.ReadFull(r, fh[:]); err != nil {
+		if _, err := io.ReadFull(r, fh); err != nil {
 			return nil, fmt.Errorf("longterm: read %s at offset %d: %w", path, off, err)
 		}
-		n := binary.LittleEndian.Uint32(fh[0:])
-		sum := binary.LittleEndian.Uint32(fh[4:])
-		if crc32.Checksum(fh[:8], castagnoli) != binary.LittleEndian.Uint32(fh[8:]) {
+		h, ok := parseFrameHeader(version, fh)
+		if !ok {
 			zero, err := allZero(f, off, fileSize)
 			if err != nil {
 				return nil, err
@@ -176,24 +222,30 @@ func scanLog(f *os.File, path string, from int64, repair bool, logger *slog.Logg
 			}
 			return nil, fmt.Errorf("%w: %s: offset %d: frame header checksum mismatch", ErrCorrupt, path, off)
 		}
-		if n > maxPayload {
-			return nil, fmt.Errorf("%w: %s: offset %d: frame length %d too large", ErrCorrupt, path, off, n)
+		if h.n > maxPayload {
+			return nil, fmt.Errorf("%w: %s: offset %d: frame length %d too large", ErrCorrupt, path, off, h.n)
 		}
-		if int64(n) > rest-frameHeader {
-			torn, tornWhy = off, fmt.Sprintf("frame of %d bytes cut short at %d", n, rest-frameHeader)
+		if int64(h.n) > rest-hsize {
+			torn, tornWhy = off, fmt.Sprintf("frame of %d bytes cut short at %d", h.n, rest-hsize)
 			break
 		}
-		if cap(payload) < int(n) {
-			payload = make([]byte, n)
+		if cap(payload) < int(h.n) {
+			payload = make([]byte, h.n)
 		}
-		payload = payload[:n]
+		payload = payload[:h.n]
 		if _, err := io.ReadFull(r, payload); err != nil {
 			return nil, fmt.Errorf("longterm: read %s at offset %d: %w", path, off, err)
 		}
-		if crc32.Checksum(payload, castagnoli) != sum {
+		if crc32.Checksum(payload, castagnoli) != h.sum {
 			return nil, fmt.Errorf("%w: %s: offset %d: record checksum mismatch", ErrCorrupt, path, off)
 		}
-		next := off + frameHeader + int64(n)
+		if version != logVersion1 {
+			if err := checkSeq(path, off, h.seq, l.seq+1); err != nil {
+				return nil, err
+			}
+			l.seq = h.seq
+		}
+		next := off + hsize + int64(h.n)
 		if off < from && next > from {
 			return nil, fmt.Errorf("%w: %s: offset %d: the snapshot's log offset %d is inside this record", ErrCorrupt, path, off, from)
 		}
@@ -224,6 +276,68 @@ func scanLog(f *os.File, path string, from int64, repair bool, logger *slog.Logg
 	}
 	l.size = off
 	return l, nil
+}
+
+// checkSeq returns an error wrapping ErrCorrupt, naming the file, the
+// frame's offset and both numbers, when the frame at off carries sequence
+// number got where want was due.
+func checkSeq(path string, off int64, got, want uint64) error {
+	if got == want {
+		return nil
+	}
+	var what string
+	switch {
+	case want > 1 && got == want-1:
+		what = "the previous frame repeated"
+	case got < want:
+		what = "a frame repeated or out of order"
+	case got == want+1:
+		what = fmt.Sprintf("frame %d is missing, or frames are out of order", want)
+	default:
+		what = fmt.Sprintf("frames %d to %d are missing, or frames are out of order", want, got-1)
+	}
+	return fmt.Errorf("%w: %s: offset %d: frame sequence %d where %d was due (%s)", ErrCorrupt, path, off, got, want, what)
+}
+
+// frameFields is a decoded frame header.
+type frameFields struct {
+	n   uint32 // payload length
+	seq uint64 // sequence number (0 in format 1)
+	sum uint32 // CRC32C of the payload
+}
+
+// frameHeaderSize is the length of a frame header in format version.
+func frameHeaderSize(version uint16) int {
+	if version == logVersion1 {
+		return frameHeaderV1
+	}
+	return frameHeader
+}
+
+// parseFrameHeader decodes fh, a frame header of format version; ok is
+// false when the header's own checksum does not match.
+func parseFrameHeader(version uint16, fh []byte) (h frameFields, ok bool) {
+	le := binary.LittleEndian
+	if version == logVersion1 {
+		h = frameFields{n: le.Uint32(fh[0:]), sum: le.Uint32(fh[4:])}
+		return h, crc32.Checksum(fh[:8], castagnoli) == le.Uint32(fh[8:])
+	}
+	h = frameFields{n: le.Uint32(fh[0:]), seq: le.Uint64(fh[4:]), sum: le.Uint32(fh[12:])}
+	return h, crc32.Checksum(fh[:16], castagnoli) == le.Uint32(fh[16:])
+}
+
+// appendFrame appends one framed payload of format version to dst; seq is
+// its sequence number (unused in format 1).
+func appendFrame(dst []byte, version uint16, seq uint64, payload []byte) []byte {
+	le := binary.LittleEndian
+	start := len(dst)
+	dst = le.AppendUint32(dst, uint32(len(payload)))
+	if version != logVersion1 {
+		dst = le.AppendUint64(dst, seq)
+	}
+	dst = le.AppendUint32(dst, crc32.Checksum(payload, castagnoli))
+	dst = le.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
+	return append(dst, payload...)
 }
 
 // allZero reports whether f holds only zero bytes in [off, end).
@@ -266,16 +380,6 @@ func repairTail(f *os.File, path string, off, size int64) error {
 	return nil
 }
 
-// frame appends one framed payload to dst.
-func frame(dst, payload []byte) []byte {
-	var fh [frameHeader]byte
-	binary.LittleEndian.PutUint32(fh[0:], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(fh[4:], crc32.Checksum(payload, castagnoli))
-	binary.LittleEndian.PutUint32(fh[8:], crc32.Checksum(fh[:8], castagnoli))
-	dst = append(dst, fh[:]...)
-	return append(dst, payload...)
-}
-
 // append writes the framed payloads in one write and, if sync is set, fsyncs
 // the file: several records, one fsync (group commit). It returns the offset
 // of each frame. On a write or sync error the file is truncated back to where
@@ -286,11 +390,15 @@ func (l *logFile) append(payloads [][]byte, sync bool) ([]int64, error) {
 	if l.broken != nil {
 		return nil, fmt.Errorf("longterm: %s: an earlier failed write could not be rolled back: %w", l.path, l.broken)
 	}
-	l.buf = l.buf[:0]
+	total := 0
+	for _, p := range payloads {
+		total += frameHeaderSize(l.version) + len(p)
+	}
+	l.buf = slices.Grow(l.buf[:0], total)
 	offs := make([]int64, len(payloads))
 	for i, p := range payloads {
 		offs[i] = l.size + int64(len(l.buf))
-		l.buf = frame(l.buf, p)
+		l.buf = appendFrame(l.buf, l.version, l.seq+uint64(i)+1, p)
 	}
 	if _, err := l.f.Write(l.buf); err != nil {
 		return nil, l.rollback(fmt.Errorf("longterm: append to %s: %w", l.path, err))
@@ -303,6 +411,8 @@ func (l *logFile) append(payloads [][]byte, sync bool) ([]int64, error) {
 		}
 	}
 	l.size += int64(len(l.buf))
+	l.seq += uint64(len(payloads))
+	l.lastOffs = offs
 	if cap(l.buf) > 4<<20 {
 		l.buf = nil
 	}
@@ -321,8 +431,13 @@ func (l *logFile) rollback(err error) error {
 }
 
 // truncate cuts the log at off (a frame boundary at or before l.size),
-// syncs it and positions it there.
+// syncs it and positions it there; the next frame appended takes the
+// sequence number of the first frame cut.
 func (l *logFile) truncate(off int64) error {
+	seq, err := l.seqBefore(off)
+	if err != nil {
+		return err
+	}
 	if err := l.f.Truncate(off); err != nil {
 		return fmt.Errorf("longterm: truncate %s at %d: %w", l.path, off, err)
 	}
@@ -333,7 +448,34 @@ func (l *logFile) truncate(off int64) error {
 		return fmt.Errorf("longterm: seek %s: %w", l.path, err)
 	}
 	l.size = off
+	l.seq = seq
 	return nil
+}
+
+// seqBefore returns the sequence number of the last frame before off, a
+// frame boundary at or before l.size: from the last append's offsets when
+// off is one of them (a rolled-back write), else by counting the frames
+// from the start.
+func (l *logFile) seqBefore(off int64) (uint64, error) {
+	if l.version == logVersion1 || off == l.size {
+		return l.seq, nil
+	}
+	if i := slices.Index(l.lastOffs, off); i >= 0 {
+		return l.seq - uint64(len(l.lastOffs)-i), nil
+	}
+	fh := make([]byte, frameHeaderSize(l.version))
+	var seq uint64
+	for at := int64(logHeaderSize); at < off; seq++ {
+		if _, err := l.f.ReadAt(fh, at); err != nil {
+			return 0, fmt.Errorf("longterm: read %s at %d: %w", l.path, at, err)
+		}
+		h, ok := parseFrameHeader(l.version, fh)
+		if !ok {
+			return 0, fmt.Errorf("%w: %s: offset %d: frame header checksum mismatch", ErrCorrupt, l.path, at)
+		}
+		at += int64(len(fh)) + int64(h.n)
+	}
+	return seq, nil
 }
 
 func (l *logFile) sync() error {
@@ -354,19 +496,19 @@ func (l *logFile) close() error {
 
 // readFrame reads the payload of the frame at off (used by compaction).
 func (l *logFile) readFrame(off int64) ([]byte, error) {
-	var fh [frameHeader]byte
-	if _, err := l.f.ReadAt(fh[:], off); err != nil {
+	fh := make([]byte, frameHeaderSize(l.version))
+	if _, err := l.f.ReadAt(fh, off); err != nil {
 		return nil, fmt.Errorf("longterm: read %s at %d: %w", l.path, off, err)
 	}
-	n := binary.LittleEndian.Uint32(fh[0:])
-	if crc32.Checksum(fh[:8], castagnoli) != binary.LittleEndian.Uint32(fh[8:]) || n > maxPayload {
+	h, ok := parseFrameHeader(l.version, fh)
+	if !ok || h.n > maxPayload {
 		return nil, fmt.Errorf("%w: %s: offset %d: frame header checksum mismatch", ErrCorrupt, l.path, off)
 	}
-	p := make([]byte, n)
-	if _, err := l.f.ReadAt(p, off+frameHeader); err != nil {
+	p := make([]byte, h.n)
+	if _, err := l.f.ReadAt(p, off+int64(len(fh))); err != nil {
 		return nil, fmt.Errorf("longterm: read %s at %d: %w", l.path, off, err)
 	}
-	if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(fh[4:]) {
+	if crc32.Checksum(p, castagnoli) != h.sum {
 		return nil, fmt.Errorf("%w: %s: offset %d: record checksum mismatch", ErrCorrupt, l.path, off)
 	}
 	return p, nil
@@ -389,6 +531,11 @@ type addRecord struct {
 
 // encodeAdd appends the payload of a recAdd frame to dst.
 func encodeAdd(dst []byte, rec *Record, children []logChild, dim int, vecs [][]float32) []byte {
+	// Room for the whole payload at once (child spans estimated): an
+	// 8 MiB record has ~170k children, and growing dst append by append
+	// spent 40% of its Add copying the vectors from one buffer to the next.
+	dst = slices.Grow(dst, 64+recordBytes(rec)+len(rec.Tags)*binary.MaxVarintLen64+
+		len(children)*(1+3*binary.MaxVarintLen32)+len(vecs)*dim*4)
 	dst = append(dst, recAdd)
 	dst = appendString(dst, rec.ID)
 	dst = appendString(dst, rec.Namespace)

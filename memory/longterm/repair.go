@@ -1,6 +1,7 @@
 package longterm
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -24,6 +25,7 @@ type VerifyReport struct {
 	Records   int    `json:"records"`    // live records, as Open sees them
 	LogBytes  int64  `json:"log_bytes"`  // length of the log's complete records
 	LogFrames int    `json:"log_frames"` // records (adds and forgets) in the log
+	LogFormat int    `json:"log_format"` // 1: the previous release's (no sequence numbers), or LogFormat
 	// TornTail is the length of an incomplete last write at the end of the
 	// log (a crash's; the next writer's Open trims it, keeping a copy).
 	TornTail int64 `json:"torn_tail_bytes,omitempty"`
@@ -51,6 +53,7 @@ func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 	defer m.Close()
 	rep.Records = m.Len()
 	rep.LogBytes = m.log.size
+	rep.LogFormat = int(m.log.version)
 	if m.log.torn > 0 {
 		rep.TornTail = m.log.torn
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: torn tail: %d bytes at offset %d (%s); a writer's open trims it, keeping a copy in %s.broken",
@@ -363,7 +366,10 @@ func copyFile(src, dst string) error {
 // intact record and, if the log must be rewritten (damage, or a missing or
 // headless log), the payloads of its intact records in order (nil: the log
 // is sound as it is). A record is intact when both checksums match and it
-// decodes, with vectors of dimension dim.
+// decodes, with vectors of dimension dim. In a format-2 log the intact
+// records are put back in sequence order, and a record whose sequence
+// number an earlier one already had (a repeated frame) is dropped; a gap in
+// the sequence costs only the records that are gone.
 func salvageLog(path string, dim int) ([]ByteRange, [][]byte, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -372,62 +378,121 @@ func salvageLog(path string, dim int) ([]ByteRange, [][]byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("longterm: repair: %w", err)
 	}
-	var dropped []ByteRange
-	off := int64(logHeaderSize)
-	damaged := false
-	if len(data) < logHeaderSize || string(data[:6]) != logMagic {
-		damaged = true
-		dropped = append(dropped, ByteRange{0, min(int64(len(data)), logHeaderSize)})
+	if len(data) >= logHeaderSize && string(data[:6]) == logMagic {
+		switch v := binary.LittleEndian.Uint16(data[6:]); v {
+		case logVersion, logVersion1:
+			s := salvageFrames(data, v, dim)
+			return s.result(false)
+		}
 	}
-	intact := func(at int64) (int64, []byte) {
-		if int64(len(data))-at < frameHeader {
-			return 0, nil
+	// No usable header: the frames tell their format.
+	s2, s1 := salvageFrames(data, logVersion, dim), salvageFrames(data, logVersion1, dim)
+	if len(s1.frames) > len(s2.frames) {
+		s2 = s1
+	}
+	return s2.result(true)
+}
+
+// salvaged is what salvageFrames kept of a log.
+type salvaged struct {
+	version uint16
+	size    int64 // of the file
+	frames  []salvagedFrame
+	dropped []ByteRange
+}
+
+type salvagedFrame struct {
+	seq     uint64
+	off, n  int64 // the frame's offset and length
+	payload []byte
+}
+
+// salvageFrames reads the frames of data (a whole log file, whose header is
+// skipped) as format version, skipping damaged bytes to the next intact
+// frame.
+func salvageFrames(data []byte, version uint16, dim int) salvaged {
+	size := int64(len(data))
+	s := salvaged{version: version, size: size}
+	hsize := int64(frameHeaderSize(version))
+	intact := func(at int64) *salvagedFrame {
+		if size-at < hsize {
+			return nil
 		}
-		fh := data[at : at+frameHeader]
-		n := int64(binary.LittleEndian.Uint32(fh))
-		if crc32.Checksum(fh[:8], castagnoli) != binary.LittleEndian.Uint32(fh[8:]) || n > maxPayload || at+frameHeader+n > int64(len(data)) {
-			return 0, nil
+		h, ok := parseFrameHeader(version, data[at:at+hsize])
+		n := int64(h.n)
+		if !ok || n > maxPayload || at+hsize+n > size {
+			return nil
 		}
-		p := data[at+frameHeader : at+frameHeader+n]
-		if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(fh[4:]) {
-			return 0, nil
+		p := data[at+hsize : at+hsize+n]
+		if crc32.Checksum(p, castagnoli) != h.sum {
+			return nil
 		}
 		typ, body, err := decodeRecord(p)
 		if err != nil {
-			return 0, nil
+			return nil
 		}
 		if typ == recAdd {
 			if a, err := decodeAdd(body); err != nil || a.dim != dim {
-				return 0, nil
+				return nil
 			}
 		} else if _, err := decodeForget(body); err != nil {
-			return 0, nil
+			return nil
 		}
-		return frameHeader + n, p
+		return &salvagedFrame{seq: h.seq, off: at, n: hsize + n, payload: p}
 	}
-	var payloads [][]byte
-	for off < int64(len(data)) {
-		if n, p := intact(off); p != nil {
-			payloads = append(payloads, p)
-			off += n
+	off := int64(logHeaderSize)
+	for off < size {
+		if f := intact(off); f != nil {
+			s.frames = append(s.frames, *f)
+			off += f.n
 			continue
 		}
 		next := off + 1
-		for next < int64(len(data)) {
-			if _, p := intact(next); p != nil {
-				break
-			}
+		for next < size && intact(next) == nil {
 			next++
 		}
-		dropped = append(dropped, ByteRange{off, next - off})
-		damaged = true
+		s.dropped = append(s.dropped, ByteRange{off, next - off})
 		off = next
+	}
+	return s
+}
+
+// result returns salvageLog's answer for s: a damaged header (badHeader),
+// dropped bytes or, in format 2, frames out of sequence make the log one
+// to rewrite.
+func (s salvaged) result(badHeader bool) ([]ByteRange, [][]byte, error) {
+	damaged := badHeader || len(s.dropped) > 0
+	payloads := [][]byte{}
+	if badHeader {
+		s.dropped = append([]ByteRange{{0, min(s.size, logHeaderSize)}}, s.dropped...)
+	}
+	frames := s.frames
+	if s.version != logVersion1 {
+		for i, f := range frames {
+			if f.seq != uint64(i)+1 {
+				damaged = true
+				break
+			}
+		}
+		if damaged {
+			sorted := slices.Clone(frames)
+			slices.SortStableFunc(sorted, func(a, b salvagedFrame) int { return cmp.Compare(a.seq, b.seq) })
+			frames = nil
+			for _, f := range sorted {
+				if len(frames) > 0 && f.seq == frames[len(frames)-1].seq {
+					s.dropped = append(s.dropped, ByteRange{f.off, f.n})
+					continue
+				}
+				frames = append(frames, f)
+			}
+		}
 	}
 	if !damaged {
 		return nil, nil, nil
 	}
-	if payloads == nil {
-		payloads = [][]byte{}
+	slices.SortFunc(s.dropped, func(a, b ByteRange) int { return cmp.Compare(a.Offset, b.Offset) })
+	for _, f := range frames {
+		payloads = append(payloads, f.payload)
 	}
-	return dropped, payloads, nil
+	return s.dropped, payloads, nil
 }
