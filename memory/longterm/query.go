@@ -305,12 +305,13 @@ func (m *Memory) addEpisodes(n *nsTurns, text string, w float64, scores map[int6
 	if len(eps) == 0 || eps[0].Score <= 0 {
 		return
 	}
+	bonus := make(map[int64]float64, len(eps))
 	for _, e := range eps {
-		bonus := w * best * e.Score / eps[0].Score
-		for _, id := range n.members[e.ID] {
-			if _, ok := scores[id]; ok && (keep == nil || keep(id)) {
-				scores[id] += bonus
-			}
+		bonus[e.ID] = w * best * e.Score / eps[0].Score
+	}
+	for id := range scores {
+		if b, ok := bonus[n.episodeOf[id]]; ok && (keep == nil || keep(id)) {
+			scores[id] += b
 		}
 	}
 }

@@ -146,3 +146,47 @@ func TestQuery_SinglePathScores(t *testing.T) {
 	assert.Equal(t, "a", kw[0].ID)
 	assert.InDelta(t, 1.0, kw[0].Score, 1e-6, "the best keyword match scores 1")
 }
+
+func TestQuery_EpisodeSpeaksForItsTurns(t *testing.T) {
+	ctx := t.Context()
+	day := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		// Day 1: a conversation about the Maldives trip.
+		{ID: "plan", Namespace: "c", Time: day, Text: "Let's plan the family trip to the Maldives."},
+		{ID: "resort", Namespace: "c", Time: day.Add(time.Minute), Text: "Five-star resort with a seaplane transfer, all-inclusive."},
+		{ID: "when", Namespace: "c", Time: day.Add(2 * time.Minute), Text: "I would book it for mid-May."},
+		// Day 4: another conversation that says "book" louder.
+		{ID: "dentist", Namespace: "c", Time: day.Add(72 * time.Hour), Text: "Book the dentist, book it."},
+		{ID: "car", Namespace: "c", Time: day.Add(72*time.Hour + time.Minute), Text: "And the car needs its service."},
+	}
+	q := Query{Text: "booking the seaplane resort", Namespace: "c", Mode: KeywordOnly, K: 5}
+
+	// Neighbour fields off: the episode alone lifts "when".
+	noNeighbours := []Option{WithNeighbourWeight(0), WithNextWeight(0)}
+	without := newFilled(t, recs, append(noNeighbours, WithEpisodeWeight(0))...)
+	hits, err := without.Query(ctx, q)
+	require.NoError(t, err)
+	got := ids(hits)
+	require.Contains(t, got, "when")
+	require.Contains(t, got, "dentist")
+	assert.Less(t, slices.Index(got, "dentist"), slices.Index(got, "when"), "without episodes the louder 'book' wins: %v", got)
+
+	with := newFilled(t, recs, noNeighbours...)
+	hits, err = with.Query(ctx, q)
+	require.NoError(t, err)
+	got = ids(hits)
+	assert.Less(t, slices.Index(got, "when"), slices.Index(got, "dentist"), "the turn of the conversation about the resort wins: %v", got)
+	assert.NotContains(t, got, "car", "a turn the query does not find stays out")
+
+	// Forgetting the conversation's other turns takes their words out of
+	// its episode: the resort conversation no longer speaks for "when".
+	require.NoError(t, with.Forget(ctx, "plan"))
+	require.NoError(t, with.Forget(ctx, "resort"))
+	hits, err = with.Query(ctx, q)
+	require.NoError(t, err)
+	got = ids(hits)
+	assert.Less(t, slices.Index(got, "dentist"), slices.Index(got, "when"), "after forgetting: %v", got)
+
+	_, err = New(ctx, newCounting(t, 8), WithEpisodeWeight(-1))
+	assert.ErrorIs(t, err, ErrInvalidOption)
+}

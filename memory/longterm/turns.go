@@ -50,10 +50,10 @@ type nsTurns struct {
 	// episodes indexes conversations as whole documents: a run of records
 	// each at most neighbourGap after the one before is one episode, and
 	// its document is all their texts. episodeOf maps a record to its
-	// episode, members an episode to its records in order.
+	// episode, episodeLen an episode to its number of records.
 	episodes    *keyword.Index
 	episodeOf   map[int64]int64
-	members     map[int64][]int64
+	episodeLen  map[int64]int
 	nextEpisode int64
 }
 
@@ -83,7 +83,7 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 		follower: map[int64]int64{}, leader: map[int64]int64{},
 		speakerTerms: map[string][]string{}, speakers: map[string]int{},
 		episodes:  keyword.NewIndex(ti.tok, ti.opts...),
-		episodeOf: map[int64]int64{}, members: map[int64][]int64{},
+		episodeOf: map[int64]int64{}, episodeLen: map[int64]int{},
 	}
 	for _, p := range ps {
 		n.add(ti.tok, p, m.header(&p.rec))
@@ -195,7 +195,7 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string) {
 		n.nextEpisode++
 	}
 	n.episodeOf[id] = ep
-	n.members[ep] = append(n.members[ep], id)
+	n.episodeLen[ep]++
 	n.episodes.Append(ep, header+p.rec.Text)
 	n.last = p
 	if s := p.rec.Speaker; s != "" {
@@ -217,9 +217,8 @@ func (n *nsTurns) leave(id int64, text string) {
 		return
 	}
 	delete(n.episodeOf, id)
-	n.members[ep] = slices.DeleteFunc(n.members[ep], func(x int64) bool { return x == id })
-	if len(n.members[ep]) == 0 {
-		delete(n.members, ep)
+	if n.episodeLen[ep]--; n.episodeLen[ep] <= 0 {
+		delete(n.episodeLen, ep)
 		n.episodes.Delete(ep)
 		return
 	}
