@@ -1,0 +1,50 @@
+package longterm
+
+import (
+	"strings"
+	"unicode"
+)
+
+// questionWords are the words that make a question a question: "what",
+// "when", 什么, 谁. They say what kind of answer is wanted, not what it is
+// about, and in a conversation they mark the turns that ask rather than
+// the ones that tell: "What is RP-20931?" should find "the repair order
+// number is RP-20931", not "what are you reading next?". The keyword path
+// leaves them out of a query (see withoutQuestionWords).
+var questionWords = map[string]bool{
+	"what": true, "what's": true, "whats": true, "which": true, "who": true, "who's": true,
+	"whom": true, "whose": true, "when": true, "where": true, "where's": true, "why": true,
+	"how": true, "do": true, "does": true, "did": true,
+}
+
+// cjkQuestionWords are Chinese interrogatives, cut out of a run of
+// characters wherever they occur (Chinese has no spaces to find words by).
+// Longer forms first.
+var cjkQuestionWords = []string{"什么时候", "为什么", "怎么样", "怎么", "什么", "哪里", "哪儿", "哪个", "哪些", "多少", "谁", "哪"}
+
+// withoutQuestionWords returns query without its question words, or query
+// itself if nothing but question words is left.
+func withoutQuestionWords(query string) string {
+	var b strings.Builder
+	kept := false
+	for w := range strings.FieldsSeq(query) {
+		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if questionWords[strings.ToLower(strings.ReplaceAll(core, "’", "'"))] {
+			continue
+		}
+		for _, q := range cjkQuestionWords {
+			if strings.Contains(w, q) {
+				w = strings.ReplaceAll(w, q, " ")
+			}
+		}
+		if hasWord(w) {
+			kept = true
+		}
+		b.WriteString(w)
+		b.WriteByte(' ')
+	}
+	if !kept {
+		return query
+	}
+	return b.String()
+}
