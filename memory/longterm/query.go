@@ -202,7 +202,7 @@ func (m *Memory) keywordSearch(q Query, text string, depth int, inRange func(*pa
 }
 
 func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text string, depth int, inRange func(*parent) bool) []scored {
-	text = withoutQuestionWords(text)
+	text = ranking.WithoutQuestionWords(text)
 	speakers, rest := n.namedSpeakers(ti.tok, text)
 	if len(speakers) > 0 && len(ti.tok.Tokens(rest)) == 0 {
 		// Only a name: look for it in the text.

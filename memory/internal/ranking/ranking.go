@@ -1,7 +1,7 @@
 // Package ranking holds the parts of long-term ranking that the in-process
 // engine (memory/longterm) and the PostgreSQL store (memory/postgres)
 // share, so that the two rank alike: the choice of a hit's snippets and
-// the checks of the ranking options.
+// the checks of the ranking options, the question words a query leaves out.
 package ranking
 
 import (

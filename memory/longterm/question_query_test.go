@@ -8,22 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestWithoutQuestionWords(t *testing.T) {
-	for in, want := range map[string]string{
-		"What is RP-20931?":            "is RP-20931? ",
-		"When did we first see E1234?": "we first see E1234? ",
-		"Who's booked on LH401":        "booked on LH401 ",
-		"WHERE, exactly?":              "exactly? ",
-		"v2.4.1 什么时候上线？":               "v2.4.1  上线？ ",
-		"HT-2024-0356 是哪家的合同？":         "HT-2024-0356 是 家的合同？ ",
-		"What?":                        "What?", // nothing else: kept as asked
-		"how":                          "how",
-		"":                             "",
-	} {
-		assert.Equal(t, want, withoutQuestionWords(in), in)
-	}
-}
-
 func TestQuery_QuestionWordsDoNotMatchQuestions(t *testing.T) {
 	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 	m := newFilled(t, []Record{

@@ -1,4 +1,4 @@
-package longterm
+package ranking
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 // about, and in a conversation they mark the turns that ask rather than
 // the ones that tell: "What is RP-20931?" should find "the repair order
 // number is RP-20931", not "what are you reading next?". The keyword path
-// leaves them out of a query (see withoutQuestionWords).
+// leaves them out of a query (see WithoutQuestionWords).
 var questionWords = map[string]bool{
 	"what": true, "what's": true, "whats": true, "which": true, "who": true, "who's": true,
 	"whom": true, "whose": true, "when": true, "where": true, "where's": true, "why": true,
@@ -22,9 +22,10 @@ var questionWords = map[string]bool{
 // Longer forms first.
 var cjkQuestionWords = []string{"什么时候", "为什么", "怎么样", "怎么", "什么", "哪里", "哪儿", "哪个", "哪些", "多少", "谁", "哪"}
 
-// withoutQuestionWords returns query without its question words, or query
-// itself if nothing but question words is left.
-func withoutQuestionWords(query string) string {
+// WithoutQuestionWords returns query without its question words, or query
+// itself if nothing but question words is left. The keyword path of both
+// stores searches with it.
+func WithoutQuestionWords(query string) string {
 	var b strings.Builder
 	kept := false
 	for w := range strings.FieldsSeq(query) {
@@ -47,4 +48,9 @@ func withoutQuestionWords(query string) string {
 		return query
 	}
 	return b.String()
+}
+
+// hasWord reports whether s has a letter or a digit.
+func hasWord(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0
 }
