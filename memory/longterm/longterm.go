@@ -54,6 +54,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -383,6 +384,20 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error)
 	return req.ids, req.err
 }
 
+// payloadSize is an upper bound of the size of p's log payload
+// (encodeAdd): its strings and vectors plus room for the varints.
+func payloadSize(p *prepared, dim int) int {
+	r := &p.rec
+	n := 64 + len(r.ID) + len(r.Namespace) + len(r.Speaker) + len(r.Text) + len(p.chunks)*(4*dim+3*binary.MaxVarintLen64+1)
+	for _, t := range r.Tags {
+		n += binary.MaxVarintLen64 + len(t)
+	}
+	for _, c := range p.chunks {
+		n += binary.MaxVarintLen64 + len(c.Text) // a child whose text is not its span's
+	}
+	return n
+}
+
 // commitLocked commits the queued calls in batch with one log append and
 // one fsync, and sets each call's result. m.wmu must be held.
 func (m *Memory) commitLocked(batch []*commitReq) {
@@ -400,6 +415,19 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 		next     int64 // next child id after the part
 	}
 	var parts []part
+	// The log payloads of the whole batch share one buffer, sized up front:
+	// appending a record's vectors float by float into a growing slice
+	// cost more than the rest of the encoding.
+	var buf []byte
+	if m.log != nil {
+		size := 0
+		for _, r := range batch {
+			for i := range r.preps {
+				size += payloadSize(&r.preps[i], m.dim)
+			}
+		}
+		buf = make([]byte, 0, size)
+	}
 	for _, r := range batch {
 		if closed {
 			finish(r, nil, ErrClosed)
@@ -419,7 +447,9 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 			}
 			pt.adds[i] = a
 			if m.log != nil {
-				pt.payloads = append(pt.payloads, encodeAdd(nil, &a.rec, a.children, m.dim, p.vecs))
+				start := len(buf)
+				buf = encodeAdd(buf, &a.rec, a.children, m.dim, p.vecs)
+				pt.payloads = append(pt.payloads, buf[start:len(buf):len(buf)])
 			}
 		}
 		pt.next = next
