@@ -520,6 +520,11 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, offs []int64, next int64, preps []prepared) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if ids, ok := m.applyNew(ctx, adds, offs, preps); ok {
+		m.nextChild = max(m.nextChild, next)
+		m.applied += len(adds)
+		return ids, nil
+	}
 	ids := make([]string, len(adds))
 	replaced := make([]*parent, len(adds))
 	for i, a := range adds {
@@ -536,6 +541,102 @@ func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, offs []int64, 
 	m.nextChild = max(m.nextChild, next)
 	m.applied += len(adds)
 	return ids, nil
+}
+
+// parallelTurns is the text size of a batch from which applyNew indexes
+// its keyword part on a goroutine of its own, beside the vector adds.
+const parallelTurns = 16 << 10
+
+// applyNew is applyAll's fast path for the common batch, records with new
+// ids: each namespace's vectors go to its index in one Add (not one per
+// record), while the keyword index takes the records, in order, on
+// another goroutine when the batch is large. It reports false, having
+// changed nothing, when the batch replaces records or an index refuses
+// it; applyAll then applies the records one by one, which undoes and
+// names the failing record. m.mu must be held for writing.
+func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, preps []prepared) ([]string, bool) {
+	type nsAdd struct {
+		ns   string
+		ids  []int64
+		vecs [][]float32
+	}
+	var groups []nsAdd
+	seen := make(map[string]struct{}, len(adds))
+	size := 0
+	for i, a := range adds {
+		if _, dup := seen[a.rec.ID]; dup {
+			return nil, false
+		}
+		if _, old := m.parents[a.rec.ID]; old {
+			return nil, false
+		}
+		seen[a.rec.ID] = struct{}{}
+		size += len(a.rec.Text)
+		g := slices.IndexFunc(groups, func(g nsAdd) bool { return g.ns == a.rec.Namespace })
+		if g < 0 {
+			groups = append(groups, nsAdd{ns: a.rec.Namespace})
+			g = len(groups) - 1
+		}
+		for _, c := range a.children {
+			groups[g].ids = append(groups[g].ids, c.id)
+		}
+		groups[g].vecs = append(groups[g].vecs, preps[i].vecs...)
+	}
+	ps := make([]*parent, len(adds))
+	for i, a := range adds {
+		ps[i] = &parent{rec: a.rec, children: a.children, off: offs[i]}
+	}
+	var done chan struct{}
+	ti := m.turnIdx()
+	indexTurns := func() {
+		for _, p := range ps {
+			ti.added(p, m.header(&p.rec))
+		}
+	}
+	if size >= parallelTurns {
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			indexTurns()
+		}()
+	}
+	for gi, g := range groups {
+		db, err := m.namespaceDB(ctx, g.ns)
+		if err == nil {
+			err = db.Add(ctx, g.ids, g.vecs)
+		}
+		if err == nil {
+			continue
+		}
+		// Take back what this call added, so that applyAll starts from
+		// where it was.
+		if done != nil {
+			<-done
+			for i := len(ps) - 1; i >= 0; i-- {
+				ti.removed(ps[i])
+			}
+		}
+		for _, g := range groups[:gi+1] {
+			if db := m.vecs[g.ns]; db != nil {
+				_, _ = db.Delete(ctx, g.ids...)
+			}
+		}
+		return nil, false
+	}
+	ids := make([]string, len(adds))
+	for i, p := range ps {
+		for j, c := range p.children {
+			m.children[c.id] = childRef{p: p, i: j}
+		}
+		m.parents[p.rec.ID] = p
+		ids[i] = p.rec.ID
+	}
+	if done != nil {
+		<-done
+	} else {
+		indexTurns()
+	}
+	return ids, true
 }
 
 // undo takes the records adds out of the indexes, last first, and puts
