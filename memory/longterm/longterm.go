@@ -59,6 +59,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -245,15 +246,12 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 			return nil, err
 		}
 	}
-	preps := make([]prepared, len(recs))
+	preps, err := m.prepareAll(ctx, recs)
+	if err != nil {
+		return nil, err
+	}
 	var texts []string
-	for i, r := range recs {
-		if err := m.prepare(ctx, &r, &preps[i]); err != nil {
-			if len(recs) > 1 {
-				return nil, fmt.Errorf("record %d: %w", i, err)
-			}
-			return nil, err
-		}
+	for i := range preps {
 		header := m.header(&preps[i].rec)
 		for _, c := range preps[i].chunks {
 			texts = append(texts, header+c.Text)
@@ -282,6 +280,42 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 		k += n
 	}
 	return m.commit(ctx, preps)
+}
+
+// prepareAll prepares every record; a large batch is split into contiguous
+// parts prepared in parallel (chunking is a record's own business). The
+// error is that of the first record that fails.
+func (m *Memory) prepareAll(ctx context.Context, recs []Record) ([]prepared, error) {
+	preps := make([]prepared, len(recs))
+	errs := make([]error, len(recs))
+	run := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := recs[i]
+			errs[i] = m.prepare(ctx, &r, &preps[i])
+		}
+	}
+	size := 0
+	for i := range recs {
+		size += len(recs[i].Text)
+	}
+	if workers := min(runtime.GOMAXPROCS(0), len(recs), size/parallelTurns); workers > 1 {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() { run(w*len(recs)/workers, (w+1)*len(recs)/workers) })
+		}
+		wg.Wait()
+	} else {
+		run(0, len(recs))
+	}
+	for i, err := range errs {
+		if err != nil {
+			if len(recs) > 1 {
+				return nil, fmt.Errorf("record %d: %w", i, err)
+			}
+			return nil, err
+		}
+	}
+	return preps, nil
 }
 
 // prepare validates rec, fills in defaults and splits it into chunks (one
@@ -544,8 +578,9 @@ func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, offs []int64, 
 }
 
 // parallelTurns is the text size of a batch from which applyNew indexes
-// its keyword part on a goroutine of its own, beside the vector adds.
-const parallelTurns = 16 << 10
+// its keyword part on a goroutine of its own, beside the vector adds, and
+// the size of text from which prepareAll gives a goroutine a share.
+const parallelTurns = 4 << 10
 
 // applyNew is applyAll's fast path for the common batch, records with new
 // ids: each namespace's vectors go to its index in one Add (not one per
