@@ -100,9 +100,11 @@ type Memory struct {
 	// wmu serialises writers: id assignment, log order and index order
 	// agree, and only one fsync runs at a time.
 	wmu sync.Mutex
-	// qmu guards queue: AddBatch calls waiting for a group commit.
-	qmu   sync.Mutex
-	queue []*commitReq
+	// qmu guards queue, the AddBatch calls waiting for a group commit, and
+	// committing, set while one of them (the leader) commits.
+	qmu        sync.Mutex
+	queue      []*commitReq
+	committing bool
 
 	mu        sync.RWMutex // guards the fields below
 	closed    bool
@@ -386,35 +388,47 @@ type commitReq struct {
 	ctx   context.Context
 	preps []prepared
 	done  chan struct{} // closed when ids and err are set
+	lead  chan struct{} // closed when the call is to commit the queue
 	ids   []string
 	err   error
 }
 
 // commit writes the records to the log and applies them to the indexes.
 // Concurrent calls share one log write and one fsync (group commit): each
-// call queues its records and takes the writer lock; whoever gets it first
-// commits every queued call, in queue order, and the others find theirs
-// done. Log order and index order stay the same, and a record is
-// searchable only once it is durable.
+// call queues its records; one call at a time, the leader, commits every
+// queued call, in queue order, and hands the lead to the first call queued
+// meanwhile, if any. The others only wait for their result (they do not
+// each take the writer lock to find it). Log order and index order stay
+// the same, and a record is searchable only once it is durable.
 func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error) {
-	req := &commitReq{ctx: ctx, preps: preps, done: make(chan struct{})}
+	req := &commitReq{ctx: ctx, preps: preps, done: make(chan struct{}), lead: make(chan struct{})}
 	m.qmu.Lock()
 	m.queue = append(m.queue, req)
+	lead := !m.committing
+	m.committing = true
 	m.qmu.Unlock()
-
-	m.wmu.Lock()
-	defer m.wmu.Unlock()
-	select {
-	case <-req.done: // committed by another caller's batch
-		return req.ids, req.err
-	default:
+	if !lead {
+		select {
+		case <-req.done: // committed by the leader
+			return req.ids, req.err
+		case <-req.lead:
+		}
 	}
+	m.wmu.Lock()
 	m.qmu.Lock()
 	batch := m.queue
 	m.queue = nil
 	m.qmu.Unlock()
 	m.commitLocked(batch)
 	m.maybeSnapshot(ctx)
+	m.wmu.Unlock()
+	m.qmu.Lock()
+	if len(m.queue) > 0 {
+		close(m.queue[0].lead)
+	} else {
+		m.committing = false
+	}
+	m.qmu.Unlock()
 	return req.ids, req.err
 }
 
