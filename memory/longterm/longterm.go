@@ -415,21 +415,27 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error)
 		}
 	}
 	m.wmu.Lock()
+	defer m.handOff()
 	m.qmu.Lock()
 	batch := m.queue
 	m.queue = nil
 	m.qmu.Unlock()
 	m.commitLocked(batch)
 	m.maybeSnapshot(ctx)
+	return req.ids, req.err
+}
+
+// handOff ends a leader's turn: it releases the writer lock and passes the
+// lead to the first call queued meanwhile, if any.
+func (m *Memory) handOff() {
 	m.wmu.Unlock()
 	m.qmu.Lock()
+	defer m.qmu.Unlock()
 	if len(m.queue) > 0 {
 		close(m.queue[0].lead)
 	} else {
 		m.committing = false
 	}
-	m.qmu.Unlock()
-	return req.ids, req.err
 }
 
 // payloadSize is an upper bound of the size of p's log payload
