@@ -45,6 +45,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,20 +136,55 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	d := e.dim
 	backing := make([]float32, len(texts)*d)
 	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = backing[i*d : (i+1)*d : (i+1)*d]
+	}
+	// A large batch is split into contiguous parts embedded in parallel
+	// (each text's vector depends on nothing else, so the result is the
+	// same); a small one is not worth a goroutine.
+	size := 0
+	for _, t := range texts {
+		size += len(t)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(texts), size/parallelBytes)
+	if workers <= 1 {
+		if err := embedRange(ctx, texts, out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(texts)/workers, (w+1)*len(texts)/workers
+		wg.Go(func() { errs[w] = embedRange(ctx, texts[lo:hi], out[lo:hi]) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// parallelBytes is how much text each of Embed's goroutines gets at least.
+const parallelBytes = 4 << 10
+
+// embedRange writes the vector of texts[i] into out[i] (zeroed, len dim).
+func embedRange(ctx context.Context, texts []string, out [][]float32) error {
 	s := scratchPool.Get().(*scratch)
 	defer putScratch(s)
 	for i, t := range texts {
 		// A large batch can take a while: notice a cancellation.
 		if i%256 == 255 {
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("hash: %w", err)
+				return fmt.Errorf("hash: %w", err)
 			}
 		}
-		v := backing[i*d : (i+1)*d : (i+1)*d]
-		s.embed(t, v)
-		out[i] = v
+		s.embed(t, out[i])
 	}
-	return out, nil
+	return nil
 }
 
 // isBlank reports whether t is empty or only white space.

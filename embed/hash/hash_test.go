@@ -232,6 +232,26 @@ func TestEmbed_VectorsDoNotAlias(t *testing.T) {
 	assert.Equal(t, second, vs[1])
 }
 
+func TestEmbed_LargeBatchSameAsOneByOne(t *testing.T) {
+	// A batch large enough to be embedded in parallel gives every text the
+	// vector it gets alone, in order.
+	e := newEmbedder(t, DefaultDim)
+	texts := repeat(sentence, 2000)
+	texts[7] = "用户：我的航班是星期五的LH401"
+	texts[1999] = "?!"
+	vs, err := e.Embed(t.Context(), texts)
+	require.NoError(t, err)
+	require.Len(t, vs, len(texts))
+	for _, i := range []int{0, 7, 999, 1000, 1001, 1998, 1999} {
+		assert.Equal(t, embedOne(t, e, texts[i]), vs[i], "text %d", i)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = e.Embed(ctx, texts)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
 var sentence = "user: my flight is LH 401 on Friday, please remind me"
 
 func BenchmarkEmbed(b *testing.B) {
@@ -242,6 +262,7 @@ func BenchmarkEmbed(b *testing.B) {
 		{"sentence", []string{sentence}},
 		{"cjk", []string{"用户：我的航班是星期五的LH401，请提醒我"}},
 		{"batch=100", repeat(sentence, 100)},
+		{"batch=1000", repeat(sentence, 1000)},
 		{"words=1000", []string{strings.Repeat("the quick brown fox jumps over the lazy dog ", 111)}},
 	}
 	e, err := New(DefaultDim)

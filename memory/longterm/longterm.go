@@ -54,10 +54,12 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -98,9 +100,11 @@ type Memory struct {
 	// wmu serialises writers: id assignment, log order and index order
 	// agree, and only one fsync runs at a time.
 	wmu sync.Mutex
-	// qmu guards queue: AddBatch calls waiting for a group commit.
-	qmu   sync.Mutex
-	queue []*commitReq
+	// qmu guards queue, the AddBatch calls waiting for a group commit, and
+	// committing, set while one of them (the leader) commits.
+	qmu        sync.Mutex
+	queue      []*commitReq
+	committing bool
 
 	mu        sync.RWMutex // guards the fields below
 	closed    bool
@@ -244,15 +248,12 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 			return nil, err
 		}
 	}
-	preps := make([]prepared, len(recs))
+	preps, err := m.prepareAll(ctx, recs)
+	if err != nil {
+		return nil, err
+	}
 	var texts []string
-	for i, r := range recs {
-		if err := m.prepare(ctx, &r, &preps[i]); err != nil {
-			if len(recs) > 1 {
-				return nil, fmt.Errorf("record %d: %w", i, err)
-			}
-			return nil, err
-		}
+	for i := range preps {
 		header := m.header(&preps[i].rec)
 		for _, c := range preps[i].chunks {
 			texts = append(texts, header+c.Text)
@@ -281,6 +282,42 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 		k += n
 	}
 	return m.commit(ctx, preps)
+}
+
+// prepareAll prepares every record; a large batch is split into contiguous
+// parts prepared in parallel (chunking is a record's own business). The
+// error is that of the first record that fails.
+func (m *Memory) prepareAll(ctx context.Context, recs []Record) ([]prepared, error) {
+	preps := make([]prepared, len(recs))
+	errs := make([]error, len(recs))
+	run := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := recs[i]
+			errs[i] = m.prepare(ctx, &r, &preps[i])
+		}
+	}
+	size := 0
+	for i := range recs {
+		size += len(recs[i].Text)
+	}
+	if workers := min(runtime.GOMAXPROCS(0), len(recs), size/parallelTurns); workers > 1 {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() { run(w*len(recs)/workers, (w+1)*len(recs)/workers) })
+		}
+		wg.Wait()
+	} else {
+		run(0, len(recs))
+	}
+	for i, err := range errs {
+		if err != nil {
+			if len(recs) > 1 {
+				return nil, fmt.Errorf("record %d: %w", i, err)
+			}
+			return nil, err
+		}
+	}
+	return preps, nil
 }
 
 // prepare validates rec, fills in defaults and splits it into chunks (one
@@ -351,29 +388,34 @@ type commitReq struct {
 	ctx   context.Context
 	preps []prepared
 	done  chan struct{} // closed when ids and err are set
+	lead  chan struct{} // closed when the call is to commit the queue
 	ids   []string
 	err   error
 }
 
 // commit writes the records to the log and applies them to the indexes.
 // Concurrent calls share one log write and one fsync (group commit): each
-// call queues its records and takes the writer lock; whoever gets it first
-// commits every queued call, in queue order, and the others find theirs
-// done. Log order and index order stay the same, and a record is
-// searchable only once it is durable.
+// call queues its records; one call at a time, the leader, commits every
+// queued call, in queue order, and hands the lead to the first call queued
+// meanwhile, if any. The others only wait for their result (they do not
+// each take the writer lock to find it). Log order and index order stay
+// the same, and a record is searchable only once it is durable.
 func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error) {
-	req := &commitReq{ctx: ctx, preps: preps, done: make(chan struct{})}
+	req := &commitReq{ctx: ctx, preps: preps, done: make(chan struct{}), lead: make(chan struct{})}
 	m.qmu.Lock()
 	m.queue = append(m.queue, req)
+	lead := !m.committing
+	m.committing = true
 	m.qmu.Unlock()
-
-	m.wmu.Lock()
-	defer m.wmu.Unlock()
-	select {
-	case <-req.done: // committed by another caller's batch
-		return req.ids, req.err
-	default:
+	if !lead {
+		select {
+		case <-req.done: // committed by the leader
+			return req.ids, req.err
+		case <-req.lead:
+		}
 	}
+	m.wmu.Lock()
+	defer m.handOff()
 	m.qmu.Lock()
 	batch := m.queue
 	m.queue = nil
@@ -381,6 +423,33 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error)
 	m.commitLocked(batch)
 	m.maybeSnapshot(ctx)
 	return req.ids, req.err
+}
+
+// handOff ends a leader's turn: it releases the writer lock and passes the
+// lead to the first call queued meanwhile, if any.
+func (m *Memory) handOff() {
+	m.wmu.Unlock()
+	m.qmu.Lock()
+	defer m.qmu.Unlock()
+	if len(m.queue) > 0 {
+		close(m.queue[0].lead)
+	} else {
+		m.committing = false
+	}
+}
+
+// payloadSize is an upper bound of the size of p's log payload
+// (encodeAdd): its strings and vectors plus room for the varints.
+func payloadSize(p *prepared, dim int) int {
+	r := &p.rec
+	n := 64 + len(r.ID) + len(r.Namespace) + len(r.Speaker) + len(r.Text) + len(p.chunks)*(4*dim+3*binary.MaxVarintLen64+1)
+	for _, t := range r.Tags {
+		n += binary.MaxVarintLen64 + len(t)
+	}
+	for _, c := range p.chunks {
+		n += binary.MaxVarintLen64 + len(c.Text) // a child whose text is not its span's
+	}
+	return n
 }
 
 // commitLocked commits the queued calls in batch with one log append and
@@ -400,6 +469,19 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 		next     int64 // next child id after the part
 	}
 	var parts []part
+	// The log payloads of the whole batch share one buffer, sized up front:
+	// appending a record's vectors float by float into a growing slice
+	// cost more than the rest of the encoding.
+	var buf []byte
+	if m.log != nil {
+		size := 0
+		for _, r := range batch {
+			for i := range r.preps {
+				size += payloadSize(&r.preps[i], m.dim)
+			}
+		}
+		buf = make([]byte, 0, size)
+	}
 	for _, r := range batch {
 		if closed {
 			finish(r, nil, ErrClosed)
@@ -419,7 +501,9 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 			}
 			pt.adds[i] = a
 			if m.log != nil {
-				pt.payloads = append(pt.payloads, encodeAdd(nil, &a.rec, a.children, m.dim, p.vecs))
+				start := len(buf)
+				buf = encodeAdd(buf, &a.rec, a.children, m.dim, p.vecs)
+				pt.payloads = append(pt.payloads, buf[start:len(buf):len(buf)])
 			}
 		}
 		pt.next = next
@@ -490,6 +574,11 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, offs []int64, next int64, preps []prepared) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if ids, ok := m.applyNew(ctx, adds, offs, preps); ok {
+		m.nextChild = max(m.nextChild, next)
+		m.applied += len(adds)
+		return ids, nil
+	}
 	ids := make([]string, len(adds))
 	replaced := make([]*parent, len(adds))
 	for i, a := range adds {
@@ -506,6 +595,103 @@ func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, offs []int64, 
 	m.nextChild = max(m.nextChild, next)
 	m.applied += len(adds)
 	return ids, nil
+}
+
+// parallelTurns is the text size of a batch from which applyNew indexes
+// its keyword part on a goroutine of its own, beside the vector adds, and
+// the size of text from which prepareAll gives a goroutine a share.
+const parallelTurns = 4 << 10
+
+// applyNew is applyAll's fast path for the common batch, records with new
+// ids: each namespace's vectors go to its index in one Add (not one per
+// record), while the keyword index takes the records, in order, on
+// another goroutine when the batch is large. It reports false, having
+// changed nothing, when the batch replaces records or an index refuses
+// it; applyAll then applies the records one by one, which undoes and
+// names the failing record. m.mu must be held for writing.
+func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, preps []prepared) ([]string, bool) {
+	type nsAdd struct {
+		ns   string
+		ids  []int64
+		vecs [][]float32
+	}
+	var groups []nsAdd
+	seen := make(map[string]struct{}, len(adds))
+	size := 0
+	for i, a := range adds {
+		if _, dup := seen[a.rec.ID]; dup {
+			return nil, false
+		}
+		if _, old := m.parents[a.rec.ID]; old {
+			return nil, false
+		}
+		seen[a.rec.ID] = struct{}{}
+		size += len(a.rec.Text)
+		g := slices.IndexFunc(groups, func(g nsAdd) bool { return g.ns == a.rec.Namespace })
+		if g < 0 {
+			groups = append(groups, nsAdd{ns: a.rec.Namespace})
+			g = len(groups) - 1
+		}
+		for _, c := range a.children {
+			groups[g].ids = append(groups[g].ids, c.id)
+		}
+		groups[g].vecs = append(groups[g].vecs, preps[i].vecs...)
+	}
+	ps := make([]*parent, len(adds))
+	for i, a := range adds {
+		ps[i] = &parent{rec: a.rec, children: a.children, off: offs[i]}
+	}
+	var done chan struct{}
+	ti := m.turnIdx()
+	indexTurns := func() {
+		for _, p := range ps {
+			ti.added(p, m.header(&p.rec))
+		}
+	}
+	if size >= parallelTurns {
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			indexTurns()
+		}()
+	}
+	for gi, g := range groups {
+		db, err := m.namespaceDB(ctx, g.ns)
+		if err == nil {
+			err = db.Add(ctx, g.ids, g.vecs)
+		}
+		if err == nil {
+			continue
+		}
+		// Take back what this call added, so that applyAll starts from
+		// where it was.
+		if done != nil {
+			<-done
+			for i := len(ps) - 1; i >= 0; i-- {
+				ti.removed(ps[i])
+			}
+		}
+		for _, g := range groups[:gi+1] {
+			if db := m.vecs[g.ns]; db != nil {
+				_, _ = db.Delete(ctx, g.ids...)
+			}
+		}
+		return nil, false
+	}
+	ids := make([]string, len(adds))
+	for i, p := range ps {
+		for j, c := range p.children {
+			m.children[c.id] = childRef{p: p, i: j}
+		}
+		m.parents[p.rec.ID] = p
+		ids[i] = p.rec.ID
+	}
+	if done != nil {
+		<-done
+	} else {
+		indexTurns()
+	}
+	return ids, true
 }
 
 // undo takes the records adds out of the indexes, last first, and puts

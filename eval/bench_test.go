@@ -1,0 +1,103 @@
+package eval
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory/longterm"
+	_ "github.com/agentmem/agentmem/vdb/inmem" // registers the default backend
+)
+
+// realMemDir is the development set (../shared/data/realmem beside the
+// repository); AGENTMEM_REALMEM=DIR names another copy.
+func realMemDir(b *testing.B) string {
+	dir := os.Getenv("AGENTMEM_REALMEM")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "data", "realmem")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "turns.jsonl")); err != nil {
+		b.Skipf("no RealMem data set: %v (set AGENTMEM_REALMEM)", err)
+	}
+	return dir
+}
+
+// BenchmarkIngestRealMem measures what `agentmem eval` reports as its
+// ingest rate: every RealMem turn written into a fresh in-memory
+// long-term memory with the offline hash:512 embedder, each conversation
+// its own namespace, in the batches Run writes (the turns between two
+// questions' asked_at), with the keyword path's turn index built (Run's
+// first query of a conversation builds it; here one untimed query does).
+func BenchmarkIngestRealMem(b *testing.B) {
+	d, err := Load(realMemDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := keyword.Preload(); err != nil {
+		b.Fatal(err)
+	}
+	emb, err := hash.New(hash.DefaultDim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Each conversation's turns and the turn counts at which Run asks
+	// questions (its ingest batch boundaries).
+	type conv struct {
+		name  string
+		turns []Turn
+		cuts  []int
+	}
+	var convs []*conv
+	byName := map[string]*conv{}
+	pos := map[string]int{}
+	for _, t := range d.Turns {
+		c := byName[t.Conv]
+		if c == nil {
+			c = &conv{name: t.Conv}
+			byName[t.Conv] = c
+			convs = append(convs, c)
+		}
+		pos[Key(t.Conv, t.ID)] = len(c.turns)
+		c.turns = append(c.turns, t)
+	}
+	for _, q := range d.Questions {
+		if c := byName[q.Conv]; c != nil && q.AskedAt != "" {
+			c.cuts = append(c.cuts, pos[Key(q.Conv, q.AskedAt)])
+		}
+	}
+	for _, c := range convs {
+		c.cuts = append(slices.Compact(slices.Sorted(slices.Values(c.cuts))), len(c.turns))
+	}
+	ctx := b.Context()
+	b.ReportAllocs()
+	for b.Loop() {
+		mem, err := longterm.New(ctx, emb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range convs {
+			b.StopTimer()
+			if _, err := mem.Query(ctx, longterm.Query{Text: "hello", Namespace: c.name, Mode: longterm.KeywordOnly}); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			in := 0
+			for _, cut := range c.cuts {
+				if cut <= in {
+					continue
+				}
+				if _, _, err := addTurns(ctx, mem, c.turns[in:cut]); err != nil {
+					b.Fatal(err)
+				}
+				in = cut
+			}
+		}
+		b.StopTimer()
+		mem.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(d.Turns))*float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+}

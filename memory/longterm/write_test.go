@@ -1,0 +1,108 @@
+package longterm
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bigBatch returns n new records in namespace ns, large enough together
+// for AddBatch to index their keywords on a goroutine of its own
+// (parallelTurns), one "marker" word in each, a minute apart.
+func bigBatch(ns string, n int) []Record {
+	recs := make([]Record, n)
+	filler := strings.Repeat("the ferry to the island leaves at noon and returns at six. ", 8)
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	for i := range recs {
+		recs[i] = Record{ID: fmt.Sprintf("%s-%d", ns, i), Namespace: ns, Speaker: "Ann",
+			Text: fmt.Sprintf("note %d: marker%d. %s", i, i, filler), Time: t0.Add(time.Duration(i) * time.Minute)}
+	}
+	return recs
+}
+
+// TestAddBatch_NewRecordsAcrossNamespaces: a batch of new records in
+// several namespaces (one vector add per namespace, keywords indexed
+// beside it) is found by both paths, each record in its namespace, and
+// so after a reopen.
+func TestAddBatch_NewRecordsAcrossNamespaces(t *testing.T) {
+	emb := newCounting(t, 64)
+	dir := t.TempDir()
+	m := openStore(t, dir, emb)
+	// Build both namespaces' keyword indexes first, so that the batch
+	// updates them rather than a later query building them.
+	for _, ns := range []string{"a", "b"} {
+		_, err := m.Query(t.Context(), Query{Text: "ferry", Namespace: ns, Mode: KeywordOnly})
+		require.NoError(t, err)
+	}
+	batch := append(bigBatch("a", 40), bigBatch("b", 40)...)
+	// Interleave the namespaces: each keeps its own order.
+	for i := range 20 {
+		batch[2*i+1], batch[40+2*i] = batch[40+2*i], batch[2*i+1]
+	}
+	ids, err := m.AddBatch(t.Context(), batch)
+	require.NoError(t, err)
+	require.Len(t, ids, len(batch))
+	for i, r := range batch {
+		assert.Equal(t, r.ID, ids[i])
+	}
+	check := func(m *Memory) {
+		t.Helper()
+		assert.Equal(t, 80, m.Len())
+		for _, r := range []Record{batch[0], batch[1], batch[79]} {
+			word := strings.Fields(r.Text)[2]
+			for _, mode := range []Mode{KeywordOnly, VectorOnly} {
+				hits, err := m.Query(t.Context(), Query{Text: word, Namespace: r.Namespace, Mode: mode, K: 3})
+				require.NoError(t, err)
+				require.NotEmpty(t, hits, "%s in %s, mode %v", word, r.Namespace, mode)
+				assert.Equal(t, r.ID, hits[0].ID, "%s in %s, mode %v", word, r.Namespace, mode)
+			}
+		}
+	}
+	check(m)
+	require.NoError(t, m.Close())
+	m = openStore(t, dir, emb)
+	defer m.Close()
+	check(m)
+}
+
+// TestAddBatch_NewRecordsRefusedStoreNothing: when one namespace's index
+// refuses a batch of new records, none of the batch is stored in any
+// namespace or index, the error names the record, and the records before
+// the batch are found as before.
+func TestAddBatch_NewRecordsRefusedStoreNothing(t *testing.T) {
+	emb := newCounting(t, 64)
+	m := openStore(t, t.TempDir(), emb, WithBackend("test-refusing"))
+	defer m.Close()
+	first := bigBatch("ok", 3)
+	_, err := m.AddBatch(t.Context(), first)
+	require.NoError(t, err)
+	_, err = m.Query(t.Context(), Query{Text: "ferry", Namespace: "ok", Mode: KeywordOnly})
+	require.NoError(t, err)
+
+	batch := bigBatch("ok", 60)[3:]
+	batch[40].Namespace = "refused"
+	_, err = m.AddBatch(t.Context(), batch)
+	require.ErrorContains(t, err, "index cannot take vectors")
+	require.ErrorContains(t, err, batch[40].ID)
+	assert.Equal(t, 3, m.Len())
+	for _, mode := range []Mode{KeywordOnly, VectorOnly} {
+		hits, err := m.Query(t.Context(), Query{Text: "marker10 ferry", Namespace: "ok", Mode: mode})
+		require.NoError(t, err)
+		for _, h := range hits {
+			assert.Contains(t, []string{"ok-0", "ok-1", "ok-2"}, h.ID, "mode %v", mode)
+		}
+	}
+	// The same records are taken once the refused one is left out.
+	batch = append(batch[:40], batch[41:]...)
+	_, err = m.AddBatch(t.Context(), batch)
+	require.NoError(t, err)
+	assert.Equal(t, 3+len(batch), m.Len())
+	hits, err := m.Query(t.Context(), Query{Text: "marker30", Namespace: "ok", Mode: KeywordOnly, K: 1})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, "ok-30", hits[0].ID)
+}
