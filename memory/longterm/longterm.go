@@ -668,7 +668,7 @@ func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, 
 		if done != nil {
 			<-done
 			for i := len(ps) - 1; i >= 0; i-- {
-				ti.removed(ps[i])
+				ti.removed(ps[i], m.header(&ps[i].rec))
 			}
 		}
 		for _, g := range groups[:gi+1] {
