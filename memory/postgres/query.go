@@ -20,13 +20,11 @@ import (
 // candidate is a record found by one or both paths (memory/longterm's
 // candidate).
 type candidate struct {
-	seq               int64
-	rec               memory.Record
-	vecScore, kwScore float64
-	vecRank, kwRank   int
-	vecKids           []ranking.Child // chunks matched by the vector path, best first
-	score             float64
-	hasVec, hasKW     bool
+	ranking.Paths
+	seq     int64
+	rec     memory.Record
+	vecKids []ranking.Child // chunks matched by the vector path, best first
+	score   float64
 }
 
 // nsInfo is a namespace's id and keyword statistics.
@@ -110,7 +108,7 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 		}
 		for i, r := range kw {
 			c := get(r.seq)
-			c.hasKW, c.kwScore, c.kwRank = true, r.score, i+1
+			c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 			c.rec.ID = r.id
 		}
 	}
@@ -121,7 +119,7 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	if err := m.loadRecords(ctx, tx, list); err != nil {
 		return nil, err
 	}
-	m.fuseAll(list)
+	m.fuseAll(q.Mode, list)
 	slices.SortFunc(list, func(a, b *candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
@@ -231,9 +229,9 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 		rank := 0
 		for _, r := range all {
 			c := get(r.seq)
-			if !c.hasVec {
+			if !c.HasVec {
 				rank++
-				c.hasVec, c.vecScore, c.vecRank = true, r.score, rank
+				c.HasVec, c.VecScore, c.VecRank = true, r.score, rank
 			}
 			c.vecKids = append(c.vecKids, ranking.Child{Index: int(r.ord), Score: r.score})
 		}
@@ -274,30 +272,18 @@ func (m *Memory) loadRecords(ctx context.Context, tx pgx.Tx, list []*candidate) 
 	return m.wrap(ctx, "query: records", rows.Err())
 }
 
-// fuseAll computes every candidate's fused score: memory/longterm's
-// fuseAll, score fusion (each path calibrated to [0, 1] over the
-// candidates).
-func (m *Memory) fuseAll(list []*candidate) {
-	var maxKW, maxVec, minVec float64
-	minVec = 1
-	for _, c := range list {
-		maxKW = max(maxKW, c.kwScore)
-		if c.hasVec {
-			maxVec = max(maxVec, c.vecScore)
-			minVec = min(minVec, c.vecScore)
-		}
+// fuseAll computes every candidate's score with ranking.Fuse, the rule
+// memory/longterm uses: a single-path search reports that path's own
+// score (the cosine; BM25 relative to the query's best), Hybrid fuses the
+// two by calibrated score fusion.
+func (m *Memory) fuseAll(mode memory.Mode, list []*candidate) {
+	f := ranking.Fusion{Kind: ranking.ScoreFusion, VectorWeight: m.opts.vectorWeight, KeywordWeight: m.opts.keywordWeight}
+	paths := make([]ranking.Paths, len(list))
+	for i, c := range list {
+		paths[i] = c.Paths
 	}
-	for _, c := range list {
-		s := 0.0
-		if c.hasVec && maxVec > minVec {
-			s += m.opts.vectorWeight * (c.vecScore - minVec) / (maxVec - minVec)
-		} else if c.hasVec {
-			s += m.opts.vectorWeight
-		}
-		if c.hasKW && maxKW > 0 {
-			s += m.opts.keywordWeight * c.kwScore / maxKW
-		}
-		c.score = s
+	for i, s := range ranking.Fuse(mode, f, paths) {
+		list[i].score = s
 	}
 }
 
@@ -337,7 +323,7 @@ func (m *Memory) hits(ctx context.Context, tx pgx.Tx, text string, list []*candi
 	}
 	for i, c := range list {
 		children := kids[c.seq]
-		matched := ranking.Snippets(m.tok, qterms, children, c.hasKW, c.vecKids)
+		matched := ranking.Snippets(m.tok, qterms, children, c.HasKW, c.vecKids)
 		snips := make([]string, 0, len(matched))
 		for _, ci := range matched {
 			if ci < len(children) {
@@ -348,7 +334,7 @@ func (m *Memory) hits(ctx context.Context, tx pgx.Tx, text string, list []*candi
 		hits[i] = memory.Hit{
 			ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
 			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
-			VectorRank: c.vecRank, KeywordRank: c.kwRank,
+			VectorRank: c.VecRank, KeywordRank: c.KWRank,
 		}
 	}
 	return hits, nil

@@ -1,0 +1,77 @@
+package postgres_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/memory/postgres"
+)
+
+// parityTurns is a short conversation in two namespaces: questions and
+// answers that share few words, names, a code.
+var parityTurns = []memory.Record{
+	{ID: "t1", Speaker: "Alice", Text: "Where are we going for the team offsite this spring?"},
+	{ID: "t2", Speaker: "Bob", Text: "We booked the lake house near Annecy for three nights."},
+	{ID: "t3", Speaker: "Alice", Text: "Great. Who is driving the rental van?"},
+	{ID: "t4", Speaker: "Bob", Text: "Carol drives; the van is reserved under ticket OPS-4711."},
+	{ID: "t5", Speaker: "Alice", Text: "Did anyone check the weather forecast for the lake?"},
+	{ID: "t6", Speaker: "Bob", Text: "Sunny and mild, around eighteen degrees all week."},
+	{ID: "t7", Speaker: "Carol", Text: "I will bring the board games and the coffee grinder."},
+	{ID: "u1", Namespace: "other", Speaker: "Dan", Text: "The lake house invoice arrived, ticket OPS-4711 is closed."},
+	{ID: "u2", Namespace: "other", Speaker: "Erin", Text: "Annecy in spring is lovely; the van was cheap."},
+}
+
+// TestRanksLikeLongterm: the same records, in PostgreSQL and in the
+// in-process engine, give the same hits with the same scores in every
+// mode (single-path scores are the path's own: cosine, relative BM25).
+func TestRanksLikeLongterm(t *testing.T) {
+	ctx := t.Context()
+	emb := hashEmb(t, 256)
+	recs := make([]memory.Record, len(parityTurns))
+	for i, r := range parityTurns {
+		r.Time = t0.Add(time.Duration(i) * time.Minute)
+		recs[i] = r
+	}
+	// Neighbour fields off: this package's (the previous record's words as
+	// a field of their own) is not yet longterm's.
+	pg := open(t, storeURL(t, "exact", "1"), postgres.WithNeighbourWeight(0))
+	_, err := pg.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	lt, err := longterm.New(ctx, emb, longterm.WithNextWeight(0), longterm.WithNeighbourWeight(0))
+	require.NoError(t, err)
+	t.Cleanup(func() { lt.Close() })
+	_, err = lt.AddBatch(ctx, recs)
+	require.NoError(t, err)
+
+	for _, q := range []string{"who drives the van", "OPS-4711", "lake weather", "what did Bob say about Annecy", "coffee"} {
+		for _, ns := range []string{"", "default"} {
+			for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
+				query := memory.Query{Text: q, Namespace: ns, Mode: mode, K: 5}
+				want, err := lt.Query(ctx, query)
+				require.NoError(t, err)
+				got, err := pg.Query(ctx, query)
+				require.NoError(t, err)
+				require.NotEmpty(t, want, "%q %s", q, mode)
+				require.Len(t, got, len(want), "%q ns %q %s", q, ns, mode)
+				for i := range want {
+					assert.Equal(t, want[i].ID, got[i].ID, "%q ns %q %s hit %d", q, ns, mode, i)
+					assert.InDelta(t, want[i].Score, got[i].Score, 1e-5, "%q ns %q %s hit %d", q, ns, mode, i)
+					assert.Equal(t, want[i].VectorRank, got[i].VectorRank, "%q ns %q %s hit %d", q, ns, mode, i)
+					assert.Equal(t, want[i].KeywordRank, got[i].KeywordRank, "%q ns %q %s hit %d", q, ns, mode, i)
+				}
+				switch mode {
+				case memory.KeywordOnly:
+					assert.InDelta(t, 1, got[0].Score, 1e-6, "keyword only: the best scores 1")
+				case memory.VectorOnly:
+					assert.Equal(t, 1, got[0].VectorRank)
+					assert.Zero(t, got[0].KeywordRank)
+				}
+			}
+		}
+	}
+}
