@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,7 +11,6 @@ import (
 
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
-	"github.com/agentmem/agentmem/memory/postgres"
 )
 
 // parityTurns is a short conversation in two namespaces: questions and
@@ -37,41 +38,54 @@ func TestRanksLikeLongterm(t *testing.T) {
 		r.Time = t0.Add(time.Duration(i) * time.Minute)
 		recs[i] = r
 	}
-	// Neighbour fields off: this package's (the previous record's words as
-	// a field of their own) is not yet longterm's.
-	pg := open(t, storeURL(t, "exact", "1"), postgres.WithNeighbourWeight(0))
+	pg := open(t, storeURL(t, "exact", "1"))
 	_, err := pg.AddBatch(ctx, recs)
 	require.NoError(t, err)
-	lt, err := longterm.New(ctx, emb, longterm.WithNextWeight(0), longterm.WithNeighbourWeight(0))
+	lt, err := longterm.New(ctx, emb)
 	require.NoError(t, err)
 	t.Cleanup(func() { lt.Close() })
 	_, err = lt.AddBatch(ctx, recs)
 	require.NoError(t, err)
 
-	for _, q := range []string{"who drives the van", "OPS-4711", "lake weather", "what did Bob say about Annecy", "coffee"} {
-		for _, ns := range []string{"", "default"} {
-			for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
-				query := memory.Query{Text: q, Namespace: ns, Mode: mode, K: 5}
-				want, err := lt.Query(ctx, query)
-				require.NoError(t, err)
-				got, err := pg.Query(ctx, query)
-				require.NoError(t, err)
-				require.NotEmpty(t, want, "%q %s", q, mode)
-				require.Len(t, got, len(want), "%q ns %q %s", q, ns, mode)
-				for i := range want {
-					assert.Equal(t, want[i].ID, got[i].ID, "%q ns %q %s hit %d", q, ns, mode, i)
-					assert.InDelta(t, want[i].Score, got[i].Score, 1e-5, "%q ns %q %s hit %d", q, ns, mode, i)
-					assert.Equal(t, want[i].VectorRank, got[i].VectorRank, "%q ns %q %s hit %d", q, ns, mode, i)
-					assert.Equal(t, want[i].KeywordRank, got[i].KeywordRank, "%q ns %q %s hit %d", q, ns, mode, i)
-				}
-				switch mode {
-				case memory.KeywordOnly:
-					assert.InDelta(t, 1, got[0].Score, 1e-6, "keyword only: the best scores 1")
-				case memory.VectorOnly:
-					assert.Equal(t, 1, got[0].VectorRank)
-					assert.Zero(t, got[0].KeywordRank)
+	compare := func(stage string) {
+		for _, q := range []string{"who drives the van", "OPS-4711", "lake weather", "what did Bob say about Annecy", "coffee"} {
+			for _, ns := range []string{"", "default"} {
+				for _, from := range []time.Time{{}, t0.Add(3 * time.Minute)} {
+					for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
+						query := memory.Query{Text: q, Namespace: ns, Mode: mode, K: 5, From: from}
+						msg := fmt.Sprintf("%s: %q ns %q from %v %s", stage, q, ns, from, mode)
+						want, err := lt.Query(ctx, query)
+						require.NoError(t, err)
+						got, err := pg.Query(ctx, query)
+						require.NoError(t, err)
+						require.Len(t, got, len(want), msg)
+						for i := range want {
+							assert.Equal(t, want[i].ID, got[i].ID, "%s hit %d", msg, i)
+							assert.InDelta(t, want[i].Score, got[i].Score, 1e-5, "%s hit %d", msg, i)
+							assert.Equal(t, want[i].VectorRank, got[i].VectorRank, "%s hit %d", msg, i)
+							assert.Equal(t, want[i].KeywordRank, got[i].KeywordRank, "%s hit %d", msg, i)
+						}
+						if len(got) > 0 && mode == memory.KeywordOnly {
+							assert.InDelta(t, 1, got[0].Score, 1e-6, "%s: keyword only, the best scores 1", msg)
+						}
+					}
 				}
 			}
 		}
 	}
+	compare("added")
+	// A forgotten record unlinks its neighbours; a replaced one moves to
+	// the end of its namespace.
+	for _, m := range []interface {
+		Forget(context.Context, string) error
+		Add(context.Context, memory.Record) (string, error)
+	}{pg, lt} {
+		require.NoError(t, m.Forget(ctx, "t4"))
+		r := parityTurns[1]
+		r.Time = t0.Add(10 * time.Minute)
+		_, err := m.Add(ctx, r)
+		require.NoError(t, err)
+	}
+	compare("after forget and replace")
+	checkStats(t, pg)
 }
