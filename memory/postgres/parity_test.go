@@ -30,7 +30,17 @@ var parityTurns = []memory.Record{
 // TestRanksLikeLongterm: the same records, in PostgreSQL and in the
 // in-process engine, give the same hits with the same scores in every
 // mode (single-path scores are the path's own: cosine, relative BM25).
+//
+// With exact=1 every vector search is an exact scan; without it a query of
+// one (small) namespace scans its chunks exactly and a query of all of
+// them uses the HNSW index (exact at this size).
 func TestRanksLikeLongterm(t *testing.T) {
+	for _, exact := range []string{"1", "0"} {
+		t.Run("exact="+exact, func(t *testing.T) { ranksLikeLongterm(t, exact) })
+	}
+}
+
+func ranksLikeLongterm(t *testing.T, exact string) {
 	ctx := t.Context()
 	emb := hashEmb(t, 256)
 	recs := make([]memory.Record, len(parityTurns))
@@ -38,7 +48,7 @@ func TestRanksLikeLongterm(t *testing.T) {
 		r.Time = t0.Add(time.Duration(i) * time.Minute)
 		recs[i] = r
 	}
-	pg := open(t, storeURL(t, "exact", "1"))
+	pg := open(t, storeURL(t, "exact", exact))
 	_, err := pg.AddBatch(ctx, recs)
 	require.NoError(t, err)
 	lt, err := longterm.New(ctx, emb)

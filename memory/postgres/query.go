@@ -163,6 +163,10 @@ func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
 	})
 }
 
+// exactRecords is the largest namespace (in records, of some three chunks
+// each) whose queries scan its chunks exactly rather than through HNSW.
+const exactRecords = 5000
+
 // maxVectorFetch bounds how deep the vector path digs for enough distinct
 // records.
 const maxVectorFetch = 20000
@@ -176,8 +180,18 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 	where := []string{"true"}
 	args := []any{pgv.NewVector(qvec)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	// A namespace of up to exactRecords records is scanned exactly (its
+	// chunks found through the ns index): cheaper than the HNSW graph of
+	// the whole table, whose iterative scan skips every other namespace's
+	// chunks, and exact. A larger one, or all of them, use HNSW; ns + 0
+	// keeps the planner from taking the ns index there.
+	exact := m.opts.exact || q.Namespace != "" && nss[0].textDocs <= exactRecords
 	if q.Namespace != "" {
-		where = append(where, "ns = "+arg(nss[0].id))
+		col := "ns + 0"
+		if exact {
+			col = "ns"
+		}
+		where = append(where, col+" = "+arg(nss[0].id))
 	}
 	if !q.From.IsZero() {
 		where = append(where, "time >= "+arg(q.From))
@@ -186,12 +200,12 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 		where = append(where, "time < "+arg(q.To))
 	}
 	order := `embedding <#> $1`
-	if m.opts.exact {
+	if exact {
 		order = `inner_product(embedding, $1) DESC, id`
 	}
 	for d := depth; ; d *= 4 {
 		d = min(d, maxVectorFetch)
-		if !m.opts.exact {
+		if !exact {
 			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d; SET LOCAL hnsw.iterative_scan = strict_order`, min(max(m.opts.efSearch, d), 1000))); err != nil {
 				return m.wrap(ctx, "query: set ef_search", err)
 			}

@@ -98,7 +98,11 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 	}
 	// Fetch more than depth from the text: a neighbour's score can raise a
 	// record that its own text does not rank first.
-	rows, err := tx.Query(ctx, keywordSQL, ns.id, terms, qTerms, qGroup, qPart, qWeight,
+	sql := keywordAnyTimeSQL
+	if from != nil || to != nil {
+		sql = keywordSQL
+	}
+	rows, err := tx.Query(ctx, sql, ns.id, terms, qTerms, qGroup, qPart, qWeight,
 		n, k1+1, k1*(1-b), k1*b/avg, 2*depth, m.opts.neighbourWeight, m.opts.nextWeight,
 		from, to, speakers, 1+m.opts.speakerBoost, depth)
 	if err != nil {
@@ -148,11 +152,7 @@ WITH p AS MATERIALIZED (
 	SELECT seq, sum(s) AS score FROM grp GROUP BY seq
 ), src AS (
 	SELECT seq, score FROM doc ORDER BY score DESC, seq LIMIT $11
-), own AS (
-	SELECT d.seq, d.score FROM doc d JOIN records r USING (seq)
-	WHERE ($14::timestamptz IS NULL OR r.time >= $14) AND ($15::timestamptz IS NULL OR r.time < $15)
-	ORDER BY d.score DESC, d.seq LIMIT $11
-), total AS (
+), own AS (` + ownInRange + `), total AS (
 	SELECT seq, sum(score) AS score FROM (
 		SELECT seq, score FROM own
 		UNION ALL
@@ -165,6 +165,17 @@ SELECT r.seq, r.id, CASE WHEN r.speaker = ANY($16::text[]) THEN t.score * $17::f
 FROM total t JOIN records r USING (seq)
 WHERE ($14::timestamptz IS NULL OR r.time >= $14) AND ($15::timestamptz IS NULL OR r.time < $15)
 ORDER BY score DESC, r.id COLLATE "C" LIMIT $18`
+
+// ownInRange is keywordSQL's text's best in the time range; without a time
+// range they are src (keywordAnyTimeSQL), not a second pass over every
+// matching record.
+const ownInRange = `
+	SELECT d.seq, d.score FROM doc d JOIN records r USING (seq)
+	WHERE ($14::timestamptz IS NULL OR r.time >= $14) AND ($15::timestamptz IS NULL OR r.time < $15)
+	ORDER BY d.score DESC, d.seq LIMIT $11
+`
+
+var keywordAnyTimeSQL = strings.Replace(keywordSQL, ownInRange, `SELECT seq, score FROM src`, 1)
 
 // BM25 parameters: keyword.Index's defaults.
 const (
