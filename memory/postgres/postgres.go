@@ -47,6 +47,19 @@
 // acknowledged write survives a crash of the process (and, with the
 // server's synchronous_commit on, of the server).
 //
+// # Speed
+//
+// A query of one namespace of up to 5,000 records scans its chunks'
+// vectors exactly (through the ns index); a larger namespace, or a query
+// of all of them, searches the HNSW index. The index is what a write pays
+// for: pgvector inserts into the graph one vector at a time, several
+// milliseconds each, about eight times what building the index over the
+// same vectors at once costs (measured on two cores), and every chunk of
+// every record is inserted whether or not its namespace is ever searched
+// through it. To load many records, open with exact=1 (no index; the load
+// then runs at the speed of COPY), and open without it afterwards, which
+// builds the index over what is there (BenchmarkStores/postgres-bulk).
+//
 // # URL
 //
 //	postgres://agent:pw@db.example:5432/memory?sslmode=require&schema=team_a&exact=0
