@@ -340,65 +340,23 @@ func (m *Memory) turnIdx() *turnIndex {
 	return m.turns
 }
 
-// fuseAll computes every candidate's fused score.
-//
-// A single-path search has nothing to fuse: its score is that path's own,
-// the cosine similarity (VectorOnly, as memory.Hit documents) or the BM25
-// score relative to the best of the query (KeywordOnly), in the same order
-// a fusion would give.
+// fuseAll computes every candidate's fused score with ranking.Fuse (the
+// rule memory/postgres shares): a single-path search reports that path's
+// own score, Hybrid fuses the two as the options say.
 func (m *Memory) fuseAll(mode Mode, list []*candidate) {
-	var maxKW, maxVec, minVec float64
-	minVec = 1
-	for _, c := range list {
-		maxKW = max(maxKW, c.kwScore)
-		if c.hasVec {
-			maxVec = max(maxVec, c.vecScore)
-			minVec = min(minVec, c.vecScore)
-		}
+	f := ranking.Fusion{Kind: ranking.ScoreFusion, VectorWeight: m.opts.vectorWeight, KeywordWeight: m.opts.keywordWeight, RRFK: m.opts.rrfK}
+	switch m.opts.fusion {
+	case fusionRRF:
+		f.Kind = ranking.RRF
+	case fusionWeighted:
+		f.Kind = ranking.WeightedFusion
 	}
-	for _, c := range list {
-		switch {
-		case mode == VectorOnly:
-			c.score = c.vecScore
-			continue
-		case mode == KeywordOnly:
-			c.score = 0
-			if maxKW > 0 {
-				c.score = c.kwScore / maxKW
-			}
-			continue
-		}
-		switch m.opts.fusion {
-		case fusionRRF:
-			s := 0.0
-			if c.hasVec {
-				s += 1 / (m.opts.rrfK + float64(c.vecRank))
-			}
-			if c.hasKW {
-				s += 1 / (m.opts.rrfK + float64(c.kwRank))
-			}
-			c.score = s
-		case fusionWeighted:
-			s := 0.0
-			if c.hasVec {
-				s += m.opts.vectorWeight * max(c.vecScore, 0)
-			}
-			if c.hasKW && maxKW > 0 {
-				s += m.opts.keywordWeight * c.kwScore / maxKW
-			}
-			c.score = s
-		default: // fusionScore: each path's scores calibrated to [0, 1] over the candidates
-			s := 0.0
-			if c.hasVec && maxVec > minVec {
-				s += m.opts.vectorWeight * (c.vecScore - minVec) / (maxVec - minVec)
-			} else if c.hasVec {
-				s += m.opts.vectorWeight
-			}
-			if c.hasKW && maxKW > 0 {
-				s += m.opts.keywordWeight * c.kwScore / maxKW
-			}
-			c.score = s
-		}
+	paths := make([]ranking.Paths, len(list))
+	for i, c := range list {
+		paths[i] = ranking.Paths{HasVec: c.hasVec, HasKW: c.hasKW, VecScore: c.vecScore, KWScore: c.kwScore, VecRank: c.vecRank, KWRank: c.kwRank}
+	}
+	for i, s := range ranking.Fuse(mode, f, paths) {
+		list[i].score = s
 	}
 }
 

@@ -19,6 +19,7 @@ const (
 	DefaultVectorWeight    = longterm.DefaultVectorWeight
 	DefaultKeywordWeight   = longterm.DefaultKeywordWeight
 	DefaultNeighbourWeight = longterm.DefaultNeighbourWeight
+	DefaultNextWeight      = longterm.DefaultNextWeight
 	DefaultSpeakerBoost    = longterm.DefaultSpeakerBoost
 	// DefaultEfSearch is the HNSW search list size of the vector path
 	// (raised to the query's depth when that is larger).
@@ -33,6 +34,7 @@ type options struct {
 	vectorWeight    float64
 	keywordWeight   float64
 	neighbourWeight float64
+	nextWeight      float64
 	speakerBoost    float64
 	header          func(memory.Record) string
 	chunkOpts       *chunk.Options
@@ -47,6 +49,7 @@ func defaultOptions() options {
 		vectorWeight:    DefaultVectorWeight,
 		keywordWeight:   DefaultKeywordWeight,
 		neighbourWeight: DefaultNeighbourWeight,
+		nextWeight:      DefaultNextWeight,
 		speakerBoost:    DefaultSpeakerBoost,
 		efSearch:        DefaultEfSearch,
 		logger:          slog.Default(),
@@ -131,6 +134,19 @@ func WithNeighbourWeight(w float64) Option {
 			return err
 		}
 		o.neighbourWeight = w
+		return nil
+	}
+}
+
+// WithNextWeight sets what the next record's words are worth on the
+// keyword path, in [0, 1] (0 turns the field off). As
+// longterm.WithNextWeight.
+func WithNextWeight(w float64) Option {
+	return func(o *options) error {
+		if err := ranking.Unit("next weight", w); err != nil {
+			return err
+		}
+		o.nextWeight = w
 		return nil
 	}
 }

@@ -20,27 +20,25 @@ import (
 // candidate is a record found by one or both paths (memory/longterm's
 // candidate).
 type candidate struct {
-	seq               int64
-	rec               memory.Record
-	vecScore, kwScore float64
-	vecRank, kwRank   int
-	vecKids           []ranking.Child // chunks matched by the vector path, best first
-	score             float64
-	hasVec, hasKW     bool
+	ranking.Paths
+	seq     int64
+	rec     memory.Record
+	vecKids []ranking.Child // chunks matched by the vector path, best first
+	score   float64
 }
 
 // nsInfo is a namespace's id and keyword statistics.
 type nsInfo struct {
-	id                                   int32
-	name                                 string
-	textDocs, textLen, prevDocs, prevLen int64
+	id                int32
+	name              string
+	textDocs, textLen int64
 }
 
 // Query searches the memory as memory/longterm's Memory.Query does: the
 // keyword path ranks whole records by BM25 with their namespace's
-// statistics plus the previous record's text, preferring speakers the query
-// names; the vector path ranks records by their best chunk's cosine;
-// Hybrid fuses the two by calibrated score fusion. It reads one snapshot
+// statistics plus what the previous and the next record's text score,
+// preferring speakers the query names; the vector path ranks records by
+// their best chunk's cosine; Hybrid fuses the two by calibrated score fusion. It reads one snapshot
 // of the database (a repeatable-read, read-only transaction).
 func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
 	if q.K < 0 {
@@ -110,7 +108,7 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 		}
 		for i, r := range kw {
 			c := get(r.seq)
-			c.hasKW, c.kwScore, c.kwRank = true, r.score, i+1
+			c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 			c.rec.ID = r.id
 		}
 	}
@@ -121,7 +119,7 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	if err := m.loadRecords(ctx, tx, list); err != nil {
 		return nil, err
 	}
-	m.fuseAll(list)
+	m.fuseAll(q.Mode, list)
 	slices.SortFunc(list, func(a, b *candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
@@ -148,7 +146,7 @@ func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error)
 
 // namespaces reads the namespace named ns, or all of them (ns empty).
 func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
-	sql := `SELECT id, name, text_docs, text_len, prev_docs, prev_len FROM namespaces WHERE text_docs > 0`
+	sql := `SELECT id, name, text_docs, text_len FROM namespaces WHERE text_docs > 0`
 	args := []any{}
 	if ns != "" {
 		sql += ` AND name = $1`
@@ -160,10 +158,14 @@ func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nsInfo, error) {
 		var n nsInfo
-		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.prevDocs, &n.prevLen)
+		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen)
 		return n, err
 	})
 }
+
+// exactRecords is the largest namespace (in records, of some three chunks
+// each) whose queries scan its chunks exactly rather than through HNSW.
+const exactRecords = 5000
 
 // maxVectorFetch bounds how deep the vector path digs for enough distinct
 // records.
@@ -178,8 +180,18 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 	where := []string{"true"}
 	args := []any{pgv.NewVector(qvec)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	// A namespace of up to exactRecords records is scanned exactly (its
+	// chunks found through the ns index): cheaper than the HNSW graph of
+	// the whole table, whose iterative scan skips every other namespace's
+	// chunks, and exact. A larger one, or all of them, use HNSW; ns + 0
+	// keeps the planner from taking the ns index there.
+	exact := m.opts.exact || q.Namespace != "" && nss[0].textDocs <= exactRecords
 	if q.Namespace != "" {
-		where = append(where, "ns = "+arg(nss[0].id))
+		col := "ns + 0"
+		if exact {
+			col = "ns"
+		}
+		where = append(where, col+" = "+arg(nss[0].id))
 	}
 	if !q.From.IsZero() {
 		where = append(where, "time >= "+arg(q.From))
@@ -188,12 +200,12 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 		where = append(where, "time < "+arg(q.To))
 	}
 	order := `embedding <#> $1`
-	if m.opts.exact {
+	if exact {
 		order = `inner_product(embedding, $1) DESC, id`
 	}
 	for d := depth; ; d *= 4 {
 		d = min(d, maxVectorFetch)
-		if !m.opts.exact {
+		if !exact {
 			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d; SET LOCAL hnsw.iterative_scan = strict_order`, min(max(m.opts.efSearch, d), 1000))); err != nil {
 				return m.wrap(ctx, "query: set ef_search", err)
 			}
@@ -231,9 +243,9 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 		rank := 0
 		for _, r := range all {
 			c := get(r.seq)
-			if !c.hasVec {
+			if !c.HasVec {
 				rank++
-				c.hasVec, c.vecScore, c.vecRank = true, r.score, rank
+				c.HasVec, c.VecScore, c.VecRank = true, r.score, rank
 			}
 			c.vecKids = append(c.vecKids, ranking.Child{Index: int(r.ord), Score: r.score})
 		}
@@ -274,30 +286,18 @@ func (m *Memory) loadRecords(ctx context.Context, tx pgx.Tx, list []*candidate) 
 	return m.wrap(ctx, "query: records", rows.Err())
 }
 
-// fuseAll computes every candidate's fused score: memory/longterm's
-// fuseAll, score fusion (each path calibrated to [0, 1] over the
-// candidates).
-func (m *Memory) fuseAll(list []*candidate) {
-	var maxKW, maxVec, minVec float64
-	minVec = 1
-	for _, c := range list {
-		maxKW = max(maxKW, c.kwScore)
-		if c.hasVec {
-			maxVec = max(maxVec, c.vecScore)
-			minVec = min(minVec, c.vecScore)
-		}
+// fuseAll computes every candidate's score with ranking.Fuse, the rule
+// memory/longterm uses: a single-path search reports that path's own
+// score (the cosine; BM25 relative to the query's best), Hybrid fuses the
+// two by calibrated score fusion.
+func (m *Memory) fuseAll(mode memory.Mode, list []*candidate) {
+	f := ranking.Fusion{Kind: ranking.ScoreFusion, VectorWeight: m.opts.vectorWeight, KeywordWeight: m.opts.keywordWeight}
+	paths := make([]ranking.Paths, len(list))
+	for i, c := range list {
+		paths[i] = c.Paths
 	}
-	for _, c := range list {
-		s := 0.0
-		if c.hasVec && maxVec > minVec {
-			s += m.opts.vectorWeight * (c.vecScore - minVec) / (maxVec - minVec)
-		} else if c.hasVec {
-			s += m.opts.vectorWeight
-		}
-		if c.hasKW && maxKW > 0 {
-			s += m.opts.keywordWeight * c.kwScore / maxKW
-		}
-		c.score = s
+	for i, s := range ranking.Fuse(mode, f, paths) {
+		list[i].score = s
 	}
 }
 
@@ -337,7 +337,7 @@ func (m *Memory) hits(ctx context.Context, tx pgx.Tx, text string, list []*candi
 	}
 	for i, c := range list {
 		children := kids[c.seq]
-		matched := ranking.Snippets(m.tok, qterms, children, c.hasKW, c.vecKids)
+		matched := ranking.Snippets(m.tok, qterms, children, c.HasKW, c.vecKids)
 		snips := make([]string, 0, len(matched))
 		for _, ci := range matched {
 			if ci < len(children) {
@@ -348,7 +348,7 @@ func (m *Memory) hits(ctx context.Context, tx pgx.Tx, text string, list []*candi
 		hits[i] = memory.Hit{
 			ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
 			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
-			VectorRank: c.vecRank, KeywordRank: c.kwRank,
+			VectorRank: c.VecRank, KeywordRank: c.KWRank,
 		}
 	}
 	return hits, nil

@@ -91,6 +91,39 @@ CREATE TABLE speakers (
 	PRIMARY KEY (ns, speaker)
 );`
 	}},
+	{"neighbour links instead of a field of the previous record's words; postings of the record's own words only", func(int) string {
+		return `
+-- A record's neighbours are the records written just before and after it
+-- in its namespace (at most 12 hours apart): prev_seq links a record to
+-- the one before, and a record's keyword score adds what its neighbours'
+-- text scores, weighted (memory/longterm's turn index). A forgotten
+-- record unlinks its neighbours. The namespace remembers its newest
+-- record, the one the next write links to (NULL once that is forgotten).
+ALTER TABLE records ADD COLUMN prev_seq bigint;
+UPDATE records r SET prev_seq = l.prev
+	FROM (SELECT seq, lag(seq) OVER (PARTITION BY ns ORDER BY seq) AS prev FROM records) l
+	WHERE r.seq = l.seq AND r.prev_len IS NOT NULL;
+ALTER TABLE records DROP COLUMN prev_len;
+CREATE INDEX records_prev_seq ON records (prev_seq) WHERE prev_seq IS NOT NULL;
+ALTER TABLE namespaces ADD COLUMN last_seq bigint, ADD COLUMN last_time timestamptz,
+	DROP COLUMN prev_docs, DROP COLUMN prev_len;
+UPDATE namespaces n SET last_seq = r.seq, last_time = r.time
+	FROM (SELECT DISTINCT ON (ns) ns, seq, time FROM records ORDER BY ns, seq DESC) r WHERE n.id = r.ns;
+DELETE FROM postings WHERE field = 1;
+ALTER TABLE postings DROP CONSTRAINT postings_pkey;
+ALTER TABLE postings DROP COLUMN field;
+-- Covering: a query's postings are read by an index-only scan.
+ALTER TABLE postings ADD PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl);`
+	}},
+	{"chunks keep their vectors in line", func(int) string {
+		// A vector of 512 float4 makes a row of more than 2 kB, which
+		// PostgreSQL moves out of line to the TOAST table: every distance
+		// of an exact scan then reads a second table. Up to a full page
+		// (about 2,000 dimensions) stays in line now; rows written before
+		// keep their place until rewritten (VACUUM FULL chunks).
+		return `ALTER TABLE chunks SET (toast_tuple_target = 8160);
+ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;`
+	}},
 }
 
 // SchemaVersion is the schema version this build creates and reads.

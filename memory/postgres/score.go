@@ -3,22 +3,14 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"fmt"
-	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
-)
-
-// The keyword fields: a record's header and text, and the previous
-// record's text (the neighbour field).
-const (
-	fieldText = 0
-	fieldPrev = 1
 )
 
 // scored is a record and its keyword score.
@@ -54,7 +46,10 @@ func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, n
 }
 
 // keywordNamespace is memory/longterm's keywordNamespace over the
-// namespace's postings and statistics in PostgreSQL.
+// namespace's postings and statistics in PostgreSQL, in one statement
+// (keywordSQL): BM25 over the records' own words, plus what each record's
+// neighbours score (WithNeighbourWeight for the record before it,
+// WithNextWeight for the one after), with the boost of named speakers.
 func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query, ns nsInfo, text string, depth int) ([]scored, error) {
 	speakers, rest, err := m.namedSpeakers(ctx, tx, ns, text)
 	if err != nil {
@@ -65,237 +60,128 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 		speakers, rest = nil, text
 	}
 	groups := keyword.QueryGroups(m.tok, rest)
-	if len(groups) == 0 {
+	if len(groups) == 0 || ns.textDocs == 0 {
 		return nil, nil
 	}
-	var terms []string
-	for _, g := range groups {
-		terms = append(terms, g.Main...)
-		terms = append(terms, g.Parts...)
+	// One row per (group, term): its group, whether it is a part of a
+	// code, and the weight of its score in the group.
+	var qTerms []string
+	var qGroup []int32
+	var qPart []bool
+	var qWeight []float64
+	for gi, g := range groups {
+		for _, t := range g.Main {
+			qTerms, qGroup, qPart, qWeight = append(qTerms, t), append(qGroup, int32(gi)), append(qPart, false), append(qWeight, 1)
+		}
+		pw := keyword.PartWeight / float64(max(len(g.Parts), 1))
+		for _, t := range g.Parts {
+			qTerms, qGroup, qPart, qWeight = append(qTerms, t), append(qGroup, int32(gi)), append(qPart, true), append(qWeight, pw)
+		}
 	}
+	terms := slices.Clone(qTerms)
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
-	fields := []int16{fieldText}
-	if m.opts.neighbourWeight > 0 {
-		fields = append(fields, fieldPrev)
+	n := float64(ns.textDocs)
+	avg := float64(ns.textLen) / n
+	if avg == 0 {
+		avg = 1
 	}
-	rows, err := tx.Query(ctx, `SELECT field, term, seq, tf, dl FROM postings WHERE ns = $1 AND field = ANY($2) AND term = ANY($3)`, ns.id, fields, terms)
+	var from, to *time.Time
+	if !q.From.IsZero() {
+		from = &q.From
+	}
+	if !q.To.IsZero() {
+		to = &q.To
+	}
+	if speakers == nil {
+		speakers = []string{}
+	}
+	// Fetch more than depth from the text: a neighbour's score can raise a
+	// record that its own text does not rank first.
+	sql := keywordAnyTimeSQL
+	if from != nil || to != nil {
+		sql = keywordSQL
+	}
+	rows, err := tx.Query(ctx, sql, ns.id, terms, qTerms, qGroup, qPart, qWeight,
+		n, k1+1, k1*(1-b), k1*b/avg, 2*depth, m.opts.neighbourWeight, m.opts.nextWeight,
+		from, to, speakers, 1+m.opts.speakerBoost, depth)
 	if err != nil {
-		return nil, m.wrap(ctx, "query: postings", err)
+		return nil, m.wrap(ctx, "query: keyword", err)
 	}
-	lists := [2]map[string][]posting{{}, {}}
-	for rows.Next() {
-		var f int16
-		var t string
-		var p posting
-		if err := rows.Scan(&f, &t, &p.seq, &p.tf, &p.dl); err != nil {
-			rows.Close()
-			return nil, m.wrap(ctx, "query: postings", err)
-		}
-		lists[f][t] = append(lists[f][t], p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, m.wrap(ctx, "query: postings", err)
-	}
-	textScores := bm25(groups, lists[fieldText], ns.textDocs, ns.textLen)
-	var prevScores map[int64]float64
-	if m.opts.neighbourWeight > 0 {
-		prevScores = bm25(groups, lists[fieldPrev], ns.prevDocs, ns.prevLen)
-	}
-	if !q.From.IsZero() || !q.To.IsZero() {
-		if err := m.keepInRange(ctx, tx, q, textScores, prevScores); err != nil {
-			return nil, err
-		}
-	}
-	// Fetch more than depth from each field: the sum of two fields can
-	// raise a record that neither ranks first.
-	fetch := 2 * depth
-	scores := map[int64]float64{}
-	for _, r := range topBySeq(textScores, fetch) {
-		scores[r.seq] += r.score
-	}
-	if w := m.opts.neighbourWeight; w > 0 {
-		for _, r := range topBySeq(prevScores, fetch) {
-			scores[r.seq] += w * r.score
-		}
-	}
-	if len(scores) == 0 {
-		return nil, nil
-	}
-	seqs := make([]int64, 0, len(scores))
-	for s := range scores {
-		seqs = append(seqs, s)
-	}
-	rows, err = tx.Query(ctx, `SELECT seq, id, speaker FROM records WHERE seq = ANY($1)`, seqs)
-	if err != nil {
-		return nil, m.wrap(ctx, "query: records", err)
-	}
-	out := make([]scored, 0, len(scores))
-	for rows.Next() {
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (scored, error) {
 		var r scored
-		var speaker string
-		if err := rows.Scan(&r.seq, &r.id, &speaker); err != nil {
-			rows.Close()
-			return nil, m.wrap(ctx, "query: records", err)
-		}
-		r.score = scores[r.seq]
-		if len(speakers) > 0 && slices.Contains(speakers, speaker) {
-			r.score *= 1 + m.opts.speakerBoost
-		}
-		out = append(out, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, m.wrap(ctx, "query: records", err)
+		err := row.Scan(&r.seq, &r.id, &r.score)
+		return r, err
+	})
+	if err != nil {
+		return nil, m.wrap(ctx, "query: keyword", err)
 	}
 	slices.SortFunc(out, compareScored)
-	if len(out) > depth {
-		out = out[:depth]
-	}
 	return out, nil
 }
 
-// keepInRange drops the records outside the query's time range from the
-// score maps (the keep function of keyword.Index.Search: statistics stay
-// the namespace's).
-func (m *Memory) keepInRange(ctx context.Context, tx pgx.Tx, q memory.Query, maps ...map[int64]float64) error {
-	seen := map[int64]bool{}
-	var seqs []int64
-	for _, mp := range maps {
-		for s := range mp {
-			if !seen[s] {
-				seen[s] = true
-				seqs = append(seqs, s)
-			}
-		}
-	}
-	if len(seqs) == 0 {
-		return nil
-	}
-	sql := `SELECT seq FROM records WHERE seq = ANY($1)`
-	args := []any{seqs}
-	if !q.From.IsZero() {
-		args = append(args, q.From)
-		sql += fmt.Sprintf(" AND time >= $%d", len(args))
-	}
-	if !q.To.IsZero() {
-		args = append(args, q.To)
-		sql += fmt.Sprintf(" AND time < $%d", len(args))
-	}
-	rows, err := tx.Query(ctx, sql, args...)
-	if err != nil {
-		return m.wrap(ctx, "query: time range", err)
-	}
-	in, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return m.wrap(ctx, "query: time range", err)
-	}
-	keep := make(map[int64]bool, len(in))
-	for _, s := range in {
-		keep[s] = true
-	}
-	for _, mp := range maps {
-		for s := range mp {
-			if !keep[s] {
-				delete(mp, s)
-			}
-		}
-	}
-	return nil
-}
+// keywordSQL scores a namespace's records for a query by BM25 as
+// keyword.Index does (the same formula and treatment of codes' whole
+// forms and parts): idf = ln(1 + (N − df + 0.5)/(df + 0.5)), each term
+// idf·(k1+1)·tf/(tf + k1·(1 − b) + k1·b·len/avglen), a group the best of
+// its whole forms or the weighted sum of its parts (PartWeight times their
+// mean), whichever is higher. Then, as memory/longterm's keywordNamespace:
+// the text's best $11 records in the time range count their own score,
+// and the text's best $11 at any time give their follower (whose prev_seq
+// is theirs) $12 times their score and their leader (their prev_seq) $13
+// times it; a record spoken by a named speaker ($16) scores $17 times the
+// sum. It returns the best $18 records in the time range ($14, $15; NULL:
+// open), ties by id.
+//
+// The other parameters: $1 the namespace, $2 the distinct terms, $3–$6 the
+// query's (term, group, is a part, weight) rows, $7 N, $8 k1+1, $9 k1·(1−b),
+// $10 k1·b/avglen.
+const keywordSQL = `
+WITH p AS MATERIALIZED (
+	SELECT term, seq, tf::float8 AS tf, dl::float8 AS dl FROM postings WHERE ns = $1 AND term = ANY($2::text[])
+), df AS (
+	SELECT term, ln(1 + ($7::float8 - count(*) + 0.5) / (count(*) + 0.5)) * $8::float8 AS w FROM p GROUP BY term
+), q AS (
+	SELECT * FROM unnest($3::text[], $4::int[], $5::bool[], $6::float8[]) AS q(term, g, part, pw)
+), grp AS (
+	SELECT p.seq, greatest(coalesce(max(df.w * p.tf / (p.tf + $9::float8 + $10::float8 * p.dl)) FILTER (WHERE NOT q.part), 0),
+		coalesce(sum(q.pw * (df.w * p.tf / (p.tf + $9::float8 + $10::float8 * p.dl))) FILTER (WHERE q.part), 0)) AS s
+	FROM q JOIN df USING (term) JOIN p USING (term)
+	GROUP BY p.seq, q.g
+), doc AS (
+	SELECT seq, sum(s) AS score FROM grp GROUP BY seq
+), src AS (
+	SELECT seq, score FROM doc ORDER BY score DESC, seq LIMIT $11
+), own AS (` + ownInRange + `), total AS (
+	SELECT seq, sum(score) AS score FROM (
+		SELECT seq, score FROM own
+		UNION ALL
+		SELECT f.seq, $12::float8 * s.score FROM src s JOIN records f ON f.prev_seq = s.seq WHERE $12::float8 > 0
+		UNION ALL
+		SELECT r.prev_seq, $13::float8 * s.score FROM src s JOIN records r USING (seq) WHERE $13::float8 > 0 AND r.prev_seq IS NOT NULL
+	) u GROUP BY seq
+)
+SELECT r.seq, r.id, CASE WHEN r.speaker = ANY($16::text[]) THEN t.score * $17::float8 ELSE t.score END AS score
+FROM total t JOIN records r USING (seq)
+WHERE ($14::timestamptz IS NULL OR r.time >= $14) AND ($15::timestamptz IS NULL OR r.time < $15)
+ORDER BY score DESC, r.id COLLATE "C" LIMIT $18`
 
-// posting is one document of a term's posting list.
-type posting struct {
-	seq int64
-	tf  int32
-	dl  int32 // the document's length in the field
-}
+// ownInRange is keywordSQL's text's best in the time range; without a time
+// range they are src (keywordAnyTimeSQL), not a second pass over every
+// matching record.
+const ownInRange = `
+	SELECT d.seq, d.score FROM doc d JOIN records r USING (seq)
+	WHERE ($14::timestamptz IS NULL OR r.time >= $14) AND ($15::timestamptz IS NULL OR r.time < $15)
+	ORDER BY d.score DESC, d.seq LIMIT $11
+`
+
+var keywordAnyTimeSQL = strings.Replace(keywordSQL, ownInRange, `SELECT seq, score FROM src`, 1)
 
 // BM25 parameters: keyword.Index's defaults.
 const (
 	k1 = keyword.DefaultK1
 	b  = keyword.DefaultB
 )
-
-// bm25 scores every document that matches a group, as keyword.Index's
-// score does (the same formula, the same treatment of codes' whole forms
-// and parts, the same order of floating-point additions): idf =
-// ln(1 + (N − df + 0.5)/(df + 0.5)), each term idf·tf·(k1+1)/(tf + k1·(1 −
-// b + b·len/avglen)), a group the best of its whole forms or PartWeight
-// times the mean of its parts. docs and totalLen are the field's
-// statistics in the namespace; df is a term's posting count.
-func bm25(groups []keyword.QueryGroup, lists map[string][]posting, docs, totalLen int64) map[int64]float64 {
-	scores := map[int64]float64{}
-	n := float64(docs)
-	if n == 0 || len(lists) == 0 {
-		return scores
-	}
-	avg := float64(totalLen) / n
-	if avg == 0 {
-		avg = 1
-	}
-	c0, c1 := k1*(1-b), k1*b/avg
-	postings := func(term string) ([]posting, float64) {
-		list := lists[term]
-		df := float64(len(list))
-		return list, math.Log(1+(n-df+0.5)/(df+0.5)) * (k1 + 1)
-	}
-	for _, g := range groups {
-		if len(g.Main) == 1 && len(g.Parts) == 0 {
-			list, w := postings(g.Main[0])
-			for _, p := range list {
-				tf := float64(p.tf)
-				scores[p.seq] += w * tf / (tf + c0 + c1*float64(p.dl))
-			}
-			continue
-		}
-		main, parts := map[int64]float64{}, map[int64]float64{}
-		for _, term := range g.Main {
-			list, w := postings(term)
-			for _, p := range list {
-				tf := float64(p.tf)
-				main[p.seq] = max(main[p.seq], w*tf/(tf+c0+c1*float64(p.dl)))
-			}
-		}
-		pw := keyword.PartWeight / float64(max(len(g.Parts), 1))
-		for _, term := range g.Parts {
-			list, w := postings(term)
-			for _, p := range list {
-				tf := float64(p.tf)
-				parts[p.seq] += pw * (w * tf / (tf + c0 + c1*float64(p.dl)))
-			}
-		}
-		for seq, v := range main {
-			scores[seq] += max(v, parts[seq])
-		}
-		for seq, v := range parts {
-			if _, ok := main[seq]; !ok {
-				scores[seq] += max(0, v)
-			}
-		}
-	}
-	return scores
-}
-
-// topBySeq returns the k best of scores, ties by ascending seq (insertion
-// order: keyword.Index's ascending id).
-func topBySeq(scores map[int64]float64, k int) []scored {
-	out := make([]scored, 0, len(scores))
-	for s, v := range scores {
-		out = append(out, scored{seq: s, score: v})
-	}
-	slices.SortFunc(out, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out
-}
 
 // namedSpeakers splits a query into the speakers of the namespace it names
 // and the rest: memory/longterm's nsTurns.namedSpeakers over the

@@ -13,23 +13,20 @@ import (
 	"github.com/agentmem/agentmem/internal/errs"
 )
 
-// neighbourGap: a record's neighbour field holds the previous record of its
-// namespace only if their times are at most this far apart, as in
+// neighbourGap: a record is linked to the previous record of its namespace
+// (prev_seq) only if their times are at most this far apart, as in
 // memory/longterm (turns.go, neighbourGap).
 const neighbourGap = 12 * time.Hour
 
 // nsRow is a namespace's row, locked by the writing transaction.
 type nsRow struct {
-	id                                   int32
-	textDocs, textLen, prevDocs, prevLen int64
-	// last is the newest surviving record: the neighbour of the next.
-	last     *lastRec
+	id                int32
+	textDocs, textLen int64
+	// lastSeq is the newest record, the previous one of the next record
+	// written (0: none, or it was forgotten); lastTime its time.
+	lastSeq  int64
+	lastTime time.Time
 	speakers map[string]int // change in each speaker's record count
-}
-
-type lastRec struct {
-	text string
-	time time.Time
 }
 
 // oldRec is a stored record that a write replaces.
@@ -39,7 +36,6 @@ type oldRec struct {
 	ns      string
 	speaker string
 	textLen int
-	prevLen *int
 }
 
 const maxWriteAttempts = 5
@@ -111,10 +107,6 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 	if err := m.deleteRecords(ctx, tx, olds, nss); err != nil {
 		return err
 	}
-	if err := readLast(ctx, tx, nss); err != nil {
-		return m.wrap(ctx, "add: read last records", err)
-	}
-
 	var seqs []int64
 	rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('records', 'seq')) FROM generate_series(1, $1)`, len(batch))
 	if err != nil {
@@ -131,22 +123,15 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		r := &p.rec
 		ns := nss[r.Namespace]
 		seq := seqs[i]
-		var prevLen any
-		if l := ns.last; l != nil && absDur(r.Time.Sub(l.time)) <= neighbourGap {
-			toks := m.tok.Tokens(l.text)
-			n := len(toks)
-			prevLen = n
-			ns.prevDocs++
-			ns.prevLen += int64(n)
-			for t, tf := range termCounts(toks) {
-				postRows = append(postRows, []any{ns.id, int16(1), t, seq, int32(tf), int32(n)})
-			}
+		var prev any // NULL: no previous record
+		if ns.lastSeq != 0 && absDur(r.Time.Sub(ns.lastTime)) <= neighbourGap {
+			prev = ns.lastSeq
 		}
-		ns.last = &lastRec{text: r.Text, time: r.Time}
+		ns.lastSeq, ns.lastTime = seq, r.Time
 		ns.textDocs++
 		ns.textLen += int64(p.textLen)
 		for t, tf := range p.terms {
-			postRows = append(postRows, []any{ns.id, int16(0), t, seq, int32(tf), int32(p.textLen)})
+			postRows = append(postRows, []any{ns.id, t, seq, int32(tf), int32(p.textLen)})
 		}
 		if r.Speaker != "" {
 			ns.speakers[r.Speaker]++
@@ -155,18 +140,18 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		if tags == nil {
 			tags = []string{}
 		}
-		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prevLen})
+		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev})
 		for j, ch := range p.chunks {
 			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, pgv.NewVector(p.vecs[j])})
 		}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_len"}, pgx.CopyFromRows(recRows)); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq"}, pgx.CopyFromRows(recRows)); err != nil {
 		return m.wrap(ctx, "add: records", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding"}, pgx.CopyFromRows(chunkRows)); err != nil {
 		return m.wrap(ctx, "add: chunks", err)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "field", "term", "seq", "tf", "dl"}, pgx.CopyFromRows(postRows)); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "term", "seq", "tf", "dl"}, pgx.CopyFromRows(postRows)); err != nil {
 		return m.wrap(ctx, "add: postings", err)
 	}
 	if err := writeStats(ctx, tx, nss); err != nil {
@@ -194,13 +179,13 @@ func absDur(d time.Duration) time.Duration {
 }
 
 func readOld(ctx context.Context, tx pgx.Tx, ids []string) ([]oldRec, error) {
-	rows, err := tx.Query(ctx, `SELECT r.seq, r.id, n.name, r.speaker, r.text_len, r.prev_len FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = ANY($1) ORDER BY r.seq`, ids)
+	rows, err := tx.Query(ctx, `SELECT r.seq, r.id, n.name, r.speaker, r.text_len FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = ANY($1) ORDER BY r.seq`, ids)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (oldRec, error) {
 		var o oldRec
-		err := row.Scan(&o.seq, &o.id, &o.ns, &o.speaker, &o.textLen, &o.prevLen)
+		err := row.Scan(&o.seq, &o.id, &o.ns, &o.speaker, &o.textLen)
 		return o, err
 	})
 }
@@ -217,7 +202,7 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 	if _, err := tx.Exec(ctx, `INSERT INTO namespaces (name) SELECT n FROM unnest($1::text[]) AS u(n) ORDER BY n ON CONFLICT (name) DO NOTHING`, sorted); err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, prev_docs, prev_len FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
+	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, coalesce(last_seq, 0), coalesce(last_time, 'epoch') FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
 	if err != nil {
 		return nil, err
 	}
@@ -226,37 +211,12 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 	for rows.Next() {
 		var name string
 		r := &nsRow{speakers: map[string]int{}}
-		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.prevDocs, &r.prevLen); err != nil {
+		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.lastSeq, &r.lastTime); err != nil {
 			return nil, err
 		}
 		out[name] = r
 	}
 	return out, rows.Err()
-}
-
-// readLast reads each namespace's newest record.
-func readLast(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
-	byID := map[int32]*nsRow{}
-	ids := make([]int32, 0, len(nss))
-	for _, r := range nss {
-		byID[r.id] = r
-		ids = append(ids, r.id)
-	}
-	rows, err := tx.Query(ctx, `SELECT l.ns, l.text, l.time FROM unnest($1::int[]) AS u(ns),
-		LATERAL (SELECT ns, text, time FROM records WHERE ns = u.ns ORDER BY seq DESC LIMIT 1) l`, ids)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int32
-		var l lastRec
-		if err := rows.Scan(&id, &l.text, &l.time); err != nil {
-			return err
-		}
-		byID[id].last = &l
-	}
-	return rows.Err()
 }
 
 // deleteRecords removes records, their chunks and postings, and takes them
@@ -271,9 +231,8 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 		ns := nss[o.ns]
 		ns.textDocs--
 		ns.textLen -= int64(o.textLen)
-		if o.prevLen != nil {
-			ns.prevDocs--
-			ns.prevLen -= int64(*o.prevLen)
+		if ns.lastSeq == o.seq {
+			ns.lastSeq = 0
 		}
 		if o.speaker != "" {
 			ns.speakers[o.speaker]--
@@ -281,6 +240,8 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 	}
 	for _, q := range []string{
 		`DELETE FROM postings WHERE seq = ANY($1)`,
+		// A forgotten record leaves its neighbours' links.
+		`UPDATE records SET prev_seq = NULL WHERE prev_seq = ANY($1)`,
 		`DELETE FROM chunks WHERE seq = ANY($1)`,
 		`DELETE FROM records WHERE seq = ANY($1)`,
 	} {
@@ -294,22 +255,24 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 // writeStats writes the namespaces' statistics and speaker counts.
 func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 	var ids []int32
-	var td, tl, pd, pl []int64
+	var td, tl, last []int64
 	var spNS []int32
 	var spName []string
 	var spN []int32
 	for _, r := range nss {
 		ids = append(ids, r.id)
-		td, tl, pd, pl = append(td, r.textDocs), append(tl, r.textLen), append(pd, r.prevDocs), append(pl, r.prevLen)
+		td, tl, last = append(td, r.textDocs), append(tl, r.textLen), append(last, r.lastSeq)
 		for s, n := range r.speakers {
 			if n != 0 {
 				spNS, spName, spN = append(spNS, r.id), append(spName, s), append(spN, int32(n))
 			}
 		}
 	}
-	if _, err := tx.Exec(ctx, `UPDATE namespaces n SET text_docs = u.td, text_len = u.tl, prev_docs = u.pd, prev_len = u.pl
-		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u(id, td, tl, pd, pl) WHERE n.id = u.id`,
-		ids, td, tl, pd, pl); err != nil {
+	// last_time is the newest record's, read from it (0: none).
+	if _, err := tx.Exec(ctx, `UPDATE namespaces n SET text_docs = u.td, text_len = u.tl, last_seq = nullif(u.last, 0),
+		last_time = (SELECT time FROM records r WHERE r.seq = u.last)
+		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[]) AS u(id, td, tl, last) WHERE n.id = u.id`,
+		ids, td, tl, last); err != nil {
 		return err
 	}
 	if len(spNS) == 0 {

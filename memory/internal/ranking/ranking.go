@@ -1,7 +1,8 @@
 // Package ranking holds the parts of long-term ranking that the in-process
 // engine (memory/longterm) and the PostgreSQL store (memory/postgres)
-// share, so that the two rank alike: the choice of a hit's snippets and
-// the checks of the ranking options, the question words a query leaves out.
+// share, so that the two rank alike: the fusion of the vector and the
+// keyword path's scores, the choice of a hit's snippets, the checks of the
+// ranking options and the question words a query leaves out.
 package ranking
 
 import (
@@ -10,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
 )
 
 // SnippetRatio: a child (chunk) is a snippet when it scores at least this
@@ -91,4 +93,95 @@ func Unit(what string, v float64) error {
 		return fmt.Errorf("%s %v is not in [0, 1]", what, v)
 	}
 	return nil
+}
+
+// FusionKind selects how Fuse combines the two paths of a hybrid search.
+type FusionKind int
+
+const (
+	// ScoreFusion calibrates each path's scores to [0, 1] over the
+	// candidates (the vector path by min–max, the keyword path relative to
+	// its best) and adds them, weighted.
+	ScoreFusion FusionKind = iota
+	// RRF is reciprocal rank fusion: Σ 1/(RRFK + rank) over the paths.
+	RRF
+	// WeightedFusion adds VectorWeight·cosine (below 0 counts as 0) and
+	// KeywordWeight·(BM25 / the best BM25 of the query).
+	WeightedFusion
+)
+
+// Fusion is how a hybrid search fuses its paths.
+type Fusion struct {
+	Kind                        FusionKind
+	VectorWeight, KeywordWeight float64 // ScoreFusion and WeightedFusion
+	RRFK                        float64 // RRF
+}
+
+// Paths is what each path found of one candidate: its score (the best
+// child's cosine; the record's keyword score) and its 1-based rank on each
+// path that found it.
+type Paths struct {
+	HasVec, HasKW     bool
+	VecScore, KWScore float64
+	VecRank, KWRank   int
+}
+
+// Fuse returns the score of each candidate of a search in mode: the order
+// of the results and the score memory.Hit reports.
+//
+// A single-path search has nothing to fuse: its score is that path's own,
+// the cosine similarity (VectorOnly, as memory.Hit documents) or the BM25
+// score relative to the best of the query (KeywordOnly), in the same order
+// a fusion would give. Hybrid fuses the paths as f says.
+func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
+	var maxKW, maxVec, minVec float64
+	minVec = 1
+	for _, c := range cands {
+		maxKW = max(maxKW, c.KWScore)
+		if c.HasVec {
+			maxVec = max(maxVec, c.VecScore)
+			minVec = min(minVec, c.VecScore)
+		}
+	}
+	out := make([]float64, len(cands))
+	for i, c := range cands {
+		switch {
+		case mode == memory.VectorOnly:
+			out[i] = c.VecScore
+			continue
+		case mode == memory.KeywordOnly:
+			if maxKW > 0 {
+				out[i] = c.KWScore / maxKW
+			}
+			continue
+		}
+		s := 0.0
+		switch f.Kind {
+		case RRF:
+			if c.HasVec {
+				s += 1 / (f.RRFK + float64(c.VecRank))
+			}
+			if c.HasKW {
+				s += 1 / (f.RRFK + float64(c.KWRank))
+			}
+		case WeightedFusion:
+			if c.HasVec {
+				s += f.VectorWeight * max(c.VecScore, 0)
+			}
+			if c.HasKW && maxKW > 0 {
+				s += f.KeywordWeight * c.KWScore / maxKW
+			}
+		default: // ScoreFusion
+			if c.HasVec && maxVec > minVec {
+				s += f.VectorWeight * (c.VecScore - minVec) / (maxVec - minVec)
+			} else if c.HasVec {
+				s += f.VectorWeight
+			}
+			if c.HasKW && maxKW > 0 {
+				s += f.KeywordWeight * c.KWScore / maxKW
+			}
+		}
+		out[i] = s
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
 )
 
 func TestSnippets(t *testing.T) {
@@ -30,4 +31,35 @@ func TestChecks(t *testing.T) {
 	require.NoError(t, Unit("w", 1))
 	assert.Error(t, Unit("w", 1.5))
 	assert.EqualError(t, NonNegative("speaker boost", -1), "speaker boost -1 is not a finite number ≥ 0")
+}
+
+func TestFuse(t *testing.T) {
+	// a: both paths; b: vector only; c: keyword only.
+	cands := []Paths{
+		{HasVec: true, HasKW: true, VecScore: 0.8, KWScore: 6, VecRank: 1, KWRank: 2},
+		{HasVec: true, VecScore: 0.2, VecRank: 2},
+		{HasKW: true, KWScore: 8, KWRank: 1},
+	}
+	f := Fusion{VectorWeight: 0.25, KeywordWeight: 0.75, RRFK: 60}
+
+	assert.Equal(t, []float64{0.8, 0.2, 0}, Fuse(memory.VectorOnly, f, cands), "vector only: the cosine")
+	assert.Equal(t, []float64{6.0 / 8, 0, 1}, Fuse(memory.KeywordOnly, f, cands), "keyword only: BM25 over the query's best")
+
+	f.Kind = ScoreFusion
+	got := Fuse(memory.Hybrid, f, cands)
+	assert.InDeltaSlice(t, []float64{0.25*1 + 0.75*6/8, 0.25 * 0, 0.75 * 1}, got, 1e-12,
+		"score fusion: vector min–max over the candidates, keyword over the best")
+
+	f.Kind = RRF
+	got = Fuse(memory.Hybrid, f, cands)
+	assert.InDeltaSlice(t, []float64{1.0/61 + 1.0/62, 1.0 / 62, 1.0 / 61}, got, 1e-12)
+
+	f.Kind = WeightedFusion
+	got = Fuse(memory.Hybrid, f, []Paths{cands[0], {HasVec: true, VecScore: -0.3, VecRank: 2}, cands[2]})
+	assert.InDeltaSlice(t, []float64{0.25*0.8 + 0.75*6/8, 0, 0.75}, got, 1e-12, "a negative cosine counts as 0")
+
+	f.Kind = ScoreFusion
+	got = Fuse(memory.Hybrid, f, cands[:1])
+	assert.InDeltaSlice(t, []float64{0.25 + 0.75}, got, 1e-12, "one vector score: the full vector weight")
+	assert.Empty(t, Fuse(memory.Hybrid, f, nil))
 }

@@ -1,0 +1,92 @@
+package postgres_test
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/postgres"
+)
+
+// TestMigrateFromVersion1: a store written at schema version 1 (the
+// previous record's words as a field of postings of their own) opens at
+// the current version with its records linked to their previous ones, and
+// ranks as a store written at the current version.
+func TestMigrateFromVersion1(t *testing.T) {
+	ctx := t.Context()
+	u := storeURL(t, "exact", "1")
+	pu, err := url.Parse(u)
+	require.NoError(t, err)
+	schema := pu.Query().Get("schema")
+	conn, err := pgx.Connect(ctx, needPG(t))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	sid := pgx.Identifier{schema}.Sanitize()
+	// Version 1, as that build wrote it: two records of one conversation,
+	// the second with the first's words in its neighbour field, and one
+	// record a day later (no neighbour).
+	for _, sql := range []string{
+		`CREATE SCHEMA ` + sid,
+		`CREATE TABLE ` + sid + `.schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied timestamptz NOT NULL DEFAULT now())`,
+		`SET search_path TO ` + sid + `, public`,
+		postgres.MigrationSQL(0, 256),
+		`INSERT INTO schema_migrations (version, name) VALUES (1, 'v1')`,
+		`INSERT INTO manifest (embedder, dim) VALUES ('hash:256', 256)`,
+		`INSERT INTO namespaces (name, text_docs, text_len, prev_docs, prev_len) VALUES ('default', 3, 6, 1, 2)`,
+		`INSERT INTO records (seq, id, ns, text, time, text_len, prev_len) VALUES
+			(1, 'q', 1, 'zebra crossing', '2025-03-01 10:00Z', 2, NULL),
+			(2, 'a', 1, 'near station', '2025-03-01 10:01Z', 2, 2),
+			(3, 'x', 1, 'other day', '2025-03-02 10:00Z', 2, NULL)`,
+		`SELECT setval(pg_get_serial_sequence('records', 'seq'), 3)`,
+		`INSERT INTO chunks (seq, ns, time, ord, start_byte, end_byte, text, embedding)
+			SELECT seq, 1, time, 0, 0, length(text), text, array_fill(0.0625, ARRAY[256])::vector FROM records`,
+		`INSERT INTO postings (ns, field, term, seq, tf, dl) VALUES
+			(1, 0, 'zebra', 1, 1, 2), (1, 0, 'cross', 1, 1, 2), (1, 0, 'near', 2, 1, 2), (1, 0, 'station', 2, 1, 2),
+			(1, 0, 'other', 3, 1, 2), (1, 0, 'day', 3, 1, 2), (1, 1, 'zebra', 2, 1, 2), (1, 1, 'cross', 2, 1, 2)`,
+	} {
+		_, err := conn.Exec(ctx, sql)
+		require.NoError(t, err, sql)
+	}
+	m := open(t, u)
+	var version int
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&version))
+	assert.Equal(t, postgres.SchemaVersion, version)
+	rows, err := m.Pool().Query(ctx, `SELECT id, coalesce(prev_seq, 0) FROM records ORDER BY seq`)
+	require.NoError(t, err)
+	type link struct {
+		ID   string
+		Prev int64
+	}
+	links, err := pgx.CollectRows(rows, pgx.RowToStructByPos[link])
+	require.NoError(t, err)
+	assert.Equal(t, []link{{"q", 0}, {"a", 1}, {"x", 0}}, links)
+	checkStats(t, m)
+
+	// The answer is found through its question, the question through its
+	// answer; a new record links to the newest one.
+	hits, err := m.Query(ctx, memory.Query{Text: "zebra", Mode: memory.KeywordOnly})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"q", "a"}, hitIDs(hits))
+	hits, err = m.Query(ctx, memory.Query{Text: "station", Mode: memory.KeywordOnly})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "q"}, hitIDs(hits))
+	_, err = m.Add(ctx, memory.Record{ID: "y", Text: "the next day", Time: t0.AddDate(0, 0, 1).Add(-10 * time.Hour)})
+	require.NoError(t, err)
+	var prev int64
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT prev_seq FROM records WHERE id = 'y'`).Scan(&prev))
+	assert.Equal(t, int64(3), prev, "linked to x, 10 hours before it")
+	checkStats(t, m)
+}
+
+func hitIDs(hits []memory.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
