@@ -296,10 +296,18 @@ const episodesBoosted = 3
 // not find stay out: a conversation's small talk does not ride on it.
 func (m *Memory) addEpisodes(n *nsTurns, text string, w float64, scores map[int64]float64, keep func(int64) bool) {
 	var best float64
-	for _, s := range scores {
+	first, several := int64(-1), false
+	for id, s := range scores {
 		best = max(best, s)
+		if ep := n.episodeOf[id]; first < 0 {
+			first = ep
+		} else if ep != first {
+			several = true
+		}
 	}
-	if best <= 0 {
+	if best <= 0 || !several {
+		// One conversation lends the same to all it found: no order to
+		// change, only the keyword scores' spread to squeeze.
 		return
 	}
 	eps := n.episodes.Search(text, episodesBoosted, nil)

@@ -190,3 +190,28 @@ func TestQuery_EpisodeSpeaksForItsTurns(t *testing.T) {
 	_, err = New(ctx, newCounting(t, 8), WithEpisodeWeight(-1))
 	assert.ErrorIs(t, err, ErrInvalidOption)
 }
+
+func TestQuery_OneEpisodeChangesNoScore(t *testing.T) {
+	// Records without a time are one conversation (each is stored at the
+	// time of its Add): the episode has nothing to say, and hybrid scores
+	// must not be squeezed by a bonus every found record shares.
+	recs := []Record{
+		{ID: "a", Namespace: "c", Text: "The repair order number is RP-20931."},
+		{ID: "b", Namespace: "c", Text: "The warranty expired in May; the repair was paid."},
+		{ID: "c", Namespace: "c", Text: "Order the bike chain tomorrow."},
+	}
+	q := Query{Text: "repair order", Namespace: "c", K: 3}
+	with := newFilled(t, recs)
+	without := newFilled(t, recs, WithEpisodeWeight(0))
+	for _, mode := range []Mode{Hybrid, KeywordOnly} {
+		q.Mode = mode
+		a, err := with.Query(t.Context(), q)
+		require.NoError(t, err)
+		b, err := without.Query(t.Context(), q)
+		require.NoError(t, err)
+		require.Equal(t, ids(b), ids(a), "mode %v", mode)
+		for i := range a {
+			assert.InDelta(t, b[i].Score, a[i].Score, 1e-9, "mode %v hit %d", mode, i)
+		}
+	}
+}
