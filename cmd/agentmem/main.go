@@ -87,7 +87,7 @@ Use --embedder ollama:MODEL to embed with an Ollama server (OLLAMA_HOST).`,
 	pf.StringVar(&a.embedder, "embedder", store.DefaultEmbedder, `embedder spec: "hash:DIM" (offline) or "ollama:MODEL"; default: the store's, else hash:512`)
 	pf.BoolVar(&a.json, "json", false, "print JSON instead of text")
 	pf.StringVar(&a.backend, "backend", store.DefaultBackend,
-		`vector backend spec: "inmem" (pure Go, exact), "faiss[:FACTORY]" (a build with -tags faiss) or "pgvector:DSN" (PostgreSQL with pgvector); default: the store's, else inmem`)
+		`vector backend spec: "inmem" (pure Go, exact; "inmem:int8" scans int8 codes, same results), "faiss[:FACTORY]" (a build with -tags faiss) or "pgvector:DSN" (PostgreSQL with pgvector); default: the store's, else inmem`)
 	pf.StringVar(&a.index, "index", "",
 		`Faiss index-factory string for --backend faiss, e.g. "HNSW32,Flat" (default: the store's, else `+faiss.DefaultFactory+`)`)
 	pf.StringVar(&a.memory, "memory", string(store.DefaultKind),

@@ -107,8 +107,14 @@ func BenchmarkQuery(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("AGENTMEM_BENCH_TURNS")); err == nil && v > 0 {
 		sizes = []int{v}
 	}
+	// AGENTMEM_BENCH_BACKEND=SPEC stores the vectors there (default inmem),
+	// e.g. inmem:int8.
+	var opts []Option
+	if spec := os.Getenv("AGENTMEM_BENCH_BACKEND"); spec != "" {
+		opts = append(opts, WithBackend(spec))
+	}
 	for _, n := range sizes {
-		m, err := New(b.Context(), emb)
+		m, err := New(b.Context(), emb, opts...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,16 +4,21 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/vdb"
 )
 
-// The backend "inmem" of vdb.Open: exact search in this process. It takes no
-// argument and ignores the namespace.
+// The backend "inmem" of vdb.Open: exact search in this process. It ignores
+// the namespace. "inmem" scans float32 rows; "inmem:int8" keeps int8 codes
+// beside them (WithCodes(Int8)): the same results, fewer bytes scanned.
 func init() {
 	vdb.Register("inmem", func(ctx context.Context, cfg vdb.Config) (vdb.VectorDatabase, error) {
-		if cfg.Arg != "" {
-			return nil, fmt.Errorf("inmem: the backend takes no argument, got %q", cfg.Arg)
+		switch cfg.Arg {
+		case "":
+			return New(cfg.Dim)
+		case Int8.String():
+			return New(cfg.Dim, WithCodes(Int8))
 		}
-		return New(cfg.Dim)
+		return nil, fmt.Errorf("inmem: unknown argument %q (want none or %q): %w", cfg.Arg, Int8.String(), errs.InvalidArgument)
 	})
 }
