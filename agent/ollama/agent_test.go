@@ -3,12 +3,10 @@ package ollama_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -23,81 +21,28 @@ import (
 
 	"github.com/agentmem/agentmem/agent"
 	"github.com/agentmem/agentmem/agent/ollama"
+	"github.com/agentmem/agentmem/internal/ollamatest"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/window"
 )
 
-// fakeOllama is an httptest server speaking Ollama's real /api/chat
-// protocol: it decodes the api.ChatRequest, records it, and answers with an
-// NDJSON stream of api.ChatResponse chunks produced by reply. The tests that
-// use it have OllamaHTTP in their names.
+// fakeOllama is ollamatest's server speaking Ollama's real /api/chat
+// protocol. The tests that use it have OllamaHTTP in their names.
 type fakeOllama struct {
-	t     *testing.T
-	srv   *httptest.Server
-	mu    sync.Mutex
-	reqs  []api.ChatRequest
-	reply func(w http.ResponseWriter, r *http.Request, req api.ChatRequest)
+	*ollamatest.Server
+	t *testing.T
 }
 
-func newFakeOllama(t *testing.T, reply func(w http.ResponseWriter, r *http.Request, req api.ChatRequest)) *fakeOllama {
+func newFakeOllama(t *testing.T, reply ollamatest.Reply) *fakeOllama {
 	t.Helper()
-	f := &fakeOllama{t: t, reply: reply}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/api/chat" {
-			http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
-			return
-		}
-		var req api.ChatRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, `{"error":"bad json"}`, http.StatusBadRequest)
-			return
-		}
-		f.mu.Lock()
-		f.reqs = append(f.reqs, req)
-		f.mu.Unlock()
-		f.reply(w, r, req)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *fakeOllama) client() *api.Client {
-	u, err := url.Parse(f.srv.URL)
-	require.NoError(f.t, err)
-	return api.NewClient(u, f.srv.Client())
+	return &fakeOllama{ollamatest.New(t, reply), t}
 }
 
 // model returns the adapter for the model called name on the server.
 func (f *fakeOllama) model(name string, opts ...ollama.Option) *ollama.Model {
-	m, err := ollama.New(f.client(), name, opts...)
+	m, err := ollama.New(f.APIClient(), name, opts...)
 	require.NoError(f.t, err)
 	return m
-}
-
-func (f *fakeOllama) requests() []api.ChatRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]api.ChatRequest(nil), f.reqs...)
-}
-
-// streamChunks writes chunks as the real server does: one JSON object per
-// line, flushed, the last with done true (unless done is false).
-func streamChunks(w http.ResponseWriter, model string, chunks []string, done bool) {
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	enc := json.NewEncoder(w)
-	for _, c := range chunks {
-		_ = enc.Encode(api.ChatResponse{Model: model, CreatedAt: time.Now(), Message: api.Message{Role: "assistant", Content: c}})
-		w.(http.Flusher).Flush()
-	}
-	if done {
-		_ = enc.Encode(api.ChatResponse{Model: model, CreatedAt: time.Now(), Message: api.Message{Role: "assistant"}, Done: true, DoneReason: "stop"})
-	}
-}
-
-// echo answers "You said: <last user message>" in three chunks.
-func echo(w http.ResponseWriter, _ *http.Request, req api.ChatRequest) {
-	in := req.Messages[len(req.Messages)-1].Content
-	streamChunks(w, req.Model, []string{"You ", "said: ", in}, true)
 }
 
 // fakeMemory is a memory.Memory that records segments and returns fixed hits.
@@ -132,7 +77,7 @@ func (m *fakeMemory) all() []string {
 }
 
 func TestChat_OllamaHTTP_StreamsAndRemembers(t *testing.T) {
-	f := newFakeOllama(t, echo)
+	f := newFakeOllama(t, ollamatest.Echo)
 	mem := &fakeMemory{}
 	w, err := window.New(window.WithMaxRounds(1), window.WithEvictTo(mem))
 	require.NoError(t, err)
@@ -150,7 +95,7 @@ func TestChat_OllamaHTTP_StreamsAndRemembers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "You said: and again", answer)
 
-	reqs := f.requests()
+	reqs := f.Requests()
 	require.Len(t, reqs, 2)
 	assert.Equal(t, "llama3.2", reqs[0].Model)
 	require.NotNil(t, reqs[0].Stream)
@@ -170,21 +115,21 @@ func TestChat_OllamaHTTP_StreamsAndRemembers(t *testing.T) {
 }
 
 func TestChat_OllamaHTTP_RecalledMemoriesInPrompt(t *testing.T) {
-	f := newFakeOllama(t, echo)
+	f := newFakeOllama(t, ollamatest.Echo)
 	stored := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 	mem := &fakeMemory{hits: []memory.Hit{{Text: "User: my project is Falcon\nAssistant: Noted.", Time: stored, Score: 0.8}}}
 	a, err := agent.New(f.model("m"), agent.WithMemory(mem))
 	require.NoError(t, err)
 	_, err = a.Chat(t.Context(), "what is my project?")
 	require.NoError(t, err)
-	sys := f.requests()[0].Messages[0]
+	sys := f.Requests()[0].Messages[0]
 	assert.Equal(t, "system", sys.Role)
 	assert.Contains(t, sys.Content, "Recalled from long-term memory")
 	assert.Contains(t, sys.Content, "- [2026-11-29 08:00 UTC] User: my project is Falcon Assistant: Noted.")
 }
 
 func TestChat_OllamaHTTP_WriteEachRound(t *testing.T) {
-	f := newFakeOllama(t, echo)
+	f := newFakeOllama(t, ollamatest.Echo)
 	mem := &fakeMemory{}
 	a, err := agent.New(f.model("m"), agent.WithMemory(mem), agent.WithWriteEachRound())
 	require.NoError(t, err)
@@ -213,14 +158,14 @@ func TestChat_OllamaHTTP_FailedRoundsWriteNothing(t *testing.T) {
 			_, _ = fmt.Fprintf(w, `{"error":"model '%s' not found"}`, req.Model)
 		}, agent.ErrModelNotFound},
 		{"error mid-stream", func(w http.ResponseWriter, _ *http.Request, req api.ChatRequest) {
-			streamChunks(w, req.Model, []string{"partial "}, false)
+			ollamatest.Stream(w, req.Model, []string{"partial "}, false)
 			_, _ = w.Write([]byte(`{"error":"out of memory"}` + "\n"))
 		}, agent.ErrModel},
 		{"empty answer", func(w http.ResponseWriter, _ *http.Request, req api.ChatRequest) {
-			streamChunks(w, req.Model, []string{"", "  \n"}, true)
+			ollamatest.Stream(w, req.Model, []string{"", "  \n"}, true)
 		}, agent.ErrEmptyAnswer},
 		{"stream ends without done", func(w http.ResponseWriter, _ *http.Request, req api.ChatRequest) {
-			streamChunks(w, req.Model, []string{"half an ans"}, false)
+			ollamatest.Stream(w, req.Model, []string{"half an ans"}, false)
 		}, agent.ErrIncomplete},
 	}
 	for _, tt := range tests {
@@ -256,7 +201,7 @@ func users(rs []window.Round) []string {
 func TestChat_OllamaHTTP_CancelledMidStream(t *testing.T) {
 	release := make(chan struct{})
 	f := newFakeOllama(t, func(w http.ResponseWriter, r *http.Request, req api.ChatRequest) {
-		streamChunks(w, req.Model, []string{"The answer is "}, false)
+		ollamatest.Stream(w, req.Model, []string{"The answer is "}, false)
 		select { // hold the stream open until the client goes away
 		case <-r.Context().Done():
 		case <-release:
@@ -299,18 +244,18 @@ func TestChat_OllamaClient_Unreachable(t *testing.T) {
 }
 
 func TestChat_OllamaHTTP_BadInput(t *testing.T) {
-	f := newFakeOllama(t, echo)
+	f := newFakeOllama(t, ollamatest.Echo)
 	a, err := agent.New(f.model("m"), agent.WithSystem(strings.Repeat("rule ", 100)), agent.WithBudget(50))
 	require.NoError(t, err)
 	_, err = a.Chat(t.Context(), "  ")
 	require.ErrorIs(t, err, agent.ErrEmptyInput)
 	_, err = a.Chat(t.Context(), "hi")
 	require.ErrorIs(t, err, agent.ErrBudget)
-	assert.Empty(t, f.requests(), "the model is not called")
+	assert.Empty(t, f.Requests(), "the model is not called")
 
 	_, err = agent.New(nil)
 	require.Error(t, err)
-	_, err = ollama.New(f.client(), " ")
+	_, err = ollama.New(f.APIClient(), " ")
 	require.Error(t, err)
 	_, err = ollama.New(nil, "m")
 	require.Error(t, err)
@@ -321,18 +266,18 @@ func TestChat_OllamaHTTP_BadInput(t *testing.T) {
 }
 
 func TestChat_OllamaHTTP_RecallFailure(t *testing.T) {
-	f := newFakeOllama(t, echo)
+	f := newFakeOllama(t, ollamatest.Echo)
 	down := errors.New("index offline")
 	a, err := agent.New(f.model("m"), agent.WithMemory(&fakeMemory{failSrch: down}))
 	require.NoError(t, err)
 	_, err = a.Chat(t.Context(), "hi")
 	require.ErrorIs(t, err, agent.ErrRecall)
 	require.ErrorIs(t, err, down)
-	assert.Empty(t, f.requests())
+	assert.Empty(t, f.Requests())
 }
 
 func TestChat_OllamaHTTP_RememberFailureKeepsAnswer(t *testing.T) {
-	f := newFakeOllama(t, echo)
+	f := newFakeOllama(t, ollamatest.Echo)
 	down := errors.New("disk full")
 	mem := &fakeMemory{failUpd: down}
 	a, err := agent.New(f.model("m"), agent.WithMemory(mem), agent.WithWriteEachRound())
@@ -344,7 +289,7 @@ func TestChat_OllamaHTTP_RememberFailureKeepsAnswer(t *testing.T) {
 }
 
 func TestChat_OllamaHTTP_StateFileRestart(t *testing.T) {
-	f := newFakeOllama(t, echo)
+	f := newFakeOllama(t, ollamatest.Echo)
 	state := filepath.Join(t.TempDir(), "state.json")
 	tr, err := window.NewTrack()
 	require.NoError(t, err)
@@ -365,7 +310,7 @@ func TestChat_OllamaHTTP_StateFileRestart(t *testing.T) {
 	assert.Equal(t, []string{"first", "second"}, users(b.Window().Rounds()))
 	_, err = b.Chat(t.Context(), "third")
 	require.NoError(t, err)
-	msgs := f.requests()[2].Messages
+	msgs := f.Requests()[2].Messages
 	assert.Contains(t, msgs[0].Content, "Task: plan the migration", "the workflow track came back too")
 	assert.Equal(t, "first", msgs[1].Content, "the conversation continues")
 
@@ -376,7 +321,7 @@ func TestChat_OllamaHTTP_StateFileRestart(t *testing.T) {
 }
 
 func TestChat_OllamaHTTP_Concurrent(t *testing.T) {
-	f := newFakeOllama(t, echo)
+	f := newFakeOllama(t, ollamatest.Echo)
 	w, err := window.New(window.WithMaxRounds(100))
 	require.NoError(t, err)
 	a, err := agent.New(f.model("m"), agent.WithWindow(w))
@@ -399,11 +344,11 @@ func TestChat_OllamaHTTP_Concurrent(t *testing.T) {
 }
 
 func TestPrompt_OllamaHTTP_DryRunCallsNoModel(t *testing.T) {
-	f := newFakeOllama(t, echo)
+	f := newFakeOllama(t, ollamatest.Echo)
 	a, err := agent.New(f.model("m"), agent.WithMemory(&fakeMemory{hits: []memory.Hit{{Text: "fact"}}}))
 	require.NoError(t, err)
 	p, err := a.Prompt(t.Context(), "q")
 	require.NoError(t, err)
 	assert.Equal(t, 1, p.Recalled)
-	assert.Empty(t, f.requests())
+	assert.Empty(t, f.Requests())
 }

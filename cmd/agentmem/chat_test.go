@@ -5,20 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/ollama/ollama/api"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/agent"
+	"github.com/agentmem/agentmem/internal/ollamatest"
 	memstore "github.com/agentmem/agentmem/store"
 )
 
@@ -34,48 +31,12 @@ func execChat(t *testing.T, stdin string, args ...string) (string, string, error
 	return out.String(), errOut.String(), err
 }
 
-// fakeOllamaServer speaks enough of Ollama's API for chat: HEAD / (the
-// heartbeat) and POST /api/chat answering "You said: <input>" as an NDJSON
-// stream. It records the chat requests.
-type fakeOllamaServer struct {
-	mu   sync.Mutex
-	reqs []api.ChatRequest
-}
-
-func startFakeOllama(t *testing.T) *fakeOllamaServer {
-	f := &fakeOllamaServer{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path == "/" && (r.Method == http.MethodHead || r.Method == http.MethodGet):
-			_, _ = w.Write([]byte("Ollama is running"))
-		case r.URL.Path == "/api/chat" && r.Method == http.MethodPost:
-			var req api.ChatRequest
-			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-				http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
-				return
-			}
-			f.mu.Lock()
-			f.reqs = append(f.reqs, req)
-			f.mu.Unlock()
-			enc := json.NewEncoder(w)
-			in := req.Messages[len(req.Messages)-1].Content
-			for _, c := range []string{"You said: ", in} {
-				_ = enc.Encode(api.ChatResponse{Model: req.Model, CreatedAt: time.Now(), Message: api.Message{Role: "assistant", Content: c}})
-			}
-			_ = enc.Encode(api.ChatResponse{Model: req.Model, CreatedAt: time.Now(), Done: true, DoneReason: "stop"})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	t.Setenv("OLLAMA_HOST", srv.URL)
+// startFakeOllama starts ollamatest's server (answering "You said:
+// <input>") and points OLLAMA_HOST at it.
+func startFakeOllama(t *testing.T) *ollamatest.Server {
+	f := ollamatest.New(t, ollamatest.Echo)
+	t.Setenv("OLLAMA_HOST", f.URL)
 	return f
-}
-
-func (f *fakeOllamaServer) requests() []api.ChatRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]api.ChatRequest(nil), f.reqs...)
 }
 
 func TestChatCmd_FakeServer_SessionContinuesAfterRestart(t *testing.T) {
@@ -90,7 +51,7 @@ func TestChatCmd_FakeServer_SessionContinuesAfterRestart(t *testing.T) {
 	out, _, err = execChat(t, "third\n/exit\nnot read\n", "chat", "--store", store, "--model", "m")
 	require.NoError(t, err)
 	assert.Equal(t, "You said: third\n", out)
-	reqs := f.requests()
+	reqs := f.Requests()
 	require.Len(t, reqs, 3)
 	assert.EqualValues(t, 8192+8192/5+2048, reqs[0].Options["num_ctx"], "room for the budget and the answer")
 	msgs := reqs[2].Messages
