@@ -440,9 +440,10 @@ func (m *Memory) handOff() {
 
 // payloadSize is an upper bound of the size of p's log payload
 // (encodeAdd): its strings and vectors plus room for the varints.
-func payloadSize(p *prepared, dim int) int {
+func payloadSize(p *prepared) int {
 	r := &p.rec
-	n := 64 + len(r.ID) + len(r.Namespace) + len(r.Speaker) + len(r.Text) + len(p.chunks)*(4*dim+3*binary.MaxVarintLen64+1)
+	vecBytes, _ := vectorsSize(p.vecs)
+	n := 64 + len(r.ID) + len(r.Namespace) + len(r.Speaker) + len(r.Text) + vecBytes + len(p.chunks)*(3*binary.MaxVarintLen64+1)
 	for _, t := range r.Tags {
 		n += binary.MaxVarintLen64 + len(t)
 	}
@@ -477,7 +478,7 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 		size := 0
 		for _, r := range batch {
 			for i := range r.preps {
-				size += payloadSize(&r.preps[i], m.dim)
+				size += payloadSize(&r.preps[i])
 			}
 		}
 		buf = make([]byte, 0, size)
@@ -730,10 +731,10 @@ func (m *Memory) restore(ctx context.Context, p *parent) error {
 	if err != nil {
 		return err
 	}
-	if typ != recAdd {
+	if !isAdd(typ) {
 		return fmt.Errorf("%w: frame at %d is not an add", ErrCorrupt, p.off)
 	}
-	a, err := decodeAdd(body)
+	a, err := decodeAdd(typ, body)
 	if err != nil {
 		return err
 	}
