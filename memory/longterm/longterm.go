@@ -224,6 +224,10 @@ type prepared struct {
 	rec    Record
 	chunks []chunk.Chunk
 	vecs   [][]float32
+	// terms are the record's indexed text (header and text) tokenized for
+	// the turn index, in the parallel prepare phase, when its namespace's
+	// index is built; nil otherwise (added tokenizes then, if needed).
+	terms []string
 }
 
 // embedBatch is how many child texts go to the embedder in one call.
@@ -348,6 +352,9 @@ func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error 
 	}
 	rec.Tags = slices.Clone(rec.Tags)
 	out.rec = *rec
+	if ti := m.turnIdx(); ti.built(rec.Namespace) {
+		out.terms = ti.tok.Tokens(m.header(&out.rec) + out.rec.Text)
+	}
 	if m.opts.wholeRecord {
 		out.chunks = []chunk.Chunk{{Text: rec.Text, Start: 0, End: len(rec.Text)}}
 		return nil
@@ -645,8 +652,8 @@ func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, 
 	var done chan struct{}
 	ti := m.turnIdx()
 	indexTurns := func() {
-		for _, p := range ps {
-			ti.added(p, m.header(&p.rec))
+		for i, p := range ps {
+			ti.added(p, m.header(&p.rec), preps[i].terms)
 		}
 	}
 	if size >= parallelTurns {
@@ -787,7 +794,7 @@ func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off 
 		}
 	}
 	m.parents[p.rec.ID] = p
-	m.turnIdx().added(p, header)
+	m.turnIdx().added(p, header, nil)
 	return nil
 }
 
