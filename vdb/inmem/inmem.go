@@ -1,7 +1,7 @@
 // Package inmem is agentmem's default vector backend: exact cosine search
 // over vectors held in memory, in pure Go (no cgo).
 //
-// Vectors live row-major in segments of about 2 MiB of float32 (a whole
+// Vectors live row-major in segments of about 8 MiB of float32 (a whole
 // number of scan blocks; no per-vector heap objects), normalised on the way
 // in by [vdb.Normalize], so a search is a sequential scan of inner products
 // feeding a bounded top-k heap. When the
@@ -91,7 +91,7 @@ type Option func(*DB) error
 // WithCapacity reserves room for n vectors up front, so that adding them
 // never reallocates. Use it when the final size is known (for example before
 // adding a corpus); the vectors' memory is then the raw size, rounded up to
-// a whole segment (about 2 MiB) past the first.
+// a whole segment (about 8 MiB) past the first.
 func WithCapacity(n int) Option {
 	return func(db *DB) error {
 		if n < 0 {
@@ -104,8 +104,11 @@ func WithCapacity(n int) Option {
 	}
 }
 
-// segmentFloats is the size a full segment aims at: 2 MiB of float32.
-const segmentFloats = 1 << 19
+// segmentFloats is the size a full segment aims at: 8 MiB of float32, so
+// that three quarters of a segment at least (its 2 MiB-aligned interior)
+// can be backed by transparent huge pages (see adviseHugePages; a 2 MiB
+// segment, not 2 MiB-aligned, would get none).
+const segmentFloats = 1 << 21
 
 // segmentRows returns the rows of a full segment for dimension dim: about
 // segmentFloats, a multiple of blockRows.

@@ -57,10 +57,10 @@ func bruteTop(q []float32, live map[int64][]float32, k int) []int64 {
 // an export/import round trip. Rows already stored never move when the
 // database grows past its first segment.
 func TestSegments(t *testing.T) {
-	const dim = 2048 // a segment is 256 rows
+	const dim = 8192 // a segment is 256 rows
 	seg := inmem.SegmentRows(dim)
 	require.Equal(t, 256, seg)
-	n := 4*seg + 37
+	n := 2*seg + 37
 	r := rand.New(rand.NewPCG(3, 4))
 	vs := vecs(r, n, dim)
 	qs := vecs(r, 5, dim)
