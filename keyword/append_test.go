@@ -82,3 +82,23 @@ func TestWithdrawUndoesAppend(t *testing.T) {
 	_, n1 := ix.Terms(1)
 	assert.InDelta(t, float64(n1)/2, ix.Stats().AvgLength, 1e-12, "only document 1's terms are left")
 }
+
+func TestAddTokensAndAppendTokensIndexAsAddAndAppend(t *testing.T) {
+	texts := []string{"the dog learned a trick", "花生过敏 and peanut allergy", "Deploy error E1234 at 7pm", "dog food prices"}
+	byText := keyword.NewIndex(nil)
+	byTokens := keyword.NewIndex(nil)
+	tok := byTokens.Tokenizer()
+	var ids []int64
+	for i, text := range texts {
+		id := int64(i)
+		ids = append(ids, id)
+		byText.Add(id, text)
+		byTokens.AddTokens(id, tok.Tokens(text))
+		byText.Append(100, text)
+		byTokens.AppendTokens(100, tok.Tokens(text))
+	}
+	sameIndex(t, byText, byTokens, append(ids, 100), "dog trick", "peanut 过敏", "e1234", "prices")
+	byText.Withdraw(100, texts[0])
+	byTokens.Withdraw(100, texts[0])
+	sameIndex(t, byText, byTokens, append(ids, 100), "dog trick", "learned")
+}

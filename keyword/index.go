@@ -148,6 +148,17 @@ func (ix *Index) Add(id int64, text string) {
 	ix.addTokens(id, toks)
 }
 
+// AddTokens is [Index.Add] for a text already tokenized: toks must be
+// what the index's tokenizer returns for the text (its Tokens). A caller
+// that tokenizes elsewhere, for example on several goroutines before
+// taking a lock of its own, indexes with AddTokens what Add would. The
+// index keeps the terms, not the slice.
+func (ix *Index) AddTokens(id int64, toks []string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.addTokens(id, toks)
+}
+
 // addTokens indexes toks under id; ix.mu is held.
 func (ix *Index) addTokens(id int64, toks []string) {
 	ix.delete(id)
@@ -536,7 +547,13 @@ func topK(cands []Result, k int) []Result {
 // the document already is, so a document that grows by pieces (all the
 // turns of a conversation) stays cheap to keep.
 func (ix *Index) Append(id int64, text string) {
-	toks := ix.tok.Tokens(text)
+	ix.AppendTokens(id, ix.tok.Tokens(text))
+}
+
+// AppendTokens is [Index.Append] for a text already tokenized: toks must
+// be what the index's tokenizer returns for the text (see
+// [Index.AddTokens]).
+func (ix *Index) AppendTokens(id int64, toks []string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	slot, ok := ix.slots[id]

@@ -81,11 +81,20 @@ func ReadLogFormat(dir string) (int, error) {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Record types inside a payload.
+// Record types inside a payload. recAdd and recAddSparse are the same
+// record (an added record with its children and their vectors) and differ
+// only in how the vectors are written: recAdd as dim float32s per child,
+// recAddSparse as each child's non-zero entries (see encodeAdd). A reader
+// of either gets the same addRecord.
 const (
-	recAdd    byte = 1
-	recForget byte = 2
+	recAdd       byte = 1
+	recForget    byte = 2
+	recAddSparse byte = 3
 )
+
+// isAdd reports whether typ is an added record's type, in either vector
+// encoding.
+func isAdd(typ byte) bool { return typ == recAdd || typ == recAddSparse }
 
 // logFile is an open log positioned at its end. It is not safe for concurrent
 // use; Memory serialises access with its write lock.
@@ -529,14 +538,26 @@ type addRecord struct {
 	vecs     []float32 // len(children)*dim, child-major
 }
 
-// encodeAdd appends the payload of a recAdd frame to dst.
+// encodeAdd appends the payload of an added record to dst. Its vectors are
+// written dense (recAdd: dim little-endian float32s per child) or, when at
+// most half of their entries are non-zero, sparse (recAddSparse): per child
+// the number of non-zero entries, then each as the uvarint gap from the
+// previous one's index (+1; the first one's gap is its index) and its
+// float32 bits. Entries whose bits are zero (+0) are left out, so the
+// encoding is lossless (-0 is kept as non-zero). The hash embedder's
+// vectors (512 entries, ~40 non-zero) take ~220 bytes instead of 2 KB.
 func encodeAdd(dst []byte, rec *Record, children []logChild, dim int, vecs [][]float32) []byte {
+	vecBytes, sparse := vectorsSize(vecs)
 	// Room for the whole payload at once (child spans estimated): an
 	// 8 MiB record has ~170k children, and growing dst append by append
 	// spent 40% of its Add copying the vectors from one buffer to the next.
 	dst = slices.Grow(dst, 64+recordBytes(rec)+len(rec.Tags)*binary.MaxVarintLen64+
-		len(children)*(1+3*binary.MaxVarintLen32)+len(vecs)*dim*4)
-	dst = append(dst, recAdd)
+		len(children)*(1+3*binary.MaxVarintLen32)+vecBytes)
+	if sparse {
+		dst = append(dst, recAddSparse)
+	} else {
+		dst = append(dst, recAdd)
+	}
 	dst = appendString(dst, rec.ID)
 	dst = appendString(dst, rec.Namespace)
 	dst = appendString(dst, rec.Speaker)
@@ -565,12 +586,51 @@ func encodeAdd(dst []byte, rec *Record, children []logChild, dim int, vecs [][]f
 		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(dim))
+	if !sparse {
+		for _, v := range vecs {
+			for _, x := range v {
+				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(x))
+			}
+		}
+		return dst
+	}
 	for _, v := range vecs {
+		n := 0
 		for _, x := range v {
-			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(x))
+			if math.Float32bits(x) != 0 {
+				n++
+			}
+		}
+		dst = binary.AppendUvarint(dst, uint64(n))
+		next := 0 // the index the next gap counts from
+		for i, x := range v {
+			if b := math.Float32bits(x); b != 0 {
+				dst = binary.AppendUvarint(dst, uint64(i-next))
+				dst = binary.LittleEndian.AppendUint32(dst, b)
+				next = i + 1
+			}
 		}
 	}
 	return dst
+}
+
+// vectorsSize returns an upper bound of the bytes encodeAdd writes for
+// vecs, and whether it writes them sparse: when at most half of their
+// entries are non-zero.
+func vectorsSize(vecs [][]float32) (size int, sparse bool) {
+	nnz, total := 0, 0
+	for _, v := range vecs {
+		total += len(v)
+		for _, x := range v {
+			if math.Float32bits(x) != 0 {
+				nnz++
+			}
+		}
+	}
+	if total == 0 || 2*nnz > total {
+		return total * 4, false
+	}
+	return len(vecs)*binary.MaxVarintLen32 + nnz*(4+binary.MaxVarintLen32), true
 }
 
 func encodeForget(dst []byte, id string) []byte {
@@ -656,9 +716,9 @@ func (d *decoder) count(min int) int {
 	return int(n)
 }
 
-// decodeAdd decodes the payload of a recAdd frame (after its type byte).
-// The decoded strings do not alias p.
-func decodeAdd(p []byte) (*addRecord, error) {
+// decodeAdd decodes the payload of a recAdd or recAddSparse frame (after
+// its type byte, typ). The decoded strings do not alias p.
+func decodeAdd(typ byte, p []byte) (*addRecord, error) {
 	d := &decoder{b: p}
 	a := &addRecord{}
 	a.rec.ID = d.string()
@@ -698,6 +758,16 @@ func decodeAdd(p []byte) (*addRecord, error) {
 		}
 	}
 	a.dim = int(d.uvarint())
+	if typ == recAddSparse {
+		a.vecs = d.sparseVectors(nc, a.dim)
+		if d.err == nil && len(d.b) != 0 {
+			d.err = fmt.Errorf("vectors: %d bytes after %d sparse children", len(d.b), nc)
+		}
+		if d.err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+		}
+		return a, nil
+	}
 	if d.err == nil && a.dim*nc*4 != len(d.b) {
 		d.err = fmt.Errorf("vectors: %d bytes for %d children of dim %d", len(d.b), nc, a.dim)
 	}
@@ -711,13 +781,46 @@ func decodeAdd(p []byte) (*addRecord, error) {
 	return a, nil
 }
 
+// sparseVectors reads nc sparse vectors of dim entries (see encodeAdd)
+// into one child-major slice.
+func (d *decoder) sparseVectors(nc, dim int) []float32 {
+	// nc is bounded by the record's size (count checked it); the vectors
+	// are bounded as the dense encoding bounds them, by what a frame holds.
+	if d.err == nil && (dim > maxPayload/4 || nc*dim > maxPayload/4) {
+		d.err = fmt.Errorf("vectors: %d children of dim %d", nc, dim)
+	}
+	if d.err != nil {
+		return nil
+	}
+	vecs := make([]float32, nc*dim)
+	for c := range nc {
+		n := d.count(5)
+		v := vecs[c*dim : (c+1)*dim]
+		next := uint64(0)
+		for range n {
+			i := next + d.uvarint()
+			b := d.bytes(4)
+			if d.err != nil {
+				return nil
+			}
+			if i >= uint64(dim) {
+				d.err = fmt.Errorf("vector %d: entry %d outside dim %d", c, i, dim)
+				return nil
+			}
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b))
+			next = i + 1
+		}
+	}
+	return vecs
+}
+
 // decodeRecord splits a payload into its type and body.
 func decodeRecord(p []byte) (byte, []byte, error) {
 	if len(p) == 0 {
 		return 0, nil, fmt.Errorf("%w: empty record", ErrCorrupt)
 	}
 	switch p[0] {
-	case recAdd, recForget:
+	case recAdd, recAddSparse, recForget:
 		return p[0], p[1:], nil
 	}
 	return 0, nil, fmt.Errorf("%w: unknown record type %d", ErrCorrupt, p[0])

@@ -224,6 +224,10 @@ type prepared struct {
 	rec    Record
 	chunks []chunk.Chunk
 	vecs   [][]float32
+	// terms are the record's indexed text (header and text) tokenized for
+	// the turn index, in the parallel prepare phase, when its namespace's
+	// index is built; nil otherwise (added tokenizes then, if needed).
+	terms []string
 }
 
 // embedBatch is how many child texts go to the embedder in one call.
@@ -348,6 +352,9 @@ func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error 
 	}
 	rec.Tags = slices.Clone(rec.Tags)
 	out.rec = *rec
+	if ti := m.turnIdx(); ti.built(rec.Namespace) {
+		out.terms = ti.tok.Tokens(m.header(&out.rec) + out.rec.Text)
+	}
 	if m.opts.wholeRecord {
 		out.chunks = []chunk.Chunk{{Text: rec.Text, Start: 0, End: len(rec.Text)}}
 		return nil
@@ -440,9 +447,10 @@ func (m *Memory) handOff() {
 
 // payloadSize is an upper bound of the size of p's log payload
 // (encodeAdd): its strings and vectors plus room for the varints.
-func payloadSize(p *prepared, dim int) int {
+func payloadSize(p *prepared) int {
 	r := &p.rec
-	n := 64 + len(r.ID) + len(r.Namespace) + len(r.Speaker) + len(r.Text) + len(p.chunks)*(4*dim+3*binary.MaxVarintLen64+1)
+	vecBytes, _ := vectorsSize(p.vecs)
+	n := 64 + len(r.ID) + len(r.Namespace) + len(r.Speaker) + len(r.Text) + vecBytes + len(p.chunks)*(3*binary.MaxVarintLen64+1)
 	for _, t := range r.Tags {
 		n += binary.MaxVarintLen64 + len(t)
 	}
@@ -477,7 +485,7 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 		size := 0
 		for _, r := range batch {
 			for i := range r.preps {
-				size += payloadSize(&r.preps[i], m.dim)
+				size += payloadSize(&r.preps[i])
 			}
 		}
 		buf = make([]byte, 0, size)
@@ -644,8 +652,8 @@ func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, 
 	var done chan struct{}
 	ti := m.turnIdx()
 	indexTurns := func() {
-		for _, p := range ps {
-			ti.added(p, m.header(&p.rec))
+		for i, p := range ps {
+			ti.added(p, m.header(&p.rec), preps[i].terms)
 		}
 	}
 	if size >= parallelTurns {
@@ -730,10 +738,10 @@ func (m *Memory) restore(ctx context.Context, p *parent) error {
 	if err != nil {
 		return err
 	}
-	if typ != recAdd {
+	if !isAdd(typ) {
 		return fmt.Errorf("%w: frame at %d is not an add", ErrCorrupt, p.off)
 	}
-	a, err := decodeAdd(body)
+	a, err := decodeAdd(typ, body)
 	if err != nil {
 		return err
 	}
@@ -786,7 +794,7 @@ func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off 
 		}
 	}
 	m.parents[p.rec.ID] = p
-	m.turnIdx().added(p, header)
+	m.turnIdx().added(p, header, nil)
 	return nil
 }
 

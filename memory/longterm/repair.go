@@ -79,7 +79,7 @@ func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 			delete(live, id)
 			return nil
 		}
-		a, err := decodeAdd(body)
+		a, err := decodeAdd(typ, body)
 		if err != nil {
 			return err
 		}
@@ -431,8 +431,8 @@ func salvageFrames(data []byte, version uint16, dim int) salvaged {
 		if err != nil {
 			return nil
 		}
-		if typ == recAdd {
-			if a, err := decodeAdd(body); err != nil || a.dim != dim {
+		if isAdd(typ) {
+			if a, err := decodeAdd(typ, body); err != nil || a.dim != dim {
 				return nil
 			}
 		} else if _, err := decodeForget(body); err != nil {

@@ -439,8 +439,8 @@ func (m *Memory) replay(ctx context.Context, off int64, p []byte) error {
 		return err
 	}
 	switch typ {
-	case recAdd:
-		a, err := decodeAdd(body)
+	case recAdd, recAddSparse:
+		a, err := decodeAdd(typ, body)
 		if err != nil {
 			return err
 		}
@@ -631,10 +631,10 @@ func (m *Memory) loadParents(path string) error {
 			break
 		}
 		typ, b, err := decodeRecord(rec)
-		if err != nil || typ != recAdd {
+		if err != nil || !isAdd(typ) {
 			return fmt.Errorf("%s: record %d: bad type", path, i)
 		}
-		a, err := decodeAdd(b)
+		a, err := decodeAdd(typ, b)
 		if err != nil {
 			return fmt.Errorf("%s: record %d: %w", path, i, err)
 		}

@@ -86,7 +86,7 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 		episodeOf: map[int64]int64{}, episodeLen: map[int64]int{},
 	}
 	for _, p := range ps {
-		n.add(ti.tok, p, m.header(&p.rec))
+		n.add(ti.tok, p, m.header(&p.rec), nil)
 	}
 	ti.ns[ns] = n
 	return n
@@ -113,13 +113,22 @@ func firstChild(p *parent) int64 {
 	return p.children[0].id
 }
 
+// built reports whether namespace ns's index is built, so that a record
+// added to it will be indexed at once (added).
+func (ti *turnIndex) built(ns string) bool {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	return ti.ns[ns] != nil
+}
+
 // added indexes p if its namespace's index is built (otherwise the build
-// will). m.mu must be held for writing.
-func (ti *turnIndex) added(p *parent, header string) {
+// will). terms, if not nil, are ti.tok's tokens of header+p.rec.Text,
+// tokenized beforehand. m.mu must be held for writing.
+func (ti *turnIndex) added(p *parent, header string, terms []string) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	if n := ti.ns[p.rec.Namespace]; n != nil {
-		n.add(ti.tok, p, header)
+		n.add(ti.tok, p, header, terms)
 	}
 }
 
@@ -177,12 +186,18 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string) {
+// add indexes p, whose indexed text is header+p.rec.Text; terms are that
+// text's tokens, or nil to tokenize it here (once, for the record's own
+// document and for its episode's).
+func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string, terms []string) {
+	if terms == nil {
+		terms = tok.Tokens(header + p.rec.Text)
+	}
 	id := n.next
 	n.next++
 	n.ids[p] = id
 	n.parents[id] = p
-	n.text.Add(id, header+p.rec.Text)
+	n.text.AddTokens(id, terms)
 	ep := int64(-1)
 	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
 		if lid, ok := n.ids[l]; ok {
@@ -196,7 +211,7 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string) {
 	}
 	n.episodeOf[id] = ep
 	n.episodeLen[ep]++
-	n.episodes.Append(ep, header+p.rec.Text)
+	n.episodes.AppendTokens(ep, terms)
 	n.last = p
 	if s := p.rec.Speaker; s != "" {
 		if n.speakers[s] == 0 {

@@ -23,7 +23,7 @@ func SetGeneric() (restore func()) {
 func (db *DB) Cap() int {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
-	return min(cap(db.ids), cap(db.data)/db.dim)
+	return min(cap(db.ids), db.rowCap())
 }
 
 // SetPortableIO makes Export and Import encode element by element, as they
@@ -43,3 +43,14 @@ func (db *DB) ResetRescored() { db.rescored.Store(0) }
 
 // AdviseHugePages is adviseHugePages, for the bandwidth benchmark's buffer.
 func AdviseHugePages(s []float32) { adviseHugePages(s) }
+
+// SegmentRows is the number of rows of a full segment at dimension dim.
+func SegmentRows(dim int) int { return segmentRows(dim) }
+
+// RowAddr is the address of row r's first float, to see whether growth
+// moved it.
+func (db *DB) RowAddr(r int) *float32 {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return &db.row(r)[0]
+}

@@ -1,9 +1,10 @@
 // Package inmem is agentmem's default vector backend: exact cosine search
 // over vectors held in memory, in pure Go (no cgo).
 //
-// All vectors live in one contiguous row-major []float32 (no per-vector heap
-// objects), normalised on the way in by [vdb.Normalize], so a search is one
-// sequential scan of inner products feeding a bounded top-k heap. When the
+// Vectors live row-major in segments of about 8 MiB of float32 (a whole
+// number of scan blocks; no per-vector heap objects), normalised on the way
+// in by [vdb.Normalize], so a search is a sequential scan of inner products
+// feeding a bounded top-k heap. When the
 // database is large the scan is split across GOMAXPROCS goroutines, each with
 // its own heap, merged at the end. On amd64 with AVX2 and FMA the inner
 // products use an assembly kernel (four rows per pass, eight accumulators);
@@ -17,10 +18,13 @@
 // bound could still reach the current k-th score, so its results are
 // identical to the plain scan's (see encodeQuery for the proof).
 //
-// Deleting moves the last row into the hole. The backing array grows by
-// doubling while small and by a sixteenth once past 64 MiB, so the heap stays
-// within about 6% of the raw vector size (see [WithCapacity] to avoid growth
-// altogether).
+// Deleting moves the last row into the hole. A database smaller than one
+// segment keeps its vectors in a single array that grows by doubling; past
+// that, growing adds a segment and never copies the vectors already stored,
+// and the heap stays within one segment of the raw vector size (see
+// [WithCapacity] to allocate up front). The ids, and the codes of
+// [WithCodes], are arrays that grow by doubling while small and by a
+// sixteenth once past 64 MiB.
 //
 // [DB] implements [vdb.VectorDatabase] and the optional [vdb.Persister]
 // (a versioned binary stream with CRC-32C checksums, written and read in large
@@ -56,9 +60,18 @@ type DB struct {
 
 	codes Codes // compressed codes kept beside data (WithCodes)
 
-	mu     sync.RWMutex // guards everything below
-	data   []float32    // row-major, len(data) == len(ids)*dim
-	ids    []int64      // row → ID
+	// segRows is the number of rows of a full segment: a multiple of
+	// blockRows, so that a scan block never straddles two segments.
+	segRows int
+
+	mu sync.RWMutex // guards everything below
+	// segs hold the rows, row r at segs[r/segRows][(r%segRows)*dim:]:
+	// segment s has len min(max(len(ids)-s*segRows, 0), segRows)*dim.
+	// Segments after the last row's are spare capacity. While the
+	// database fits one segment, segs[0] may have less capacity than a
+	// full one (it grows by doubling); every other segment has a full one.
+	segs   [][]float32
+	ids    []int64 // row → ID
 	rows   map[int64]int
 	closed bool
 	// With codes == Int8: code is row-major like data, one int8 per
@@ -77,18 +90,30 @@ type Option func(*DB) error
 
 // WithCapacity reserves room for n vectors up front, so that adding them
 // never reallocates. Use it when the final size is known (for example before
-// adding a corpus); the backing array is then exactly the raw size.
+// adding a corpus); the vectors' memory is then the raw size, rounded up to
+// a whole segment (about 8 MiB) past the first.
 func WithCapacity(n int) Option {
 	return func(db *DB) error {
 		if n < 0 {
 			return fmt.Errorf("inmem: capacity %d is negative", n)
 		}
-		db.data = make([]float32, 0, n*db.dim)
-		adviseHugePages(db.data)
+		db.growRows(n)
 		db.ids = make([]int64, 0, n)
 		db.rows = make(map[int64]int, n)
 		return nil
 	}
+}
+
+// segmentFloats is the size a full segment aims at: 8 MiB of float32, so
+// that three quarters of a segment at least (its 2 MiB-aligned interior)
+// can be backed by transparent huge pages (see adviseHugePages; a 2 MiB
+// segment, not 2 MiB-aligned, would get none).
+const segmentFloats = 1 << 21
+
+// segmentRows returns the rows of a full segment for dimension dim: about
+// segmentFloats, a multiple of blockRows.
+func segmentRows(dim int) int {
+	return max(blockRows, segmentFloats/dim/blockRows*blockRows)
 }
 
 // WithWorkers sets how many goroutines one large search uses. The default is
@@ -110,6 +135,7 @@ func New(dim int, opts ...Option) (*DB, error) {
 	}
 	db := &DB{
 		dim:         dim,
+		segRows:     segmentRows(dim),
 		workers:     runtime.GOMAXPROCS(0),
 		parallelMin: 1 << 17,
 		rows:        map[int64]int{},
@@ -143,7 +169,7 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.closed = true
-	db.data, db.ids, db.rows = nil, nil, nil
+	db.segs, db.ids, db.rows = nil, nil, nil
 	db.code, db.meta = nil, nil
 	return nil
 }
@@ -185,7 +211,8 @@ func (db *DB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 		if !ok {
 			r = len(db.ids)
 			db.ids = append(db.ids, id)
-			db.data = db.data[:len(db.data)+d]
+			s := r / db.segRows
+			db.segs[s] = db.segs[s][:len(db.segs[s])+d]
 			if db.codes != NoCodes {
 				db.code = db.code[:len(db.code)+d]
 				db.meta = db.meta[:len(db.meta)+1]
@@ -195,7 +222,7 @@ func (db *DB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 		// Cannot fail after CheckVector, unless the caller mutates vecs
 		// concurrently, which is a data race on their side. (Rows already
 		// written stay, with their codes, as after a partial batch.)
-		if err := vdb.Normalize(db.data[r*d:(r+1)*d], vecs[i]); err != nil {
+		if err := vdb.Normalize(db.row(r), vecs[i]); err != nil {
 			db.encode(r) // keep the code in step with whatever was written
 			return fmt.Errorf("inmem: vecs[%d] changed during Add: %w", i, err)
 		}
@@ -227,7 +254,7 @@ func (db *DB) Delete(ctx context.Context, ids ...int64) (int, error) {
 		delete(db.rows, id)
 		last := len(db.ids) - 1
 		if r != last {
-			copy(db.data[r*d:(r+1)*d], db.data[last*d:(last+1)*d])
+			copy(db.row(r), db.row(last))
 			if db.codes != NoCodes {
 				copy(db.code[r*d:(r+1)*d], db.code[last*d:(last+1)*d])
 				db.meta[r] = db.meta[last]
@@ -237,7 +264,8 @@ func (db *DB) Delete(ctx context.Context, ids ...int64) (int, error) {
 			db.rows[moved] = r
 		}
 		db.ids = db.ids[:last]
-		db.data = db.data[:last*d]
+		s := last / db.segRows
+		db.segs[s] = db.segs[s][:len(db.segs[s])-d]
 		if db.codes != NoCodes {
 			db.code = db.code[:last*d]
 			db.meta = db.meta[:last]
@@ -257,12 +285,75 @@ const (
 	minRows   = 64
 )
 
+// row returns row r's vector. Callers hold mu.
+func (db *DB) row(r int) []float32 {
+	off := (r % db.segRows) * db.dim
+	return db.segs[r/db.segRows][off : off+db.dim : off+db.dim]
+}
+
+// rowRange returns rows [lo, hi), which lie in one segment, as one slice.
+// Callers hold mu.
+func (db *DB) rowRange(lo, hi int) []float32 {
+	base := lo / db.segRows * db.segRows
+	return db.segs[lo/db.segRows][(lo-base)*db.dim : (hi-base)*db.dim]
+}
+
+// rowCap is the number of rows the segments have room for.
+func (db *DB) rowCap() int {
+	n := len(db.segs)
+	if n == 0 {
+		return 0
+	}
+	return (n-1)*db.segRows + cap(db.segs[n-1])/db.dim
+}
+
+// growRows makes room in the segments for at least need rows: by doubling
+// the first segment while need fits one (at most a segment's worth of
+// copying), else by completing the first segment and adding full ones,
+// which copies nothing. Callers hold mu (or own db).
+func (db *DB) growRows(need int) {
+	if need <= db.rowCap() {
+		return
+	}
+	d := db.dim
+	if need <= db.segRows {
+		c := minRows
+		if len(db.segs) > 0 {
+			c = max(c, cap(db.segs[0])/d)
+		}
+		for c < need {
+			c *= 2
+		}
+		c = min(c, db.segRows)
+		if len(db.segs) == 0 {
+			db.segs = [][]float32{newSegment(0, c*d)}
+		} else {
+			db.segs[0] = regrow(db.segs[0], c*d, true)
+		}
+		return
+	}
+	if len(db.segs) == 0 {
+		db.segs = [][]float32{newSegment(0, db.segRows*d)}
+	} else if cap(db.segs[0]) < db.segRows*d {
+		db.segs[0] = regrow(db.segs[0], db.segRows*d, true)
+	}
+	for db.rowCap() < need {
+		db.segs = append(db.segs, newSegment(0, db.segRows*d))
+	}
+}
+
+// newSegment returns a segment of length n and capacity c, advised for
+// huge pages.
+func newSegment(n, c int) []float32 {
+	s := make([]float32, n, c)
+	adviseHugePages(s)
+	return s
+}
+
 // reserve makes room for at least need rows. Callers hold mu.
 func (db *DB) reserve(need int) {
+	db.growRows(need)
 	have := cap(db.ids)
-	if c := cap(db.data) / db.dim; c < have {
-		have = c
-	}
 	if need <= have {
 		return
 	}
@@ -281,16 +372,28 @@ func (db *DB) reserve(need int) {
 	db.resize(c)
 }
 
-// shrink gives memory back after many deletes. Callers hold mu.
+// shrink gives memory back after many deletes: segments past the one after
+// the last row's are dropped, and a database back within one segment gets
+// a first segment of its size. Callers hold mu.
 func (db *DB) shrink() {
 	n := len(db.ids)
+	if keep := n/db.segRows + 2; len(db.segs) > keep {
+		clear(db.segs[keep:])
+		db.segs = db.segs[:keep]
+	}
 	if c := cap(db.ids); c > minRows && n < c/4 {
 		db.resize(max(n+n/8, minRows))
 	}
+	if n <= db.segRows/4 && len(db.segs) > 0 {
+		if c := cap(db.segs[0]) / db.dim; c > minRows && n < c/4 {
+			db.segs = [][]float32{regrow(db.segs[0], max(n+n/8, minRows)*db.dim, true)}
+		}
+	}
 }
 
+// resize sets the capacity of the ids (and codes) to rows. Callers hold
+// mu.
 func (db *DB) resize(rows int) {
-	db.data = regrow(db.data, rows*db.dim, true)
 	db.ids = regrow(db.ids, rows, false)
 	if db.codes != NoCodes {
 		db.code = regrow(db.code, rows*db.dim, true)
@@ -315,16 +418,15 @@ func (db *DB) encode(r int) {
 		return
 	}
 	d := db.dim
-	db.meta[r] = encodeRow(db.code[r*d:(r+1)*d], db.data[r*d:(r+1)*d])
+	db.meta[r] = encodeRow(db.code[r*d:(r+1)*d], db.row(r))
 }
 
-// encodeAll computes the codes of every row of data (Import), splitting the
-// work across workers.
-func encodeAll(codes Codes, d, workers int, data []float32) ([]int8, []rowMeta) {
+// encodeAll computes the codes of the n rows of a database (Import), row(r)
+// being row r's vector, splitting the work across workers.
+func encodeAll(codes Codes, d, workers, n int, row func(int) []float32) ([]int8, []rowMeta) {
 	if codes == NoCodes {
 		return nil, nil
 	}
-	n := len(data) / d
 	code := make([]int8, n*d)
 	adviseHugePages(code)
 	meta := make([]rowMeta, n)
@@ -334,7 +436,7 @@ func encodeAll(codes Codes, d, workers int, data []float32) ([]int8, []rowMeta) 
 		lo, hi := n*i/w, n*(i+1)/w
 		wg.Go(func() {
 			for r := lo; r < hi; r++ {
-				meta[r] = encodeRow(code[r*d:(r+1)*d], data[r*d:(r+1)*d])
+				meta[r] = encodeRow(code[r*d:(r+1)*d], row(r))
 			}
 		})
 	}

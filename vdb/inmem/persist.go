@@ -67,10 +67,12 @@ func (db *DB) Export(ctx context.Context, w io.Writer) error {
 	}); err != nil {
 		return fmt.Errorf("inmem: export: %w", err)
 	}
-	if err := writeChunks(ctx, write, len(db.data)*4, func(lo, hi int) []byte {
-		return float32Bytes(db.data[lo/4:hi/4], &scratch)
-	}); err != nil {
-		return fmt.Errorf("inmem: export: %w", err)
+	for _, seg := range db.segs {
+		if err := writeChunks(ctx, write, len(seg)*4, func(lo, hi int) []byte {
+			return float32Bytes(seg[lo/4:hi/4], &scratch)
+		}); err != nil {
+			return fmt.Errorf("inmem: export: %w", err)
+		}
 	}
 	var t [4]byte
 	binary.LittleEndian.PutUint32(t[:], crc)
@@ -147,19 +149,22 @@ func (db *DB) Import(ctx context.Context, r io.Reader) error {
 	if closed {
 		return vdb.ErrClosed
 	}
-	ids, data, rows, err := db.read(ctx, r)
+	ids, segs, rows, err := db.read(ctx, r)
 	if err != nil {
 		return fmt.Errorf("inmem: import: %w", err)
 	}
 	// The stream holds no codes (its format does not depend on
 	// WithCodes): recompute them.
-	code, meta := encodeAll(db.codes, db.dim, db.workers, data)
+	code, meta := encodeAll(db.codes, db.dim, db.workers, len(ids), func(r int) []float32 {
+		off := (r % db.segRows) * db.dim
+		return segs[r/db.segRows][off : off+db.dim]
+	})
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
 		return vdb.ErrClosed
 	}
-	db.ids, db.data, db.rows = ids, data, rows
+	db.ids, db.segs, db.rows = ids, segs, rows
 	db.code, db.meta = code, meta
 	return nil
 }
@@ -179,7 +184,9 @@ func readFull(r io.Reader, b []byte, what string) error {
 	return nil
 }
 
-func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, []float32, map[int64]int, error) {
+// read reads and checks a stream: its ids, the rows in segments (as
+// db.segs holds them) and the id → row map.
+func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, [][]float32, map[int64]int, error) {
 	var h [headerSize]byte
 	if err := readFull(r, h[:12], "header"); err != nil {
 		return nil, nil, nil, err
@@ -206,8 +213,14 @@ func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, []float32, map[in
 	n := int(count)
 	// The header CRC has vouched for count, so allocate exactly once.
 	ids := make([]int64, n)
-	data := make([]float32, n*db.dim)
-	adviseHugePages(data)
+	var segs [][]float32
+	if n <= db.segRows {
+		segs = [][]float32{newSegment(n*db.dim, n*db.dim)}
+	} else {
+		for lo := 0; lo < n; lo += db.segRows {
+			segs = append(segs, newSegment(min(db.segRows, n-lo)*db.dim, db.segRows*db.dim))
+		}
+	}
 	crc := uint32(0)
 	var scratch []byte
 	readChunks := func(nbytes int, view func(lo, hi int) []byte, decode func(lo int, b []byte)) error {
@@ -242,15 +255,17 @@ func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, []float32, map[in
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	err = readChunks(n*db.dim*4, func(lo, hi int) []byte {
-		return float32Bytes(data[lo/4:hi/4], &scratch)
-	}, func(lo int, b []byte) {
-		for i := 0; i < len(b); i += 4 {
-			data[(lo+i)/4] = math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
+	for _, seg := range segs {
+		err = readChunks(len(seg)*4, func(lo, hi int) []byte {
+			return float32Bytes(seg[lo/4:hi/4], &scratch)
+		}, func(lo int, b []byte) {
+			for i := 0; i < len(b); i += 4 {
+				seg[(lo+i)/4] = math.Float32frombits(binary.LittleEndian.Uint32(b[i:]))
+			}
+		})
+		if err != nil {
+			return nil, nil, nil, err
 		}
-	})
-	if err != nil {
-		return nil, nil, nil, err
 	}
 	var t [4]byte
 	if err := readFull(r, t[:], "checksum"); err != nil {
@@ -269,5 +284,5 @@ func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, []float32, map[in
 		}
 		rows[id] = i
 	}
-	return ids, data, rows, nil
+	return ids, segs, rows, nil
 }

@@ -194,11 +194,10 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 // that query's top-k. A batch of queries runs over each block while it is in
 // cache.
 func (db *DB) scanRange(qs [][]float32, lo, hi int, tops []topK) {
-	d := db.dim
 	var scores, scores1 [blockRows]float32
 	for r := lo; r < hi; r += blockRows {
 		end := min(r+blockRows, hi)
-		rows := db.data[r*d : end*d]
+		rows := db.rowRange(r, end)
 		ids := db.ids[r:end]
 		s, s1 := scores[:end-r], scores1[:end-r]
 		j := 0
@@ -237,7 +236,7 @@ func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, qus [][]uint8, lo, hi 
 				continue
 			}
 			row := r + i
-			dotRows(one[:], qs[j], db.data[row*d:(row+1)*d])
+			dotRows(one[:], qs[j], db.row(row))
 			rescored++
 			if one[0] >= t.floor {
 				t.offer(vdb.Result{ID: db.ids[row], Score: one[0]})
