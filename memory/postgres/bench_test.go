@@ -47,6 +47,29 @@ func benchRecords(n int) []memory.Record {
 	return recs
 }
 
+// benchN is AGENTMEM_BENCH_N, the benchmarks' number of records (default
+// 10,000).
+func benchN(b *testing.B) int {
+	n := 10000
+	if v := os.Getenv("AGENTMEM_BENCH_N"); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(b, err)
+	}
+	return n
+}
+
+// benchQueries draws 200 queries of 3 words from recs.
+func benchQueries(recs []memory.Record) []string {
+	r := rand.New(rand.NewPCG(3, 4))
+	queries := make([]string, 200)
+	for i := range queries {
+		words := strings.Fields(recs[r.IntN(len(recs))].Text)
+		queries[i] = strings.Join([]string{words[r.IntN(len(words))], words[r.IntN(len(words))], words[r.IntN(len(words))]}, " ")
+	}
+	return queries
+}
+
 type benchStore interface {
 	AddBatch(context.Context, []memory.Record) ([]string, error)
 	Query(context.Context, memory.Query) ([]memory.Hit, error)
@@ -61,19 +84,9 @@ type benchStore interface {
 // store without it, which builds the index over the loaded chunks
 // (index-build-s, not in the ingest rate), and queries through it.
 func BenchmarkStores(b *testing.B) {
-	n := 10000
-	if v := os.Getenv("AGENTMEM_BENCH_N"); v != "" {
-		var err error
-		n, err = strconv.Atoi(v)
-		require.NoError(b, err)
-	}
+	n := benchN(b)
 	recs := benchRecords(n)
-	r := rand.New(rand.NewPCG(3, 4))
-	queries := make([]string, 200)
-	for i := range queries {
-		words := strings.Fields(recs[r.IntN(n)].Text)
-		queries[i] = strings.Join([]string{words[r.IntN(len(words))], words[r.IntN(len(words))], words[r.IntN(len(words))]}, " ")
-	}
+	queries := benchQueries(recs)
 	ctx := context.Background()
 	emb := hashEmb(b, 512)
 	openPG := func(b *testing.B, url string) benchStore {
@@ -135,5 +148,50 @@ func BenchmarkStores(b *testing.B) {
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 			}
 		})
+	}
+}
+
+// BenchmarkEpisodes measures what the keyword path's episode step costs a
+// query: AGENTMEM_BENCH_N records (default 10,000) in conversations of 20
+// (a day apart), keyword-only queries of 3 words drawn from stored
+// records, each run with the default episode weight and with episodes off
+// (WithEpisodeWeight(0)), one after the other on one store so that the
+// load of a shared machine weighs on both alike. It reports each one's
+// p50 and the p50 of the per-query difference.
+func BenchmarkEpisodes(b *testing.B) {
+	n := benchN(b)
+	recs := benchRecords(n)
+	for i := range recs {
+		recs[i].Time = recs[i].Time.Add(time.Duration(i/20) * 24 * time.Hour)
+	}
+	queries := benchQueries(recs)
+	ctx := context.Background()
+	url := storeURL(b, "exact", "1")
+	on := open(b, url)
+	for i := 0; i < n; i += 500 {
+		_, err := on.AddBatch(ctx, recs[i:min(i+500, n)])
+		require.NoError(b, err)
+	}
+	off := open(b, url, postgres.WithEpisodeWeight(0))
+	run := func(m *postgres.Memory, q string) time.Duration {
+		t := time.Now()
+		_, err := m.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10, Mode: memory.KeywordOnly})
+		require.NoError(b, err)
+		return time.Since(t)
+	}
+	p50 := func(d []time.Duration) float64 {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	for range b.N {
+		var tOn, tOff, diff []time.Duration
+		for _, q := range queries {
+			a, z := run(on, q), run(off, q)
+			tOn, tOff, diff = append(tOn, a), append(tOff, z), append(diff, a-z)
+		}
+		b.ReportMetric(p50(tOn), "episodes-p50-ms")
+		b.ReportMetric(p50(tOff), "no-episodes-p50-ms")
+		b.ReportMetric(p50(diff), "diff-p50-ms")
 	}
 }

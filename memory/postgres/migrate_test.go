@@ -15,8 +15,9 @@ import (
 
 // TestMigrateFromVersion1: a store written at schema version 1 (the
 // previous record's words as a field of postings of their own) opens at
-// the current version with its records linked to their previous ones, and
-// ranks as a store written at the current version.
+// the current version with its records linked to their previous ones and
+// cut into episodes (conversations), and ranks as a store written at the
+// current version.
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx := t.Context()
 	u := storeURL(t, "exact", "1")
@@ -56,15 +57,15 @@ func TestMigrateFromVersion1(t *testing.T) {
 	var version int
 	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&version))
 	assert.Equal(t, postgres.SchemaVersion, version)
-	rows, err := m.Pool().Query(ctx, `SELECT id, coalesce(prev_seq, 0) FROM records ORDER BY seq`)
+	rows, err := m.Pool().Query(ctx, `SELECT id, coalesce(prev_seq, 0), episode FROM records ORDER BY seq`)
 	require.NoError(t, err)
 	type link struct {
-		ID   string
-		Prev int64
+		ID            string
+		Prev, Episode int64
 	}
 	links, err := pgx.CollectRows(rows, pgx.RowToStructByPos[link])
 	require.NoError(t, err)
-	assert.Equal(t, []link{{"q", 0}, {"a", 1}, {"x", 0}}, links)
+	assert.Equal(t, []link{{"q", 0, 1}, {"a", 1, 1}, {"x", 0, 3}}, links)
 	checkStats(t, m)
 
 	// The answer is found through its question, the question through its
@@ -80,6 +81,10 @@ func TestMigrateFromVersion1(t *testing.T) {
 	var prev int64
 	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT prev_seq FROM records WHERE id = 'y'`).Scan(&prev))
 	assert.Equal(t, int64(3), prev, "linked to x, 10 hours before it")
+	var episode, episodes int64
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT episode, (SELECT episode_docs FROM namespaces) FROM records WHERE id = 'y'`).Scan(&episode, &episodes))
+	assert.Equal(t, int64(3), episode, "in x's episode")
+	assert.Equal(t, int64(2), episodes)
 	checkStats(t, m)
 }
 

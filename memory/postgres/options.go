@@ -20,6 +20,7 @@ const (
 	DefaultKeywordWeight   = longterm.DefaultKeywordWeight
 	DefaultNeighbourWeight = longterm.DefaultNeighbourWeight
 	DefaultNextWeight      = longterm.DefaultNextWeight
+	DefaultEpisodeWeight   = longterm.DefaultEpisodeWeight
 	DefaultSpeakerBoost    = longterm.DefaultSpeakerBoost
 	// DefaultEfSearch is the HNSW search list size of the vector path
 	// (raised to the query's depth when that is larger).
@@ -35,6 +36,7 @@ type options struct {
 	keywordWeight   float64
 	neighbourWeight float64
 	nextWeight      float64
+	episodeWeight   float64
 	speakerBoost    float64
 	header          func(memory.Record) string
 	chunkOpts       *chunk.Options
@@ -50,6 +52,7 @@ func defaultOptions() options {
 		keywordWeight:   DefaultKeywordWeight,
 		neighbourWeight: DefaultNeighbourWeight,
 		nextWeight:      DefaultNextWeight,
+		episodeWeight:   DefaultEpisodeWeight,
 		speakerBoost:    DefaultSpeakerBoost,
 		efSearch:        DefaultEfSearch,
 		logger:          slog.Default(),
@@ -147,6 +150,20 @@ func WithNextWeight(w float64) Option {
 			return err
 		}
 		o.nextWeight = w
+		return nil
+	}
+}
+
+// WithEpisodeWeight sets how much a record's conversation (episode: a run
+// of records of one namespace each at most 12 hours after the one before)
+// speaks for it on the keyword path, ≥ 0 (0 turns it off). As
+// longterm.WithEpisodeWeight.
+func WithEpisodeWeight(w float64) Option {
+	return func(o *options) error {
+		if err := ranking.NonNegative("episode weight", w); err != nil {
+			return err
+		}
+		o.episodeWeight = w
 		return nil
 	}
 }

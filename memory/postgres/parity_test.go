@@ -11,10 +11,12 @@ import (
 
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/memory/postgres"
 )
 
-// parityTurns is a short conversation in two namespaces: questions and
-// answers that share few words, names, a code.
+// parityTurns are conversations in two namespaces: questions and answers
+// that share few words, names, a code. parityTimes cuts them into
+// episodes.
 var parityTurns = []memory.Record{
 	{ID: "t1", Speaker: "Alice", Text: "Where are we going for the team offsite this spring?"},
 	{ID: "t2", Speaker: "Bob", Text: "We booked the lake house near Annecy for three nights."},
@@ -25,7 +27,16 @@ var parityTurns = []memory.Record{
 	{ID: "t7", Speaker: "Carol", Text: "I will bring the board games and the coffee grinder."},
 	{ID: "u1", Namespace: "other", Speaker: "Dan", Text: "The lake house invoice arrived, ticket OPS-4711 is closed."},
 	{ID: "u2", Namespace: "other", Speaker: "Erin", Text: "Annecy in spring is lovely; the van was cheap."},
+	{ID: "t8", Speaker: "Bob", Text: "The lake house key is under the blue mat by the door."},
+	{ID: "t9", Speaker: "Carol", Text: "Thanks! I parked the van behind the house, the weather turned."},
+	{ID: "t10", Speaker: "Alice", Text: "Reminder: the offsite survey about the trip closes Friday."},
+	{ID: "u3", Namespace: "other", Speaker: "Dan", Text: "Who paid for the coffee grinder and the board games?"},
 }
+
+// parityTimes are parityTurns' times, minutes after t0: episodes
+// {t1–t4}, {t5–t7}, {t8, t9}, {t10} in the default namespace, {u1, u2},
+// {u3} in the other.
+var parityTimes = []time.Duration{0, 1, 2, 3, 26 * 60, 26*60 + 5, 26*60 + 9, 10, 11, 3 * 24 * 60, 3*24*60 + 11*60, 5 * 24 * 60, 5*24*60 + 13*60}
 
 // TestRanksLikeLongterm: the same records, in PostgreSQL and in the
 // in-process engine, give the same hits with the same scores in every
@@ -36,31 +47,36 @@ var parityTurns = []memory.Record{
 // them uses the HNSW index (exact at this size).
 func TestRanksLikeLongterm(t *testing.T) {
 	for _, exact := range []string{"1", "0"} {
-		t.Run("exact="+exact, func(t *testing.T) { ranksLikeLongterm(t, exact) })
+		t.Run("exact="+exact, func(t *testing.T) { ranksLikeLongterm(t, exact, nil, nil) })
 	}
+	// Another episode weight, set alike on both.
+	t.Run("exact=1/episode=0.2", func(t *testing.T) {
+		ranksLikeLongterm(t, "1", []postgres.Option{postgres.WithEpisodeWeight(0.2)}, []longterm.Option{longterm.WithEpisodeWeight(0.2)})
+	})
 }
 
-func ranksLikeLongterm(t *testing.T, exact string) {
+func ranksLikeLongterm(t *testing.T, exact string, pgOpts []postgres.Option, ltOpts []longterm.Option) {
 	ctx := t.Context()
 	emb := hashEmb(t, 256)
 	recs := make([]memory.Record, len(parityTurns))
 	for i, r := range parityTurns {
-		r.Time = t0.Add(time.Duration(i) * time.Minute)
+		r.Time = t0.Add(parityTimes[i] * time.Minute)
 		recs[i] = r
 	}
-	pg := open(t, storeURL(t, "exact", exact))
+	pg := open(t, storeURL(t, "exact", exact), pgOpts...)
 	_, err := pg.AddBatch(ctx, recs)
 	require.NoError(t, err)
-	lt, err := longterm.New(ctx, emb)
+	lt, err := longterm.New(ctx, emb, ltOpts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { lt.Close() })
 	_, err = lt.AddBatch(ctx, recs)
 	require.NoError(t, err)
 
 	compare := func(stage string) {
-		for _, q := range []string{"who drives the van", "OPS-4711", "lake weather", "what did Bob say about Annecy", "coffee"} {
+		for _, q := range []string{"who drives the van", "OPS-4711", "lake weather", "what did Bob say about Annecy", "coffee",
+			"where is the lake house key", "when does the offsite survey close?", "what", "van house weather trip"} {
 			for _, ns := range []string{"", "default"} {
-				for _, from := range []time.Time{{}, t0.Add(3 * time.Minute)} {
+				for _, from := range []time.Time{{}, t0.Add(3 * time.Minute), t0.Add(48 * time.Hour)} {
 					for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
 						query := memory.Query{Text: q, Namespace: ns, Mode: mode, K: 5, From: from}
 						msg := fmt.Sprintf("%s: %q ns %q from %v %s", stage, q, ns, from, mode)
@@ -84,13 +100,15 @@ func ranksLikeLongterm(t *testing.T, exact string) {
 		}
 	}
 	compare("added")
-	// A forgotten record unlinks its neighbours; a replaced one moves to
+	// A forgotten record unlinks its neighbours and leaves its episode
+	// (the only record of one: the episode goes); a replaced one moves to
 	// the end of its namespace.
 	for _, m := range []interface {
 		Forget(context.Context, string) error
 		Add(context.Context, memory.Record) (string, error)
 	}{pg, lt} {
 		require.NoError(t, m.Forget(ctx, "t4"))
+		require.NoError(t, m.Forget(ctx, "t10"))
 		r := parityTurns[1]
 		r.Time = t0.Add(10 * time.Minute)
 		_, err := m.Add(ctx, r)

@@ -8,12 +8,17 @@
 // searched by cosine; the keyword path is BM25 over whole records with
 // per-namespace statistics, plus what the records written just before and
 // after a record score (its neighbours: WithNeighbourWeight,
-// WithNextWeight), and a boost for speakers the query names; hybrid search
+// WithNextWeight), what its episode — the run of records each at most 12
+// hours after the one before, scored as one document — scores
+// (WithEpisodeWeight), a boost for speakers the query names, and the
+// query's question words left out; hybrid search
 // fuses the two with the same function (memory/internal/ranking.Fuse). The
 // keyword path does not approximate BM25 with ts_rank: records are
 // tokenized by package keyword's tokenizer in Go, their term frequencies
 // and lengths are stored as postings, and each namespace's document count
-// and total length are kept in its row, all in the write's transaction; a
+// and total length are kept in its row, each episode's length in the
+// episodes table and a record's episode in its postings, all in the
+// write's transaction; a
 // query aggregates the postings of its terms in one statement that scores
 // them as keyword.Index does (see score.go). The same records give the
 // same hits and scores as memory/longterm (TestRanksLikeLongterm).
@@ -23,7 +28,8 @@
 // A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
 // URL): tables manifest (embedder and dimension), schema_migrations,
 // namespaces (with the BM25 statistics), records, chunks (text and
-// vector(dim), with an HNSW index unless exact=1), postings and speakers.
+// vector(dim), with an HNSW index unless exact=1), postings, episodes and
+// speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
 // under an advisory lock); a schema newer than this build is
 // memory.ErrVersion, a store built with another embedder or dimension

@@ -167,6 +167,14 @@ func checkStats(t *testing.T, m *postgres.Memory) {
 		(SELECT count(*) FROM records r WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.seq = r.seq)) +
 		(SELECT count(*) FROM speakers s WHERE s.n <> (SELECT count(*) FROM records r WHERE r.ns = s.ns AND r.speaker = s.speaker))`).Scan(&bad))
 	assert.Zero(t, bad, "orphan chunks or postings, records without chunks, wrong speaker counts")
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM namespaces n WHERE episode_docs <> (SELECT count(*) FROM episodes e WHERE e.ns = n.id)) +
+		(SELECT count(*) FROM episodes e WHERE NOT EXISTS (SELECT 1 FROM (SELECT sum(text_len) AS len, count(*) AS n FROM records r
+			WHERE r.ns = e.ns AND r.episode = e.episode) x WHERE x.len = e.len AND x.n = e.records)) +
+		(SELECT count(*) FROM records r WHERE NOT EXISTS (SELECT 1 FROM episodes e WHERE e.ns = r.ns AND e.episode = r.episode)) +
+		(SELECT count(*) FROM records r JOIN records l ON l.seq = r.prev_seq WHERE l.episode <> r.episode) +
+		(SELECT count(*) FROM postings p JOIN records r USING (seq) WHERE p.episode <> r.episode)`).Scan(&bad))
+	assert.Zero(t, bad, "episodes whose counts disagree with their records, records in another episode than their previous one or their postings")
 }
 
 func TestTwoOpensSeeEachOther(t *testing.T) {

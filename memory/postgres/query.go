@@ -32,12 +32,14 @@ type nsInfo struct {
 	id                int32
 	name              string
 	textDocs, textLen int64
+	episodeDocs       int64
 }
 
 // Query searches the memory as memory/longterm's Memory.Query does: the
 // keyword path ranks whole records by BM25 with their namespace's
-// statistics plus what the previous and the next record's text score,
-// preferring speakers the query names; the vector path ranks records by
+// statistics (leaving the query's question words out) plus what the
+// previous and the next record's text and their episode (conversation)
+// score, preferring speakers the query names; the vector path ranks records by
 // their best chunk's cosine; Hybrid fuses the two by calibrated score fusion. It reads one snapshot
 // of the database (a repeatable-read, read-only transaction).
 func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
@@ -146,7 +148,7 @@ func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error)
 
 // namespaces reads the namespace named ns, or all of them (ns empty).
 func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
-	sql := `SELECT id, name, text_docs, text_len FROM namespaces WHERE text_docs > 0`
+	sql := `SELECT id, name, text_docs, text_len, episode_docs FROM namespaces WHERE text_docs > 0`
 	args := []any{}
 	if ns != "" {
 		sql += ` AND name = $1`
@@ -158,7 +160,7 @@ func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nsInfo, error) {
 		var n nsInfo
-		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen)
+		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.episodeDocs)
 		return n, err
 	})
 }

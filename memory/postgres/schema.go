@@ -124,6 +124,46 @@ ALTER TABLE postings ADD PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl);`
 		return `ALTER TABLE chunks SET (toast_tuple_target = 8160);
 ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;`
 	}},
+	{"episodes: conversations as keyword documents", func(int) string {
+		// memory/longterm's turn index (turns.go): a run of records of a
+		// namespace each at most 12 hours after the one before is one
+		// episode, scored by BM25 as one document. Existing records are
+		// cut into episodes by that rule over the records that are left,
+		// as memory/longterm does when it builds its index from a store.
+		return `
+-- A record's episode is the seq of the episode's first record; a record
+-- linked to the one before it (prev_seq) is in that one's episode. A
+-- forgotten record leaves its episode whole.
+ALTER TABLE records ADD COLUMN episode bigint;
+UPDATE records r SET episode = e.episode FROM (
+	SELECT seq, min(seq) OVER (PARTITION BY ns, run) AS episode FROM (
+		SELECT seq, ns, count(*) FILTER (WHERE brk) OVER (PARTITION BY ns ORDER BY seq) AS run FROM (
+			SELECT seq, ns, lag(time) OVER w IS NULL OR time - lag(time) OVER w > interval '12 hours'
+				OR lag(time) OVER w - time > interval '12 hours' AS brk
+			FROM records WINDOW w AS (PARTITION BY ns ORDER BY seq)) a) b) e
+	WHERE r.seq = e.seq;
+ALTER TABLE records ALTER COLUMN episode SET NOT NULL;
+-- An episode's length (tokens of all its records' indexed texts) and
+-- number of records; the namespace counts its episodes.
+CREATE TABLE episodes (
+	ns      int NOT NULL,
+	episode bigint NOT NULL,
+	len     bigint NOT NULL,
+	records int NOT NULL,
+	PRIMARY KEY (ns, episode) INCLUDE (len)
+);
+INSERT INTO episodes (ns, episode, len, records)
+	SELECT ns, episode, sum(text_len), count(*) FROM records GROUP BY ns, episode;
+ALTER TABLE namespaces ADD COLUMN episode_docs bigint NOT NULL DEFAULT 0;
+UPDATE namespaces n SET episode_docs = (SELECT count(*) FROM episodes e WHERE e.ns = n.id);
+-- A posting carries its record's episode: a query scores episodes from
+-- the postings it reads anyway, grouped by episode.
+ALTER TABLE postings ADD COLUMN episode bigint;
+UPDATE postings p SET episode = r.episode FROM records r WHERE r.seq = p.seq;
+ALTER TABLE postings ALTER COLUMN episode SET NOT NULL;
+ALTER TABLE postings DROP CONSTRAINT postings_pkey;
+ALTER TABLE postings ADD PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl, episode);`
+	}},
 }
 
 // SchemaVersion is the schema version this build creates and reads.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
 
 // scored is a record and its keyword score.
@@ -47,10 +48,13 @@ func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, n
 
 // keywordNamespace is memory/longterm's keywordNamespace over the
 // namespace's postings and statistics in PostgreSQL, in one statement
-// (keywordSQL): BM25 over the records' own words, plus what each record's
-// neighbours score (WithNeighbourWeight for the record before it,
-// WithNextWeight for the one after), with the boost of named speakers.
+// (keywordSQL): BM25 over the records' own words (the query without its
+// question words), plus what each record's neighbours score
+// (WithNeighbourWeight for the record before it, WithNextWeight for the
+// one after) and what its episode scores (WithEpisodeWeight), with the
+// boost of named speakers.
 func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query, ns nsInfo, text string, depth int) ([]scored, error) {
+	text = ranking.WithoutQuestionWords(text)
 	speakers, rest, err := m.namedSpeakers(ctx, tx, ns, text)
 	if err != nil {
 		return nil, err
@@ -86,6 +90,13 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 	if avg == 0 {
 		avg = 1
 	}
+	// Episodes: documents of all their records' texts, so the same total
+	// length over fewer documents.
+	ne := float64(max(ns.episodeDocs, 1))
+	avgEp := float64(ns.textLen) / ne
+	if avgEp == 0 {
+		avgEp = 1
+	}
 	var from, to *time.Time
 	if !q.From.IsZero() {
 		from = &q.From
@@ -104,7 +115,8 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 	}
 	rows, err := tx.Query(ctx, sql, ns.id, terms, qTerms, qGroup, qPart, qWeight,
 		n, k1+1, k1*(1-b), k1*b/avg, 2*depth, m.opts.neighbourWeight, m.opts.nextWeight,
-		from, to, speakers, 1+m.opts.speakerBoost, depth)
+		from, to, speakers, 1+m.opts.speakerBoost, depth,
+		ne, k1*b/avgEp, m.opts.episodeWeight, episodesBoosted)
 	if err != nil {
 		return nil, m.wrap(ctx, "query: keyword", err)
 	}
@@ -129,23 +141,27 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 // the text's best $11 records in the time range count their own score,
 // and the text's best $11 at any time give their follower (whose prev_seq
 // is theirs) $12 times their score and their leader (their prev_seq) $13
-// times it; a record spoken by a named speaker ($16) scores $17 times the
-// sum. It returns the best $18 records in the time range ($14, $15; NULL:
+// times it. Episodes (addEpisodes): the same BM25 over the namespace's
+// episodes, from the same postings summed by episode ($19 episodes,
+// $20 = k1·b/avg episode length); each record scored so far (in the time
+// range) whose episode is one of the best $22 gains $21 times the best
+// record score times its episode's score relative to the best episode's.
+// Last, a record spoken by a named speaker ($16) scores $17 times the sum.
+// It returns the best $18 records in the time range ($14, $15; NULL:
 // open), ties by id.
 //
 // The other parameters: $1 the namespace, $2 the distinct terms, $3–$6 the
 // query's (term, group, is a part, weight) rows, $7 N, $8 k1+1, $9 k1·(1−b),
 // $10 k1·b/avglen.
-const keywordSQL = `
+var keywordSQL = `
 WITH p AS MATERIALIZED (
-	SELECT term, seq, tf::float8 AS tf, dl::float8 AS dl FROM postings WHERE ns = $1 AND term = ANY($2::text[])
+	SELECT term, seq, episode, tf::float8 AS tf, dl::float8 AS dl FROM postings WHERE ns = $1 AND term = ANY($2::text[])
 ), df AS (
 	SELECT term, ln(1 + ($7::float8 - count(*) + 0.5) / (count(*) + 0.5)) * $8::float8 AS w FROM p GROUP BY term
 ), q AS (
 	SELECT * FROM unnest($3::text[], $4::int[], $5::bool[], $6::float8[]) AS q(term, g, part, pw)
 ), grp AS (
-	SELECT p.seq, greatest(coalesce(max(df.w * p.tf / (p.tf + $9::float8 + $10::float8 * p.dl)) FILTER (WHERE NOT q.part), 0),
-		coalesce(sum(q.pw * (df.w * p.tf / (p.tf + $9::float8 + $10::float8 * p.dl))) FILTER (WHERE q.part), 0)) AS s
+	SELECT p.seq, ` + groupScore("df.w", "p.tf", "$10::float8 * p.dl") + ` AS s
 	FROM q JOIN df USING (term) JOIN p USING (term)
 	GROUP BY p.seq, q.g
 ), doc AS (
@@ -160,11 +176,36 @@ WITH p AS MATERIALIZED (
 		UNION ALL
 		SELECT r.prev_seq, $13::float8 * s.score FROM src s JOIN records r USING (seq) WHERE $13::float8 > 0 AND r.prev_seq IS NOT NULL
 	) u GROUP BY seq
+), scores AS MATERIALIZED (
+	SELECT r.seq, r.id, r.speaker, r.episode, t.score FROM total t JOIN records r USING (seq)
+	WHERE ($14::timestamptz IS NULL OR r.time >= $14) AND ($15::timestamptz IS NULL OR r.time < $15)
+), ep AS (
+	SELECT term, episode, sum(tf) AS tf FROM p WHERE $21::float8 > 0 GROUP BY term, episode
+), edf AS (
+	SELECT term, ln(1 + ($19::float8 - count(*) + 0.5) / (count(*) + 0.5)) * $8::float8 AS w FROM ep GROUP BY term
+), egrp AS (
+	SELECT ep.episode, ` + groupScore("edf.w", "ep.tf", "$20::float8 * e.len") + ` AS s
+	FROM q JOIN edf USING (term) JOIN ep USING (term) JOIN episodes e ON e.ns = $1 AND e.episode = ep.episode
+	GROUP BY ep.episode, q.g
+), etop AS (
+	SELECT episode, sum(s) AS score FROM egrp GROUP BY episode ORDER BY score DESC, episode LIMIT $22
+), bonus AS (
+	SELECT t.episode, $21::float8 * b.best * t.score / b.top AS add
+	FROM etop t, (SELECT (SELECT max(score) FROM scores) AS best, (SELECT max(score) FROM etop) AS top) b
+	WHERE b.best > 0 AND b.top > 0
 )
-SELECT r.seq, r.id, CASE WHEN r.speaker = ANY($16::text[]) THEN t.score * $17::float8 ELSE t.score END AS score
-FROM total t JOIN records r USING (seq)
-WHERE ($14::timestamptz IS NULL OR r.time >= $14) AND ($15::timestamptz IS NULL OR r.time < $15)
-ORDER BY score DESC, r.id COLLATE "C" LIMIT $18`
+SELECT s.seq, s.id, (s.score + coalesce(x.add, 0)) * CASE WHEN s.speaker = ANY($16::text[]) THEN $17::float8 ELSE 1 END AS score
+FROM scores s LEFT JOIN bonus x USING (episode)
+ORDER BY score DESC, s.id COLLATE "C" LIMIT $18`
+
+// groupScore is the BM25 score of a query group in a document, aggregated
+// over the group's terms (rows of q): the best of its whole forms or the
+// weighted sum of its parts, whichever is higher. w is a term's idf·(k1+1),
+// tf its count in the document, lenTerm k1·b·len/avglen; $9 is k1·(1−b).
+func groupScore(w, tf, lenTerm string) string {
+	term := w + " * " + tf + " / (" + tf + " + $9::float8 + " + lenTerm + ")"
+	return "greatest(coalesce(max(" + term + ") FILTER (WHERE NOT q.part), 0),\n\t\tcoalesce(sum(q.pw * (" + term + ")) FILTER (WHERE q.part), 0))"
+}
 
 // ownInRange is keywordSQL's text's best in the time range; without a time
 // range they are src (keywordAnyTimeSQL), not a second pass over every
@@ -176,6 +217,10 @@ const ownInRange = `
 `
 
 var keywordAnyTimeSQL = strings.Replace(keywordSQL, ownInRange, `SELECT seq, score FROM src`, 1)
+
+// episodesBoosted is how many of the best-matching episodes lend their
+// score to their records: memory/longterm's episodesBoosted.
+const episodesBoosted = 3
 
 // BM25 parameters: keyword.Index's defaults.
 const (

@@ -26,7 +26,27 @@ type nsRow struct {
 	// written (0: none, or it was forgotten); lastTime its time.
 	lastSeq  int64
 	lastTime time.Time
-	speakers map[string]int // change in each speaker's record count
+	// lastEpisode is lastSeq's episode, the one a record linked to it
+	// joins; episodeDocs the namespace's number of episodes.
+	lastEpisode, episodeDocs int64
+	speakers                 map[string]int         // change in each speaker's record count
+	episodes                 map[int64]*episodeDiff // change in each episode's length and records
+}
+
+// episodeDiff is a write's change to an episode's row.
+type episodeDiff struct {
+	len     int64
+	records int
+}
+
+// episode returns the change to episode ep.
+func (r *nsRow) episode(ep int64) *episodeDiff {
+	d := r.episodes[ep]
+	if d == nil {
+		d = &episodeDiff{}
+		r.episodes[ep] = d
+	}
+	return d
 }
 
 // oldRec is a stored record that a write replaces.
@@ -36,6 +56,7 @@ type oldRec struct {
 	ns      string
 	speaker string
 	textLen int
+	episode int64
 }
 
 const maxWriteAttempts = 5
@@ -124,14 +145,20 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		ns := nss[r.Namespace]
 		seq := seqs[i]
 		var prev any // NULL: no previous record
+		// A record linked to the one before it is in its episode; any
+		// other starts one.
+		episode := seq
 		if ns.lastSeq != 0 && absDur(r.Time.Sub(ns.lastTime)) <= neighbourGap {
-			prev = ns.lastSeq
+			prev, episode = ns.lastSeq, ns.lastEpisode
 		}
-		ns.lastSeq, ns.lastTime = seq, r.Time
+		ns.lastSeq, ns.lastTime, ns.lastEpisode = seq, r.Time, episode
 		ns.textDocs++
 		ns.textLen += int64(p.textLen)
+		d := ns.episode(episode)
+		d.len += int64(p.textLen)
+		d.records++
 		for t, tf := range p.terms {
-			postRows = append(postRows, []any{ns.id, t, seq, int32(tf), int32(p.textLen)})
+			postRows = append(postRows, []any{ns.id, t, seq, int32(tf), int32(p.textLen), episode})
 		}
 		if r.Speaker != "" {
 			ns.speakers[r.Speaker]++
@@ -140,18 +167,18 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		if tags == nil {
 			tags = []string{}
 		}
-		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev})
+		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev, episode})
 		for j, ch := range p.chunks {
 			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, pgv.NewVector(p.vecs[j])})
 		}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq"}, pgx.CopyFromRows(recRows)); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode"}, pgx.CopyFromRows(recRows)); err != nil {
 		return m.wrap(ctx, "add: records", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding"}, pgx.CopyFromRows(chunkRows)); err != nil {
 		return m.wrap(ctx, "add: chunks", err)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "term", "seq", "tf", "dl"}, pgx.CopyFromRows(postRows)); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "term", "seq", "tf", "dl", "episode"}, pgx.CopyFromRows(postRows)); err != nil {
 		return m.wrap(ctx, "add: postings", err)
 	}
 	if err := writeStats(ctx, tx, nss); err != nil {
@@ -179,13 +206,13 @@ func absDur(d time.Duration) time.Duration {
 }
 
 func readOld(ctx context.Context, tx pgx.Tx, ids []string) ([]oldRec, error) {
-	rows, err := tx.Query(ctx, `SELECT r.seq, r.id, n.name, r.speaker, r.text_len FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = ANY($1) ORDER BY r.seq`, ids)
+	rows, err := tx.Query(ctx, `SELECT r.seq, r.id, n.name, r.speaker, r.text_len, r.episode FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = ANY($1) ORDER BY r.seq`, ids)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (oldRec, error) {
 		var o oldRec
-		err := row.Scan(&o.seq, &o.id, &o.ns, &o.speaker, &o.textLen)
+		err := row.Scan(&o.seq, &o.id, &o.ns, &o.speaker, &o.textLen, &o.episode)
 		return o, err
 	})
 }
@@ -202,7 +229,8 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 	if _, err := tx.Exec(ctx, `INSERT INTO namespaces (name) SELECT n FROM unnest($1::text[]) AS u(n) ORDER BY n ON CONFLICT (name) DO NOTHING`, sorted); err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, coalesce(last_seq, 0), coalesce(last_time, 'epoch') FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
+	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, coalesce(last_seq, 0), coalesce(last_time, 'epoch'), episode_docs
+		FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
 	if err != nil {
 		return nil, err
 	}
@@ -210,13 +238,55 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 	out := make(map[string]*nsRow, len(sorted))
 	for rows.Next() {
 		var name string
-		r := &nsRow{speakers: map[string]int{}}
-		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.lastSeq, &r.lastTime); err != nil {
+		r := &nsRow{speakers: map[string]int{}, episodes: map[int64]*episodeDiff{}}
+		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.lastSeq, &r.lastTime, &r.episodeDocs); err != nil {
 			return nil, err
 		}
 		out[name] = r
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, lastEpisodes(ctx, tx, out)
+}
+
+// lastEpisodes reads the episodes of the namespaces' newest records. It
+// runs after the namespaces are locked, in a statement of its own: one
+// that waited for a row lock sees the row as its holder committed it, but
+// the holder's records only from a snapshot taken after the wait.
+func lastEpisodes(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
+	bySeq := map[int64]*nsRow{}
+	var seqs []int64
+	for _, r := range nss {
+		if r.lastSeq != 0 {
+			bySeq[r.lastSeq] = r
+			seqs = append(seqs, r.lastSeq)
+		}
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT seq, episode FROM records WHERE seq = ANY($1)`, seqs)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq, ep int64
+		if err := rows.Scan(&seq, &ep); err != nil {
+			return err
+		}
+		bySeq[seq].lastEpisode = ep
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range bySeq {
+		if r.lastEpisode == 0 {
+			return fmt.Errorf("namespace %d: newest record %d not found", r.id, r.lastSeq)
+		}
+	}
+	return nil
 }
 
 // deleteRecords removes records, their chunks and postings, and takes them
@@ -237,6 +307,9 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 		if o.speaker != "" {
 			ns.speakers[o.speaker]--
 		}
+		d := ns.episode(o.episode)
+		d.len -= int64(o.textLen)
+		d.records--
 	}
 	for _, q := range []string{
 		`DELETE FROM postings WHERE seq = ANY($1)`,
@@ -252,16 +325,20 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 	return nil
 }
 
-// writeStats writes the namespaces' statistics and speaker counts.
+// writeStats writes the namespaces' statistics, episodes and speaker
+// counts.
 func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
+	if err := writeEpisodes(ctx, tx, nss); err != nil {
+		return err
+	}
 	var ids []int32
-	var td, tl, last []int64
+	var td, tl, last, ed []int64
 	var spNS []int32
 	var spName []string
 	var spN []int32
 	for _, r := range nss {
 		ids = append(ids, r.id)
-		td, tl, last = append(td, r.textDocs), append(tl, r.textLen), append(last, r.lastSeq)
+		td, tl, last, ed = append(td, r.textDocs), append(tl, r.textLen), append(last, r.lastSeq), append(ed, r.episodeDocs)
 		for s, n := range r.speakers {
 			if n != 0 {
 				spNS, spName, spN = append(spNS, r.id), append(spName, s), append(spN, int32(n))
@@ -270,9 +347,9 @@ func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 	}
 	// last_time is the newest record's, read from it (0: none).
 	if _, err := tx.Exec(ctx, `UPDATE namespaces n SET text_docs = u.td, text_len = u.tl, last_seq = nullif(u.last, 0),
-		last_time = (SELECT time FROM records r WHERE r.seq = u.last)
-		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[]) AS u(id, td, tl, last) WHERE n.id = u.id`,
-		ids, td, tl, last); err != nil {
+		last_time = (SELECT time FROM records r WHERE r.seq = u.last), episode_docs = u.ed
+		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u(id, td, tl, last, ed) WHERE n.id = u.id`,
+		ids, td, tl, last, ed); err != nil {
 		return err
 	}
 	if len(spNS) == 0 {
@@ -283,6 +360,64 @@ func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 		return err
 	}
 	_, err := tx.Exec(ctx, `DELETE FROM speakers WHERE ns = ANY($1) AND n <= 0`, spNS)
+	return err
+}
+
+// writeEpisodes applies the namespaces' episode changes to the episodes
+// table, counting the episodes that begin (in episodeDocs) and deleting
+// those left without records.
+func writeEpisodes(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
+	byID := make(map[int32]*nsRow, len(nss))
+	var epNS []int32
+	var epID, epLen []int64
+	var epRecs []int32
+	for _, r := range nss {
+		byID[r.id] = r
+		for ep, d := range r.episodes {
+			if d.len != 0 || d.records != 0 {
+				epNS, epID, epLen, epRecs = append(epNS, r.id), append(epID, ep), append(epLen, d.len), append(epRecs, int32(d.records))
+			}
+		}
+	}
+	if len(epNS) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO episodes (ns, episode, len, records)
+		SELECT * FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::int[]) ORDER BY 1, 2
+		ON CONFLICT (ns, episode) DO UPDATE SET len = episodes.len + EXCLUDED.len, records = episodes.records + EXCLUDED.records
+		RETURNING ns, episode, records, xmax = 0`, epNS, epID, epLen, epRecs)
+	if err != nil {
+		return err
+	}
+	var goneNS []int32
+	var goneID []int64
+	for rows.Next() {
+		var ns int32
+		var ep int64
+		var recs int32
+		var inserted bool
+		if err := rows.Scan(&ns, &ep, &recs, &inserted); err != nil {
+			rows.Close()
+			return err
+		}
+		switch {
+		case recs <= 0:
+			goneNS, goneID = append(goneNS, ns), append(goneID, ep)
+			if !inserted {
+				byID[ns].episodeDocs--
+			}
+		case inserted:
+			byID[ns].episodeDocs++
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(goneNS) == 0 {
+		return nil
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM episodes e USING unnest($1::int[], $2::bigint[]) AS u(ns, episode) WHERE e.ns = u.ns AND e.episode = u.episode`, goneNS, goneID)
 	return err
 }
 
