@@ -145,7 +145,8 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 // episodes, from the same postings summed by episode ($19 episodes,
 // $20 = k1·b/avg episode length); each record scored so far (in the time
 // range) whose episode is one of the best $22 gains $21 times the best
-// record score times its episode's score relative to the best episode's.
+// record score times its episode's score relative to the best episode's,
+// unless everything scored is in one episode (longterm's rule).
 // Last, a record spoken by a named speaker ($16) scores $17 times the sum.
 // It returns the best $18 records in the time range ($14, $15; NULL:
 // open), ties by id.
@@ -193,6 +194,8 @@ WITH p AS MATERIALIZED (
 	SELECT t.episode, $21::float8 * b.best * t.score / b.top AS add
 	FROM etop t, (SELECT (SELECT max(score) FROM scores) AS best, (SELECT max(score) FROM etop) AS top) b
 	WHERE b.best > 0 AND b.top > 0
+	-- One episode lends the same to all the query found: skip it.
+	AND (SELECT count(DISTINCT episode) FROM scores) > 1
 )
 SELECT s.seq, s.id, (s.score + coalesce(x.add, 0)) * CASE WHEN s.speaker = ANY($16::text[]) THEN $17::float8 ELSE 1 END AS score
 FROM scores s LEFT JOIN bonus x USING (episode)
