@@ -13,9 +13,10 @@
 // did no better on a 72-passage, 40-question Chinese sample
 // (testdata/zh_retrieval.json: bigrams hit@1 0.900, hit@5 1.000, MRR 0.942;
 // segmenter 0.900, 0.975, 0.933), and it costs seconds to load its
-// dictionary, over 100 MB of heap, ~33 MB of binary (leave it out with
-// -tags nogse) and several times the tokenizing time. Choose it when
-// word-level precision on Chinese matters more than those costs.
+// dictionary, over 100 MB of heap, ~33 MB of binary and several times the
+// tokenizing time, so it is linked only by importing
+// github.com/agentmem/agentmem/keyword/gse. Choose it when word-level
+// precision on Chinese matters more than those costs.
 //
 // Stop words are a short list ([DefaultStopWords]); BM25's idf does the
 // rest. Single Latin letters are not indexed ("C" in "C++" is lost).

@@ -54,16 +54,16 @@ type TokenizerOption func(*tokenizer) error
 
 // WithCJK sets how Chinese is cut; the default is [Bigrams]. Japanese
 // (any run containing kana) and Korean (Hangul) are always cut into
-// bigrams. In a build with -tags nogse, which leaves out gse and its ~33
-// MB of embedded dictionaries, [Segmenter] is an error wrapping
-// errors.ErrUnsupported.
+// bigrams. [Segmenter] needs a registered segmenter (import
+// github.com/agentmem/agentmem/keyword/gse); without one it is an error
+// wrapping errors.ErrUnsupported.
 func WithCJK(mode CJKMode) TokenizerOption {
 	return func(t *tokenizer) error {
 		if mode != Segmenter && mode != Bigrams {
 			return fmt.Errorf("keyword: unknown CJK mode %d (want Segmenter or Bigrams)", int(mode))
 		}
-		if mode == Segmenter && !segmenterBuilt {
-			return fmt.Errorf("keyword: Segmenter mode is not in this build (rebuild without -tags nogse): %w", errors.ErrUnsupported)
+		if mode == Segmenter && !segmenterRegistered() {
+			return fmt.Errorf("keyword: Segmenter mode needs a segmenter: import _ \"github.com/agentmem/agentmem/keyword/gse\": %w", errors.ErrUnsupported)
 		}
 		t.cjk = mode
 		return nil
@@ -159,10 +159,11 @@ func (t *tokenizer) Name() string {
 // Preload loads the Chinese dictionary used by [Segmenter] mode now rather
 // than on the first Chinese text: call it (perhaps in a goroutine) at
 // start-up to keep that cost off the first search. Only Segmenter mode
-// needs it; in a build with -tags nogse it does nothing. It is safe to
-// call more than once and from several goroutines.
+// needs it; without a registered segmenter (see [RegisterSegmenter]) it
+// does nothing. It is safe to call more than once and from several
+// goroutines.
 func Preload() error {
-	if !segmenterBuilt {
+	if !segmenterRegistered() {
 		return nil
 	}
 	_, err := segmenter()
@@ -633,8 +634,3 @@ func hasTransition(a string) bool {
 	return false
 }
 
-// wordCutter is what the tokenizer needs of a dictionary segmenter.
-type wordCutter interface {
-	// CutSearch cuts text into words and the dictionary words inside them.
-	CutSearch(text string, hmm ...bool) []string
-}

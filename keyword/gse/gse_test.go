@@ -1,6 +1,4 @@
-//go:build !nogse
-
-package keyword_test
+package gse_test
 
 import (
 	"runtime"
