@@ -633,4 +633,3 @@ func hasTransition(a string) bool {
 	}
 	return false
 }
-
