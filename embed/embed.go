@@ -161,3 +161,24 @@ func EmbedQuery(ctx context.Context, e Embedder, query string) ([]float32, error
 	}
 	return v[0], nil
 }
+
+// EmbedAll embeds texts (documents, not queries) in calls of at most batch
+// texts each (batch ≤ 0: one call) and checks that the embedder returned
+// one vector per text. Errors are "embed: …", wrapping the embedder's.
+func EmbedAll(ctx context.Context, e Embedder, texts []string, batch int) ([][]float32, error) {
+	if batch <= 0 {
+		batch = max(len(texts), 1)
+	}
+	vecs := make([][]float32, 0, len(texts))
+	for start := 0; start < len(texts); start += batch {
+		v, err := e.Embed(ctx, texts[start:min(start+batch, len(texts))])
+		if err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		vecs = append(vecs, v...)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embed: embedder %s returned %d vectors for %d texts", e.Name(), len(vecs), len(texts))
+	}
+	return vecs, nil
+}

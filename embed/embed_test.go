@@ -3,6 +3,7 @@ package embed_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -107,4 +108,53 @@ func TestOpen_Ollama_FakeOllamaServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDeltaSlice(t, []float32{0.6, 0.8, 0}, v[0], 1e-6)
 	assert.Equal(t, []any{"search_query: when do I fly?"}, got.Input)
+}
+
+// counted is an embedder that records its batch sizes and can drop a
+// vector or fail.
+type counted struct {
+	batches []int
+	short   bool
+	fail    error
+}
+
+func (c *counted) Name() string { return "counted" }
+
+func (c *counted) Dim() int { return 2 }
+
+func (c *counted) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	if c.fail != nil {
+		return nil, c.fail
+	}
+	c.batches = append(c.batches, len(texts))
+	out := make([][]float32, len(texts))
+	for i, s := range texts {
+		out[i] = []float32{float32(len(s)), 1}
+	}
+	if c.short {
+		out = out[1:]
+	}
+	return out, nil
+}
+
+func TestEmbedAll(t *testing.T) {
+	ctx := t.Context()
+	texts := []string{"a", "bb", "ccc", "dddd", "eeeee"}
+	c := &counted{}
+	vecs, err := embed.EmbedAll(ctx, c, texts, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 2, 1}, c.batches, "calls of at most the batch size, in order")
+	for i, v := range vecs {
+		assert.Equal(t, float32(len(texts[i])), v[0], "vector %d is text %d's", i, i)
+	}
+	c = &counted{}
+	_, err = embed.EmbedAll(ctx, c, texts, 0)
+	require.NoError(t, err)
+	assert.Equal(t, []int{5}, c.batches, "batch ≤ 0: one call")
+
+	_, err = embed.EmbedAll(ctx, &counted{short: true}, texts, 10)
+	assert.ErrorContains(t, err, "embed: embedder counted returned 4 vectors for 5 texts")
+	down := errors.New("model server down")
+	_, err = embed.EmbedAll(ctx, &counted{fail: down}, texts, 10)
+	assert.ErrorIs(t, err, down)
 }

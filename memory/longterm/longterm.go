@@ -263,16 +263,9 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 			texts = append(texts, header+c.Text)
 		}
 	}
-	vecs := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += embedBatch {
-		v, err := m.emb.Embed(ctx, texts[start:min(start+embedBatch, len(texts))])
-		if err != nil {
-			return nil, fmt.Errorf("longterm: embed: %w", err)
-		}
-		vecs = append(vecs, v...)
-	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("longterm: embedder %s returned %d vectors for %d texts", m.emb.Name(), len(vecs), len(texts))
+	vecs, err := embed.EmbedAll(ctx, m.emb, texts, embedBatch)
+	if err != nil {
+		return nil, fmt.Errorf("longterm: %w", err)
 	}
 	for i, v := range vecs {
 		if err := vdb.CheckVector(v, m.dim); err != nil {

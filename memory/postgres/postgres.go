@@ -328,16 +328,9 @@ func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, 
 			texts = append(texts, header+c.Text)
 		}
 	}
-	vecs := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += embedBatch {
-		v, err := m.emb.Embed(ctx, texts[start:min(start+embedBatch, len(texts))])
-		if err != nil {
-			return nil, fmt.Errorf("postgres: embed: %w", err)
-		}
-		vecs = append(vecs, v...)
-	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("postgres: embedder %s returned %d vectors for %d texts", m.emb.Name(), len(vecs), len(texts))
+	vecs, err := embed.EmbedAll(ctx, m.emb, texts, embedBatch)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	k := 0
 	for i := range preps {
