@@ -3,11 +3,11 @@ package longterm
 import (
 	"cmp"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
 
 // turnIndex is the keyword path's index: per namespace, BM25 over whole
@@ -45,7 +45,7 @@ type nsTurns struct {
 	follower, leader map[int64]int64
 	// speakerTerms maps a term of a speaker's name to the speakers whose
 	// name has it.
-	speakerTerms map[string][]string
+	speakerTerms ranking.SpeakerTerms
 	speakers     map[string]int // speaker → records
 	// episodes indexes conversations as whole documents: a run of records
 	// each at most neighbourGap after the one before is one episode, and
@@ -81,7 +81,7 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 		text: keyword.NewIndex(ti.tok, ti.opts...),
 		ids:  map[*parent]int64{}, parents: map[int64]*parent{},
 		follower: map[int64]int64{}, leader: map[int64]int64{},
-		speakerTerms: map[string][]string{}, speakers: map[string]int{},
+		speakerTerms: ranking.SpeakerTerms{}, speakers: map[string]int{},
 		episodes:  keyword.NewIndex(ti.tok, ti.opts...),
 		episodeOf: map[int64]int64{}, episodeLen: map[int64]int{},
 	}
@@ -161,12 +161,7 @@ func (ti *turnIndex) removed(p *parent, header string) {
 	if s := p.rec.Speaker; s != "" {
 		if n.speakers[s]--; n.speakers[s] <= 0 {
 			delete(n.speakers, s)
-			for _, t := range ti.tok.Tokens(s) {
-				n.speakerTerms[t] = slices.DeleteFunc(n.speakerTerms[t], func(x string) bool { return x == s })
-				if len(n.speakerTerms[t]) == 0 {
-					delete(n.speakerTerms, t)
-				}
-			}
+			n.speakerTerms.Remove(ti.tok, s)
 		}
 	}
 	if n.last == p {
@@ -215,11 +210,7 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string, terms []s
 	n.last = p
 	if s := p.rec.Speaker; s != "" {
 		if n.speakers[s] == 0 {
-			for _, t := range tok.Tokens(s) {
-				if !slices.Contains(n.speakerTerms[t], s) {
-					n.speakerTerms[t] = append(n.speakerTerms[t], s)
-				}
-			}
+			n.speakerTerms.Add(tok, s)
 		}
 		n.speakers[s]++
 	}
@@ -244,34 +235,5 @@ func (n *nsTurns) leave(id int64, text string) {
 // a term of a speaker's name in this namespace, "Deborah" for the speaker
 // "Deborah") and the rest of the query.
 func (n *nsTurns) namedSpeakers(tok keyword.Tokenizer, query string) (speakers []string, rest string) {
-	if len(n.speakerTerms) == 0 {
-		return nil, query
-	}
-	var b strings.Builder
-	for w := range strings.FieldsSeq(query) {
-		terms := tok.Tokens(w)
-		named := len(terms) > 0
-		for _, t := range terms {
-			ss, ok := n.speakerTerms[t]
-			if !ok {
-				named = false
-				break
-			}
-			for _, s := range ss {
-				if !slices.Contains(speakers, s) {
-					speakers = append(speakers, s)
-				}
-			}
-		}
-		// A speaker's name that is also most of the namespace's speakers
-		// ("User" in a two-party log) says nothing: keep the word.
-		if !named {
-			b.WriteString(w)
-			b.WriteByte(' ')
-		}
-	}
-	if len(speakers) == 0 || len(speakers) == len(n.speakers) {
-		return nil, query
-	}
-	return speakers, b.String()
+	return n.speakerTerms.NamedSpeakers(tok, len(n.speakers), query)
 }

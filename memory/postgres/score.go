@@ -246,38 +246,10 @@ func (m *Memory) namedSpeakers(ctx context.Context, tx pgx.Tx, ns nsInfo, query 
 	if len(all) == 0 {
 		return nil, query, nil
 	}
-	speakerTerms := map[string][]string{}
+	st := ranking.SpeakerTerms{}
 	for _, s := range all {
-		for _, t := range m.tok.Tokens(s) {
-			if !slices.Contains(speakerTerms[t], s) {
-				speakerTerms[t] = append(speakerTerms[t], s)
-			}
-		}
+		st.Add(m.tok, s)
 	}
-	var speakers []string
-	var sb strings.Builder
-	for w := range strings.FieldsSeq(query) {
-		terms := m.tok.Tokens(w)
-		named := len(terms) > 0
-		for _, t := range terms {
-			ss, ok := speakerTerms[t]
-			if !ok {
-				named = false
-				break
-			}
-			for _, s := range ss {
-				if !slices.Contains(speakers, s) {
-					speakers = append(speakers, s)
-				}
-			}
-		}
-		if !named {
-			sb.WriteString(w)
-			sb.WriteByte(' ')
-		}
-	}
-	if len(speakers) == 0 || len(speakers) == len(all) {
-		return nil, query, nil
-	}
-	return speakers, sb.String(), nil
+	speakers, rest := st.NamedSpeakers(m.tok, len(all), query)
+	return speakers, rest, nil
 }
