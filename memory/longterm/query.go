@@ -187,8 +187,10 @@ type scored struct {
 }
 
 // keywordSearch ranks the records of the query's namespace (or of every
-// namespace) by keyword score, best first, up to depth.
+// namespace) by keyword score, best first, up to depth. The query's
+// question words are left out (ranking.WithoutQuestionWords).
 func (m *Memory) keywordSearch(q Query, text string, depth int, inRange func(*parent) bool) []scored {
+	text = ranking.WithoutQuestionWords(text)
 	ti := m.turnIdx()
 	nss := []string{q.Namespace}
 	if q.Namespace == "" {
@@ -202,7 +204,6 @@ func (m *Memory) keywordSearch(q Query, text string, depth int, inRange func(*pa
 }
 
 func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text string, depth int, inRange func(*parent) bool) []scored {
-	text = ranking.WithoutQuestionWords(text)
 	speakers, rest := n.namedSpeakers(ti.tok, text)
 	if len(speakers) > 0 && len(ti.tok.Tokens(rest)) == 0 {
 		// Only a name: look for it in the text.

@@ -29,8 +29,10 @@ func compareScored(a, b scored) int {
 }
 
 // keywordSearch ranks the records of the namespaces by keyword score, best
-// first, up to depth: memory/longterm's keywordSearch.
+// first, up to depth: memory/longterm's keywordSearch (question words left
+// out of the query).
 func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, nss []nsInfo, text string, depth int) ([]scored, error) {
+	text = ranking.WithoutQuestionWords(text)
 	var out []scored
 	for _, ns := range nss {
 		r, err := m.keywordNamespace(ctx, tx, q, ns, text, depth)
@@ -54,7 +56,6 @@ func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, n
 // one after) and what its episode scores (WithEpisodeWeight), with the
 // boost of named speakers.
 func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query, ns nsInfo, text string, depth int) ([]scored, error) {
-	text = ranking.WithoutQuestionWords(text)
 	speakers, rest, err := m.namedSpeakers(ctx, tx, ns, text)
 	if err != nil {
 		return nil, err
