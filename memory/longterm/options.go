@@ -216,7 +216,10 @@ func WithNeighbourWeight(w float64) Option {
 // score is multiplied by 1 + boost, and the name itself is not looked for
 // in the text ("What did Deborah say about the trip?" finds what Deborah
 // said, not the turns greeting her). Names shared by every speaker of the
-// namespace are ignored. boost must be finite and ≥ 0 (0 turns it off).
+// namespace are ignored. A query that names nobody but speaks in the first
+// person, not to anyone ("what is my dog's name?"), names the asker: the
+// speakers called "user" or "human", the chat roles, in a log that has
+// other speakers too. boost must be finite and ≥ 0 (0 turns it off).
 func WithSpeakerBoost(boost float64) Option {
 	return func(o *options) error {
 		if err := ranking.NonNegative("speaker boost", boost); err != nil {

@@ -215,3 +215,29 @@ func TestQuery_OneEpisodeChangesNoScore(t *testing.T) {
 		}
 	}
 }
+
+// TestQuery_FirstPersonPrefersTheUser: in a user/assistant log a question
+// in the first person ("my puppy") is about the user, so what the user said
+// outranks the assistant's longer echo of the same words; the same
+// question in the third person, or spoken to the assistant, prefers
+// neither side.
+func TestQuery_FirstPersonPrefersTheUser(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	m := newFilled(t, []Record{
+		{ID: "u1", Namespace: "c", Speaker: "user", Time: at, Text: "We adopted a beagle puppy, his name is Biscuit."},
+		{ID: "a1", Namespace: "c", Speaker: "assistant", Time: at.Add(time.Minute),
+			Text: "Congratulations on the puppy! Biscuit is a great name for a beagle puppy; a puppy name like that suits a beagle."},
+		{ID: "u2", Namespace: "c", Speaker: "user", Time: at.Add(2 * time.Minute), Text: "Any ideas for dinner tonight?"},
+		{ID: "a2", Namespace: "c", Speaker: "assistant", Time: at.Add(3 * time.Minute), Text: "A lentil curry is quick and cheap."},
+	})
+	top := func(q string) string {
+		hits, err := m.Query(ctx, Query{Text: q, Namespace: "c", Mode: KeywordOnly, K: 2})
+		require.NoError(t, err)
+		require.NotEmpty(t, hits)
+		return hits[0].ID
+	}
+	assert.Equal(t, "a1", top("What is the beagle puppy's name?"), "no person: the turn with the most matches")
+	assert.Equal(t, "a1", top("What did you say about the beagle puppy's name? Remind me."), "spoken to the assistant: no preference")
+	assert.Equal(t, "u1", top("What is my beagle puppy's name?"), "about the asker: what the user said")
+}

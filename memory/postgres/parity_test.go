@@ -31,12 +31,14 @@ var parityTurns = []memory.Record{
 	{ID: "t9", Speaker: "Carol", Text: "Thanks! I parked the van behind the house, the weather turned."},
 	{ID: "t10", Speaker: "Alice", Text: "Reminder: the offsite survey about the trip closes Friday."},
 	{ID: "u3", Namespace: "other", Speaker: "Dan", Text: "Who paid for the coffee grinder and the board games?"},
+	{ID: "c1", Speaker: "User", Text: "My puppy is called Biscuit, he loved the lake."},
+	{ID: "c2", Speaker: "assistant", Text: "Biscuit is a lovely name for a puppy, and a puppy at the lake house is fun."},
 }
 
 // parityTimes are parityTurns' times, minutes after t0: episodes
-// {t1–t4}, {t5–t7}, {t8, t9}, {t10} in the default namespace, {u1, u2},
-// {u3} in the other.
-var parityTimes = []time.Duration{0, 1, 2, 3, 26 * 60, 26*60 + 5, 26*60 + 9, 10, 11, 3 * 24 * 60, 3*24*60 + 11*60, 5 * 24 * 60, 5*24*60 + 13*60}
+// {t1–t4}, {t5–t7}, {t8, t9}, {t10}, {c1, c2} in the default namespace,
+// {u1, u2}, {u3} in the other.
+var parityTimes = []time.Duration{0, 1, 2, 3, 26 * 60, 26*60 + 5, 26*60 + 9, 10, 11, 3 * 24 * 60, 3*24*60 + 11*60, 5 * 24 * 60, 5*24*60 + 13*60, 7 * 24 * 60, 7*24*60 + 1}
 
 // TestRanksLikeLongterm: the same records, in PostgreSQL and in the
 // in-process engine, give the same hits with the same scores in every
@@ -74,7 +76,8 @@ func ranksLikeLongterm(t *testing.T, exact string, pgOpts []postgres.Option, ltO
 
 	compare := func(stage string) {
 		for _, q := range []string{"who drives the van", "OPS-4711", "lake weather", "what did Bob say about Annecy", "coffee",
-			"where is the lake house key", "when does the offsite survey close?", "what", "van house weather trip"} {
+			"where is the lake house key", "when does the offsite survey close?", "what", "van house weather trip",
+			"what is my puppy's name?", "what did you say about my puppy and the lake?"} {
 			for _, ns := range []string{"", "default"} {
 				for _, from := range []time.Time{{}, t0.Add(3 * time.Minute), t0.Add(48 * time.Hour)} {
 					for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {

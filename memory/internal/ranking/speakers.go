@@ -3,6 +3,7 @@ package ranking
 import (
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/agentmem/agentmem/keyword"
 )
@@ -36,10 +37,83 @@ func (st SpeakerTerms) Remove(tok keyword.Tokenizer, s string) {
 // When the query names none, or names every one of the namespace's
 // speakers (speakers: how many it has; "User" in a two-party log says
 // nothing), it returns no speakers and query unchanged.
+//
+// A query that names nobody but speaks in the first person and not to
+// anyone ("what is my dog's name?", not "what did you tell me?") is about
+// the one who asks, and in a chat log that is the user: it names the
+// namespace's speakers called "user" or "human" (the chat roles, in any
+// case), with query unchanged. What someone says about themselves is
+// where their facts are; what the other side says back is mostly the same
+// words, longer.
 func (st SpeakerTerms) NamedSpeakers(tok keyword.Tokenizer, speakers int, query string) (named []string, rest string) {
 	if len(st) == 0 {
 		return nil, query
 	}
+	named, rest = st.namedSpeakers(tok, query)
+	if len(named) == 0 && speakers > 1 && firstPersonOnly(query) {
+		named, rest = st.askers(tok), query
+	}
+	if len(named) == 0 || len(named) == speakers {
+		return nil, query
+	}
+	return named, rest
+}
+
+// askerRoles are the speaker names that mean the user of a chat log, the
+// one a first-person query is about.
+var askerRoles = []string{"user", "human"}
+
+// askers returns the speakers named as an asker role.
+func (st SpeakerTerms) askers(tok keyword.Tokenizer) []string {
+	var out []string
+	for _, role := range askerRoles {
+		for _, t := range tok.Tokens(role) {
+			for _, s := range st[t] {
+				if strings.EqualFold(strings.TrimSpace(s), role) && !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// First- and second-person words: English pronouns and their
+// contractions, and the Chinese pronouns, matched within a word.
+var (
+	firstPerson  = map[string]bool{"i": true, "me": true, "my": true, "mine": true, "myself": true, "i'm": true, "im": true, "i've": true, "i'd": true, "i'll": true}
+	secondPerson = map[string]bool{"you": true, "your": true, "yours": true, "yourself": true, "you're": true, "you've": true, "you'd": true, "you'll": true, "u": true, "ur": true}
+	cjkFirst     = []string{"我"}
+	cjkSecond    = []string{"你", "您"}
+)
+
+// firstPersonOnly reports whether query speaks in the first person and
+// not in the second.
+func firstPersonOnly(query string) bool {
+	first := false
+	for w := range strings.FieldsSeq(query) {
+		core := strings.ToLower(strings.ReplaceAll(strings.TrimFunc(w, func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		}), "’", "'"))
+		if secondPerson[core] || containsAny(w, cjkSecond) {
+			return false
+		}
+		first = first || firstPerson[core] || containsAny(w, cjkFirst)
+	}
+	return first
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// namedSpeakers is NamedSpeakers' split by names alone.
+func (st SpeakerTerms) namedSpeakers(tok keyword.Tokenizer, query string) (named []string, rest string) {
 	var b strings.Builder
 	for w := range strings.FieldsSeq(query) {
 		terms := tok.Tokens(w)
@@ -60,9 +134,6 @@ func (st SpeakerTerms) NamedSpeakers(tok keyword.Tokenizer, speakers int, query 
 			b.WriteString(w)
 			b.WriteByte(' ')
 		}
-	}
-	if len(named) == 0 || len(named) == speakers {
-		return nil, query
 	}
 	return named, b.String()
 }

@@ -41,3 +41,39 @@ func TestSpeakerTerms(t *testing.T) {
 	assert.Nil(t, named)
 	assert.Equal(t, "Sam", rest)
 }
+
+func TestSpeakerTerms_FirstPersonNamesTheUser(t *testing.T) {
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	st := ranking.SpeakerTerms{}
+	for _, s := range []string{"User", "Assistant"} {
+		st.Add(tok, s)
+	}
+	for _, q := range []string{"What is my dog's name?", "I’m planning the trip again", "remind me of the plan", "我的狗叫什么"} {
+		named, rest := st.NamedSpeakers(tok, 2, q)
+		assert.Equal(t, []string{"User"}, named, q)
+		assert.Equal(t, q, rest, "%q: the query is searched whole", q)
+	}
+	for _, q := range []string{
+		"What did you tell me about the trip?", // spoken to someone: either side
+		"你告诉我什么",
+		"the trip to Rome", // no person
+	} {
+		named, _ := st.NamedSpeakers(tok, 2, q)
+		assert.Nil(t, named, q)
+	}
+	named, _ := st.NamedSpeakers(tok, 2, "What did the assistant suggest to me?")
+	assert.Equal(t, []string{"Assistant"}, named, "a named speaker comes first")
+
+	people := ranking.SpeakerTerms{}
+	for _, s := range []string{"Deborah", "Evan", "a user of the forum"} {
+		people.Add(tok, s)
+	}
+	named, _ = people.NamedSpeakers(tok, 3, "what did I say about my trip?")
+	assert.Nil(t, named, "without a user role a first-person query names nobody")
+
+	alone := ranking.SpeakerTerms{}
+	alone.Add(tok, "user")
+	named, _ = alone.NamedSpeakers(tok, 1, "what is my plan?")
+	assert.Nil(t, named, "the only speaker of a namespace is no preference")
+}
