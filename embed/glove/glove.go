@@ -202,6 +202,9 @@ func (e *Embedder) commonComponent() []float32 {
 // Dim returns the vectors' length.
 func (e *Embedder) Dim() int { return e.v.dim }
 
+// Kind returns [embed.WordVectors].
+func (e *Embedder) Kind() embed.Kind { return embed.WordVectors }
+
 // Name identifies the vectors (by file name, size) and the weighting.
 func (e *Embedder) Name() string {
 	pc := ""

@@ -107,6 +107,10 @@ func TestEmbedMeaning(t *testing.T) {
 	}
 	_, err = glove.New(v, glove.WithSIFA(0))
 	require.Error(t, err)
+
+	e, err := glove.New(v)
+	require.NoError(t, err)
+	assert.Equal(t, embed.WordVectors, embed.KindOf(e))
 }
 
 func TestUnknownWordsAreHashed(t *testing.T) {

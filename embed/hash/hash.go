@@ -119,6 +119,11 @@ func (e *Embedder) Dim() int { return e.dim }
 // Name returns "hash:DIM", e.g. "hash:512".
 func (e *Embedder) Name() string { return e.name }
 
+// Kind returns [embed.Lexical]: the vectors hash words and character
+// n-grams, so they meet where the texts share them, not where they mean
+// the same.
+func (e *Embedder) Kind() embed.Kind { return embed.Lexical }
+
 // Embed returns one unit vector per text. An empty or white-space-only text
 // is an error wrapping [embed.ErrEmptyText] that names its index; no vectors
 // are returned then. The vectors share one backing array (each with its own
