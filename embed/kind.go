@@ -20,15 +20,12 @@ const (
 	WordVectors
 )
 
+var kindNames = [...]string{Model: "model", Lexical: "lexical", WordVectors: "word-vectors"}
+
 // String returns "model", "lexical" or "word-vectors".
 func (k Kind) String() string {
-	switch k {
-	case Model:
-		return "model"
-	case Lexical:
-		return "lexical"
-	case WordVectors:
-		return "word-vectors"
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
