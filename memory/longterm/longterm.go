@@ -156,6 +156,7 @@ func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, erro
 	if err := o.apply(opts); err != nil {
 		return nil, err
 	}
+	o.defaultWeights(emb)
 	dim, err := embed.Dimension(ctx, emb)
 	if err != nil {
 		return nil, fmt.Errorf("longterm: %w", err)

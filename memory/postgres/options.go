@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
@@ -14,14 +15,18 @@ import (
 // Defaults, the in-process engine's (memory/longterm), so that a store
 // moved from a directory to PostgreSQL ranks the same.
 const (
-	DefaultTopK            = longterm.DefaultTopK
-	DefaultNamespace       = longterm.DefaultNamespace
-	DefaultVectorWeight    = longterm.DefaultVectorWeight
-	DefaultKeywordWeight   = longterm.DefaultKeywordWeight
-	DefaultNeighbourWeight = longterm.DefaultNeighbourWeight
-	DefaultNextWeight      = longterm.DefaultNextWeight
-	DefaultEpisodeWeight   = longterm.DefaultEpisodeWeight
-	DefaultSpeakerBoost    = longterm.DefaultSpeakerBoost
+	DefaultTopK          = longterm.DefaultTopK
+	DefaultNamespace     = longterm.DefaultNamespace
+	DefaultVectorWeight  = longterm.DefaultVectorWeight
+	DefaultKeywordWeight = longterm.DefaultKeywordWeight
+	// DefaultModelVectorWeight and DefaultModelKeywordWeight are the
+	// fusion weights over a model embedder (longterm.DefaultWeights).
+	DefaultModelVectorWeight  = longterm.DefaultModelVectorWeight
+	DefaultModelKeywordWeight = longterm.DefaultModelKeywordWeight
+	DefaultNeighbourWeight    = longterm.DefaultNeighbourWeight
+	DefaultNextWeight         = longterm.DefaultNextWeight
+	DefaultEpisodeWeight      = longterm.DefaultEpisodeWeight
+	DefaultSpeakerBoost       = longterm.DefaultSpeakerBoost
 	// DefaultEfSearch is the HNSW search list size of the vector path
 	// (raised to the query's depth when that is larger).
 	DefaultEfSearch = 100
@@ -48,8 +53,6 @@ type options struct {
 func defaultOptions() options {
 	return options{
 		topK:            DefaultTopK,
-		vectorWeight:    DefaultVectorWeight,
-		keywordWeight:   DefaultKeywordWeight,
 		neighbourWeight: DefaultNeighbourWeight,
 		nextWeight:      DefaultNextWeight,
 		episodeWeight:   DefaultEpisodeWeight,
@@ -227,5 +230,13 @@ func WithLogger(l *slog.Logger) Option {
 			o.logger = l
 		}
 		return nil
+	}
+}
+
+// defaultWeights sets the fusion weights no option set (both 0, which no
+// option accepts) to longterm.DefaultWeights(emb), as longterm does.
+func (o *options) defaultWeights(emb embed.Embedder) {
+	if o.vectorWeight == 0 && o.keywordWeight == 0 {
+		o.vectorWeight, o.keywordWeight = longterm.DefaultWeights(emb)
 	}
 }

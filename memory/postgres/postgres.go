@@ -151,6 +151,7 @@ func Open(ctx context.Context, url string, emb embed.Embedder, opts ...Option) (
 	if err := o.apply(opts); err != nil {
 		return nil, err
 	}
+	o.defaultWeights(emb)
 	pc, schema, exact, err := parseURL(url)
 	if err != nil {
 		return nil, err
