@@ -61,6 +61,11 @@ type Hit struct {
 	// retrieval path (0: not found by that path, or no such path), for
 	// explaining a result.
 	VectorRank, KeywordRank int
+	// Before and After are the records written just before and just after
+	// this one in its conversation, oldest first, when the query asked for
+	// them (Query.Neighbours): the question a found answer replies to, the
+	// answer a found question got.
+	Before, After []Record
 }
 
 // Texts returns the Text of each hit, in order.
@@ -107,7 +112,15 @@ type Query struct {
 	// MinScore is the minimum cosine similarity of a vector-path match;
 	// 0 means the memory's default. The keyword path has no threshold.
 	MinScore float32
+	// Neighbours asks for up to this many records before and after each
+	// hit (Hit.Before, Hit.After): those written just before and after it
+	// in its namespace, in the same conversation (a gap of more than a
+	// few hours ends one). 0 means none; at most MaxNeighbours.
+	Neighbours int
 }
+
+// MaxNeighbours is the most neighbours a Query may ask for on each side.
+const MaxNeighbours = 50
 
 // Mode selects which retrieval paths a search runs.
 type Mode int

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
 
@@ -48,6 +49,9 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
 		return nil, fmt.Errorf("%w: To %v is before From %v", ErrInvalidQuery, q.To, q.From)
+	}
+	if q.Neighbours < 0 || q.Neighbours > memory.MaxNeighbours {
+		return nil, fmt.Errorf("%w: Neighbours = %d, not in [0, %d]", ErrInvalidQuery, q.Neighbours, memory.MaxNeighbours)
 	}
 	k := cmp.Or(q.K, m.opts.topK)
 	minScore := cmp.Or(q.MinScore, m.opts.minScore)
@@ -90,7 +94,47 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 	if len(hits) > k {
 		hits = hits[:k]
 	}
+	if q.Neighbours > 0 {
+		m.mu.RLock()
+		for i := range hits {
+			hits[i].Before, hits[i].After = m.neighbours(hits[i].ID, q.Neighbours)
+		}
+		m.mu.RUnlock()
+	}
 	return hits, nil
+}
+
+// neighbours returns up to n records written just before and just after
+// record id in its conversation (the turn index's neighbour links: same
+// namespace, at most neighbourGap apart), oldest first. m.mu must be held
+// for reading.
+func (m *Memory) neighbours(id string, n int) (before, after []Record) {
+	p := m.parents[id]
+	if p == nil {
+		return nil, nil // forgotten since the search
+	}
+	nt := m.turnIdx().get(p.rec.Namespace, m)
+	tid, ok := nt.ids[p]
+	if !ok {
+		return nil, nil
+	}
+	walk := func(links map[int64]int64) []Record {
+		var out []Record
+		for cur := tid; len(out) < n; {
+			next, ok := links[cur]
+			if !ok {
+				break
+			}
+			r := nt.parents[next].rec
+			r.Tags = slices.Clone(r.Tags)
+			out = append(out, r)
+			cur = next
+		}
+		return out
+	}
+	before = walk(nt.leader)
+	slices.Reverse(before)
+	return before, walk(nt.follower)
 }
 
 // candidates runs the query's paths and returns the fused candidates, best

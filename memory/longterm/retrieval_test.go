@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
 )
 
 // newFilled returns an in-memory store (counting embedder, dimension 256)
@@ -240,4 +242,53 @@ func TestQuery_FirstPersonPrefersTheUser(t *testing.T) {
 	assert.Equal(t, "a1", top("What is the beagle puppy's name?"), "no person: the turn with the most matches")
 	assert.Equal(t, "a1", top("What did you say about the beagle puppy's name? Remind me."), "spoken to the assistant: no preference")
 	assert.Equal(t, "u1", top("What is my beagle puppy's name?"), "about the asker: what the user said")
+}
+
+// TestQuery_Neighbours: a hit carries the records written just before and
+// after it in its conversation, oldest first, up to Query.Neighbours on
+// each side, and none across a conversation's end.
+func TestQuery_Neighbours(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	m := newFilled(t, []Record{
+		{ID: "q1", Namespace: "c", Speaker: "user", Time: at, Text: "Can you book a table for Friday?"},
+		{ID: "a1", Namespace: "c", Speaker: "assistant", Time: at.Add(time.Minute), Text: "Done: Luigi's, 8 pm, four people."},
+		{ID: "q2", Namespace: "c", Speaker: "user", Time: at.Add(2 * time.Minute), Text: "Great, thanks!"},
+		{ID: "next-day", Namespace: "c", Speaker: "user", Time: at.Add(26 * time.Hour), Text: "Another question about plants."},
+		{ID: "elsewhere", Namespace: "d", Speaker: "user", Time: at.Add(90 * time.Second), Text: "Unrelated note."},
+	})
+	hits, err := m.Query(ctx, Query{Text: "Luigi's", Namespace: "c", Mode: KeywordOnly, K: 1, Neighbours: 1})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, "a1", hits[0].ID)
+	assert.Equal(t, []string{"q1"}, recordIDs(hits[0].Before), "the question it answers")
+	assert.Equal(t, []string{"q2"}, recordIDs(hits[0].After))
+	assert.Equal(t, "Can you book a table for Friday?", hits[0].Before[0].Text)
+	assert.Equal(t, "user", hits[0].Before[0].Speaker)
+
+	hits, err = m.Query(ctx, Query{Text: "book a table", Namespace: "c", Mode: KeywordOnly, K: 1, Neighbours: 5})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, "q1", hits[0].ID)
+	assert.Empty(t, hits[0].Before, "the conversation starts here")
+	assert.Equal(t, []string{"a1", "q2"}, recordIDs(hits[0].After), "not the next day's conversation, not another namespace")
+
+	hits, err = m.Query(ctx, Query{Text: "Luigi's", Namespace: "c", K: 1})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Nil(t, hits[0].Before, "none unless asked")
+	assert.Nil(t, hits[0].After)
+
+	for _, n := range []int{-1, memory.MaxNeighbours + 1} {
+		_, err = m.Query(ctx, Query{Text: "Luigi's", Neighbours: n})
+		assert.ErrorIs(t, err, ErrInvalidQuery, "Neighbours %d", n)
+	}
+}
+
+func recordIDs(rs []Record) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
 }
