@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
@@ -153,6 +154,8 @@ type SearchRequest struct {
 	MinScore float32           `json:"min_score,omitempty" jsonschema:"minimum cosine similarity of a meaning match (0: the store's default)"`
 	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"only memories with all these key/value pairs"`
 	Tags     []string          `json:"tags,omitempty" jsonschema:"only memories with all these labels"`
+	// Neighbours asks for context: memory.Query.Neighbours.
+	Neighbours int `json:"neighbours,omitempty" jsonschema:"also return up to this many memories said just before and just after each hit in its conversation (0..50): the question an answer replies to"`
 }
 
 // query turns the request into a longterm.Query in namespace ns and the
@@ -177,6 +180,10 @@ func (r *SearchRequest) query(ns string) (longterm.Query, []string, error) {
 	if r.MinScore < 0 || r.MinScore > 1 {
 		return q, nil, invalid(fmt.Sprintf("min_score = %g, want 0..1", r.MinScore))
 	}
+	if r.Neighbours < 0 || r.Neighbours > memory.MaxNeighbours {
+		return q, nil, invalid(fmt.Sprintf("neighbours = %d, want 0..%d", r.Neighbours, memory.MaxNeighbours))
+	}
+	q.Neighbours = r.Neighbours
 	var err error
 	if q.From, q.To, err = parseRange(r.From, r.To); err != nil {
 		return q, nil, err
@@ -237,6 +244,11 @@ type Hit struct {
 	// path (0: not found by that path).
 	VectorRank  int `json:"vector_rank,omitempty"`
 	KeywordRank int `json:"keyword_rank,omitempty"`
+	// Before and After are the memories said just before and after this
+	// one in its conversation, oldest first, when the search asked for
+	// neighbours.
+	Before []Memory `json:"before,omitempty"`
+	After  []Memory `json:"after,omitempty"`
 }
 
 // AddResult answers an add: the ids stored, in order (ID is the first).
@@ -285,7 +297,20 @@ func toMemory(r longterm.Record) Memory {
 
 func toHit(h longterm.Hit) Hit {
 	m := toMemory(longterm.Record{ID: h.ID, Text: h.Text, Namespace: h.Namespace, Time: h.Time, Speaker: h.Speaker, Tags: h.Tags})
-	return Hit{Memory: m, Score: h.Score, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank}
+	return Hit{Memory: m, Score: h.Score, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
+		Before: toMemories(h.Before), After: toMemories(h.After)}
+}
+
+// toMemories converts records; none is nil.
+func toMemories(rs []longterm.Record) []Memory {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]Memory, len(rs))
+	for i, r := range rs {
+		out[i] = toMemory(r)
+	}
+	return out
 }
 
 // mergeTags returns tags followed by the metadata as "key=value", sorted

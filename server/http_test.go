@@ -68,6 +68,26 @@ func TestHTTP_Roundtrip(t *testing.T) {
 	r.decode(t, &sr)
 	assert.Empty(t, sr.Hits)
 
+	// Neighbours: each hit with what was said just before and after it in
+	// its conversation (the flight, a year earlier, is another one).
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Biscuit", Mode: "keyword", Neighbours: 2, Scope: Scope{Namespace: "user:42"}})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	r.decode(t, &sr)
+	require.Len(t, sr.Hits, 2)
+	for _, h := range sr.Hits {
+		switch h.ID {
+		case batch.IDs[0]:
+			assert.Empty(t, h.Before)
+			require.Len(t, h.After, 1)
+			assert.Equal(t, "Noted: your dog Biscuit", h.After[0].Text)
+			assert.Equal(t, "assistant", h.After[0].Speaker)
+		case batch.IDs[1]:
+			require.Len(t, h.Before, 1)
+			assert.Equal(t, batch.IDs[0], h.Before[0].ID)
+			assert.Empty(t, h.After)
+		}
+	}
+
 	// List: time order, paging, namespace.
 	r = ts.call(t, "GET", "/v1/memories?namespace=user:42&limit=2", "", nil)
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
@@ -149,6 +169,7 @@ func TestHTTP_Errors(t *testing.T) {
 		{"huge k", "POST", "/v1/search", `{"query":"a","k":1001}`, 400, CodeInvalidArgument},
 		{"bad mode", "POST", "/v1/search", `{"query":"a","mode":"fuzzy"}`, 400, CodeInvalidArgument},
 		{"bad min_score", "POST", "/v1/search", `{"query":"a","min_score":2}`, 400, CodeInvalidArgument},
+		{"bad neighbours", "POST", "/v1/search", `{"query":"a","neighbours":51}`, 400, CodeInvalidArgument},
 		{"to before from", "POST", "/v1/search", `{"query":"a","from":"2024-02-01","to":"2024-01-01"}`, 400, CodeInvalidArgument},
 		{"bad list limit", "GET", "/v1/memories?limit=5000", nil, 400, CodeInvalidArgument},
 		{"list limit not a number", "GET", "/v1/memories?limit=ten", nil, 400, CodeInvalidArgument},
