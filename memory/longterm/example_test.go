@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory/longterm"
@@ -56,4 +57,38 @@ func ExampleOpen() {
 	// Output:
 	// 13800138000 → phone ["The customer's number is 138-0013-8000."]
 	// what did we decide about PostgreSQL → db ["We decided to use PostgreSQL because we need transactions."]
+}
+
+// A hit can bring the turns around it: here the question that the found
+// answer replies to.
+func ExampleMemory_Query_neighbours() {
+	ctx := context.Background()
+	emb, err := hash.New(hash.DefaultDim)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mem, err := longterm.New(ctx, emb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Close()
+	at := time.Date(2024, 5, 1, 18, 0, 0, 0, time.UTC)
+	_, err = mem.AddBatch(ctx, []longterm.Record{
+		{Namespace: "chat", Speaker: "user", Time: at, Text: "Can you book a table for Friday?"},
+		{Namespace: "chat", Speaker: "assistant", Time: at.Add(time.Minute), Text: "Done: Luigi's, 8 pm, four people."},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	hits, err := mem.Query(ctx, longterm.Query{Text: "Luigi's", Namespace: "chat", K: 1, Neighbours: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range hits[0].Before {
+		fmt.Printf("%s: %s\n", r.Speaker, r.Text)
+	}
+	fmt.Printf("%s: %s\n", hits[0].Speaker, hits[0].Text)
+	// Output:
+	// user: Can you book a table for Friday?
+	// assistant: Done: Luigi's, 8 pm, four people.
 }
