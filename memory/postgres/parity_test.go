@@ -81,7 +81,7 @@ func ranksLikeLongterm(t *testing.T, exact string, pgOpts []postgres.Option, ltO
 			for _, ns := range []string{"", "default"} {
 				for _, from := range []time.Time{{}, t0.Add(3 * time.Minute), t0.Add(48 * time.Hour)} {
 					for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
-						query := memory.Query{Text: q, Namespace: ns, Mode: mode, K: 5, From: from}
+						query := memory.Query{Text: q, Namespace: ns, Mode: mode, K: 5, From: from, Neighbours: 2}
 						msg := fmt.Sprintf("%s: %q ns %q from %v %s", stage, q, ns, from, mode)
 						want, err := lt.Query(ctx, query)
 						require.NoError(t, err)
@@ -93,6 +93,8 @@ func ranksLikeLongterm(t *testing.T, exact string, pgOpts []postgres.Option, ltO
 							assert.InDelta(t, want[i].Score, got[i].Score, 1e-5, "%s hit %d", msg, i)
 							assert.Equal(t, want[i].VectorRank, got[i].VectorRank, "%s hit %d", msg, i)
 							assert.Equal(t, want[i].KeywordRank, got[i].KeywordRank, "%s hit %d", msg, i)
+							assert.Equal(t, want[i].Before, got[i].Before, "%s hit %d: neighbours before", msg, i)
+							assert.Equal(t, want[i].After, got[i].After, "%s hit %d: neighbours after", msg, i)
 						}
 						if len(got) > 0 && mode == memory.KeywordOnly {
 							assert.InDelta(t, 1, got[0].Score, 1e-6, "%s: keyword only, the best scores 1", msg)

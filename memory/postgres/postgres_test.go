@@ -127,6 +127,8 @@ func TestRecords(t *testing.T) {
 	assert.Equal(t, 3, m.Len(), "a refused batch stores nothing")
 	_, err = m.Query(ctx, memory.Query{Text: "x", K: -1})
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
+	_, err = m.Query(ctx, memory.Query{Text: "x", Neighbours: memory.MaxNeighbours + 1})
+	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 	_, _, err = m.List(ctx, memory.ListOptions{Offset: -1})
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 

@@ -52,6 +52,9 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	if !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From) {
 		return nil, fmt.Errorf("postgres: %w: To %v is before From %v", errs.InvalidArgument, q.To, q.From)
 	}
+	if q.Neighbours < 0 || q.Neighbours > memory.MaxNeighbours {
+		return nil, fmt.Errorf("postgres: %w: Neighbours = %d, not in [0, %d]", errs.InvalidArgument, q.Neighbours, memory.MaxNeighbours)
+	}
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -131,7 +134,15 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	if len(list) > k {
 		list = list[:k]
 	}
-	return m.hits(ctx, tx, text, list)
+	hits, err := m.hits(ctx, tx, text, list)
+	if err != nil || q.Neighbours == 0 {
+		return hits, err
+	}
+	seqs := make([]int64, len(list))
+	for i, c := range list {
+		seqs[i] = c.seq
+	}
+	return hits, m.neighbours(ctx, tx, hits, seqs, q.Neighbours)
 }
 
 func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error) {
