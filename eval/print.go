@@ -10,8 +10,8 @@ import (
 // reference BM25 last), then per category, then the ceiling and how the
 // best mode compares with BM25 at the largest k.
 func Print(w io.Writer, rep *Report) error {
-	fmt.Fprintf(w, "embedder %s; %d turns in %d conversations (%d chunks); %d questions",
-		rep.Embedder, rep.Turns, rep.Conversations, rep.Chunks, rep.Questions)
+	fmt.Fprintf(w, "embedder %s (%s); %d turns in %d conversations (%d chunks); %d questions",
+		rep.Embedder, rep.EmbedderKind, rep.Turns, rep.Conversations, rep.Chunks, rep.Questions)
 	if rep.AskedAt > 0 {
 		fmt.Fprintf(w, " (%d asked at their asked_at turn)", rep.AskedAt)
 	}

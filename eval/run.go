@@ -84,7 +84,10 @@ type QuestionResult struct {
 
 // Report is a run's result.
 type Report struct {
-	Embedder      string  `json:"embedder"`
+	Embedder string `json:"embedder"`
+	// EmbedderKind is what its vectors capture (embed.Kind: "lexical",
+	// "word-vectors", "model"), which sets hybrid's default fusion weights.
+	EmbedderKind  string  `json:"embedder_kind"`
 	Turns         int     `json:"turns"`
 	Conversations int     `json:"conversations"`
 	Questions     int     `json:"questions"`
@@ -180,7 +183,7 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 		c.turns = append(c.turns, t)
 	}
 	rep := &Report{
-		Embedder: cfg.Embedder.Name(), Turns: len(d.Turns), Conversations: len(convs),
+		Embedder: cfg.Embedder.Name(), EmbedderKind: embed.KindOf(cfg.Embedder).String(), Turns: len(d.Turns), Conversations: len(convs),
 		WithSpeaker: cfg.WithSpeaker, WithDate: cfg.WithDate, BM25Tokenizer: cfg.BM25Tokenizer,
 		Ks: ks, Ceiling: map[int]float64{},
 	}
