@@ -247,11 +247,16 @@ func (s *Server) handleAdd(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	m, err := s.get(principalFrom(r.Context()), r.PathValue("id"))
+	s.respond(w, r, m, err)
+}
+
+// respond writes a handler's result, res with status 200 OK, or its error.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, res any, err error) {
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, m)
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
@@ -266,11 +271,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, err := s.update(r.Context(), principalFrom(r.Context()), id, &req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, m)
+	s.respond(w, r, m, err)
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
@@ -288,11 +289,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.search(r.Context(), principalFrom(r.Context()), &req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	s.respond(w, r, res, err)
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -302,11 +299,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.list(r.Context(), principalFrom(r.Context()), &req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	s.respond(w, r, res, err)
 }
 
 // listQueryParams are the query parameters GET /v1/memories takes.
@@ -339,9 +332,5 @@ func listRequestFromQuery(q url.Values) (ListRequest, error) {
 
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 	st, err := s.stats(principalFrom(r.Context()))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+	s.respond(w, r, st, err)
 }
