@@ -186,6 +186,17 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return decodeJSON(data, v)
 }
 
+// decodeRequest decodes the request body into a T (decode); on an error it
+// writes the error response and reports false.
+func decodeRequest[T any](s *Server, w http.ResponseWriter, r *http.Request) (T, bool) {
+	var req T
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return req, false
+	}
+	return req, true
+}
+
 // decodeJSON decodes the JSON object in data into v, refusing invalid
 // UTF-8 (which encoding/json would silently replace, and the store refuses
 // rather than repairs), unknown fields and trailing data, with errors that
@@ -231,9 +242,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) handleAdd(w http.ResponseWriter, r *http.Request) {
-	var req AddRequest
-	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
+	req, ok := decodeRequest[AddRequest](s, w, r)
+	if !ok {
 		return
 	}
 	res, err := s.add(r.Context(), principalFrom(r.Context()), &req)
@@ -260,9 +270,8 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, res any, err er
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	var req UpdateRequest
-	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
+	req, ok := decodeRequest[UpdateRequest](s, w, r)
+	if !ok {
 		return
 	}
 	id := r.PathValue("id")
@@ -283,9 +292,8 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
-	var req SearchRequest
-	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
+	req, ok := decodeRequest[SearchRequest](s, w, r)
+	if !ok {
 		return
 	}
 	res, err := s.search(r.Context(), principalFrom(r.Context()), &req)
