@@ -222,11 +222,7 @@ func (t *Track) collapse(limit int) {
 func (t *Track) Steps() []Step {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]Step, len(t.steps))
-	for i, s := range t.steps {
-		out[i] = s.clone()
-	}
-	return out
+	return clones(t.steps, Step.clone)
 }
 
 // Empty reports whether the track has nothing to say.

@@ -322,9 +322,14 @@ func (w *Window) Settle(ctx context.Context) error {
 func (w *Window) Rounds() []Round {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]Round, len(w.rounds))
-	for i, e := range w.rounds {
-		out[i] = e.clone()
+	return clones(w.rounds, entry.clone)
+}
+
+// clones returns the clones of s's elements.
+func clones[E, R any](s []E, clone func(E) R) []R {
+	out := make([]R, len(s))
+	for i, e := range s {
+		out[i] = clone(e)
 	}
 	return out
 }
@@ -360,10 +365,7 @@ type State struct {
 func (w *Window) State() State {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	s := State{Rounds: make([]Round, len(w.rounds))}
-	for i, e := range w.rounds {
-		s.Rounds[i] = e.clone()
-	}
+	s := State{Rounds: clones(w.rounds, entry.clone)}
 	for _, r := range w.pending {
 		s.Pending = append(s.Pending, r.clone())
 	}
