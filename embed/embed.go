@@ -17,13 +17,12 @@ package embed
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 
 	"errors"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/internal/registry"
 )
 
 // An Embedder turns texts into vectors. Implementations are safe for
@@ -74,46 +73,27 @@ var (
 // An Opener builds an embedder from the part of a spec after "scheme:".
 type Opener func(arg string) (Embedder, error)
 
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Opener{}
-)
+var openers = registry.New[Opener]("embed", "scheme")
 
 // Register makes an embedder scheme available to Open. It panics if open is
 // nil or the scheme is already registered: both are programming errors made
 // at init time.
 func Register(scheme string, open Opener) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
 	if open == nil {
 		panic("embed: Register opener is nil")
 	}
-	if _, dup := registry[scheme]; dup {
-		panic("embed: Register called twice for scheme " + scheme)
-	}
-	registry[scheme] = open
+	openers.Register(scheme, open)
 }
 
 // Schemes returns the registered schemes, sorted.
-func Schemes() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	s := make([]string, 0, len(registry))
-	for k := range registry {
-		s = append(s, k)
-	}
-	slices.Sort(s)
-	return s
-}
+func Schemes() []string { return openers.Names() }
 
 // Open builds an embedder from a spec "scheme:arg", e.g. "hash:512",
 // "hash" (default dimension) or "ollama:nomic-embed-text". It does not
 // contact any server.
 func Open(spec string) (Embedder, error) {
 	scheme, arg, _ := strings.Cut(strings.TrimSpace(spec), ":")
-	registryMu.RLock()
-	open, ok := registry[scheme]
-	registryMu.RUnlock()
+	open, ok := openers.Get(scheme)
 	if !ok {
 		return nil, fmt.Errorf("%w %q in spec %q (registered: %s; forgotten import?)", ErrUnknownScheme, scheme, spec, strings.Join(Schemes(), ", "))
 	}

@@ -10,10 +10,7 @@ import (
 )
 
 func TestIndex_SearchTermsWeighsEachTerm(t *testing.T) {
-	ix := plainIndex(t)
-	ix.Add(1, "apple banana")
-	ix.Add(2, "apple apple cherry")
-	ix.Add(3, "cherry date")
+	ix := addDocs(plainIndex(t), "apple banana", "apple apple cherry", "cherry date")
 
 	full := ix.Search("apple", 10, nil)
 	half := ix.SearchTerms([]keyword.WeightedTerm{{Term: ix.Tokenizer().Tokens("apple")[0], Weight: 0.5}}, 10, nil)
@@ -29,9 +26,7 @@ func TestIndex_SearchTermsWeighsEachTerm(t *testing.T) {
 }
 
 func TestIndex_TermsAndIDF(t *testing.T) {
-	ix := plainIndex(t)
-	ix.Add(1, "apple banana apple")
-	ix.Add(2, "cherry")
+	ix := addDocs(plainIndex(t), "apple banana apple", "cherry")
 	terms, n := ix.Terms(1)
 	assert.Equal(t, 3, n)
 	stem := func(w string) string { return ix.Tokenizer().Tokens(w)[0] }
@@ -46,9 +41,7 @@ func TestIndex_TermsAndIDF(t *testing.T) {
 }
 
 func TestIndex_QueryTF(t *testing.T) {
-	ix := plainIndex(t, keyword.WithQueryTF(1))
-	ix.Add(1, "apple banana")
-	ix.Add(2, "cherry date")
+	ix := addDocs(plainIndex(t, keyword.WithQueryTF(1)), "apple banana", "cherry date")
 	once := ix.Search("apple cherry", 10, nil)
 	twice := ix.Search("apple cherry apple", 10, nil)
 	require.Len(t, twice, 2)

@@ -23,11 +23,16 @@ func plainIndex(t testing.TB, opts ...keyword.IndexOption) *keyword.Index {
 	return keyword.NewIndex(newTok(t, keyword.WithStopWords(), keyword.WithCJK(keyword.Bigrams)), opts...)
 }
 
+// addDocs adds texts to ix as documents 1, 2, … and returns ix.
+func addDocs(ix *keyword.Index, texts ...string) *keyword.Index {
+	for i, text := range texts {
+		ix.Add(int64(i+1), text)
+	}
+	return ix
+}
+
 func TestIndex_BM25(t *testing.T) {
-	ix := plainIndex(t)
-	ix.Add(1, "apple banana")
-	ix.Add(2, "apple apple cherry")
-	ix.Add(3, "cherry date")
+	ix := addDocs(plainIndex(t), "apple banana", "apple apple cherry", "cherry date")
 
 	// N = 3, avgdl = 7/3, k1 = 1.2, b = 0.75, idf = ln(1 + (N-df+0.5)/(df+0.5)).
 	// apple: df 2; doc 1 tf 1 len 2 → 0.49917627; doc 2 tf 2 len 3 → 0.59818644.
@@ -55,10 +60,7 @@ func TestIndex_BM25(t *testing.T) {
 }
 
 func TestIndex_CodeCountsOnce(t *testing.T) {
-	ix := plainIndex(t)
-	ix.Add(1, "13800138000")
-	ix.Add(2, "138-0013-9999")
-	ix.Add(3, "apple")
+	ix := addDocs(plainIndex(t), "13800138000", "138-0013-9999", "apple")
 	// Query groups: {whole 138-0013-8000, 13800138000; parts 138, 0013, 8000}.
 	// Doc 1 matches a whole form: its score is that term's BM25 alone.
 	// Doc 2 matches two of three parts: PartWeight × (s(138) + s(0013)) / 3.
@@ -73,10 +75,7 @@ func TestIndex_CodeCountsOnce(t *testing.T) {
 }
 
 func TestIndex_Params(t *testing.T) {
-	ix := plainIndex(t, keyword.WithK1(0), keyword.WithB(0))
-	ix.Add(1, "apple banana")
-	ix.Add(2, "apple apple cherry")
-	ix.Add(3, "cherry date")
+	ix := addDocs(plainIndex(t, keyword.WithK1(0), keyword.WithB(0)), "apple banana", "apple apple cherry", "cherry date")
 	got := ix.Search("apple", 10, nil)
 	require.Len(t, got, 2)
 	// k1 = 0: the score is idf alone, whatever tf and length.
@@ -96,10 +95,7 @@ func TestIndex_BadParamsMeanDefaults(t *testing.T) {
 }
 
 func TestIndex_ReplaceAndDeleteKeepStats(t *testing.T) {
-	ix := plainIndex(t)
-	ix.Add(1, "red green")
-	ix.Add(2, "red blue blue")
-	ix.Add(3, "green")
+	ix := addDocs(plainIndex(t), "red green", "red blue blue", "green")
 	assert.Equal(t, keyword.Stats{Docs: 3, Terms: 3, AvgLength: 2}, ix.Stats())
 	assert.Equal(t, 2, ix.DocFreq("red"))
 
@@ -243,9 +239,7 @@ func TestIndex_ExportImport(t *testing.T) {
 }
 
 func TestIndex_ImportErrors(t *testing.T) {
-	ix := keyword.NewIndex(nil)
-	ix.Add(1, "keep me")
-	ix.Add(2, "and me too 数据库")
+	ix := addDocs(keyword.NewIndex(nil), "keep me", "and me too 数据库")
 	var snap bytes.Buffer
 	require.NoError(t, ix.Export(&snap))
 	good := snap.Bytes()
@@ -334,11 +328,7 @@ func ExampleIndex_Search() {
 	if err != nil {
 		panic(err)
 	}
-	ix := keyword.NewIndex(tok)
-	ix.Add(1, "Flight LH 401 leaves at 9:40.")
-	ix.Add(2, "Call me on 138-0013-8000 after lunch.")
-	ix.Add(3, "The deploy failed with ERR_CONN_RESET.")
-	ix.Add(4, "我们决定把订单服务迁移到 PostgreSQL。")
+	ix := addDocs(keyword.NewIndex(tok), "Flight LH 401 leaves at 9:40.", "Call me on 138-0013-8000 after lunch.", "The deploy failed with ERR_CONN_RESET.", "我们决定把订单服务迁移到 PostgreSQL。")
 
 	for _, q := range []string{"LH401", "13800138000", "conn reset", "订单服务用什么数据库", "?!"} {
 		fmt.Println(q, "→", ids(ix.Search(q, 3, nil)))

@@ -186,6 +186,17 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return decodeJSON(data, v)
 }
 
+// decodeRequest decodes the request body into a T (decode); on an error it
+// writes the error response and reports false.
+func decodeRequest[T any](s *Server, w http.ResponseWriter, r *http.Request) (T, bool) {
+	var req T
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return req, false
+	}
+	return req, true
+}
+
 // decodeJSON decodes the JSON object in data into v, refusing invalid
 // UTF-8 (which encoding/json would silently replace, and the store refuses
 // rather than repairs), unknown fields and trailing data, with errors that
@@ -231,9 +242,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) handleAdd(w http.ResponseWriter, r *http.Request) {
-	var req AddRequest
-	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
+	req, ok := decodeRequest[AddRequest](s, w, r)
+	if !ok {
 		return
 	}
 	res, err := s.add(r.Context(), principalFrom(r.Context()), &req)
@@ -247,17 +257,21 @@ func (s *Server) handleAdd(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
 	m, err := s.get(principalFrom(r.Context()), r.PathValue("id"))
+	s.respond(w, r, m, err)
+}
+
+// respond writes a handler's result, res with status 200 OK, or its error.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, res any, err error) {
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, m)
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	var req UpdateRequest
-	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
+	req, ok := decodeRequest[UpdateRequest](s, w, r)
+	if !ok {
 		return
 	}
 	id := r.PathValue("id")
@@ -266,11 +280,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, err := s.update(r.Context(), principalFrom(r.Context()), id, &req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, m)
+	s.respond(w, r, m, err)
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
@@ -282,17 +292,12 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
-	var req SearchRequest
-	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
+	req, ok := decodeRequest[SearchRequest](s, w, r)
+	if !ok {
 		return
 	}
 	res, err := s.search(r.Context(), principalFrom(r.Context()), &req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	s.respond(w, r, res, err)
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
@@ -302,11 +307,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.list(r.Context(), principalFrom(r.Context()), &req)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
+	s.respond(w, r, res, err)
 }
 
 // listQueryParams are the query parameters GET /v1/memories takes.
@@ -339,9 +340,5 @@ func listRequestFromQuery(q url.Values) (ListRequest, error) {
 
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 	st, err := s.stats(principalFrom(r.Context()))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+	s.respond(w, r, st, err)
 }

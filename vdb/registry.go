@@ -3,9 +3,9 @@ package vdb
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
+
+	"github.com/agentmem/agentmem/internal/registry"
 )
 
 // Config is what an [Opener] gets to build a database.
@@ -26,10 +26,7 @@ type Config struct {
 // server), so it takes a context.
 type Opener func(ctx context.Context, cfg Config) (VectorDatabase, error)
 
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Opener{}
-)
+var openers = registry.New[Opener]("vdb", "backend")
 
 // Register makes a backend available to [Open] under name. Backends call it
 // from an init function, so that importing the backend's package (for its
@@ -38,31 +35,17 @@ var (
 // or holds a colon, or the name is already registered: all are programming
 // errors made at init time.
 func Register(name string, open Opener) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
 	if open == nil {
 		panic("vdb: Register opener is nil")
 	}
 	if name == "" || strings.Contains(name, ":") {
 		panic(fmt.Sprintf("vdb: Register name %q is empty or holds a colon", name))
 	}
-	if _, dup := registry[name]; dup {
-		panic("vdb: Register called twice for backend " + name)
-	}
-	registry[name] = open
+	openers.Register(name, open)
 }
 
 // Backends returns the names of the registered backends, sorted.
-func Backends() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func Backends() []string { return openers.Names() }
 
 // ParseSpec splits a backend spec "name[:arg]" into its name and argument.
 func ParseSpec(spec string) (name, arg string) {
@@ -77,9 +60,7 @@ func ParseSpec(spec string) (name, arg string) {
 // registered ones.
 func Open(ctx context.Context, spec string, cfg Config) (VectorDatabase, error) {
 	name, arg := ParseSpec(spec)
-	registryMu.RLock()
-	open, ok := registry[name]
-	registryMu.RUnlock()
+	open, ok := openers.Get(name)
 	if !ok {
 		return nil, fmt.Errorf("%w %q (registered: %s; forgotten import?)", ErrUnknownBackend, name, strings.Join(Backends(), ", "))
 	}

@@ -31,7 +31,7 @@ generated id, in --namespace (default "default").`,
   assistant: noted"
   printf 'user: 我对花生过敏\nassistant: 好的\n' | agentmem add
   agentmem add --memory long --namespace mara "user: my badge number is NW-20417"`,
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.longOnly(cmd, "namespace"); err != nil {
 				return err
 			}
@@ -39,28 +39,25 @@ generated id, in --namespace (default "default").`,
 			if err != nil {
 				return err
 			}
-			st, err := a.open(cmd, true, store.Config{})
-			if err != nil {
+			return a.withStore(cmd, true, store.Config{}, func(st *store.Store) error {
+				recs := make([]memory.Record, len(segs))
+				for i, s := range segs {
+					recs[i] = memory.Record{Text: s, Namespace: namespace}
+				}
+				ids, err := st.AddBatch(cmd.Context(), recs)
+				if err != nil {
+					return recordError(err)
+				}
+				out := cmd.OutOrStdout()
+				if a.json {
+					return json.NewEncoder(out).Encode(struct {
+						IDs   []string `json:"ids"`
+						Store string   `json:"store"`
+					}{ids, a.store})
+				}
+				_, err = fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(ids), plural(len(ids), noun(st)), strings.Join(ids, ", "), a.store)
 				return err
-			}
-			defer closeStore(st, &err)
-			recs := make([]memory.Record, len(segs))
-			for i, s := range segs {
-				recs[i] = memory.Record{Text: s, Namespace: namespace}
-			}
-			ids, err := st.AddBatch(cmd.Context(), recs)
-			if err != nil {
-				return recordError(err)
-			}
-			out := cmd.OutOrStdout()
-			if a.json {
-				return json.NewEncoder(out).Encode(struct {
-					IDs   []string `json:"ids"`
-					Store string   `json:"store"`
-				}{ids, a.store})
-			}
-			_, err = fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(ids), plural(len(ids), noun(st)), strings.Join(ids, ", "), a.store)
-			return err
+			})
 		},
 	}
 	cmd.Flags().StringVar(&namespace, "namespace", "", `namespace of the new memories (long-term store only; default "default")`)

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,27 +12,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/internal/dirtest"
 )
 
 // hashStore returns the SHA-256 of every file of a store but LOCK (which
 // holds only the last writer's process id).
 func hashStore(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == "LOCK" {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		s := sha256.Sum256(b)
-		rel, _ := filepath.Rel(dir, path)
-		out[rel] = hex.EncodeToString(s[:])
-		return nil
-	}))
-	return out
+	return dirtest.Hashes(t, dir, "LOCK")
 }
 
 func TestCLI_ListGetForgetVersion(t *testing.T) {

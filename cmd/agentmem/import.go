@@ -62,7 +62,7 @@ A progress bar is shown on standard error when it is a terminal.`,
   jq -c '{text: .content}' chat.json | agentmem import -
   agentmem import --memory long --namespace mara testdata/conversation.jsonl`,
 		Args: usageArgs(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if batch <= 0 {
 				return usageError{fmt.Errorf("--batch must be positive, got %d", batch)}
 			}
@@ -78,40 +78,37 @@ A progress bar is shown on standard error when it is a terminal.`,
 			if err != nil {
 				return err
 			}
-			st, err := a.open(cmd, true, store.Config{})
-			if err != nil {
+			return a.withStore(cmd, true, store.Config{}, func(st *store.Store) error {
+				todo, skipped := newRecords(st, lines, namespace)
+				took, err := importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
+					_, err := st.AddBatch(cmd.Context(), todo[lo:hi])
+					return recordError(err)
+				})
+				if err != nil {
+					return err
+				}
+				imported, noun := len(todo), noun(st)
+				secs := took.Seconds()
+				out := cmd.OutOrStdout()
+				if a.json {
+					return json.NewEncoder(out).Encode(struct {
+						File     string  `json:"file"`
+						Store    string  `json:"store"`
+						Imported int     `json:"imported"`
+						Skipped  int     `json:"skipped"`
+						Seconds  float64 `json:"seconds"`
+					}{name, a.store, imported, skipped, secs})
+				}
+				fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, noun), name, a.store)
+				if skipped > 0 {
+					fmt.Fprintf(out, " (%d already stored)", skipped)
+				}
+				if imported > 0 && secs > 0 {
+					fmt.Fprintf(out, " in %.2fs, %.0f %s/s", secs, float64(imported)/secs, plural(2, noun))
+				}
+				_, err = fmt.Fprintln(out)
 				return err
-			}
-			defer closeStore(st, &err)
-			todo, skipped := newRecords(st, lines, namespace)
-			took, err := importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
-				_, err := st.AddBatch(cmd.Context(), todo[lo:hi])
-				return recordError(err)
 			})
-			if err != nil {
-				return err
-			}
-			imported, noun := len(todo), noun(st)
-			secs := took.Seconds()
-			out := cmd.OutOrStdout()
-			if a.json {
-				return json.NewEncoder(out).Encode(struct {
-					File     string  `json:"file"`
-					Store    string  `json:"store"`
-					Imported int     `json:"imported"`
-					Skipped  int     `json:"skipped"`
-					Seconds  float64 `json:"seconds"`
-				}{name, a.store, imported, skipped, secs})
-			}
-			fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, noun), name, a.store)
-			if skipped > 0 {
-				fmt.Fprintf(out, " (%d already stored)", skipped)
-			}
-			if imported > 0 && secs > 0 {
-				fmt.Fprintf(out, " in %.2fs, %.0f %s/s", secs, float64(imported)/secs, plural(2, noun))
-			}
-			_, err = fmt.Fprintln(out)
-			return err
 		},
 	}
 	cmd.Flags().IntVar(&batch, "batch", 1000, "texts per embedding call and per fsync")

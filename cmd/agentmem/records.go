@@ -82,7 +82,7 @@ it, so it works while another process writes.`,
 		Example: `  agentmem list --namespace mara --from 2026-03-01 --limit 50
   agentmem list --json | jq -r '.memories[].id'`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 0 || offset < 0 {
 				return usageError{fmt.Errorf("--limit and --offset must be ≥ 0")}
 			}
@@ -91,36 +91,33 @@ it, so it works while another process writes.`,
 				return err
 			}
 			opts.Limit, opts.Offset = limit, offset
-			st, err := a.open(cmd, false, store.Config{ReadOnly: true})
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			recs, total, err := st.List(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if a.json {
-				res := struct {
-					Total    int          `json:"total"`
-					Offset   int          `json:"offset"`
-					Memories []recordJSON `json:"memories"`
-				}{total, offset, make([]recordJSON, len(recs))}
-				for i, r := range recs {
-					res.Memories[i] = toJSON(r)
+			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st *store.Store) error {
+				recs, total, err := st.List(cmd.Context(), opts)
+				if err != nil {
+					return err
 				}
-				return json.NewEncoder(out).Encode(res)
-			}
-			for _, r := range recs {
-				who := r.Namespace
-				if r.Speaker != "" {
-					who += "/" + r.Speaker
+				out := cmd.OutOrStdout()
+				if a.json {
+					res := struct {
+						Total    int          `json:"total"`
+						Offset   int          `json:"offset"`
+						Memories []recordJSON `json:"memories"`
+					}{total, offset, make([]recordJSON, len(recs))}
+					for i, r := range recs {
+						res.Memories[i] = toJSON(r)
+					}
+					return json.NewEncoder(out).Encode(res)
 				}
-				fmt.Fprintf(out, "%s  %s  %s  %s\n", r.ID, r.Time.Local().Format("2006-01-02 15:04"), who, firstLine(r.Text, 80))
-			}
-			_, err = fmt.Fprintf(cmd.ErrOrStderr(), "%d-%d of %d %s\n", min(offset+1, total), offset+len(recs), total, plural(total, noun(st)))
-			return err
+				for _, r := range recs {
+					who := r.Namespace
+					if r.Speaker != "" {
+						who += "/" + r.Speaker
+					}
+					fmt.Fprintf(out, "%s  %s  %s  %s\n", r.ID, r.Time.Local().Format("2006-01-02 15:04"), who, firstLine(r.Text, 80))
+				}
+				_, err = fmt.Fprintf(cmd.ErrOrStderr(), "%d-%d of %d %s\n", min(offset+1, total), offset+len(recs), total, plural(total, noun(st)))
+				return err
+			})
 		},
 	}
 	tr.flags(cmd, "list")
@@ -150,43 +147,40 @@ func newGetCmd(a *app) *cobra.Command {
 and time. An id the store does not hold is an error (exit 1) after the
 others are printed. It reads the store without locking it.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			st, err := a.open(cmd, false, store.Config{ReadOnly: true})
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			out := cmd.OutOrStdout()
-			var missing []string
-			for i, id := range args {
-				r, ok := st.Get(id)
-				if !ok {
-					missing = append(missing, id)
-					continue
-				}
-				if a.json {
-					if err := json.NewEncoder(out).Encode(toJSON(r)); err != nil {
-						return err
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st *store.Store) error {
+				out := cmd.OutOrStdout()
+				var missing []string
+				for i, id := range args {
+					r, ok := st.Get(id)
+					if !ok {
+						missing = append(missing, id)
+						continue
 					}
-					continue
+					if a.json {
+						if err := json.NewEncoder(out).Encode(toJSON(r)); err != nil {
+							return err
+						}
+						continue
+					}
+					if i > 0 {
+						fmt.Fprintln(out)
+					}
+					fmt.Fprintf(out, "id         %s\nnamespace  %s\n", r.ID, r.Namespace)
+					if r.Speaker != "" {
+						fmt.Fprintf(out, "speaker    %s\n", r.Speaker)
+					}
+					fmt.Fprintf(out, "time       %s\n", r.Time.Local().Format(time.RFC3339))
+					if len(r.Tags) > 0 {
+						fmt.Fprintf(out, "tags       %s\n", strings.Join(r.Tags, ", "))
+					}
+					fmt.Fprintf(out, "\n%s\n", r.Text)
 				}
-				if i > 0 {
-					fmt.Fprintln(out)
+				if len(missing) > 0 {
+					return fmt.Errorf("%w: %s holds no memory with id %s", memory.ErrNotFound, a.store, strings.Join(missing, ", "))
 				}
-				fmt.Fprintf(out, "id         %s\nnamespace  %s\n", r.ID, r.Namespace)
-				if r.Speaker != "" {
-					fmt.Fprintf(out, "speaker    %s\n", r.Speaker)
-				}
-				fmt.Fprintf(out, "time       %s\n", r.Time.Local().Format(time.RFC3339))
-				if len(r.Tags) > 0 {
-					fmt.Fprintf(out, "tags       %s\n", strings.Join(r.Tags, ", "))
-				}
-				fmt.Fprintf(out, "\n%s\n", r.Text)
-			}
-			if len(missing) > 0 {
-				return fmt.Errorf("%w: %s holds no memory with id %s", memory.ErrNotFound, a.store, strings.Join(missing, ", "))
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 }
@@ -204,7 +198,7 @@ the store does not hold is an error and nothing is forgotten. Forgotten
 memories stay in the log file until the store is compacted.`,
 		Example: `  agentmem forget 3f2a9c0d1e2b4a5c6d7e8f90
   agentmem forget --namespace mara --to 2026-01-01 --yes`,
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && tr.set() {
 				return usageError{errors.New("give ids or --namespace/--from/--to, not both")}
 			}
@@ -215,47 +209,44 @@ memories stay in the log file until the store is compacted.`,
 			if err != nil {
 				return err
 			}
-			st, err := a.open(cmd, false, store.Config{})
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			ids := args
-			if len(ids) == 0 {
-				recs, _, err := st.List(cmd.Context(), opts)
-				if err != nil {
-					return err
-				}
-				for _, r := range recs {
-					ids = append(ids, r.ID)
-				}
-				if !yes {
-					return usageError{fmt.Errorf("would forget %d %s; pass --yes to do it", len(ids), plural(len(ids), noun(st)))}
-				}
-			} else {
-				var missing []string
-				for _, id := range ids {
-					if _, ok := st.Get(id); !ok {
-						missing = append(missing, id)
+			return a.withStore(cmd, false, store.Config{}, func(st *store.Store) error {
+				ids := args
+				if len(ids) == 0 {
+					recs, _, err := st.List(cmd.Context(), opts)
+					if err != nil {
+						return err
+					}
+					for _, r := range recs {
+						ids = append(ids, r.ID)
+					}
+					if !yes {
+						return usageError{fmt.Errorf("would forget %d %s; pass --yes to do it", len(ids), plural(len(ids), noun(st)))}
+					}
+				} else {
+					var missing []string
+					for _, id := range ids {
+						if _, ok := st.Get(id); !ok {
+							missing = append(missing, id)
+						}
+					}
+					if len(missing) > 0 {
+						return fmt.Errorf("%w: %s holds no memory with id %s; nothing forgotten", memory.ErrNotFound, a.store, strings.Join(missing, ", "))
 					}
 				}
-				if len(missing) > 0 {
-					return fmt.Errorf("%w: %s holds no memory with id %s; nothing forgotten", memory.ErrNotFound, a.store, strings.Join(missing, ", "))
+				for i, id := range ids {
+					if err := st.Forget(cmd.Context(), id); err != nil {
+						return fmt.Errorf("forgot %d of %d, then: %w", i, len(ids), err)
+					}
 				}
-			}
-			for i, id := range ids {
-				if err := st.Forget(cmd.Context(), id); err != nil {
-					return fmt.Errorf("forgot %d of %d, then: %w", i, len(ids), err)
+				if a.json {
+					return json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
+						Forgotten []string `json:"forgotten"`
+						Store     string   `json:"store"`
+					}{ids, a.store})
 				}
-			}
-			if a.json {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
-					Forgotten []string `json:"forgotten"`
-					Store     string   `json:"store"`
-				}{ids, a.store})
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "forgot %d %s in %s\n", len(ids), plural(len(ids), noun(st)), a.store)
-			return err
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "forgot %d %s in %s\n", len(ids), plural(len(ids), noun(st)), a.store)
+				return err
+			})
 		},
 	}
 	tr.flags(cmd, "forget")

@@ -43,7 +43,7 @@ and --min-score applies to the vector path only (default 0: none).`,
   agentmem search --json "deploy error" | jq -r '.hits[0].text'
   agentmem search --memory long --mode keyword "LH 2043"`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if k <= 0 {
 				return usageError{fmt.Errorf("-k must be positive, got %d", k)}
 			}
@@ -61,23 +61,20 @@ and --min-score applies to the vector path only (default 0: none).`,
 			if err != nil {
 				return usageError{fmt.Errorf("--mode: %w", err)}
 			}
-			st, err := a.open(cmd, false, store.Config{ReadOnly: true})
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			if st.Kind() == store.Long {
-				q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k}
-				if flagChanged(cmd, "min-score") {
-					q.MinScore = minScore
+			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st *store.Store) error {
+				if st.Kind() == store.Long {
+					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k}
+					if flagChanged(cmd, "min-score") {
+						q.MinScore = minScore
+					}
+					return a.searchLong(cmd, st, q)
 				}
-				return a.searchLong(cmd, st, q)
-			}
-			hits, err := st.Short().SearchN(cmd.Context(), query, k, minScore)
-			if err != nil {
-				return err
-			}
-			return a.printHits(cmd, query, hits, minScore)
+				hits, err := st.Short().SearchN(cmd.Context(), query, k, minScore)
+				if err != nil {
+					return err
+				}
+				return a.printHits(cmd, query, hits, minScore)
+			})
 		},
 	}
 	f := cmd.Flags()

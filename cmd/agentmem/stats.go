@@ -19,37 +19,34 @@ a short-term store, records in a long-term one) and of the chunks they are
 indexed as (a long-term store splits records into sentences), the vectors,
 the embedder and the vector backend.`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			st, err := a.open(cmd, false, store.Config{ReadOnly: true})
-			if err != nil {
-				return err
-			}
-			defer closeStore(st, &err)
-			info := st.Info()
-			rep := storeStats{
-				Store: a.store, Memory: info.Kind, Memories: info.Records, Chunks: info.Chunks, Vectors: info.Vectors,
-				Embedder: info.Embedder, Dim: info.Dim, Backend: info.Backend,
-			}
-			if st.Short() != nil {
-				rep.TopK, rep.MinScore = info.TopK, new(info.MinScore)
-			}
-			out := cmd.OutOrStdout()
-			if a.json {
-				return json.NewEncoder(out).Encode(rep)
-			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "store\t%s (%s-term)\n", rep.Store, rep.Memory)
-			fmt.Fprintf(tw, "%s\t%d\n", plural(2, noun(st)), rep.Memories)
-			if st.Kind() == store.Long {
-				fmt.Fprintf(tw, "chunks\t%d\n", rep.Chunks)
-			}
-			fmt.Fprintf(tw, "vectors\t%d\n", rep.Vectors)
-			fmt.Fprintf(tw, "embedder\t%s (dim %d)\n", rep.Embedder, rep.Dim)
-			fmt.Fprintf(tw, "backend\t%s\n", rep.Backend)
-			if rep.MinScore != nil {
-				fmt.Fprintf(tw, "search\ttop %d, min score %.2f\n", rep.TopK, *rep.MinScore)
-			}
-			return tw.Flush()
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st *store.Store) error {
+				info := st.Info()
+				rep := storeStats{
+					Store: a.store, Memory: info.Kind, Memories: info.Records, Chunks: info.Chunks, Vectors: info.Vectors,
+					Embedder: info.Embedder, Dim: info.Dim, Backend: info.Backend,
+				}
+				if st.Short() != nil {
+					rep.TopK, rep.MinScore = info.TopK, new(info.MinScore)
+				}
+				out := cmd.OutOrStdout()
+				if a.json {
+					return json.NewEncoder(out).Encode(rep)
+				}
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintf(tw, "store\t%s (%s-term)\n", rep.Store, rep.Memory)
+				fmt.Fprintf(tw, "%s\t%d\n", plural(2, noun(st)), rep.Memories)
+				if st.Kind() == store.Long {
+					fmt.Fprintf(tw, "chunks\t%d\n", rep.Chunks)
+				}
+				fmt.Fprintf(tw, "vectors\t%d\n", rep.Vectors)
+				fmt.Fprintf(tw, "embedder\t%s (dim %d)\n", rep.Embedder, rep.Dim)
+				fmt.Fprintf(tw, "backend\t%s\n", rep.Backend)
+				if rep.MinScore != nil {
+					fmt.Fprintf(tw, "search\ttop %d, min score %.2f\n", rep.TopK, *rep.MinScore)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 }

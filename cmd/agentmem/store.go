@@ -195,3 +195,14 @@ func noun(st *store.Store) string {
 	}
 	return "segment"
 }
+
+// withStore opens the store (a.open), runs do with it and closes it; a
+// failed close (a snapshot not written) joins do's error.
+func (a *app) withStore(cmd *cobra.Command, create bool, cfg store.Config, do func(*store.Store) error) (err error) {
+	st, err := a.open(cmd, create, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	return do(st)
+}

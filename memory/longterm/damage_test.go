@@ -2,8 +2,6 @@ package longterm
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/internal/dirtest"
 	"github.com/agentmem/agentmem/internal/embedtest"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
@@ -47,21 +46,7 @@ func (refusingDB) Add(context.Context, []int64, [][]float32) error {
 // whose content is only the last writer's process id.
 func hashDir(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == lockFileName {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(b)
-		rel, _ := filepath.Rel(dir, path)
-		out[rel] = hex.EncodeToString(sum[:])
-		return nil
-	}))
-	return out
+	return dirtest.Hashes(t, dir, lockFileName)
 }
 
 // seededWithTail makes a store of 15 records: 12 in a snapshot, 3 in the

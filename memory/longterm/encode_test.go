@@ -81,6 +81,35 @@ func TestEncodeAddDenseVectorsStayInTheOldFormat(t *testing.T) {
 	}
 }
 
+// A record whose first vector is sparse and the rest dense enough to make
+// more than half of all entries non-zero is written dense, like one that
+// is dense from the start; and the code AddBatch encodes ahead (appendAdd)
+// makes the same payload as encodeAdd.
+func TestEncodeAddTurnsDenseAfterASparseVector(t *testing.T) {
+	sparse := make([]float32, 64)
+	sparse[7] = 0.5
+	dense := make([]float32, 64)
+	for i := range dense {
+		dense[i] = float32(i + 1)
+	}
+	for name, vecs := range map[string][][]float32{"dense": {sparse, dense}, "sparse": {sparse, sparse}} {
+		t.Run(name, func(t *testing.T) {
+			payload, _ := encodedVectors(t, vecs)
+			want := recAddSparse
+			if name == "dense" {
+				want = recAdd
+			}
+			assert.Equal(t, want, payload[0])
+			rec := &Record{ID: "r1", Namespace: "ns", Speaker: "Ann", Text: "hello world", Tags: []string{"a"},
+				Time: time.Unix(1700000000, 5).UTC()}
+			children := []logChild{{id: 10, start: 0, end: 5, text: "hello"}, {id: 11, start: 0, end: 5, text: "hello"}}
+			code := encodeVectors([]byte("unrelated prefix"), 64, vecs)
+			code.b = code.b[len("unrelated prefix"):]
+			assert.Equal(t, payload, appendAdd(nil, rec, children, code))
+		})
+	}
+}
+
 func TestDecodeAddSparseRejectsDamage(t *testing.T) {
 	v := make([]float32, 16)
 	v[3], v[9] = 0.5, -0.25

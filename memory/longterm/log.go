@@ -547,13 +547,31 @@ type addRecord struct {
 // encoding is lossless (-0 is kept as non-zero). The hash embedder's
 // vectors (512 entries, ~40 non-zero) take ~220 bytes instead of 2 KB.
 func encodeAdd(dst []byte, rec *Record, children []logChild, dim int, vecs [][]float32) []byte {
-	vecBytes, sparse := vectorsSize(vecs)
+	start := len(dst)
+	vc := encodeVectors(appendAdd(dst, rec, children, vectorCode{}), dim, vecs)
+	if vc.sparse {
+		vc.b[start] = recAddSparse
+	}
+	return vc.b
+}
+
+// vectorCode is the tail of an added record's payload, its dimension and
+// vectors as encodeAdd writes them, and whether they are sparse. AddBatch
+// encodes it in its parallel phase, so that the writer only copies it.
+type vectorCode struct {
+	b      []byte
+	sparse bool
+}
+
+// appendAdd appends the payload of an added record whose vectors vc holds
+// to dst (encodeAdd).
+func appendAdd(dst []byte, rec *Record, children []logChild, vc vectorCode) []byte {
 	// Room for the whole payload at once (child spans estimated): an
 	// 8 MiB record has ~170k children, and growing dst append by append
 	// spent 40% of its Add copying the vectors from one buffer to the next.
 	dst = slices.Grow(dst, 64+recordBytes(rec)+len(rec.Tags)*binary.MaxVarintLen64+
-		len(children)*(1+3*binary.MaxVarintLen32)+vecBytes)
-	if sparse {
+		len(children)*(1+3*binary.MaxVarintLen32)+len(vc.b))
+	if vc.sparse {
 		dst = append(dst, recAddSparse)
 	} else {
 		dst = append(dst, recAdd)
@@ -585,52 +603,53 @@ func encodeAdd(dst []byte, rec *Record, children []logChild, dim int, vecs [][]f
 			dst = appendString(dst, c.text)
 		}
 	}
+	return append(dst, vc.b...)
+}
+
+// encodeVectors appends the tail of an added record's payload, dim and
+// vecs (encodeAdd), to dst and returns it with whether it is sparse. It
+// reads each vector once: it writes them sparse until more than half of
+// all their entries turn out non-zero, and then writes them dense instead.
+func encodeVectors(dst []byte, dim int, vecs [][]float32) vectorCode {
 	dst = binary.AppendUvarint(dst, uint64(dim))
-	if !sparse {
+	head := len(dst)
+	total := 0
+	for _, v := range vecs {
+		total += len(v)
+	}
+	dense := func() vectorCode {
+		dst = slices.Grow(dst, 4*total)
 		for _, v := range vecs {
 			for _, x := range v {
 				dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(x))
 			}
 		}
-		return dst
+		return vectorCode{b: dst}
 	}
+	if total == 0 {
+		return dense()
+	}
+	const slot = binary.MaxVarintLen32 // room for a vector's count, written after its entries
+	nnz := 0
 	for _, v := range vecs {
-		n := 0
-		for _, x := range v {
-			if math.Float32bits(x) != 0 {
-				n++
-			}
-		}
-		dst = binary.AppendUvarint(dst, uint64(n))
-		next := 0 // the index the next gap counts from
+		at := len(dst)
+		dst = append(dst, make([]byte, slot)...)
+		n, next := 0, 0 // next: the index the next gap counts from
 		for i, x := range v {
 			if b := math.Float32bits(x); b != 0 {
 				dst = binary.AppendUvarint(dst, uint64(i-next))
 				dst = binary.LittleEndian.AppendUint32(dst, b)
-				next = i + 1
+				n, next = n+1, i+1
 			}
 		}
-	}
-	return dst
-}
-
-// vectorsSize returns an upper bound of the bytes encodeAdd writes for
-// vecs, and whether it writes them sparse: when at most half of their
-// entries are non-zero.
-func vectorsSize(vecs [][]float32) (size int, sparse bool) {
-	nnz, total := 0, 0
-	for _, v := range vecs {
-		total += len(v)
-		for _, x := range v {
-			if math.Float32bits(x) != 0 {
-				nnz++
-			}
+		if nnz += n; 2*nnz > total {
+			dst = dst[:head]
+			return dense()
 		}
+		k := binary.PutUvarint(dst[at:], uint64(n))
+		dst = append(dst[:at+k], dst[at+slot:]...)
 	}
-	if total == 0 || 2*nnz > total {
-		return total * 4, false
-	}
-	return len(vecs)*binary.MaxVarintLen32 + nnz*(4+binary.MaxVarintLen32), true
+	return vectorCode{b: dst, sparse: true}
 }
 
 func encodeForget(dst []byte, id string) []byte {
@@ -651,24 +670,16 @@ type decoder struct {
 
 var errShort = errors.New("record truncated")
 
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errShort
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *decoder) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
 
-func (d *decoder) varint() int64 {
+func (d *decoder) varint() int64 { return readVarint(d, binary.Varint) }
+
+// readVarint reads one varint with read, binary.Uvarint or binary.Varint.
+func readVarint[T uint64 | int64](d *decoder, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b)
+	v, n := read(d.b)
 	if n <= 0 {
 		d.err = errShort
 		return 0

@@ -229,6 +229,9 @@ type prepared struct {
 	// the turn index, in the parallel prepare phase, when its namespace's
 	// index is built; nil otherwise (added tokenizes then, if needed).
 	terms []string
+	// code is vecs as the log writes them, encoded beside the other
+	// records' before the commit, for a store on disk.
+	code vectorCode
 }
 
 // embedBatch is how many child texts go to the embedder in one call.
@@ -279,7 +282,35 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 		preps[i].vecs = vecs[k : k+n]
 		k += n
 	}
+	if m.dir != "" {
+		inParts(len(preps), len(vecs)*m.dim, func(lo, hi int) {
+			var buf []byte // one buffer for the part's codes
+			for i := lo; i < hi; i++ {
+				start := len(buf)
+				code := encodeVectors(buf, m.dim, preps[i].vecs)
+				buf = code.b
+				code.b = buf[start:len(buf):len(buf)]
+				preps[i].code = code
+			}
+		})
+	}
 	return m.commit(ctx, preps)
+}
+
+// inParts calls do on contiguous parts of [0, n), on GOMAXPROCS goroutines
+// when the work (size bytes of text or vector entries) is large enough to
+// pay for them.
+func inParts(n, size int, do func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n, size/parallelTurns)
+	if workers <= 1 {
+		do(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { do(w*n/workers, (w+1)*n/workers) })
+	}
+	wg.Wait()
 }
 
 // prepareAll prepares every record; a large batch is split into contiguous
@@ -288,25 +319,16 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 func (m *Memory) prepareAll(ctx context.Context, recs []Record) ([]prepared, error) {
 	preps := make([]prepared, len(recs))
 	errs := make([]error, len(recs))
-	run := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r := recs[i]
-			errs[i] = m.prepare(ctx, &r, &preps[i])
-		}
-	}
 	size := 0
 	for i := range recs {
 		size += len(recs[i].Text)
 	}
-	if workers := min(runtime.GOMAXPROCS(0), len(recs), size/parallelTurns); workers > 1 {
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() { run(w*len(recs)/workers, (w+1)*len(recs)/workers) })
+	inParts(len(recs), size, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := recs[i]
+			errs[i] = m.prepare(ctx, &r, &preps[i])
 		}
-		wg.Wait()
-	} else {
-		run(0, len(recs))
-	}
+	})
 	for i, err := range errs {
 		if err != nil {
 			if len(recs) > 1 {
@@ -440,11 +462,10 @@ func (m *Memory) handOff() {
 }
 
 // payloadSize is an upper bound of the size of p's log payload
-// (encodeAdd): its strings and vectors plus room for the varints.
+// (appendAdd): its strings and vectors plus room for the varints.
 func payloadSize(p *prepared) int {
 	r := &p.rec
-	vecBytes, _ := vectorsSize(p.vecs)
-	n := 64 + len(r.ID) + len(r.Namespace) + len(r.Speaker) + len(r.Text) + vecBytes + len(p.chunks)*(3*binary.MaxVarintLen64+1)
+	n := 64 + len(r.ID) + len(r.Namespace) + len(r.Speaker) + len(r.Text) + len(p.code.b) + len(p.chunks)*(3*binary.MaxVarintLen64+1)
 	for _, t := range r.Tags {
 		n += binary.MaxVarintLen64 + len(t)
 	}
@@ -504,7 +525,7 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 			pt.adds[i] = a
 			if m.log != nil {
 				start := len(buf)
-				buf = encodeAdd(buf, &a.rec, a.children, m.dim, p.vecs)
+				buf = appendAdd(buf, &a.rec, a.children, p.code)
 				pt.payloads = append(pt.payloads, buf[start:len(buf):len(buf)])
 			}
 		}

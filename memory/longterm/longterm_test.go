@@ -370,6 +370,28 @@ func openStore(t *testing.T, dir string, emb *embedtest.Counting, opts ...Option
 	return m
 }
 
+// seededStore opens a new store in a temporary directory with a 64-dim
+// counting embedder and seeds it with n records (seed); it returns the
+// memory with its directory and embedder, to reopen it with.
+func seededStore(t *testing.T, n int, opts ...Option) (m *Memory, dir string, emb *embedtest.Counting) {
+	t.Helper()
+	dir = t.TempDir()
+	emb = newCounting(t, 64)
+	m = openStore(t, dir, emb, opts...)
+	seed(t, m, n)
+	return m, dir, emb
+}
+
+// reopenAfterCrash crashes m (crash: no Close, no snapshot) and opens its
+// directory again; the reopened memory is closed when the test ends.
+func reopenAfterCrash(t *testing.T, m *Memory, dir string, emb *embedtest.Counting) *Memory {
+	t.Helper()
+	crash(m)
+	m2 := openStore(t, dir, emb)
+	t.Cleanup(func() { m2.Close() })
+	return m2
+}
+
 func seed(t *testing.T, m *Memory, n int) {
 	t.Helper()
 	for i := range n {
@@ -399,10 +421,7 @@ func checkAll(t *testing.T, m *Memory, n int) {
 func TestOpen_ReopenDoesNotReembed(t *testing.T) {
 	for _, snapshot := range []bool{true, false} {
 		t.Run(fmt.Sprintf("snapshot=%v", snapshot), func(t *testing.T) {
-			dir := t.TempDir()
-			emb := newCounting(t, 64)
-			m := openStore(t, dir, emb)
-			seed(t, m, 30)
+			m, dir, emb := seededStore(t, 30)
 			require.NoError(t, m.Forget(t.Context(), "r29"))
 			if snapshot {
 				require.NoError(t, m.Close())
@@ -429,10 +448,7 @@ func TestOpen_ReopenDoesNotReembed(t *testing.T) {
 }
 
 func TestOpen_SnapshotThenTail(t *testing.T) {
-	dir := t.TempDir()
-	emb := newCounting(t, 64)
-	m := openStore(t, dir, emb)
-	seed(t, m, 10)
+	m, dir, emb := seededStore(t, 10)
 	require.NoError(t, m.Snapshot(t.Context()))
 	for i := 10; i < 20; i++ {
 		_, err := m.Add(t.Context(), Record{ID: fmt.Sprint("r", i), Namespace: fmt.Sprint("ns", i%3),
@@ -440,9 +456,7 @@ func TestOpen_SnapshotThenTail(t *testing.T) {
 		require.NoError(t, err)
 	}
 	// no Close: the snapshot covers 10, the log tail 10 more.
-	crash(m)
-	m2 := openStore(t, dir, emb)
-	defer m2.Close()
+	m2 := reopenAfterCrash(t, m, dir, emb)
 	checkAll(t, m2, 20)
 }
 
@@ -481,10 +495,7 @@ func TestOpen_TornTail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			emb := newCounting(t, 64)
-			m := openStore(t, dir, emb)
-			seed(t, m, 5)
+			m, dir, emb := seededStore(t, 5)
 			crash(m)
 			valid, err := os.ReadFile(logPath(dir))
 			require.NoError(t, err)
@@ -521,10 +532,7 @@ func seedMore(t *testing.T, m *Memory, from, to int) {
 }
 
 func TestOpen_FlippedByte(t *testing.T) {
-	dir := t.TempDir()
-	emb := newCounting(t, 64)
-	m := openStore(t, dir, emb)
-	seed(t, m, 5)
+	m, dir, emb := seededStore(t, 5)
 	crash(m)
 	valid, err := os.ReadFile(logPath(dir))
 	require.NoError(t, err)
@@ -561,10 +569,7 @@ func frameLen(b []byte, off int64) int64 {
 // silently replaced (its files would be removed by the next snapshot);
 // Repair rebuilds it from the log without re-embedding.
 func TestOpen_BadSnapshotIsAnError(t *testing.T) {
-	dir := t.TempDir()
-	emb := newCounting(t, 64)
-	m := openStore(t, dir, emb)
-	seed(t, m, 12)
+	m, dir, emb := seededStore(t, 12)
 	require.NoError(t, m.Close())
 	matches, err := filepath.Glob(filepath.Join(dir, snapPrefix+"*.parents"))
 	require.NoError(t, err)
@@ -657,10 +662,7 @@ func TestOpen_KindAndOptions(t *testing.T) {
 }
 
 func TestOpen_RecordsBackendSpec(t *testing.T) {
-	dir := t.TempDir()
-	emb := newCounting(t, 64)
-	m := openStore(t, dir, emb)
-	seed(t, m, 3)
+	m, dir, emb := seededStore(t, 3)
 	require.NoError(t, m.Close())
 	m = openStore(t, dir, emb, WithBackend("test-other"))
 	checkAll(t, m, 3)
@@ -701,10 +703,7 @@ func TestSnapshotVectorFiles(t *testing.T) {
 }
 
 func TestCompact(t *testing.T) {
-	dir := t.TempDir()
-	emb := newCounting(t, 64)
-	m := openStore(t, dir, emb)
-	seed(t, m, 10)
+	m, dir, emb := seededStore(t, 10)
 	_, err := m.Add(t.Context(), Record{ID: "secret", Text: "My bank PIN is 4711-SECRET."})
 	require.NoError(t, err)
 	require.NoError(t, m.Forget(t.Context(), "secret"))
@@ -724,9 +723,7 @@ func TestCompact(t *testing.T) {
 	// Still writable, and everything survives a crash (no Close) after it.
 	_, err = m.Add(t.Context(), Record{ID: "r10", Namespace: "ns1", Text: "Memory 10. The code for item 10 is QX-00010."})
 	require.NoError(t, err)
-	crash(m)
-	m2 := openStore(t, dir, emb)
-	defer m2.Close()
+	m2 := reopenAfterCrash(t, m, dir, emb)
 	assert.Equal(t, 11, m2.Len())
 	_, ok := m2.Get("secret")
 	assert.False(t, ok)
@@ -795,10 +792,7 @@ func TestMemory_LongParentDoesNotCrowdOut(t *testing.T) {
 }
 
 func TestOpen_AutomaticSnapshot(t *testing.T) {
-	dir := t.TempDir()
-	emb := newCounting(t, 64)
-	m := openStore(t, dir, emb, WithSnapshotEvery(4))
-	seed(t, m, 10) // snapshots after the 4th and the 8th
+	m, dir, emb := seededStore(t, 10, WithSnapshotEvery(4)) // snapshots after the 4th and the 8th
 	crash(m)
 	var meta snapMeta
 	b, err := os.ReadFile(filepath.Join(dir, snapMetaFile))
@@ -811,23 +805,15 @@ func TestOpen_AutomaticSnapshot(t *testing.T) {
 }
 
 func TestOpen_WithoutSync(t *testing.T) {
-	dir := t.TempDir()
-	emb := newCounting(t, 64)
-	m := openStore(t, dir, emb, WithoutSync())
-	seed(t, m, 6)
+	m, dir, emb := seededStore(t, 6, WithoutSync())
 	require.NoError(t, m.Sync())
-	crash(m)
-	m2 := openStore(t, dir, emb)
-	defer m2.Close()
+	m2 := reopenAfterCrash(t, m, dir, emb)
 	checkAll(t, m2, 6)
 }
 
 func TestMemory_SnapshotAndCompactWhileSearching(t *testing.T) {
 	ctx := t.Context()
-	dir := t.TempDir()
-	emb := newCounting(t, 64)
-	m := openStore(t, dir, emb)
-	seed(t, m, 30)
+	m, dir, emb := seededStore(t, 30)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -856,10 +842,7 @@ func TestMemory_SnapshotAndCompactWhileSearching(t *testing.T) {
 }
 
 func TestOpen_OtherBackendRebuildsFromLog(t *testing.T) {
-	dir := t.TempDir()
-	emb := newCounting(t, 64)
-	m := openStore(t, dir, emb)
-	seed(t, m, 7)
+	m, dir, emb := seededStore(t, 7)
 	require.NoError(t, m.Close())
 	before := emb.Texts()
 	var logs bytes.Buffer

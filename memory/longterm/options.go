@@ -9,7 +9,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/internal/ranking"
+	"github.com/agentmem/agentmem/memory/internal/setting"
 	"github.com/agentmem/agentmem/vdb"
 	_ "github.com/agentmem/agentmem/vdb/inmem" // registers DefaultBackend
 )
@@ -140,27 +140,13 @@ func defaultOptions() options {
 type Option func(*options) error
 
 func (o *options) apply(opts []Option) error {
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(o); err != nil {
-			return fmt.Errorf("longterm: %w: %w", ErrInvalidOption, err)
-		}
-	}
-	return nil
+	return setting.Apply(o, opts, "longterm", ErrInvalidOption)
 }
 
 // WithTopK sets how many memories Search returns when Query.K is 0 (and for
 // the memory.Memory Search method). k must be positive.
 func WithTopK(k int) Option {
-	return func(o *options) error {
-		if k <= 0 {
-			return fmt.Errorf("top k must be positive, got %d", k)
-		}
-		o.topK = k
-		return nil
-	}
+	return func(o *options) error { return setting.TopK(&o.topK, k) }
 }
 
 // WithMinScore sets the default minimum cosine similarity a child must have
@@ -169,25 +155,13 @@ func WithTopK(k int) Option {
 // 0: every vector candidate takes part in the fusion, ranked. s must be in
 // [-1, 1].
 func WithMinScore(s float32) Option {
-	return func(o *options) error {
-		if !(s >= -1 && s <= 1) { // also catches NaN
-			return fmt.Errorf("minimum score must be in [-1, 1], got %v", s)
-		}
-		o.minScore = s
-		return nil
-	}
+	return func(o *options) error { return setting.MinScore(&o.minScore, s) }
 }
 
 // WithMode sets the paths the memory.Memory Search method runs (Hybrid by
 // default).
 func WithMode(m Mode) Option {
-	return func(o *options) error {
-		if m < Hybrid || m > KeywordOnly {
-			return fmt.Errorf("unknown mode %d", m)
-		}
-		o.mode = m
-		return nil
-	}
+	return func(o *options) error { return setting.Mode(&o.mode, m) }
 }
 
 // WithScoreFusion selects score fusion (the default, with the weights
@@ -199,12 +173,8 @@ func WithMode(m Mode) Option {
 // other path's tenth. A weight must be finite and ≥ 0, and not both 0.
 func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
-		if err := ranking.CheckWeights(vectorWeight, keywordWeight); err != nil {
-			return err
-		}
 		o.fusion = fusionScore
-		o.vectorWeight, o.keywordWeight = vectorWeight, keywordWeight
-		return nil
+		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
 	}
 }
 
@@ -214,13 +184,7 @@ func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 // that shares no word with a question is found through the turn it
 // answers. w must be in [0, 1].
 func WithNeighbourWeight(w float64) Option {
-	return func(o *options) error {
-		if err := ranking.Unit("neighbour weight", w); err != nil {
-			return err
-		}
-		o.neighbourWeight = w
-		return nil
-	}
+	return func(o *options) error { return setting.Unit(&o.neighbourWeight, "neighbour weight", w) }
 }
 
 // WithSpeakerBoost sets how much more a record spoken by a speaker the
@@ -233,13 +197,7 @@ func WithNeighbourWeight(w float64) Option {
 // speakers called "user" or "human", the chat roles, in a log that has
 // other speakers too. boost must be finite and ≥ 0 (0 turns it off).
 func WithSpeakerBoost(boost float64) Option {
-	return func(o *options) error {
-		if err := ranking.NonNegative("speaker boost", boost); err != nil {
-			return err
-		}
-		o.speakerBoost = boost
-		return nil
-	}
+	return func(o *options) error { return setting.NonNegative(&o.speakerBoost, "speaker boost", boost) }
 }
 
 // WithReranker sets a reranker: the best max(K, depth) candidates of every
@@ -277,12 +235,8 @@ func WithRRF(k int) Option {
 // its best child on each path. A weight must be finite and ≥ 0, and not both 0.
 func WithWeightedFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
-		if err := ranking.CheckWeights(vectorWeight, keywordWeight); err != nil {
-			return err
-		}
 		o.fusion = fusionWeighted
-		o.vectorWeight, o.keywordWeight = vectorWeight, keywordWeight
-		return nil
+		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
 	}
 }
 
@@ -331,24 +285,13 @@ func WithWholeRecords() Option {
 // WithChunkOptions sets how parents are split into children (nil means
 // chunk's defaults).
 func WithChunkOptions(c *chunk.Options) Option {
-	return func(o *options) error {
-		if c != nil {
-			cp := *c
-			o.chunkOpts = &cp
-		}
-		return nil
-	}
+	return func(o *options) error { return setting.Chunking(&o.chunkOpts, c) }
 }
 
 // WithLogger sets where warnings (a repaired torn log tail, a snapshot that
 // could not be used) go. The default is slog.Default().
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) error {
-		if l != nil {
-			o.logger = l
-		}
-		return nil
-	}
+	return func(o *options) error { return setting.Logger(&o.logger, l) }
 }
 
 // WithoutSync makes Add and Forget return without fsyncing the log: faster

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentmem/agentmem/keyword"
-	"github.com/agentmem/agentmem/memory/internal/ranking"
+	"github.com/agentmem/agentmem/memory/internal/setting"
 )
 
 // retrievalOptions are the keyword path's query-side options beyond BM25:
@@ -38,13 +38,7 @@ func (o *options) turnIndexOptions() []keyword.IndexOption {
 // WithQueryTF makes a word that a query repeats count more in the keyword
 // path (keyword.WithQueryTF's k3; 0, the default, counts it once).
 func WithQueryTF(k3 float64) Option {
-	return func(o *options) error {
-		if err := ranking.NonNegative("query tf k3", k3); err != nil {
-			return err
-		}
-		o.ret.queryK3 = k3
-		return nil
-	}
+	return func(o *options) error { return setting.NonNegative(&o.ret.queryK3, "query tf k3", k3) }
 }
 
 // Defaults of the keyword path's query expansion.
@@ -113,13 +107,7 @@ func WithFeedback(docs, terms int, weight float64) Option {
 // namespace's newest record). A query naming none, or a date that does not
 // parse, ranks as before. 0 (the default) turns it off.
 func WithTimePrior(boost float64) Option {
-	return func(o *options) error {
-		if err := ranking.NonNegative("time boost", boost); err != nil {
-			return err
-		}
-		o.ret.timeBoost = boost
-		return nil
-	}
+	return func(o *options) error { return setting.NonNegative(&o.ret.timeBoost, "time boost", boost) }
 }
 
 // DefaultNextWeight is WithNextWeight's default, the same as
@@ -132,13 +120,7 @@ const DefaultNextWeight = 0.3
 // WithNeighbourWeight finds an answer through its question. 0 turns it
 // off.
 func WithNextWeight(w float64) Option {
-	return func(o *options) error {
-		if err := ranking.Unit("next weight", w); err != nil {
-			return err
-		}
-		o.ret.nextWeight = w
-		return nil
-	}
+	return func(o *options) error { return setting.Unit(&o.ret.nextWeight, "next weight", w) }
 }
 
 // DefaultEpisodeWeight is WithEpisodeWeight's default.
@@ -154,11 +136,5 @@ const DefaultEpisodeWeight = 0.5
 // conversation a question is about when the turn itself shares few words
 // with the question.
 func WithEpisodeWeight(w float64) Option {
-	return func(o *options) error {
-		if err := ranking.NonNegative("episode weight", w); err != nil {
-			return err
-		}
-		o.ret.episodeWeight = w
-		return nil
-	}
+	return func(o *options) error { return setting.NonNegative(&o.ret.episodeWeight, "episode weight", w) }
 }

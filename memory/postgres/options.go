@@ -8,7 +8,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/internal/ranking"
+	"github.com/agentmem/agentmem/memory/internal/setting"
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
@@ -67,15 +67,7 @@ func defaultOptions() options {
 type Option func(*options) error
 
 func (o *options) apply(opts []Option) error {
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(o); err != nil {
-			return fmt.Errorf("postgres: %w: %w", errs.InvalidArgument, err)
-		}
-	}
-	return nil
+	return setting.Apply(o, opts, "postgres", errs.InvalidArgument)
 }
 
 // WithCreate creates the store (schema, tables, manifest) when the schema
@@ -88,73 +80,39 @@ func WithCreate() Option {
 // WithTopK sets how many memories Search (and a Query with K = 0)
 // returns; k must be positive. As longterm.WithTopK.
 func WithTopK(k int) Option {
-	return func(o *options) error {
-		if k <= 0 {
-			return fmt.Errorf("top k must be positive, got %d", k)
-		}
-		o.topK = k
-		return nil
-	}
+	return func(o *options) error { return setting.TopK(&o.topK, k) }
 }
 
 // WithMinScore sets the default minimum cosine of a vector-path match, in
 // [-1, 1]. As longterm.WithMinScore.
 func WithMinScore(s float32) Option {
-	return func(o *options) error {
-		if !(s >= -1 && s <= 1) {
-			return fmt.Errorf("minimum score must be in [-1, 1], got %v", s)
-		}
-		o.minScore = s
-		return nil
-	}
+	return func(o *options) error { return setting.MinScore(&o.minScore, s) }
 }
 
 // WithMode sets the paths Search runs (Hybrid by default).
 func WithMode(m memory.Mode) Option {
-	return func(o *options) error {
-		if m < memory.Hybrid || m > memory.KeywordOnly {
-			return fmt.Errorf("unknown mode %d", m)
-		}
-		o.mode = m
-		return nil
-	}
+	return func(o *options) error { return setting.Mode(&o.mode, m) }
 }
 
 // WithScoreFusion sets the weights of score fusion, as
 // longterm.WithScoreFusion: finite, ≥ 0, not both 0.
 func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
-		if err := ranking.CheckWeights(vectorWeight, keywordWeight); err != nil {
-			return err
-		}
-		o.vectorWeight, o.keywordWeight = vectorWeight, keywordWeight
-		return nil
+		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
 	}
 }
 
 // WithNeighbourWeight sets what the previous record's words are worth on
 // the keyword path, in [0, 1]. As longterm.WithNeighbourWeight.
 func WithNeighbourWeight(w float64) Option {
-	return func(o *options) error {
-		if err := ranking.Unit("neighbour weight", w); err != nil {
-			return err
-		}
-		o.neighbourWeight = w
-		return nil
-	}
+	return func(o *options) error { return setting.Unit(&o.neighbourWeight, "neighbour weight", w) }
 }
 
 // WithNextWeight sets what the next record's words are worth on the
 // keyword path, in [0, 1] (0 turns the field off). As
 // longterm.WithNextWeight.
 func WithNextWeight(w float64) Option {
-	return func(o *options) error {
-		if err := ranking.Unit("next weight", w); err != nil {
-			return err
-		}
-		o.nextWeight = w
-		return nil
-	}
+	return func(o *options) error { return setting.Unit(&o.nextWeight, "next weight", w) }
 }
 
 // WithEpisodeWeight sets how much a record's conversation (episode: a run
@@ -162,25 +120,13 @@ func WithNextWeight(w float64) Option {
 // speaks for it on the keyword path, ≥ 0 (0 turns it off). As
 // longterm.WithEpisodeWeight.
 func WithEpisodeWeight(w float64) Option {
-	return func(o *options) error {
-		if err := ranking.NonNegative("episode weight", w); err != nil {
-			return err
-		}
-		o.episodeWeight = w
-		return nil
-	}
+	return func(o *options) error { return setting.NonNegative(&o.episodeWeight, "episode weight", w) }
 }
 
 // WithSpeakerBoost sets the keyword-path boost of a record spoken by a
 // speaker the query names. As longterm.WithSpeakerBoost.
 func WithSpeakerBoost(boost float64) Option {
-	return func(o *options) error {
-		if err := ranking.NonNegative("speaker boost", boost); err != nil {
-			return err
-		}
-		o.speakerBoost = boost
-		return nil
-	}
+	return func(o *options) error { return setting.NonNegative(&o.speakerBoost, "speaker boost", boost) }
 }
 
 // WithIndexHeader sets a header indexed with every record on both paths
@@ -193,13 +139,7 @@ func WithIndexHeader(header func(memory.Record) string) Option {
 // WithChunkOptions sets how records are split into chunks (nil: chunk's
 // defaults).
 func WithChunkOptions(c *chunk.Options) Option {
-	return func(o *options) error {
-		if c != nil {
-			cp := *c
-			o.chunkOpts = &cp
-		}
-		return nil
-	}
+	return func(o *options) error { return setting.Chunking(&o.chunkOpts, c) }
 }
 
 // WithExact makes the vector path an exact scan (no HNSW index is
@@ -225,12 +165,7 @@ func WithEfSearch(ef int) Option {
 
 // WithLogger sets where warnings go (slog.Default() by default).
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) error {
-		if l != nil {
-			o.logger = l
-		}
-		return nil
-	}
+	return func(o *options) error { return setting.Logger(&o.logger, l) }
 }
 
 // defaultWeights sets the fusion weights no option set (both 0, which no

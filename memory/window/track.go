@@ -60,44 +60,25 @@ const (
 type TrackOption func(*trackConfig) error
 
 type trackConfig struct {
-	maxSteps  int
-	maxTokens int
-	counter   tokens.Counter
+	maxSteps int
+	budget   // window.go
 }
 
 // WithMaxSteps caps the steps the track lists one by one (default
 // [DefaultMaxSteps]); older finished steps collapse into one line.
 func WithMaxSteps(n int) TrackOption {
-	return func(c *trackConfig) error {
-		if n <= 0 {
-			return fmt.Errorf("window: track max steps %d, want > 0: %w", n, ErrInvalidOption)
-		}
-		c.maxSteps = n
-		return nil
-	}
+	return func(c *trackConfig) error { return setCount(&c.maxSteps, "track max steps", n) }
 }
 
 // WithTrackTokens caps the rendered summary at n tokens (default
 // [DefaultTrackTokens], at least [MinTokens]).
 func WithTrackTokens(n int) TrackOption {
-	return func(c *trackConfig) error {
-		if n < MinTokens {
-			return fmt.Errorf("window: track tokens %d, want ≥ %d: %w", n, MinTokens, ErrInvalidOption)
-		}
-		c.maxTokens = n
-		return nil
-	}
+	return func(c *trackConfig) error { return c.setTokens("track tokens", n) }
 }
 
 // WithTrackCounter sets the token counter (default [tokens.Default]).
 func WithTrackCounter(tc tokens.Counter) TrackOption {
-	return func(c *trackConfig) error {
-		if tc == nil {
-			return fmt.Errorf("window: track: nil counter: %w", ErrInvalidOption)
-		}
-		c.counter = tc
-		return nil
-	}
+	return func(c *trackConfig) error { return c.setCounter("track: ", tc) }
 }
 
 // A Track is the workflow track beside the conversation window: the task,
@@ -119,7 +100,7 @@ type Track struct {
 
 // NewTrack returns an empty track.
 func NewTrack(opts ...TrackOption) (*Track, error) {
-	cfg := trackConfig{maxSteps: DefaultMaxSteps, maxTokens: DefaultTrackTokens, counter: tokens.Default}
+	cfg := trackConfig{maxSteps: DefaultMaxSteps, budget: budget{maxTokens: DefaultTrackTokens, counter: tokens.Default}}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err
@@ -241,11 +222,7 @@ func (t *Track) collapse(limit int) {
 func (t *Track) Steps() []Step {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]Step, len(t.steps))
-	for i, s := range t.steps {
-		out[i] = s.clone()
-	}
-	return out
+	return clones(t.steps, Step.clone)
 }
 
 // Empty reports whether the track has nothing to say.

@@ -110,43 +110,61 @@ type Option func(*config) error
 
 type config struct {
 	maxRounds int
+	budget
+	onEvict EvictFunc
+}
+
+// budget is what bounds a window and a track alike: a number of entries
+// (rounds, steps), a token cap and the counter that measures it. Its
+// setters check the values their options give; what names the setting in
+// the error ("max rounds", "track tokens").
+type budget struct {
 	maxTokens int
 	counter   tokens.Counter
-	onEvict   EvictFunc
+}
+
+// setCount sets *n to v, which must be positive.
+func setCount(n *int, what string, v int) error {
+	if v <= 0 {
+		return fmt.Errorf("window: %s %d, want > 0: %w", what, v, ErrInvalidOption)
+	}
+	*n = v
+	return nil
+}
+
+// setTokens sets the token cap to n, at least [MinTokens].
+func (b *budget) setTokens(what string, n int) error {
+	if n < MinTokens {
+		return fmt.Errorf("window: %s %d, want ≥ %d: %w", what, n, MinTokens, ErrInvalidOption)
+	}
+	b.maxTokens = n
+	return nil
+}
+
+// setCounter sets the token counter, which must not be nil; in prefixes
+// the error's "nil counter" ("track: ").
+func (b *budget) setCounter(in string, tc tokens.Counter) error {
+	if tc == nil {
+		return fmt.Errorf("window: %snil counter: %w", in, ErrInvalidOption)
+	}
+	b.counter = tc
+	return nil
 }
 
 // WithMaxRounds caps the window at n rounds (default [DefaultMaxRounds]).
 func WithMaxRounds(n int) Option {
-	return func(c *config) error {
-		if n <= 0 {
-			return fmt.Errorf("window: max rounds %d, want > 0: %w", n, ErrInvalidOption)
-		}
-		c.maxRounds = n
-		return nil
-	}
+	return func(c *config) error { return setCount(&c.maxRounds, "max rounds", n) }
 }
 
 // WithMaxTokens caps the window at n tokens (default [DefaultMaxTokens],
 // at least [MinTokens]).
 func WithMaxTokens(n int) Option {
-	return func(c *config) error {
-		if n < MinTokens {
-			return fmt.Errorf("window: max tokens %d, want ≥ %d: %w", n, MinTokens, ErrInvalidOption)
-		}
-		c.maxTokens = n
-		return nil
-	}
+	return func(c *config) error { return c.setTokens("max tokens", n) }
 }
 
 // WithCounter sets the token counter (default [tokens.Default]).
 func WithCounter(tc tokens.Counter) Option {
-	return func(c *config) error {
-		if tc == nil {
-			return fmt.Errorf("window: nil counter: %w", ErrInvalidOption)
-		}
-		c.counter = tc
-		return nil
-	}
+	return func(c *config) error { return c.setCounter("", tc) }
 }
 
 // WithOnEvict sets the callback that receives evicted rounds. Without one
@@ -193,7 +211,7 @@ type Window struct {
 
 // New returns an empty window.
 func New(opts ...Option) (*Window, error) {
-	cfg := config{maxRounds: DefaultMaxRounds, maxTokens: DefaultMaxTokens, counter: tokens.Default}
+	cfg := config{maxRounds: DefaultMaxRounds, budget: budget{maxTokens: DefaultMaxTokens, counter: tokens.Default}}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err
@@ -304,9 +322,14 @@ func (w *Window) Settle(ctx context.Context) error {
 func (w *Window) Rounds() []Round {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]Round, len(w.rounds))
-	for i, e := range w.rounds {
-		out[i] = e.clone()
+	return clones(w.rounds, entry.clone)
+}
+
+// clones returns the clones of s's elements.
+func clones[E, R any](s []E, clone func(E) R) []R {
+	out := make([]R, len(s))
+	for i, e := range s {
+		out[i] = clone(e)
 	}
 	return out
 }
@@ -342,10 +365,7 @@ type State struct {
 func (w *Window) State() State {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	s := State{Rounds: make([]Round, len(w.rounds))}
-	for i, e := range w.rounds {
-		s.Rounds[i] = e.clone()
-	}
+	s := State{Rounds: clones(w.rounds, entry.clone)}
 	for _, r := range w.pending {
 		s.Pending = append(s.Pending, r.clone())
 	}

@@ -85,7 +85,9 @@ func benchBatch(b *testing.B, db vdb.VectorDatabase, queries [][]float32) {
 
 // benchSaveLoad times vdb.Save then vdb.Load into a fresh database, and
 // reports the file size.
-func benchSaveLoad(b *testing.B, db vdb.VectorDatabase, fresh func() vdb.VectorDatabase) {
+// benchSaveLoad saves db and loads it into a fresh database of the backend
+// spec (vdb.Open), reporting the milliseconds of each and the file's size.
+func benchSaveLoad(b *testing.B, db vdb.VectorDatabase, spec string) {
 	path := filepath.Join(b.TempDir(), "db.vdb")
 	var save, load time.Duration
 	for b.Loop() {
@@ -94,7 +96,10 @@ func benchSaveLoad(b *testing.B, db vdb.VectorDatabase, fresh func() vdb.VectorD
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		to := fresh()
+		to, err := vdb.Open(b.Context(), spec, vdb.Config{Dim: db.Dim()})
+		if err != nil {
+			b.Fatal(err)
+		}
 		if err := vdb.Load(b.Context(), to, path); err != nil {
 			b.Fatal(err)
 		}
@@ -133,30 +138,16 @@ func BenchmarkCompare(b *testing.B) {
 	}
 	defer flat.Close()
 	addAll(b, flat, vecs)
-	newInmem := func() vdb.VectorDatabase {
-		db, err := inmem.New(benchDim)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return db
-	}
-	newFlat := func() vdb.VectorDatabase {
-		db, err := faiss.New(benchDim)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return db
-	}
 	for _, be := range []struct {
-		name  string
-		db    vdb.VectorDatabase
-		fresh func() vdb.VectorDatabase
-	}{{"inmem", mem, newInmem}, {"faiss-flat", flat, newFlat}} {
+		name string
+		db   vdb.VectorDatabase
+		spec string // of a fresh one to load into
+	}{{"inmem", mem, "inmem"}, {"faiss-flat", flat, "faiss"}} {
 		b.Run("n=100000/"+be.name+"/search", func(b *testing.B) { benchSearch(b, be.db, queries) })
 		for _, nq := range []int{64, 256, 1024} {
 			b.Run(fmt.Sprintf("n=100000/%s/batch=%d", be.name, nq), func(b *testing.B) { benchBatch(b, be.db, queries[:nq]) })
 		}
-		b.Run("n=100000/"+be.name+"/save+load", func(b *testing.B) { benchSaveLoad(b, be.db, be.fresh) })
+		b.Run("n=100000/"+be.name+"/save+load", func(b *testing.B) { benchSaveLoad(b, be.db, be.spec) })
 	}
 	// Faiss' single-query flat scan runs on one core; its BLAS path (used
 	// for 20+ queries at once) also serves one query when the threshold is
@@ -227,13 +218,7 @@ func benchApprox(b *testing.B, n int, factory string, nprobes []int) {
 	b.Run("flat/search", func(b *testing.B) { benchSearch(b, flat, queries) })
 	if n >= 1_000_000 {
 		b.Run("flat/save+load", func(b *testing.B) {
-			benchSaveLoad(b, flat, func() vdb.VectorDatabase {
-				db, err := faiss.New(benchDim)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return db
-			})
+			benchSaveLoad(b, flat, "faiss")
 		})
 		flat.Close()
 		mem, err := inmem.New(benchDim, inmem.WithCapacity(n))
@@ -243,13 +228,7 @@ func benchApprox(b *testing.B, n int, factory string, nprobes []int) {
 		addAll(b, mem, vecs)
 		b.Run("inmem/search", func(b *testing.B) { benchSearch(b, mem, queries) })
 		b.Run("inmem/save+load", func(b *testing.B) {
-			benchSaveLoad(b, mem, func() vdb.VectorDatabase {
-				db, err := inmem.New(benchDim)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return db
-			})
+			benchSaveLoad(b, mem, "inmem")
 		})
 		mem.Close()
 	} else {

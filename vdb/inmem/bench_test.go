@@ -132,8 +132,9 @@ func BenchmarkAdd(b *testing.B) {
 	}
 }
 
-// BenchmarkExport and BenchmarkImport report MB/s for 100k×384.
-func BenchmarkExport(b *testing.B) {
+// benchExport returns a database of 100k×384 and its export, and makes the
+// benchmark report MB/s of the export's size.
+func benchExport(b *testing.B) (*inmem.DB, []byte) {
 	db := filledDB(b, 100_000)
 	var buf bytes.Buffer
 	if err := db.Export(b.Context(), &buf); err != nil {
@@ -141,6 +142,12 @@ func BenchmarkExport(b *testing.B) {
 	}
 	b.SetBytes(int64(buf.Len()))
 	b.ReportAllocs()
+	return db, buf.Bytes()
+}
+
+// BenchmarkExport and BenchmarkImport report MB/s for 100k×384.
+func BenchmarkExport(b *testing.B) {
+	db, _ := benchExport(b)
 	for b.Loop() {
 		if err := db.Export(b.Context(), io.Discard); err != nil {
 			b.Fatal(err)
@@ -149,14 +156,7 @@ func BenchmarkExport(b *testing.B) {
 }
 
 func BenchmarkImport(b *testing.B) {
-	db := filledDB(b, 100_000)
-	var buf bytes.Buffer
-	if err := db.Export(b.Context(), &buf); err != nil {
-		b.Fatal(err)
-	}
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
+	_, data := benchExport(b)
 	for b.Loop() {
 		fresh, err := inmem.New(benchDim)
 		if err != nil {

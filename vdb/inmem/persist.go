@@ -96,32 +96,29 @@ func writeChunks(ctx context.Context, write func([]byte) error, n int, bytes fun
 	return nil
 }
 
-// int64Bytes returns s as little-endian bytes: a view of s's memory on
-// little-endian machines, an encoding into *scratch elsewhere.
+// int64Bytes returns s as little-endian bytes (leBytes).
 func int64Bytes(s []int64, scratch *[]byte) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	if littleEndian {
-		return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*8)
-	}
-	b := grow(scratch, len(s)*8)
-	for i, v := range s {
-		binary.LittleEndian.PutUint64(b[i*8:], uint64(v))
-	}
-	return b
+	return leBytes(s, scratch, func(b []byte, v int64) { binary.LittleEndian.PutUint64(b, uint64(v)) })
 }
 
+// float32Bytes returns s as little-endian bytes (leBytes).
 func float32Bytes(s []float32, scratch *[]byte) []byte {
+	return leBytes(s, scratch, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) })
+}
+
+// leBytes returns s as little-endian bytes: a view of s's memory on
+// little-endian machines, an encoding into *scratch with put elsewhere.
+func leBytes[T int64 | float32](s []T, scratch *[]byte, put func([]byte, T)) []byte {
 	if len(s) == 0 {
 		return nil
 	}
+	size := int(unsafe.Sizeof(s[0]))
 	if littleEndian {
-		return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*4)
+		return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*size)
 	}
-	b := grow(scratch, len(s)*4)
+	b := grow(scratch, len(s)*size)
 	for i, v := range s {
-		binary.LittleEndian.PutUint32(b[i*4:], math.Float32bits(v))
+		put(b[i*size:], v)
 	}
 	return b
 }
