@@ -240,3 +240,40 @@ func TestChatCmd_LongTerm(t *testing.T) {
 	assert.Contains(t, res.Hits[0].Text, "my locker code is 7781")
 	assert.Equal(t, longterm.DefaultNamespace, res.Hits[0].Namespace)
 }
+
+// TestCLI_LongTerm_SearchNeighbours: --neighbours prints, and --json
+// returns, the memories said just before and after each hit.
+func TestCLI_LongTerm_SearchNeighbours(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "import", "--memory", "long", conversation, "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+
+	all := searchJSON(t, "--store", store, "--mode", "keyword", "-k", "1", "--neighbours", "50", "LH 2043")
+	require.Len(t, all.Hits, 1)
+	around := len(all.Hits[0].Before) + len(all.Hits[0].After)
+	require.Positive(t, around, "the flight is talked about in a conversation")
+
+	res := searchJSON(t, "--store", store, "--mode", "keyword", "-k", "1", "--neighbours", "1", "LH 2043")
+	require.Len(t, res.Hits, 1)
+	h := res.Hits[0]
+	assert.LessOrEqual(t, len(h.Before), 1)
+	assert.LessOrEqual(t, len(h.After), 1)
+	assert.Equal(t, min(len(all.Hits[0].Before), 1)+min(len(all.Hits[0].After), 1), len(h.Before)+len(h.After))
+	for _, n := range append(h.Before, h.After...) {
+		assert.NotEmpty(t, n.Text)
+		assert.NotEqual(t, h.ID, n.ID)
+	}
+
+	r = runCLI(t, "", "search", "--store", store, "--mode", "keyword", "-k", "1", "--neighbours", "1", "LH 2043")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Regexp(t, `\n   \((before|after)\) `, r.stdout)
+
+	r = runCLI(t, "", "search", "--store", store, "--neighbours", "51", "LH 2043")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "--neighbours must be in [0, 50]")
+	short := filepath.Join(t.TempDir(), "short")
+	require.Equal(t, exitOK, runCLI(t, "", "add", "--store", short, "a note").code)
+	r = runCLI(t, "", "search", "--store", short, "--neighbours", "1", "note")
+	assert.Equal(t, exitUsage, r.code)
+	assert.Contains(t, r.stderr, "--neighbours needs a long-term memory store")
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ type searchHit struct {
 }
 
 func newSearchCmd(a *app) *cobra.Command {
-	var k int
+	var k, neighbours int
 	var minScore float32
 	var namespace, mode string
 	cmd := &cobra.Command{
@@ -37,11 +38,14 @@ keyword path (exact words, names, codes; Chinese too) or both (--mode
 hybrid, the default, fuses their rankings), optionally in one --namespace,
 and prints each memory found with the sentences that matched; --json gives
 the whole memory too. Scores are then fusion scores (about 0.03 at best),
-and --min-score applies to the vector path only (default 0: none).`,
+and --min-score applies to the vector path only (default 0: none).
+--neighbours N prints with each memory up to N memories said just before
+and after it in its conversation (the question an answer replies to).`,
 		Example: `  agentmem search "when is my flight?"
   agentmem search -k 3 --min-score 0 花生
   agentmem search --json "deploy error" | jq -r '.hits[0].text'
-  agentmem search --memory long --mode keyword "LH 2043"`,
+  agentmem search --memory long --mode keyword "LH 2043"
+  agentmem search --memory long --neighbours 1 "Luigi's"`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if k <= 0 {
@@ -54,7 +58,10 @@ and --min-score applies to the vector path only (default 0: none).`,
 			if strings.TrimSpace(query) == "" {
 				return usageError{errors.New("the query is empty")}
 			}
-			if err := a.longOnly(cmd, "namespace", "mode"); err != nil {
+			if neighbours < 0 || neighbours > memory.MaxNeighbours {
+				return usageError{fmt.Errorf("--neighbours must be in [0, %d], got %d", memory.MaxNeighbours, neighbours)}
+			}
+			if err := a.longOnly(cmd, "namespace", "mode", "neighbours"); err != nil {
 				return err
 			}
 			m, err := memory.ParseMode(mode)
@@ -63,7 +70,7 @@ and --min-score applies to the vector path only (default 0: none).`,
 			}
 			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st *store.Store) error {
 				if st.Kind() == store.Long {
-					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k}
+					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k, Neighbours: neighbours}
 					if flagChanged(cmd, "min-score") {
 						q.MinScore = minScore
 					}
@@ -82,6 +89,7 @@ and --min-score applies to the vector path only (default 0: none).`,
 	f.Float32Var(&minScore, "min-score", short.DefaultMinScore, "lowest cosine similarity `S` to return, in [-1, 1]")
 	f.StringVar(&namespace, "namespace", "", "search only this namespace (long-term store only; default: all)")
 	f.StringVar(&mode, "mode", memory.Hybrid.String(), `retrieval paths: "hybrid", "vector" or "keyword" (long-term store only)`)
+	f.IntVar(&neighbours, "neighbours", 0, "also print up to `N` memories said just before and after each hit in its conversation (long-term store only)")
 	return cmd
 }
 
@@ -96,6 +104,9 @@ type longHit struct {
 	Snippets    []string  `json:"snippets"`
 	VectorRank  int       `json:"vector_rank,omitempty"`
 	KeywordRank int       `json:"keyword_rank,omitempty"`
+	// Before and After are the hit's neighbours (--neighbours).
+	Before []recordJSON `json:"before,omitempty"`
+	After  []recordJSON `json:"after,omitempty"`
 }
 
 // searchLong runs q on the long-term store st and prints the hits.
@@ -116,6 +127,7 @@ func (a *app) searchLong(cmd *cobra.Command, st *store.Store, q memory.Query) er
 			res.Hits[i] = longHit{
 				ID: h.ID, Score: h.Score, Time: h.Time, Namespace: h.Namespace, Speaker: h.Speaker,
 				Text: h.Text, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
+				Before: toJSONs(h.Before), After: toJSONs(h.After),
 			}
 		}
 		return json.NewEncoder(out).Encode(res)
@@ -141,6 +153,7 @@ func (a *app) searchLong(cmd *cobra.Command, st *store.Store, q memory.Query) er
 		if len(snips) == 0 {
 			snips = []string{h.Text}
 		}
+		printNeighbours(out, "before", h.Before)
 		for _, s := range snips {
 			for line := range strings.SplitSeq(s, "\n") {
 				if _, err := fmt.Fprintf(out, "   %s\n", line); err != nil {
@@ -148,8 +161,34 @@ func (a *app) searchLong(cmd *cobra.Command, st *store.Store, q memory.Query) er
 				}
 			}
 		}
+		printNeighbours(out, "after", h.After)
 	}
 	return nil
+}
+
+// printNeighbours prints a hit's neighbours, one line each: where they
+// are, who spoke and the first line of what was said.
+func printNeighbours(out io.Writer, where string, rs []memory.Record) {
+	for _, r := range rs {
+		text, _, _ := strings.Cut(r.Text, "\n")
+		who := ""
+		if r.Speaker != "" {
+			who = r.Speaker + ": "
+		}
+		fmt.Fprintf(out, "   (%s) %s%s\n", where, who, text)
+	}
+}
+
+// toJSONs converts records for --json; none is nil.
+func toJSONs(rs []memory.Record) []recordJSON {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]recordJSON, len(rs))
+	for i, r := range rs {
+		out[i] = toJSON(r)
+	}
+	return out
 }
 
 // ranks explains a hybrid hit: its rank on each path that found it.
