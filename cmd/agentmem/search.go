@@ -127,7 +127,12 @@ func (a *app) searchLong(cmd *cobra.Command, st *store.Store, q memory.Query) er
 			res.Hits[i] = longHit{
 				ID: h.ID, Score: h.Score, Time: h.Time, Namespace: h.Namespace, Speaker: h.Speaker,
 				Text: h.Text, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
-				Before: toJSONs(h.Before), After: toJSONs(h.After),
+			}
+			for _, r := range h.Before {
+				res.Hits[i].Before = append(res.Hits[i].Before, toJSON(r))
+			}
+			for _, r := range h.After {
+				res.Hits[i].After = append(res.Hits[i].After, toJSON(r))
 			}
 		}
 		return json.NewEncoder(out).Encode(res)
@@ -177,18 +182,6 @@ func printNeighbours(out io.Writer, where string, rs []memory.Record) {
 		}
 		fmt.Fprintf(out, "   (%s) %s%s\n", where, who, text)
 	}
-}
-
-// toJSONs converts records for --json; none is nil.
-func toJSONs(rs []memory.Record) []recordJSON {
-	if len(rs) == 0 {
-		return nil
-	}
-	out := make([]recordJSON, len(rs))
-	for i, r := range rs {
-		out[i] = toJSON(r)
-	}
-	return out
 }
 
 // ranks explains a hybrid hit: its rank on each path that found it.
