@@ -18,18 +18,20 @@
 // and lengths are stored as postings, and each namespace's document count
 // and total length are kept in its row, each episode's length in the
 // episodes table and a record's episode in its postings, all in the
-// write's transaction; a
-// query aggregates the postings of its terms in one statement that scores
-// them as keyword.Index does (see score.go). The same records give the
-// same hits and scores as memory/longterm (TestRanksLikeLongterm).
+// write's transaction. A namespace's postings are also packed per term in
+// blocks (posting_blocks; a write packs the newest ones every few hundred
+// records, see blocks.go), so that a query reads its terms' postings as a
+// few rows rather than one per matching record, and scores them in Go as
+// keyword.Index does (see score.go). The same records give the same hits
+// and scores as memory/longterm (TestRanksLikeLongterm).
 //
 // # Schema
 //
 // A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
 // URL): tables manifest (embedder and dimension), schema_migrations,
 // namespaces (with the BM25 statistics), records, chunks (text and
-// vector(dim), with an HNSW index unless exact=1), postings, episodes and
-// speakers.
+// vector(dim), with an HNSW index unless exact=1), postings,
+// posting_blocks, episodes and speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
 // under an advisory lock); a schema newer than this build is
 // memory.ErrVersion, a store built with another embedder or dimension
@@ -185,6 +187,9 @@ func (m *Memory) init(ctx context.Context) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	if err := m.migrate(ctx, m.opts.create); err != nil {
+		return err
+	}
+	if err := m.packTails(ctx); err != nil {
 		return err
 	}
 	if !m.opts.exact {

@@ -175,6 +175,7 @@ func checkStats(t *testing.T, m *postgres.Memory) {
 		(SELECT count(*) FROM records r JOIN records l ON l.seq = r.prev_seq WHERE l.episode <> r.episode) +
 		(SELECT count(*) FROM postings p JOIN records r USING (seq) WHERE p.episode <> r.episode)`).Scan(&bad))
 	assert.Zero(t, bad, "episodes whose counts disagree with their records, records in another episode than their previous one or their postings")
+	assert.NoError(t, postgres.CheckBlocks(ctx, m), "posting blocks")
 }
 
 func TestTwoOpensSeeEachOther(t *testing.T) {

@@ -29,8 +29,11 @@ type nsRow struct {
 	// lastEpisode is lastSeq's episode, the one a record linked to it
 	// joins; episodeDocs the namespace's number of episodes.
 	lastEpisode, episodeDocs int64
-	speakers                 map[string]int         // change in each speaker's record count
-	episodes                 map[int64]*episodeDiff // change in each episode's length and records
+	// mergedSeq: the postings of records up to it are in posting_blocks;
+	// tailDocs records were written after it (blocks.go).
+	mergedSeq, tailDocs int64
+	speakers            map[string]int         // change in each speaker's record count
+	episodes            map[int64]*episodeDiff // change in each episode's length and records
 }
 
 // episodeDiff is a write's change to an episode's row.
@@ -153,6 +156,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		}
 		ns.lastSeq, ns.lastTime, ns.lastEpisode = seq, r.Time, episode
 		ns.textDocs++
+		ns.tailDocs++
 		ns.textLen += int64(p.textLen)
 		d := ns.episode(episode)
 		d.len += int64(p.textLen)
@@ -180,6 +184,13 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "term", "seq", "tf", "dl", "episode"}, pgx.CopyFromRows(postRows)); err != nil {
 		return m.wrap(ctx, "add: postings", err)
+	}
+	for _, p := range batch {
+		if ns := nss[p.rec.Namespace]; ns.tailDocs >= mergeRecords {
+			if err := mergeTail(ctx, tx, ns, ns.lastSeq); err != nil {
+				return m.wrap(ctx, "add: pack postings", err)
+			}
+		}
 	}
 	if err := writeStats(ctx, tx, nss); err != nil {
 		return m.wrap(ctx, "add: statistics", err)
@@ -229,8 +240,8 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 	if _, err := tx.Exec(ctx, `INSERT INTO namespaces (name) SELECT n FROM unnest($1::text[]) AS u(n) ORDER BY n ON CONFLICT (name) DO NOTHING`, sorted); err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, coalesce(last_seq, 0), coalesce(last_time, 'epoch'), episode_docs
-		FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
+	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, coalesce(last_seq, 0), coalesce(last_time, 'epoch'), episode_docs,
+		merged_seq, tail_docs FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +250,7 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 	for rows.Next() {
 		var name string
 		r := &nsRow{speakers: map[string]int{}, episodes: map[int64]*episodeDiff{}}
-		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.lastSeq, &r.lastTime, &r.episodeDocs); err != nil {
+		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.lastSeq, &r.lastTime, &r.episodeDocs, &r.mergedSeq, &r.tailDocs); err != nil {
 			return nil, err
 		}
 		out[name] = r
@@ -311,6 +322,9 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 		d.len -= int64(o.textLen)
 		d.records--
 	}
+	if err := unblock(ctx, tx, seqs); err != nil {
+		return m.wrap(ctx, "delete records: posting blocks", err)
+	}
 	for _, q := range []string{
 		`DELETE FROM postings WHERE seq = ANY($1)`,
 		// A forgotten record leaves its neighbours' links.
@@ -332,13 +346,14 @@ func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 		return err
 	}
 	var ids []int32
-	var td, tl, last, ed []int64
+	var td, tl, last, ed, merged, tail []int64
 	var spNS []int32
 	var spName []string
 	var spN []int32
 	for _, r := range nss {
 		ids = append(ids, r.id)
 		td, tl, last, ed = append(td, r.textDocs), append(tl, r.textLen), append(last, r.lastSeq), append(ed, r.episodeDocs)
+		merged, tail = append(merged, r.mergedSeq), append(tail, r.tailDocs)
 		for s, n := range r.speakers {
 			if n != 0 {
 				spNS, spName, spN = append(spNS, r.id), append(spName, s), append(spN, int32(n))
@@ -347,9 +362,10 @@ func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 	}
 	// last_time is the newest record's, read from it (0: none).
 	if _, err := tx.Exec(ctx, `UPDATE namespaces n SET text_docs = u.td, text_len = u.tl, last_seq = nullif(u.last, 0),
-		last_time = (SELECT time FROM records r WHERE r.seq = u.last), episode_docs = u.ed
-		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u(id, td, tl, last, ed) WHERE n.id = u.id`,
-		ids, td, tl, last, ed); err != nil {
+		last_time = (SELECT time FROM records r WHERE r.seq = u.last), episode_docs = u.ed, merged_seq = u.merged, tail_docs = u.tail
+		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]) AS u(id, td, tl, last, ed, merged, tail)
+		WHERE n.id = u.id`,
+		ids, td, tl, last, ed, merged, tail); err != nil {
 		return err
 	}
 	if len(spNS) == 0 {
