@@ -108,35 +108,43 @@ func writeBlocks(ctx context.Context, tx pgx.Tx, ns int32, old, nw []block) erro
 	return err
 }
 
-// mergeTail packs the postings of ns's tail (records after ns.mergedSeq)
-// into its blocks: each term's last block is filled up, then new ones
-// follow. The namespace is locked; ns.mergedSeq becomes its newest record.
-func mergeTail(ctx context.Context, tx pgx.Tx, ns *nsRow, upTo int64) error {
-	rows, err := tx.Query(ctx, `SELECT term, seq, tf, dl, episode FROM postings WHERE seq > $2 AND seq <= $3 AND ns = $1 ORDER BY term, seq`,
-		ns.id, ns.mergedSeq, upTo)
-	if err != nil {
-		return err
-	}
+// mergeTail packs the postings of ns's tail (records after ns.mergedSeq,
+// up to upTo) into its blocks: each term's last block is filled up, then
+// new ones follow. The postings of records after from are written by this
+// transaction and given in mem (each term's sorted by seq); the others are
+// read. The namespace is locked; ns.mergedSeq becomes upTo.
+func mergeTail(ctx context.Context, tx pgx.Tx, ns *nsRow, from, upTo int64, mem map[string][]posting) error {
 	tail := map[string][]posting{}
-	var terms []string
-	for rows.Next() {
-		var t string
-		var p posting
-		if err := rows.Scan(&t, &p.seq, &p.tf, &p.dl, &p.episode); err != nil {
-			rows.Close()
+	if from > ns.mergedSeq {
+		rows, err := tx.Query(ctx, `SELECT term, seq, tf, dl, episode FROM postings WHERE seq > $2 AND seq <= $3 AND ns = $1 ORDER BY term, seq`,
+			ns.id, ns.mergedSeq, from)
+		if err != nil {
 			return err
 		}
-		if _, ok := tail[t]; !ok {
-			terms = append(terms, t)
+		for rows.Next() {
+			var t string
+			var p posting
+			if err := rows.Scan(&t, &p.seq, &p.tf, &p.dl, &p.episode); err != nil {
+				rows.Close()
+				return err
+			}
+			tail[t] = append(tail[t], p)
 		}
-		tail[t] = append(tail[t], p)
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	for t, ps := range mem {
+		tail[t] = append(tail[t], ps...)
 	}
+	terms := make([]string, 0, len(tail))
+	for t := range tail {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
 	// Each term's last block, if it has room.
-	rows, err = tx.Query(ctx, `SELECT DISTINCT ON (term) term, last_seq, n, data FROM posting_blocks
+	rows, err := tx.Query(ctx, `SELECT DISTINCT ON (term) term, last_seq, n, data FROM posting_blocks
 		WHERE ns = $1 AND term = ANY($2) ORDER BY term, last_seq DESC`, ns.id, terms)
 	if err != nil {
 		return err
@@ -323,7 +331,7 @@ func (m *Memory) packTails(ctx context.Context) error {
 			if ns.tailDocs < mergeRecords || upTo <= ns.mergedSeq {
 				return nil
 			}
-			if err := mergeTail(ctx, tx, ns, upTo); err != nil {
+			if err := mergeTail(ctx, tx, ns, upTo, upTo, nil); err != nil {
 				return err
 			}
 			return writeStats(ctx, tx, nss)

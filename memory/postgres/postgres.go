@@ -64,9 +64,16 @@
 // milliseconds each, about eight times what building the index over the
 // same vectors at once costs (measured on two cores), and every chunk of
 // every record is inserted whether or not its namespace is ever searched
-// through it. To load many records, open with exact=1 (no index; the load
-// then runs at the speed of COPY), and open without it afterwards, which
-// builds the index over what is there (BenchmarkStores/postgres-bulk).
+// through it. An AddBatch of at least WithBulkLoad's records (1,000) and at
+// least as many as the store holds (loading a new store, say) drops the
+// index, copies its rows and builds the index again in its transaction
+// (BenchmarkStores/postgres-batch). To load many records in smaller
+// batches, open with exact=1 (no index; the load then runs at the speed of
+// COPY), and open without it afterwards, which builds the index over what
+// is there (BenchmarkStores/postgres-bulk). Both builds run with
+// WithMaintenanceWorkMem (1 GB): PostgreSQL's default of 64 MB holds the
+// graph of some 25,000 chunks, and a build that does not fit is several
+// times slower.
 //
 // # URL
 //
@@ -89,6 +96,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/chunk"
@@ -195,11 +203,27 @@ func (m *Memory) init(ctx context.Context) error {
 	if !m.opts.exact {
 		// Built over the rows already there when missing (faster than
 		// growing it one insert at a time after a bulk load with exact=1).
-		if _, err := m.pool.Exec(ctx, `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`); err != nil {
+		if err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+			// One opener builds it; the others wait and find it.
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "agentmem:schema:"+m.schema); err != nil {
+				return err
+			}
+			return m.createIndex(ctx, tx)
+		}); err != nil {
 			return m.wrap(ctx, "create HNSW index", err)
 		}
 	}
 	return nil
+}
+
+// createIndex creates the HNSW index over the chunks when it is missing,
+// with the session's maintenance_work_mem set for the transaction.
+func (m *Memory) createIndex(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, m.opts.maintenanceMem)); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`)
+	return err
 }
 
 // Schema returns the PostgreSQL schema that holds the store.

@@ -143,6 +143,9 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 	slices.Sort(seqs)
 
 	var recRows, chunkRows, postRows [][]any
+	// The batch's postings by namespace and term, in seq order, for
+	// mergeTail.
+	mem := map[int32]map[string][]posting{}
 	for i, p := range batch {
 		r := &p.rec
 		ns := nss[r.Namespace]
@@ -161,8 +164,14 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		d := ns.episode(episode)
 		d.len += int64(p.textLen)
 		d.records++
+		nsMem := mem[ns.id]
+		if nsMem == nil {
+			nsMem = map[string][]posting{}
+			mem[ns.id] = nsMem
+		}
 		for t, tf := range p.terms {
 			postRows = append(postRows, []any{ns.id, t, seq, int32(tf), int32(p.textLen), episode})
+			nsMem[t] = append(nsMem[t], posting{seq: seq, episode: episode, tf: int32(tf), dl: int32(p.textLen)})
 		}
 		if r.Speaker != "" {
 			ns.speakers[r.Speaker]++
@@ -179,15 +188,32 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode"}, pgx.CopyFromRows(recRows)); err != nil {
 		return m.wrap(ctx, "add: records", err)
 	}
+	bulk, err := m.bulk(ctx, tx, len(batch))
+	if err != nil {
+		return m.wrap(ctx, "add: bulk load", err)
+	}
+	if bulk {
+		// Its vectors go in without the index, which is built again
+		// over the whole table below.
+		if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS chunks_hnsw`); err != nil {
+			return m.wrap(ctx, "add: bulk load: drop HNSW index", err)
+		}
+	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding"}, pgx.CopyFromRows(chunkRows)); err != nil {
 		return m.wrap(ctx, "add: chunks", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "term", "seq", "tf", "dl", "episode"}, pgx.CopyFromRows(postRows)); err != nil {
 		return m.wrap(ctx, "add: postings", err)
 	}
+	if bulk {
+		if err := m.createIndex(ctx, tx); err != nil {
+			return m.wrap(ctx, "add: bulk load: build HNSW index", err)
+		}
+	}
 	for _, p := range batch {
 		if ns := nss[p.rec.Namespace]; ns.tailDocs >= mergeRecords {
-			if err := mergeTail(ctx, tx, ns, ns.lastSeq); err != nil {
+			// The batch's records follow seqs[0] − 1 (seqs ascend).
+			if err := mergeTail(ctx, tx, ns, seqs[0]-1, ns.lastSeq, mem[ns.id]); err != nil {
 				return m.wrap(ctx, "add: pack postings", err)
 			}
 		}
@@ -199,6 +225,20 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		return m.wrap(ctx, "add: commit", err)
 	}
 	return nil
+}
+
+// bulk reports whether a batch of n records rebuilds the HNSW index
+// (WithBulkLoad): the index is kept, the batch has at least
+// opts.bulkRecords records and at least as many as the store holds.
+func (m *Memory) bulk(ctx context.Context, tx pgx.Tx, n int) (bool, error) {
+	if m.opts.exact || m.opts.bulkRecords == 0 || n < m.opts.bulkRecords {
+		return false, nil
+	}
+	var stored int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(text_docs), 0) FROM namespaces`).Scan(&stored); err != nil {
+		return false, err
+	}
+	return int64(n) >= stored, nil
 }
 
 // errRetry marks a transaction to run again.
