@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -33,7 +34,8 @@ type nsInfo struct {
 	name              string
 	textDocs, textLen int64
 	episodeDocs       int64
-	mergedSeq         int64 // postings up to it are in blocks (blocks.go)
+	mergedSeq         int64    // postings up to it are in blocks (blocks.go)
+	speakers          []string // its speakers, sorted
 }
 
 // Query searches the memory as memory/longterm's Memory.Query does: the
@@ -149,7 +151,9 @@ func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error)
 
 // namespaces reads the namespace named ns, or all of them (ns empty).
 func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
-	sql := `SELECT id, name, text_docs, text_len, episode_docs, merged_seq FROM namespaces WHERE text_docs > 0`
+	sql := `SELECT id, name, text_docs, text_len, episode_docs, merged_seq,
+		array(SELECT speaker FROM speakers s WHERE s.ns = namespaces.id AND s.n > 0 ORDER BY speaker)
+		FROM namespaces WHERE text_docs > 0`
 	args := []any{}
 	if ns != "" {
 		sql += ` AND name = $1`
@@ -161,7 +165,7 @@ func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nsInfo, error) {
 		var n nsInfo
-		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.episodeDocs, &n.mergedSeq)
+		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.episodeDocs, &n.mergedSeq, &n.speakers)
 		return n, err
 	})
 }
@@ -208,6 +212,8 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 	}
 	for d := depth; ; d *= 4 {
 		d = min(d, maxVectorFetch)
+		// One round trip: the settings, the search, the settings back.
+		var batch pgx.Batch
 		if !exact {
 			// The planner estimates the namespace filter (an expression)
 			// to keep a few rows and then prefers scanning every chunk
@@ -216,33 +222,31 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 			// HNSW): without sequential scans and sorts, only the HNSW
 			// index gives the order. Both are back on after the search,
 			// for the statements that follow in the transaction.
-			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL hnsw.ef_search = %d; SET LOCAL hnsw.iterative_scan = strict_order;
-				SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off`, min(max(m.opts.efSearch, d), 1000))); err != nil {
-				return m.wrap(ctx, "query: set ef_search", err)
-			}
-		}
-		rows, err := tx.Query(ctx, `SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY `+order+fmt.Sprintf(` LIMIT %d`, d), args...)
-		if err != nil {
-			return m.wrap(ctx, "query: vector search", err)
+			batch.Queue(`SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'strict_order', true),
+				set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
+				strconv.Itoa(min(max(m.opts.efSearch, d), 1000)))
 		}
 		type res struct {
 			id, seq int64
 			ord     int32
 			score   float64
 		}
-		all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (res, error) {
-			var r res
-			err := row.Scan(&r.id, &r.seq, &r.ord, &r.score)
-			return r, err
+		var all []res
+		batch.Queue(`SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY `+order+fmt.Sprintf(` LIMIT %d`, d), args...).Query(func(rows pgx.Rows) error {
+			var err error
+			all, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (res, error) {
+				var r res
+				err := row.Scan(&r.id, &r.seq, &r.ord, &r.score)
+				return r, err
+			})
+			return err
 		})
-		if err != nil {
-			return m.wrap(ctx, "query: vector search", err)
-		}
 		if !exact {
-			if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = on; SET LOCAL enable_sort = on`); err != nil {
-				return m.wrap(ctx, "query: reset planner", err)
-			}
+			batch.Queue(`SELECT set_config('enable_seqscan', 'on', true), set_config('enable_sort', 'on', true)`)
+		}
+		if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
+			return m.wrap(ctx, "query: vector search", err)
 		}
 		n := len(all)
 		slices.SortFunc(all, func(a, b res) int {

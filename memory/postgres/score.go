@@ -68,10 +68,7 @@ func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, n
 // the weighted sum of its parts (PartWeight times their mean), whichever
 // is higher.
 func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query, ns nsInfo, text string, depth int) ([]scored, error) {
-	speakers, rest, err := m.namedSpeakers(ctx, tx, ns, text)
-	if err != nil {
-		return nil, err
-	}
+	speakers, rest := m.namedSpeakers(ns, text)
 	if len(speakers) > 0 && len(m.tok.Tokens(rest)) == 0 {
 		// Only a name: look for it in the text.
 		speakers, rest = nil, text
@@ -123,29 +120,19 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 			return nil, err
 		}
 	}
-	scores := make(map[int64]float64, len(own)+2*len(src))
-	for _, r := range own {
-		scores[r.seq] += r.score
-	}
-	wPrev, wNext := m.opts.neighbourWeight, m.opts.nextWeight
-	if wPrev > 0 || wNext > 0 {
-		if err := m.addNeighbours(ctx, tx, src, wPrev, wNext, scores); err != nil {
-			return nil, err
-		}
-	}
 	// The records scored, in the time range.
-	recs, err := scoredRecords(ctx, tx, q, scores)
+	scores, recs, err := m.withNeighbours(ctx, tx, q, own, src)
 	if err != nil {
-		return nil, m.wrap(ctx, "query: keyword records", err)
+		return nil, err
 	}
 	if w := m.opts.episodeWeight; w > 0 {
 		if err := m.addEpisodes(ctx, tx, ns, groups, post, w, scores, recs); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]scored, 0, len(recs))
-	for seq, r := range recs {
-		s := scores[seq]
+	out := make([]scored, 0, len(scores))
+	for seq, s := range scores {
+		r := recs[seq]
 		if slices.Contains(speakers, r.speaker) {
 			s *= 1 + m.opts.speakerBoost
 		}
@@ -352,87 +339,76 @@ func (m *Memory) bestInRange(ctx context.Context, tx pgx.Tx, q memory.Query, ran
 	return own, nil
 }
 
-// addNeighbours adds to scores what src's records lend their neighbours:
-// wPrev times their score to the record after them (whose prev_seq is
-// theirs), wNext times it to the record before them (their prev_seq).
-func (m *Memory) addNeighbours(ctx context.Context, tx pgx.Tx, src []scored, wPrev, wNext float64, scores map[int64]float64) error {
-	seqs := make([]int64, len(src))
-	score := make(map[int64]float64, len(src))
-	for i, r := range src {
-		seqs[i] = r.seq
-		score[r.seq] = r.score
-	}
-	rows, err := tx.Query(ctx, `SELECT seq, prev_seq FROM records WHERE seq = ANY($1) AND prev_seq IS NOT NULL
-		UNION ALL SELECT seq, prev_seq FROM records WHERE prev_seq = ANY($1)`, seqs)
-	if err != nil {
-		return m.wrap(ctx, "query: keyword neighbours", err)
-	}
-	defer rows.Close()
-	type link struct{ seq, prev int64 }
-	seen := map[link]bool{}
-	for rows.Next() {
-		var l link
-		if err := rows.Scan(&l.seq, &l.prev); err != nil {
-			return m.wrap(ctx, "query: keyword neighbours", err)
-		}
-		if seen[l] {
-			continue // both ends in src
-		}
-		seen[l] = true
-		if s, ok := score[l.prev]; ok && wPrev > 0 {
-			scores[l.seq] += wPrev * s // l.seq follows a match
-		}
-		if s, ok := score[l.seq]; ok && wNext > 0 {
-			scores[l.prev] += wNext * s // l.prev leads a match
-		}
-	}
-	return m.wrap(ctx, "query: keyword neighbours", rows.Err())
-}
-
 // scoredRec is what the keyword path needs of a scored record.
 type scoredRec struct {
 	id, speaker string
 	episode     int64
 }
 
-// scoredRecords reads the records of scores' keys that are in the query's
-// time range, and drops the others from scores.
-func scoredRecords(ctx context.Context, tx pgx.Tx, q memory.Query, scores map[int64]float64) (map[int64]scoredRec, error) {
-	seqs := make([]int64, 0, len(scores))
-	for s := range scores {
-		seqs = append(seqs, s)
+// withNeighbours returns the scores of own's records plus what src's
+// records lend their neighbours — WithNeighbourWeight times their score to
+// the record after them (whose prev_seq is theirs), WithNextWeight times it
+// to the record before them (their prev_seq) — for the records in the
+// query's time range, and those records, in one statement.
+func (m *Memory) withNeighbours(ctx context.Context, tx pgx.Tx, q memory.Query, own, src []scored) (map[int64]float64, map[int64]scoredRec, error) {
+	wPrev, wNext := m.opts.neighbourWeight, m.opts.nextWeight
+	var ownSeqs, srcSeqs []int64
+	scores := make(map[int64]float64, len(own)+2*len(src))
+	for _, r := range own {
+		ownSeqs = append(ownSeqs, r.seq)
+		scores[r.seq] += r.score
 	}
-	var from, to *time.Time
-	if !q.From.IsZero() {
-		from = &q.From
+	srcScore := make(map[int64]float64, len(src))
+	if wPrev > 0 || wNext > 0 {
+		for _, r := range src {
+			srcSeqs = append(srcSeqs, r.seq)
+			srcScore[r.seq] = r.score
+		}
 	}
-	if !q.To.IsZero() {
-		to = &q.To
-	}
-	rows, err := tx.Query(ctx, `SELECT seq, id, speaker, episode FROM records WHERE seq = ANY($1)
-		AND ($2::timestamptz IS NULL OR time >= $2) AND ($3::timestamptz IS NULL OR time < $3)`, seqs, from, to)
+	// Own's and src's records, src's followers and src's leaders (each
+	// once); prev_seq links a record to its leader.
+	rows, err := tx.Query(ctx, `SELECT seq, prev_seq, id, speaker, episode, time FROM records WHERE seq = ANY($1)
+		UNION SELECT seq, prev_seq, id, speaker, episode, time FROM records WHERE prev_seq = ANY($2)
+		UNION SELECT l.seq, l.prev_seq, l.id, l.speaker, l.episode, l.time FROM records r JOIN records l ON l.seq = r.prev_seq WHERE r.seq = ANY($2)`,
+		append(ownSeqs, srcSeqs...), srcSeqs)
 	if err != nil {
-		return nil, err
+		return nil, nil, m.wrap(ctx, "query: keyword records", err)
 	}
 	defer rows.Close()
-	out := make(map[int64]scoredRec, len(seqs))
+	recs := make(map[int64]scoredRec, len(scores))
+	prevOf := map[int64]int64{}
 	for rows.Next() {
 		var seq int64
+		var prev *int64
 		var r scoredRec
-		if err := rows.Scan(&seq, &r.id, &r.speaker, &r.episode); err != nil {
-			return nil, err
+		var t time.Time
+		if err := rows.Scan(&seq, &prev, &r.id, &r.speaker, &r.episode, &t); err != nil {
+			return nil, nil, m.wrap(ctx, "query: keyword records", err)
 		}
-		out[seq] = r
+		if (q.From.IsZero() || !t.Before(q.From)) && (q.To.IsZero() || t.Before(q.To)) {
+			recs[seq] = r
+		}
+		if prev != nil {
+			prevOf[seq] = *prev
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, m.wrap(ctx, "query: keyword records", err)
 	}
-	for s := range scores {
-		if _, ok := out[s]; !ok {
-			delete(scores, s)
+	for seq, prev := range prevOf {
+		if s, ok := srcScore[prev]; ok && wPrev > 0 {
+			scores[seq] += wPrev * s // seq follows a match
+		}
+		if s, ok := srcScore[seq]; ok && wNext > 0 {
+			scores[prev] += wNext * s // prev leads a match
 		}
 	}
-	return out, nil
+	for seq := range scores {
+		if _, ok := recs[seq]; !ok {
+			delete(scores, seq)
+		}
+	}
+	return scores, recs, nil
 }
 
 // addEpisodes is memory/longterm's addEpisodes: each record scored whose
@@ -531,23 +507,14 @@ const (
 
 // namedSpeakers splits a query into the speakers of the namespace it names
 // and the rest: memory/longterm's nsTurns.namedSpeakers over the
-// namespace's speakers table.
-func (m *Memory) namedSpeakers(ctx context.Context, tx pgx.Tx, ns nsInfo, query string) ([]string, string, error) {
-	rows, err := tx.Query(ctx, `SELECT speaker FROM speakers WHERE ns = $1 AND n > 0 ORDER BY speaker`, ns.id)
-	if err != nil {
-		return nil, "", m.wrap(ctx, "query: speakers", err)
-	}
-	all, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, "", m.wrap(ctx, "query: speakers", err)
-	}
-	if len(all) == 0 {
-		return nil, query, nil
+// namespace's speakers (read with it).
+func (m *Memory) namedSpeakers(ns nsInfo, query string) ([]string, string) {
+	if len(ns.speakers) == 0 {
+		return nil, query
 	}
 	st := ranking.SpeakerTerms{}
-	for _, s := range all {
+	for _, s := range ns.speakers {
 		st.Add(m.tok, s)
 	}
-	speakers, rest := st.NamedSpeakers(m.tok, len(all), query)
-	return speakers, rest, nil
+	return st.NamedSpeakers(m.tok, len(ns.speakers), query)
 }
