@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -29,7 +30,7 @@ import (
 // blocks. Variables so that tests can lower them.
 var (
 	blockPostings       = 1024
-	mergeRecords  int64 = 512
+	mergeRecords  int64 = 256
 )
 
 // posting is a term's occurrence in a record.
@@ -246,8 +247,9 @@ func unblock(ctx context.Context, tx pgx.Tx, seqs []int64) error {
 // and its tail's, sorted by seq, in one round trip.
 func readPostings(ctx context.Context, tx pgx.Tx, ns nsInfo, terms []string) (map[string][]posting, error) {
 	var b pgx.Batch
-	b.Queue(`SELECT term, n, data FROM posting_blocks WHERE ns = $1 AND term = ANY($2) ORDER BY term, last_seq`, ns.id, terms)
-	b.Queue(`SELECT term, seq, tf, dl, episode FROM postings WHERE ns = $1 AND term = ANY($2) AND seq > $3 ORDER BY term, seq`, ns.id, terms, ns.mergedSeq)
+	b.Queue(`SELECT term, n, data FROM posting_blocks WHERE ns = $1 AND term = ANY($2) ORDER BY term COLLATE "C", last_seq`, ns.id, terms)
+	// Not sorted by the server: sorting by term costs more than the scan.
+	b.Queue(`SELECT term, seq, tf, dl, episode FROM postings WHERE ns = $1 AND term = ANY($2) AND seq > $3`, ns.id, terms, ns.mergedSeq)
 	br := tx.SendBatch(ctx, &b)
 	defer br.Close()
 	type packed struct {
@@ -302,8 +304,19 @@ func readPostings(ctx context.Context, tx pgx.Tx, ns nsInfo, terms []string) (ma
 		out[t] = append(out[t], p)
 	}
 	rows.Close()
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for t, ps := range out {
+		if !slices.IsSortedFunc(ps, comparePostings) {
+			slices.SortFunc(ps, comparePostings)
+			out[t] = ps
+		}
+	}
+	return out, nil
 }
+
+func comparePostings(a, b posting) int { return cmp.Compare(a.seq, b.seq) }
 
 // packTails packs the tail of every namespace that holds at least
 // mergeRecords records there (a store migrated from schema version 4 has

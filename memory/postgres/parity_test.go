@@ -101,6 +101,7 @@ func ranksLikeLongterm(t *testing.T, exact string, pgOpts []postgres.Option, ltO
 							assert.InDelta(t, want[i].Score, got[i].Score, 1e-5, "%s hit %d", msg, i)
 							assert.Equal(t, want[i].VectorRank, got[i].VectorRank, "%s hit %d", msg, i)
 							assert.Equal(t, want[i].KeywordRank, got[i].KeywordRank, "%s hit %d", msg, i)
+							assert.Equal(t, want[i].Snippets, got[i].Snippets, "%s hit %d", msg, i)
 						}
 						if len(got) > 0 && mode == memory.KeywordOnly {
 							assert.InDelta(t, 1, got[0].Score, 1e-6, "%s: keyword only, the best scores 1", msg)
