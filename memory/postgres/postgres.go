@@ -33,7 +33,9 @@
 // vector(dim), with an HNSW index unless exact=1), postings,
 // posting_blocks, episodes and speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
-// under an advisory lock); a schema newer than this build is
+// under an advisory lock; a store from before schema version 5 then has
+// its postings packed into blocks, one pass over them per namespace); a
+// schema newer than this build is
 // memory.ErrVersion, a store built with another embedder or dimension
 // memory.ErrEmbedderMismatch.
 //
