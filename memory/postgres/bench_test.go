@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -49,7 +50,7 @@ func benchRecords(n int) []memory.Record {
 
 // benchN is AGENTMEM_BENCH_N, the benchmarks' number of records (default
 // 10,000).
-func benchN(b *testing.B) int {
+func benchN(b testing.TB) int {
 	n := 10000
 	if v := os.Getenv("AGENTMEM_BENCH_N"); v != "" {
 		var err error
@@ -82,7 +83,10 @@ type benchStore interface {
 // stored records. postgres keeps its HNSW index up to date with every
 // batch; postgres-bulk loads with exact=1 (no index), then reopens the
 // store without it, which builds the index over the loaded chunks
-// (index-build-s, not in the ingest rate), and queries through it.
+// (index-build-s, not in the ingest rate), and queries through it;
+// postgres-batch loads all records in one AddBatch, which (WithBulkLoad)
+// copies them without the index and builds it in the same transaction (in
+// the ingest rate).
 func BenchmarkStores(b *testing.B) {
 	n := benchN(b)
 	recs := benchRecords(n)
@@ -102,6 +106,7 @@ func BenchmarkStores(b *testing.B) {
 		// to query after the load.
 		open   func(b *testing.B) benchStore
 		loaded func(b *testing.B, m benchStore) benchStore
+		batch  int // records per AddBatch (0: 500)
 	}{
 		{name: "dir", open: func(b *testing.B) benchStore {
 			m, err := longterm.Open(ctx, b.TempDir(), emb)
@@ -120,14 +125,16 @@ func BenchmarkStores(b *testing.B) {
 			b.ReportMetric(time.Since(t).Seconds(), "index-build-s")
 			return m
 		}},
+		{name: "postgres-batch", open: func(b *testing.B) benchStore { return openPG(b, storeURL(b)) }, batch: n},
 	}
 	for _, st := range stores {
 		b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
 			for range b.N {
 				m := st.open(b)
 				start := time.Now()
-				for i := 0; i < n; i += 500 {
-					_, err := m.AddBatch(ctx, recs[i:min(i+500, n)])
+				batch := cmp.Or(st.batch, 500)
+				for i := 0; i < n; i += batch {
+					_, err := m.AddBatch(ctx, recs[i:min(i+batch, n)])
 					require.NoError(b, err)
 				}
 				ingest := time.Since(start)

@@ -16,9 +16,11 @@ import (
 // TestMigrateFromVersion1: a store written at schema version 1 (the
 // previous record's words as a field of postings of their own) opens at
 // the current version with its records linked to their previous ones and
-// cut into episodes (conversations), and ranks as a store written at the
-// current version.
+// cut into episodes (conversations), its postings packed into blocks
+// (here of 2, whenever 2 records wait), and ranks as a store written at
+// the current version.
 func TestMigrateFromVersion1(t *testing.T) {
+	t.Cleanup(postgres.SetBlocks(2, 2))
 	ctx := t.Context()
 	u := storeURL(t, "exact", "1")
 	pu, err := url.Parse(u)
@@ -66,6 +68,9 @@ func TestMigrateFromVersion1(t *testing.T) {
 	links, err := pgx.CollectRows(rows, pgx.RowToStructByPos[link])
 	require.NoError(t, err)
 	assert.Equal(t, []link{{"q", 0, 1}, {"a", 1, 1}, {"x", 0, 3}}, links)
+	var merged int64
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT merged_seq FROM namespaces`).Scan(&merged))
+	assert.Equal(t, int64(3), merged, "Open packed the migrated postings")
 	checkStats(t, m)
 
 	// The answer is found through its question, the question through its

@@ -48,6 +48,8 @@ type options struct {
 	exact           bool
 	efSearch        int
 	logger          *slog.Logger
+	maintenanceMem  int // MB
+	bulkRecords     int
 }
 
 func defaultOptions() options {
@@ -59,6 +61,8 @@ func defaultOptions() options {
 		speakerBoost:    DefaultSpeakerBoost,
 		efSearch:        DefaultEfSearch,
 		logger:          slog.Default(),
+		maintenanceMem:  DefaultMaintenanceWorkMem,
+		bulkRecords:     DefaultBulkRecords,
 	}
 }
 
@@ -173,5 +177,47 @@ func WithLogger(l *slog.Logger) Option {
 func (o *options) defaultWeights(emb embed.Embedder) {
 	if o.vectorWeight == 0 && o.keywordWeight == 0 {
 		o.vectorWeight, o.keywordWeight = longterm.DefaultWeights(emb)
+	}
+}
+
+// DefaultMaintenanceWorkMem is the maintenance_work_mem (in MB) of the
+// sessions that build the HNSW index (WithMaintenanceWorkMem).
+const DefaultMaintenanceWorkMem = 1024
+
+// WithMaintenanceWorkMem sets PostgreSQL's maintenance_work_mem, in MB
+// (1–2,097,151; DefaultMaintenanceWorkMem), for the transactions that
+// build the HNSW index: Open over chunks loaded without it, and a bulk
+// AddBatch (WithBulkLoad). A build whose graph does not fit is several
+// times slower (PostgreSQL's default, 64 MB, holds the graph of about
+// 25,000 chunks of 512 dimensions); the memory is taken only while the
+// index is built. Lower it on a server with little memory.
+func WithMaintenanceWorkMem(mb int) Option {
+	return func(o *options) error {
+		if mb < 1 || mb > 2097151 {
+			return fmt.Errorf("maintenance_work_mem %d MB is not in [1, 2097151]", mb)
+		}
+		o.maintenanceMem = mb
+		return nil
+	}
+}
+
+// DefaultBulkRecords is the smallest batch that WithBulkLoad rebuilds the
+// index for.
+const DefaultBulkRecords = 1000
+
+// WithBulkLoad sets the smallest AddBatch (in records, ≥ 0; 0 turns it
+// off; DefaultBulkRecords) that rebuilds the HNSW index instead of
+// inserting its vectors into it one at a time, when the batch is also at
+// least as large as the store: the batch's transaction drops the index,
+// copies the rows and builds it again over the whole table (with
+// WithMaintenanceWorkMem), several times faster than inserting. Queries and
+// other writes wait for that transaction (it locks the chunks table).
+func WithBulkLoad(records int) Option {
+	return func(o *options) error {
+		if records < 0 {
+			return fmt.Errorf("bulk load size %d is negative", records)
+		}
+		o.bulkRecords = records
+		return nil
 	}
 }

@@ -51,6 +51,13 @@ func TestRanksLikeLongterm(t *testing.T) {
 	for _, exact := range []string{"1", "0"} {
 		t.Run("exact="+exact, func(t *testing.T) { ranksLikeLongterm(t, exact, nil, nil) })
 	}
+	// Postings packed in blocks of 3 whenever a namespace's tail holds 4
+	// records: the queries read blocks and tail, the forget takes a
+	// record out of its blocks.
+	t.Run("exact=1/blocks", func(t *testing.T) {
+		t.Cleanup(postgres.SetBlocks(3, 4))
+		ranksLikeLongterm(t, "1", nil, nil)
+	})
 	// Another episode weight, set alike on both.
 	t.Run("exact=1/episode=0.2", func(t *testing.T) {
 		ranksLikeLongterm(t, "1", []postgres.Option{postgres.WithEpisodeWeight(0.2)}, []longterm.Option{longterm.WithEpisodeWeight(0.2)})
@@ -66,13 +73,17 @@ func ranksLikeLongterm(t *testing.T, exact string, pgOpts []postgres.Option, ltO
 		recs[i] = r
 	}
 	pg := open(t, storeURL(t, "exact", exact), pgOpts...)
-	_, err := pg.AddBatch(ctx, recs)
-	require.NoError(t, err)
 	lt, err := longterm.New(ctx, emb, ltOpts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { lt.Close() })
-	_, err = lt.AddBatch(ctx, recs)
-	require.NoError(t, err)
+	// In batches of 5: with small posting blocks, some of a namespace's
+	// postings are packed and some not.
+	for i := 0; i < len(recs); i += 5 {
+		_, err = pg.AddBatch(ctx, recs[i:min(i+5, len(recs))])
+		require.NoError(t, err)
+		_, err = lt.AddBatch(ctx, recs[i:min(i+5, len(recs))])
+		require.NoError(t, err)
+	}
 
 	compare := func(stage string) {
 		for _, q := range []string{"who drives the van", "OPS-4711", "lake weather", "what did Bob say about Annecy", "coffee",
@@ -93,6 +104,7 @@ func ranksLikeLongterm(t *testing.T, exact string, pgOpts []postgres.Option, ltO
 							assert.InDelta(t, want[i].Score, got[i].Score, 1e-5, "%s hit %d", msg, i)
 							assert.Equal(t, want[i].VectorRank, got[i].VectorRank, "%s hit %d", msg, i)
 							assert.Equal(t, want[i].KeywordRank, got[i].KeywordRank, "%s hit %d", msg, i)
+							assert.Equal(t, want[i].Snippets, got[i].Snippets, "%s hit %d", msg, i)
 							assert.Equal(t, want[i].Before, got[i].Before, "%s hit %d: neighbours before", msg, i)
 							assert.Equal(t, want[i].After, got[i].After, "%s hit %d: neighbours after", msg, i)
 						}

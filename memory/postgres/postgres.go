@@ -18,20 +18,24 @@
 // and lengths are stored as postings, and each namespace's document count
 // and total length are kept in its row, each episode's length in the
 // episodes table and a record's episode in its postings, all in the
-// write's transaction; a
-// query aggregates the postings of its terms in one statement that scores
-// them as keyword.Index does (see score.go). The same records give the
-// same hits and scores as memory/longterm (TestRanksLikeLongterm).
+// write's transaction. A namespace's postings are also packed per term in
+// blocks (posting_blocks; a write packs the newest ones every few hundred
+// records, see blocks.go), so that a query reads its terms' postings as a
+// few rows rather than one per matching record, and scores them in Go as
+// keyword.Index does (see score.go). The same records give the same hits
+// and scores as memory/longterm (TestRanksLikeLongterm).
 //
 // # Schema
 //
 // A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
 // URL): tables manifest (embedder and dimension), schema_migrations,
 // namespaces (with the BM25 statistics), records, chunks (text and
-// vector(dim), with an HNSW index unless exact=1), postings, episodes and
-// speakers.
+// vector(dim), with an HNSW index unless exact=1), postings,
+// posting_blocks, episodes and speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
-// under an advisory lock); a schema newer than this build is
+// under an advisory lock; a store from before schema version 5 then has
+// its postings packed into blocks, one pass over them per namespace); a
+// schema newer than this build is
 // memory.ErrVersion, a store built with another embedder or dimension
 // memory.ErrEmbedderMismatch.
 //
@@ -62,9 +66,16 @@
 // milliseconds each, about eight times what building the index over the
 // same vectors at once costs (measured on two cores), and every chunk of
 // every record is inserted whether or not its namespace is ever searched
-// through it. To load many records, open with exact=1 (no index; the load
-// then runs at the speed of COPY), and open without it afterwards, which
-// builds the index over what is there (BenchmarkStores/postgres-bulk).
+// through it. An AddBatch of at least WithBulkLoad's records (1,000) and at
+// least as many as the store holds (loading a new store, say) drops the
+// index, copies its rows and builds the index again in its transaction
+// (BenchmarkStores/postgres-batch). To load many records in smaller
+// batches, open with exact=1 (no index; the load then runs at the speed of
+// COPY), and open without it afterwards, which builds the index over what
+// is there (BenchmarkStores/postgres-bulk). Both builds run with
+// WithMaintenanceWorkMem (1 GB): PostgreSQL's default of 64 MB holds the
+// graph of some 25,000 chunks, and a build that does not fit is several
+// times slower.
 //
 // # URL
 //
@@ -87,6 +98,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/chunk"
@@ -188,14 +200,33 @@ func (m *Memory) init(ctx context.Context) error {
 	if err := m.migrate(ctx, m.opts.create); err != nil {
 		return err
 	}
+	if err := m.packTails(ctx); err != nil {
+		return err
+	}
 	if !m.opts.exact {
 		// Built over the rows already there when missing (faster than
 		// growing it one insert at a time after a bulk load with exact=1).
-		if _, err := m.pool.Exec(ctx, `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`); err != nil {
+		if err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+			// One opener builds it; the others wait and find it.
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "agentmem:schema:"+m.schema); err != nil {
+				return err
+			}
+			return m.createIndex(ctx, tx)
+		}); err != nil {
 			return m.wrap(ctx, "create HNSW index", err)
 		}
 	}
 	return nil
+}
+
+// createIndex creates the HNSW index over the chunks when it is missing,
+// with the session's maintenance_work_mem set for the transaction.
+func (m *Memory) createIndex(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, m.opts.maintenanceMem)); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`)
+	return err
 }
 
 // Schema returns the PostgreSQL schema that holds the store.

@@ -177,6 +177,7 @@ func checkStats(t *testing.T, m *postgres.Memory) {
 		(SELECT count(*) FROM records r JOIN records l ON l.seq = r.prev_seq WHERE l.episode <> r.episode) +
 		(SELECT count(*) FROM postings p JOIN records r USING (seq) WHERE p.episode <> r.episode)`).Scan(&bad))
 	assert.Zero(t, bad, "episodes whose counts disagree with their records, records in another episode than their previous one or their postings")
+	assert.NoError(t, postgres.CheckBlocks(ctx, m), "posting blocks")
 }
 
 func TestTwoOpensSeeEachOther(t *testing.T) {
@@ -421,4 +422,53 @@ func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 	if errors.Is(err, nil) {
 		t.Logf("%d acknowledged batches, %d records after the kill", len(acked), m.Len())
 	}
+}
+
+// TestBulkLoad: a batch at least WithBulkLoad's size and as large as the
+// store rebuilds the HNSW index (dropped and built again in its
+// transaction) and finds what a store loaded record by record finds; a
+// smaller batch goes into the index as it is.
+func TestBulkLoad(t *testing.T) {
+	ctx := t.Context()
+	recs := make([]memory.Record, len(parityTurns))
+	for i, r := range parityTurns {
+		r.Time = t0.Add(parityTimes[i] * time.Minute)
+		recs[i] = r
+	}
+	bulk := open(t, storeURL(t), postgres.WithBulkLoad(5), postgres.WithMaintenanceWorkMem(128))
+	one := open(t, storeURL(t))
+	indexOID := func() (oid uint32) {
+		require.NoError(t, bulk.Pool().QueryRow(ctx, `SELECT coalesce((SELECT 'chunks_hnsw'::regclass::oid), 0)`).Scan(&oid))
+		return oid
+	}
+	before := indexOID()
+	require.NotZero(t, before, "Open creates the index")
+	_, err := bulk.AddBatch(ctx, recs[:10])
+	require.NoError(t, err)
+	rebuilt := indexOID()
+	assert.NotEqual(t, before, rebuilt, "a batch of 10 into an empty store rebuilds the index")
+	_, err = bulk.AddBatch(ctx, recs[10:])
+	require.NoError(t, err)
+	assert.Equal(t, rebuilt, indexOID(), "a batch of 3 goes into the index")
+	for _, r := range recs {
+		_, err := one.Add(ctx, r)
+		require.NoError(t, err)
+	}
+	checkStats(t, bulk)
+	for _, q := range []string{"who drives the van", "lake weather", "OPS-4711"} {
+		for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly} {
+			// All namespaces: through the HNSW index.
+			want, err := one.Query(ctx, memory.Query{Text: q, Mode: mode, K: 5})
+			require.NoError(t, err)
+			got, err := bulk.Query(ctx, memory.Query{Text: q, Mode: mode, K: 5})
+			require.NoError(t, err)
+			require.NotEmpty(t, got)
+			assert.Equal(t, hitIDs(want), hitIDs(got), "%q %s", q, mode)
+		}
+	}
+
+	_, err = postgres.Open(ctx, storeURL(t), hashEmb(t, 256), postgres.WithBulkLoad(-1))
+	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
+	_, err = postgres.Open(ctx, storeURL(t), hashEmb(t, 256), postgres.WithMaintenanceWorkMem(0))
+	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 }

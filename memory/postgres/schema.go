@@ -164,6 +164,27 @@ ALTER TABLE postings ALTER COLUMN episode SET NOT NULL;
 ALTER TABLE postings DROP CONSTRAINT postings_pkey;
 ALTER TABLE postings ADD PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl, episode);`
 	}},
+	{"postings packed in blocks per term for queries", func(int) string {
+		// blocks.go: a query reads a term's postings from a few blocks
+		// instead of a row per record. Existing postings are the tail
+		// (merged_seq 0) until the next write to their namespace packs
+		// them.
+		return `
+CREATE TABLE posting_blocks (
+	ns       int NOT NULL,
+	term     text NOT NULL,
+	last_seq bigint NOT NULL,             -- the block holds seqs after the term's previous block's, up to this one
+	n        int NOT NULL,                -- postings in data
+	data     bytea NOT NULL,              -- per posting: uvarints seq − previous seq, tf, dl, seq − episode
+	PRIMARY KEY (ns, term, last_seq)
+);
+-- Packed varints do not compress: keep them out of pglz.
+ALTER TABLE posting_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
+-- The newest record whose postings are in blocks, and how many records
+-- were written after it.
+ALTER TABLE namespaces ADD COLUMN merged_seq bigint NOT NULL DEFAULT 0, ADD COLUMN tail_docs bigint NOT NULL DEFAULT 0;
+UPDATE namespaces SET tail_docs = text_docs;`
+	}},
 }
 
 // SchemaVersion is the schema version this build creates and reads.

@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -14,18 +16,23 @@ import (
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
 
-// scored is a record and its keyword score.
+// scored is a record (or an episode) and its keyword score; id is empty
+// until the record is read.
 type scored struct {
 	seq   int64
 	id    string
 	score float64
 }
 
+// compareScored orders by descending score, ties by id.
 func compareScored(a, b scored) int {
-	if c := cmp.Compare(b.score, a.score); c != 0 {
-		return c
-	}
-	return strings.Compare(a.id, b.id)
+	return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.id, b.id))
+}
+
+// compareSeq orders by descending score, ties by seq: keyword.Index's
+// order.
+func compareSeq(a, b scored) int {
+	return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.seq, b.seq))
 }
 
 // keywordSearch ranks the records of the namespaces by keyword score, best
@@ -49,17 +56,19 @@ func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, n
 }
 
 // keywordNamespace is memory/longterm's keywordNamespace over the
-// namespace's postings and statistics in PostgreSQL, in one statement
-// (keywordSQL): BM25 over the records' own words (the query without its
-// question words), plus what each record's neighbours score
-// (WithNeighbourWeight for the record before it, WithNextWeight for the
-// one after) and what its episode scores (WithEpisodeWeight), with the
-// boost of named speakers.
+// namespace's postings and statistics in PostgreSQL: BM25 over the
+// records' own words (the query without its question words), plus what
+// each record's neighbours score (WithNeighbourWeight for the record
+// before it, WithNextWeight for the one after) and what its episode scores
+// (WithEpisodeWeight), with the boost of named speakers. It reads the
+// query terms' postings (readPostings: packed blocks and the rows written
+// since) and scores them here, as keyword.Index does: idf =
+// ln(1 + (N − df + 0.5)/(df + 0.5)), each term idf·(k1+1)·tf/(tf +
+// k1·(1 − b) + k1·b·len/avglen), a group the best of its whole forms or
+// the weighted sum of its parts (PartWeight times their mean), whichever
+// is higher.
 func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query, ns nsInfo, text string, depth int) ([]scored, error) {
-	speakers, rest, err := m.namedSpeakers(ctx, tx, ns, text)
-	if err != nil {
-		return nil, err
-	}
+	speakers, rest := m.namedSpeakers(ns, text)
 	if len(speakers) > 0 && len(m.tok.Tokens(rest)) == 0 {
 		// Only a name: look for it in the text.
 		speakers, rest = nil, text
@@ -68,28 +77,393 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 	if len(groups) == 0 || ns.textDocs == 0 {
 		return nil, nil
 	}
-	// One row per (group, term): its group, whether it is a part of a
-	// code, and the weight of its score in the group.
-	var qTerms []string
-	var qGroup []int32
-	var qPart []bool
-	var qWeight []float64
-	for gi, g := range groups {
-		for _, t := range g.Main {
-			qTerms, qGroup, qPart, qWeight = append(qTerms, t), append(qGroup, int32(gi)), append(qPart, false), append(qWeight, 1)
-		}
-		pw := keyword.PartWeight / float64(max(len(g.Parts), 1))
-		for _, t := range g.Parts {
-			qTerms, qGroup, qPart, qWeight = append(qTerms, t), append(qGroup, int32(gi)), append(qPart, true), append(qWeight, pw)
-		}
+	var terms []string
+	for _, g := range groups {
+		terms = append(append(terms, g.Main...), g.Parts...)
 	}
-	terms := slices.Clone(qTerms)
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
+	post, err := readPostings(ctx, tx, ns, terms)
+	if err != nil {
+		return nil, m.wrap(ctx, "query: keyword postings", err)
+	}
 	n := float64(ns.textDocs)
 	avg := float64(ns.textLen) / n
 	if avg == 0 {
 		avg = 1
+	}
+	lo, hi, count := int64(math.MaxInt64), int64(math.MinInt64), 0
+	for _, ps := range post {
+		if len(ps) > 0 {
+			lo, hi, count = min(lo, ps[0].seq), max(hi, ps[len(ps)-1].seq), count+len(ps)
+		}
+	}
+	docs := bm25(groups, n, avg, lo, hi, count, func(term string) int { return len(post[term]) }, func(term string, each func(key int64, tf, dl float64)) {
+		for _, p := range post[term] {
+			each(p.seq, float64(p.tf), float64(p.dl))
+		}
+	})
+	if docs.len() == 0 {
+		return nil, nil
+	}
+	ranked := make([]scored, 0, docs.len())
+	docs.each(func(seq int64, s float64) { ranked = append(ranked, scored{seq: seq, score: s}) })
+	// Fetch more than depth from the text: a neighbour's score can raise a
+	// record that its own text does not rank first.
+	fetch := 2 * depth
+	src := topSeqs(ranked, fetch)
+	timed := !q.From.IsZero() || !q.To.IsZero()
+	own := src
+	if timed {
+		slices.SortFunc(ranked, compareSeq)
+		if own, err = m.bestInRange(ctx, tx, q, ranked, fetch); err != nil {
+			return nil, err
+		}
+	}
+	// The records scored, in the time range.
+	scores, recs, err := m.withNeighbours(ctx, tx, q, own, src)
+	if err != nil {
+		return nil, err
+	}
+	if w := m.opts.episodeWeight; w > 0 {
+		if err := m.addEpisodes(ctx, tx, ns, groups, post, w, scores, recs); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]scored, 0, len(scores))
+	for seq, s := range scores {
+		r := recs[seq]
+		if slices.Contains(speakers, r.speaker) {
+			s *= 1 + m.opts.speakerBoost
+		}
+		out = append(out, scored{seq: seq, id: r.id, score: s})
+	}
+	slices.SortFunc(out, compareScored)
+	return out[:min(depth, len(out))], nil
+}
+
+// bm25 scores documents for groups as keyword.Index's score does: n
+// documents of average length avg; df(term) is the term's document
+// frequency, postings(term, each) calls each for every posting of term
+// (document, tf, document length). Keys lie in [lo, hi]; count is about
+// how many postings there are (to choose an accumulator).
+func bm25(groups []keyword.QueryGroup, n, avg float64, lo, hi int64, count int,
+	df func(term string) int, postings func(term string, each func(key int64, tf, dl float64))) *accum {
+	c0, c1 := k1*(1-b), k1*b/avg
+	scores := newAccum(lo, hi, count)
+	term := func(t string, each func(key int64, v float64)) {
+		d := float64(df(t))
+		if d == 0 {
+			return
+		}
+		w := math.Log(1+(n-d+0.5)/(d+0.5)) * (k1 + 1)
+		postings(t, func(key int64, tf, dl float64) { each(key, w*tf/(tf+c0+c1*dl)) })
+	}
+	var main, parts *accum
+	for _, g := range groups {
+		if len(g.Main) == 1 && len(g.Parts) == 0 {
+			// A plain word: straight into the document scores.
+			term(g.Main[0], scores.add)
+			continue
+		}
+		if main == nil {
+			main, parts = newAccum(lo, hi, count), newAccum(lo, hi, count)
+		}
+		for _, t := range g.Main {
+			term(t, main.max)
+		}
+		pw := keyword.PartWeight / float64(max(len(g.Parts), 1))
+		for _, t := range g.Parts {
+			term(t, func(key int64, v float64) { parts.add(key, pw*v) })
+		}
+		main.each(func(key int64, v float64) { scores.add(key, max(v, parts.get(key))) })
+		parts.each(func(key int64, v float64) {
+			if main.get(key) == 0 {
+				scores.add(key, v)
+			}
+		})
+		main.reset()
+		parts.reset()
+	}
+	return scores
+}
+
+// accum holds a positive score per key (0: none): in a slice over the
+// keys' range when it is dense enough, else in a map.
+type accum struct {
+	lo    int64
+	dense []float64
+	keys  []int64 // dense: the keys set, in order of first add
+	m     map[int64]float64
+}
+
+func newAccum(lo, hi int64, count int) *accum {
+	if hi >= lo && hi-lo < 4*int64(count)+1024 {
+		return &accum{lo: lo, dense: make([]float64, hi-lo+1)}
+	}
+	return &accum{m: make(map[int64]float64, count)}
+}
+
+func (a *accum) add(key int64, v float64) {
+	if a.m != nil {
+		a.m[key] += v
+		return
+	}
+	p := &a.dense[key-a.lo]
+	if *p == 0 {
+		a.keys = append(a.keys, key)
+	}
+	*p += v
+}
+
+func (a *accum) max(key int64, v float64) {
+	if a.m != nil {
+		a.m[key] = max(a.m[key], v)
+		return
+	}
+	p := &a.dense[key-a.lo]
+	if *p == 0 {
+		a.keys = append(a.keys, key)
+	}
+	*p = max(*p, v)
+}
+
+func (a *accum) get(key int64) float64 {
+	if a.m != nil {
+		return a.m[key]
+	}
+	if key < a.lo || key-a.lo >= int64(len(a.dense)) {
+		return 0
+	}
+	return a.dense[key-a.lo]
+}
+
+func (a *accum) len() int {
+	if a.m != nil {
+		return len(a.m)
+	}
+	return len(a.keys)
+}
+
+// each calls f for every key with a score.
+func (a *accum) each(f func(key int64, v float64)) {
+	if a.m != nil {
+		for k, v := range a.m {
+			f(k, v)
+		}
+		return
+	}
+	for _, k := range a.keys {
+		f(k, a.dense[k-a.lo])
+	}
+}
+
+func (a *accum) reset() {
+	if a.m != nil {
+		clear(a.m)
+		return
+	}
+	for _, k := range a.keys {
+		a.dense[k-a.lo] = 0
+	}
+	a.keys = a.keys[:0]
+}
+
+// topSeqs returns the best k of all, sorted (compareSeq), through a heap
+// of the best k so far whose root is the worst of them.
+func topSeqs(all []scored, k int) []scored {
+	h := seqHeap(make([]scored, 0, k))
+	for _, c := range all {
+		switch {
+		case len(h) < k:
+			heap.Push(&h, c)
+		case k > 0 && compareSeq(c, h[0]) < 0:
+			h[0] = c
+			heap.Fix(&h, 0)
+		}
+	}
+	slices.SortFunc(h, compareSeq)
+	return h
+}
+
+// seqHeap is a heap of scored whose root is the worst (compareSeq).
+type seqHeap []scored
+
+func (h seqHeap) Len() int           { return len(h) }
+func (h seqHeap) Less(i, j int) bool { return compareSeq(h[i], h[j]) > 0 }
+func (h seqHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *seqHeap) Push(x any)        { *h = append(*h, x.(scored)) }
+func (h *seqHeap) Pop() any {
+	x := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return x
+}
+
+// bestInRange returns the best fetch of ranked (sorted) whose records are
+// in the query's time range, reading their times in slices of ranked.
+func (m *Memory) bestInRange(ctx context.Context, tx pgx.Tx, q memory.Query, ranked []scored, fetch int) ([]scored, error) {
+	var from, to *time.Time
+	if !q.From.IsZero() {
+		from = &q.From
+	}
+	if !q.To.IsZero() {
+		to = &q.To
+	}
+	var own []scored
+	step := max(4*fetch, 256)
+	for i := 0; i < len(ranked) && len(own) < fetch; i += step {
+		part := ranked[i:min(i+step, len(ranked))]
+		seqs := make([]int64, len(part))
+		for j, r := range part {
+			seqs[j] = r.seq
+		}
+		rows, err := tx.Query(ctx, `SELECT seq FROM records WHERE seq = ANY($1)
+			AND ($2::timestamptz IS NULL OR time >= $2) AND ($3::timestamptz IS NULL OR time < $3)`, seqs, from, to)
+		if err != nil {
+			return nil, m.wrap(ctx, "query: keyword time range", err)
+		}
+		in, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return nil, m.wrap(ctx, "query: keyword time range", err)
+		}
+		ok := make(map[int64]bool, len(in))
+		for _, s := range in {
+			ok[s] = true
+		}
+		for _, r := range part {
+			if ok[r.seq] && len(own) < fetch {
+				own = append(own, r)
+			}
+		}
+	}
+	return own, nil
+}
+
+// scoredRec is what the keyword path needs of a scored record.
+type scoredRec struct {
+	id, speaker string
+	episode     int64
+}
+
+// withNeighbours returns the scores of own's records plus what src's
+// records lend their neighbours — WithNeighbourWeight times their score to
+// the record after them (whose prev_seq is theirs), WithNextWeight times it
+// to the record before them (their prev_seq) — for the records in the
+// query's time range, and those records, in one statement.
+func (m *Memory) withNeighbours(ctx context.Context, tx pgx.Tx, q memory.Query, own, src []scored) (map[int64]float64, map[int64]scoredRec, error) {
+	wPrev, wNext := m.opts.neighbourWeight, m.opts.nextWeight
+	var ownSeqs, srcSeqs []int64
+	scores := make(map[int64]float64, len(own)+2*len(src))
+	for _, r := range own {
+		ownSeqs = append(ownSeqs, r.seq)
+		scores[r.seq] += r.score
+	}
+	srcScore := make(map[int64]float64, len(src))
+	if wPrev > 0 || wNext > 0 {
+		for _, r := range src {
+			srcSeqs = append(srcSeqs, r.seq)
+			srcScore[r.seq] = r.score
+		}
+	}
+	// Own's and src's records, src's followers and src's leaders (each
+	// once); prev_seq links a record to its leader.
+	rows, err := tx.Query(ctx, `SELECT seq, prev_seq, id, speaker, episode, time FROM records WHERE seq = ANY($1)
+		UNION SELECT seq, prev_seq, id, speaker, episode, time FROM records WHERE prev_seq = ANY($2)
+		UNION SELECT l.seq, l.prev_seq, l.id, l.speaker, l.episode, l.time FROM records r JOIN records l ON l.seq = r.prev_seq WHERE r.seq = ANY($2)`,
+		append(ownSeqs, srcSeqs...), srcSeqs)
+	if err != nil {
+		return nil, nil, m.wrap(ctx, "query: keyword records", err)
+	}
+	defer rows.Close()
+	recs := make(map[int64]scoredRec, len(scores))
+	prevOf := map[int64]int64{}
+	for rows.Next() {
+		var seq int64
+		var prev *int64
+		var r scoredRec
+		var t time.Time
+		if err := rows.Scan(&seq, &prev, &r.id, &r.speaker, &r.episode, &t); err != nil {
+			return nil, nil, m.wrap(ctx, "query: keyword records", err)
+		}
+		if (q.From.IsZero() || !t.Before(q.From)) && (q.To.IsZero() || t.Before(q.To)) {
+			recs[seq] = r
+		}
+		if prev != nil {
+			prevOf[seq] = *prev
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, m.wrap(ctx, "query: keyword records", err)
+	}
+	for seq, prev := range prevOf {
+		if s, ok := srcScore[prev]; ok && wPrev > 0 {
+			scores[seq] += wPrev * s // seq follows a match
+		}
+		if s, ok := srcScore[seq]; ok && wNext > 0 {
+			scores[prev] += wNext * s // prev leads a match
+		}
+	}
+	for seq := range scores {
+		if _, ok := recs[seq]; !ok {
+			delete(scores, seq)
+		}
+	}
+	return scores, recs, nil
+}
+
+// addEpisodes is memory/longterm's addEpisodes: each record scored whose
+// episode is one of the best episodesBoosted for the query (BM25 over the
+// namespace's episodes as documents, from the same postings summed by
+// episode) gains w times the best record score times its episode's score
+// relative to the best episode's, unless everything scored is in one
+// episode.
+func (m *Memory) addEpisodes(ctx context.Context, tx pgx.Tx, ns nsInfo, groups []keyword.QueryGroup, post map[string][]posting,
+	w float64, scores map[int64]float64, recs map[int64]scoredRec) error {
+	var best float64
+	first, several := int64(-1), false
+	for seq, s := range scores {
+		best = max(best, s)
+		if ep := recs[seq].episode; first < 0 {
+			first = ep
+		} else if ep != first {
+			several = true
+		}
+	}
+	if best <= 0 || !several {
+		// One conversation lends the same to all it found.
+		return nil
+	}
+	// Each term's tf per episode.
+	epTF := make(map[string]map[int64]float64, len(post))
+	var eps []int64
+	seen := map[int64]bool{}
+	for t, ps := range post {
+		tf := map[int64]float64{}
+		for _, p := range ps {
+			tf[p.episode] += float64(p.tf)
+			if !seen[p.episode] {
+				seen[p.episode] = true
+				eps = append(eps, p.episode)
+			}
+		}
+		epTF[t] = tf
+	}
+	rows, err := tx.Query(ctx, `SELECT episode, len FROM episodes WHERE ns = $1 AND episode = ANY($2)`, ns.id, eps)
+	if err != nil {
+		return m.wrap(ctx, "query: episodes", err)
+	}
+	epLen := make(map[int64]float64, len(eps))
+	for rows.Next() {
+		var ep, l int64
+		if err := rows.Scan(&ep, &l); err != nil {
+			rows.Close()
+			return m.wrap(ctx, "query: episodes", err)
+		}
+		epLen[ep] = float64(l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return m.wrap(ctx, "query: episodes", err)
 	}
 	// Episodes: documents of all their records' texts, so the same total
 	// length over fewer documents.
@@ -98,129 +472,28 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 	if avgEp == 0 {
 		avgEp = 1
 	}
-	var from, to *time.Time
-	if !q.From.IsZero() {
-		from = &q.From
-	}
-	if !q.To.IsZero() {
-		to = &q.To
-	}
-	if speakers == nil {
-		speakers = []string{}
-	}
-	// Fetch more than depth from the text: a neighbour's score can raise a
-	// record that its own text does not rank first.
-	sql := keywordAnyTimeSQL
-	if from != nil || to != nil {
-		sql = keywordSQL
-	}
-	rows, err := tx.Query(ctx, sql, ns.id, terms, qTerms, qGroup, qPart, qWeight,
-		n, k1+1, k1*(1-b), k1*b/avg, 2*depth, m.opts.neighbourWeight, m.opts.nextWeight,
-		from, to, speakers, 1+m.opts.speakerBoost, depth,
-		ne, k1*b/avgEp, m.opts.episodeWeight, episodesBoosted)
-	if err != nil {
-		return nil, m.wrap(ctx, "query: keyword", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (scored, error) {
-		var r scored
-		err := row.Scan(&r.seq, &r.id, &r.score)
-		return r, err
+	es := bm25(groups, ne, avgEp, 0, -1, len(eps), func(term string) int { return len(epTF[term]) }, func(term string, each func(key int64, tf, dl float64)) {
+		for ep, tf := range epTF[term] {
+			each(ep, tf, epLen[ep])
+		}
 	})
-	if err != nil {
-		return nil, m.wrap(ctx, "query: keyword", err)
+	all := make([]scored, 0, es.len())
+	es.each(func(ep int64, s float64) { all = append(all, scored{seq: ep, score: s}) })
+	top := topSeqs(all, episodesBoosted)
+	if len(top) == 0 || top[0].score <= 0 {
+		return nil
 	}
-	slices.SortFunc(out, compareScored)
-	return out, nil
+	bonus := make(map[int64]float64, len(top))
+	for _, e := range top {
+		bonus[e.seq] = w * best * e.score / top[0].score
+	}
+	for seq := range scores {
+		if add, ok := bonus[recs[seq].episode]; ok {
+			scores[seq] += add
+		}
+	}
+	return nil
 }
-
-// keywordSQL scores a namespace's records for a query by BM25 as
-// keyword.Index does (the same formula and treatment of codes' whole
-// forms and parts): idf = ln(1 + (N − df + 0.5)/(df + 0.5)), each term
-// idf·(k1+1)·tf/(tf + k1·(1 − b) + k1·b·len/avglen), a group the best of
-// its whole forms or the weighted sum of its parts (PartWeight times their
-// mean), whichever is higher. Then, as memory/longterm's keywordNamespace:
-// the text's best $11 records in the time range count their own score,
-// and the text's best $11 at any time give their follower (whose prev_seq
-// is theirs) $12 times their score and their leader (their prev_seq) $13
-// times it. Episodes (addEpisodes): the same BM25 over the namespace's
-// episodes, from the same postings summed by episode ($19 episodes,
-// $20 = k1·b/avg episode length); each record scored so far (in the time
-// range) whose episode is one of the best $22 gains $21 times the best
-// record score times its episode's score relative to the best episode's,
-// unless everything scored is in one episode (longterm's rule).
-// Last, a record spoken by a named speaker ($16) scores $17 times the sum.
-// It returns the best $18 records in the time range ($14, $15; NULL:
-// open), ties by id.
-//
-// The other parameters: $1 the namespace, $2 the distinct terms, $3–$6 the
-// query's (term, group, is a part, weight) rows, $7 N, $8 k1+1, $9 k1·(1−b),
-// $10 k1·b/avglen.
-var keywordSQL = `
-WITH p AS MATERIALIZED (
-	SELECT term, seq, episode, tf::float8 AS tf, dl::float8 AS dl FROM postings WHERE ns = $1 AND term = ANY($2::text[])
-), df AS (
-	SELECT term, ln(1 + ($7::float8 - count(*) + 0.5) / (count(*) + 0.5)) * $8::float8 AS w FROM p GROUP BY term
-), q AS (
-	SELECT * FROM unnest($3::text[], $4::int[], $5::bool[], $6::float8[]) AS q(term, g, part, pw)
-), grp AS (
-	SELECT p.seq, ` + groupScore("df.w", "p.tf", "$10::float8 * p.dl") + ` AS s
-	FROM q JOIN df USING (term) JOIN p USING (term)
-	GROUP BY p.seq, q.g
-), doc AS (
-	SELECT seq, sum(s) AS score FROM grp GROUP BY seq
-), src AS (
-	SELECT seq, score FROM doc ORDER BY score DESC, seq LIMIT $11
-), own AS (` + ownInRange + `), total AS (
-	SELECT seq, sum(score) AS score FROM (
-		SELECT seq, score FROM own
-		UNION ALL
-		SELECT f.seq, $12::float8 * s.score FROM src s JOIN records f ON f.prev_seq = s.seq WHERE $12::float8 > 0
-		UNION ALL
-		SELECT r.prev_seq, $13::float8 * s.score FROM src s JOIN records r USING (seq) WHERE $13::float8 > 0 AND r.prev_seq IS NOT NULL
-	) u GROUP BY seq
-), scores AS MATERIALIZED (
-	SELECT r.seq, r.id, r.speaker, r.episode, t.score FROM total t JOIN records r USING (seq)
-	WHERE ($14::timestamptz IS NULL OR r.time >= $14) AND ($15::timestamptz IS NULL OR r.time < $15)
-), ep AS (
-	SELECT term, episode, sum(tf) AS tf FROM p WHERE $21::float8 > 0 GROUP BY term, episode
-), edf AS (
-	SELECT term, ln(1 + ($19::float8 - count(*) + 0.5) / (count(*) + 0.5)) * $8::float8 AS w FROM ep GROUP BY term
-), egrp AS (
-	SELECT ep.episode, ` + groupScore("edf.w", "ep.tf", "$20::float8 * e.len") + ` AS s
-	FROM q JOIN edf USING (term) JOIN ep USING (term) JOIN episodes e ON e.ns = $1 AND e.episode = ep.episode
-	GROUP BY ep.episode, q.g
-), etop AS (
-	SELECT episode, sum(s) AS score FROM egrp GROUP BY episode ORDER BY score DESC, episode LIMIT $22
-), bonus AS (
-	SELECT t.episode, $21::float8 * b.best * t.score / b.top AS add
-	FROM etop t, (SELECT (SELECT max(score) FROM scores) AS best, (SELECT max(score) FROM etop) AS top) b
-	WHERE b.best > 0 AND b.top > 0
-	-- One episode lends the same to all the query found: skip it.
-	AND (SELECT count(DISTINCT episode) FROM scores) > 1
-)
-SELECT s.seq, s.id, (s.score + coalesce(x.add, 0)) * CASE WHEN s.speaker = ANY($16::text[]) THEN $17::float8 ELSE 1 END AS score
-FROM scores s LEFT JOIN bonus x USING (episode)
-ORDER BY score DESC, s.id COLLATE "C" LIMIT $18`
-
-// groupScore is the BM25 score of a query group in a document, aggregated
-// over the group's terms (rows of q): the best of its whole forms or the
-// weighted sum of its parts, whichever is higher. w is a term's idf·(k1+1),
-// tf its count in the document, lenTerm k1·b·len/avglen; $9 is k1·(1−b).
-func groupScore(w, tf, lenTerm string) string {
-	term := w + " * " + tf + " / (" + tf + " + $9::float8 + " + lenTerm + ")"
-	return "greatest(coalesce(max(" + term + ") FILTER (WHERE NOT q.part), 0),\n\t\tcoalesce(sum(q.pw * (" + term + ")) FILTER (WHERE q.part), 0))"
-}
-
-// ownInRange is keywordSQL's text's best in the time range; without a time
-// range they are src (keywordAnyTimeSQL), not a second pass over every
-// matching record.
-const ownInRange = `
-	SELECT d.seq, d.score FROM doc d JOIN records r USING (seq)
-	WHERE ($14::timestamptz IS NULL OR r.time >= $14) AND ($15::timestamptz IS NULL OR r.time < $15)
-	ORDER BY d.score DESC, d.seq LIMIT $11
-`
-
-var keywordAnyTimeSQL = strings.Replace(keywordSQL, ownInRange, `SELECT seq, score FROM src`, 1)
 
 // episodesBoosted is how many of the best-matching episodes lend their
 // score to their records: memory/longterm's episodesBoosted.
@@ -234,23 +507,14 @@ const (
 
 // namedSpeakers splits a query into the speakers of the namespace it names
 // and the rest: memory/longterm's nsTurns.namedSpeakers over the
-// namespace's speakers table.
-func (m *Memory) namedSpeakers(ctx context.Context, tx pgx.Tx, ns nsInfo, query string) ([]string, string, error) {
-	rows, err := tx.Query(ctx, `SELECT speaker FROM speakers WHERE ns = $1 AND n > 0 ORDER BY speaker`, ns.id)
-	if err != nil {
-		return nil, "", m.wrap(ctx, "query: speakers", err)
-	}
-	all, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, "", m.wrap(ctx, "query: speakers", err)
-	}
-	if len(all) == 0 {
-		return nil, query, nil
+// namespace's speakers (read with it).
+func (m *Memory) namedSpeakers(ns nsInfo, query string) ([]string, string) {
+	if len(ns.speakers) == 0 {
+		return nil, query
 	}
 	st := ranking.SpeakerTerms{}
-	for _, s := range all {
+	for _, s := range ns.speakers {
 		st.Add(m.tok, s)
 	}
-	speakers, rest := st.NamedSpeakers(m.tok, len(all), query)
-	return speakers, rest, nil
+	return st.NamedSpeakers(m.tok, len(ns.speakers), query)
 }

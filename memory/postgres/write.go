@@ -29,8 +29,11 @@ type nsRow struct {
 	// lastEpisode is lastSeq's episode, the one a record linked to it
 	// joins; episodeDocs the namespace's number of episodes.
 	lastEpisode, episodeDocs int64
-	speakers                 map[string]int         // change in each speaker's record count
-	episodes                 map[int64]*episodeDiff // change in each episode's length and records
+	// mergedSeq: the postings of records up to it are in posting_blocks;
+	// tailDocs records were written after it (blocks.go).
+	mergedSeq, tailDocs int64
+	speakers            map[string]int         // change in each speaker's record count
+	episodes            map[int64]*episodeDiff // change in each episode's length and records
 }
 
 // episodeDiff is a write's change to an episode's row.
@@ -140,6 +143,9 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 	slices.Sort(seqs)
 
 	var recRows, chunkRows, postRows [][]any
+	// The batch's postings by namespace and term, in seq order, for
+	// mergeTail.
+	mem := map[int32]map[string][]posting{}
 	for i, p := range batch {
 		r := &p.rec
 		ns := nss[r.Namespace]
@@ -153,12 +159,19 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		}
 		ns.lastSeq, ns.lastTime, ns.lastEpisode = seq, r.Time, episode
 		ns.textDocs++
+		ns.tailDocs++
 		ns.textLen += int64(p.textLen)
 		d := ns.episode(episode)
 		d.len += int64(p.textLen)
 		d.records++
+		nsMem := mem[ns.id]
+		if nsMem == nil {
+			nsMem = map[string][]posting{}
+			mem[ns.id] = nsMem
+		}
 		for t, tf := range p.terms {
 			postRows = append(postRows, []any{ns.id, t, seq, int32(tf), int32(p.textLen), episode})
+			nsMem[t] = append(nsMem[t], posting{seq: seq, episode: episode, tf: int32(tf), dl: int32(p.textLen)})
 		}
 		if r.Speaker != "" {
 			ns.speakers[r.Speaker]++
@@ -175,11 +188,35 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode"}, pgx.CopyFromRows(recRows)); err != nil {
 		return m.wrap(ctx, "add: records", err)
 	}
+	bulk, err := m.bulk(ctx, tx, len(batch))
+	if err != nil {
+		return m.wrap(ctx, "add: bulk load", err)
+	}
+	if bulk {
+		// Its vectors go in without the index, which is built again
+		// over the whole table below.
+		if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS chunks_hnsw`); err != nil {
+			return m.wrap(ctx, "add: bulk load: drop HNSW index", err)
+		}
+	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding"}, pgx.CopyFromRows(chunkRows)); err != nil {
 		return m.wrap(ctx, "add: chunks", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "term", "seq", "tf", "dl", "episode"}, pgx.CopyFromRows(postRows)); err != nil {
 		return m.wrap(ctx, "add: postings", err)
+	}
+	if bulk {
+		if err := m.createIndex(ctx, tx); err != nil {
+			return m.wrap(ctx, "add: bulk load: build HNSW index", err)
+		}
+	}
+	for _, p := range batch {
+		if ns := nss[p.rec.Namespace]; ns.tailDocs >= mergeRecords {
+			// The batch's records follow seqs[0] − 1 (seqs ascend).
+			if err := mergeTail(ctx, tx, ns, seqs[0]-1, ns.lastSeq, mem[ns.id]); err != nil {
+				return m.wrap(ctx, "add: pack postings", err)
+			}
+		}
 	}
 	if err := writeStats(ctx, tx, nss); err != nil {
 		return m.wrap(ctx, "add: statistics", err)
@@ -188,6 +225,20 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		return m.wrap(ctx, "add: commit", err)
 	}
 	return nil
+}
+
+// bulk reports whether a batch of n records rebuilds the HNSW index
+// (WithBulkLoad): the index is kept, the batch has at least
+// opts.bulkRecords records and at least as many as the store holds.
+func (m *Memory) bulk(ctx context.Context, tx pgx.Tx, n int) (bool, error) {
+	if m.opts.exact || m.opts.bulkRecords == 0 || n < m.opts.bulkRecords {
+		return false, nil
+	}
+	var stored int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(text_docs), 0) FROM namespaces`).Scan(&stored); err != nil {
+		return false, err
+	}
+	return int64(n) >= stored, nil
 }
 
 // errRetry marks a transaction to run again.
@@ -229,8 +280,8 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 	if _, err := tx.Exec(ctx, `INSERT INTO namespaces (name) SELECT n FROM unnest($1::text[]) AS u(n) ORDER BY n ON CONFLICT (name) DO NOTHING`, sorted); err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, coalesce(last_seq, 0), coalesce(last_time, 'epoch'), episode_docs
-		FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
+	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, coalesce(last_seq, 0), coalesce(last_time, 'epoch'), episode_docs,
+		merged_seq, tail_docs FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +290,7 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 	for rows.Next() {
 		var name string
 		r := &nsRow{speakers: map[string]int{}, episodes: map[int64]*episodeDiff{}}
-		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.lastSeq, &r.lastTime, &r.episodeDocs); err != nil {
+		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.lastSeq, &r.lastTime, &r.episodeDocs, &r.mergedSeq, &r.tailDocs); err != nil {
 			return nil, err
 		}
 		out[name] = r
@@ -311,6 +362,9 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 		d.len -= int64(o.textLen)
 		d.records--
 	}
+	if err := unblock(ctx, tx, seqs); err != nil {
+		return m.wrap(ctx, "delete records: posting blocks", err)
+	}
 	for _, q := range []string{
 		`DELETE FROM postings WHERE seq = ANY($1)`,
 		// A forgotten record leaves its neighbours' links.
@@ -332,13 +386,14 @@ func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 		return err
 	}
 	var ids []int32
-	var td, tl, last, ed []int64
+	var td, tl, last, ed, merged, tail []int64
 	var spNS []int32
 	var spName []string
 	var spN []int32
 	for _, r := range nss {
 		ids = append(ids, r.id)
 		td, tl, last, ed = append(td, r.textDocs), append(tl, r.textLen), append(last, r.lastSeq), append(ed, r.episodeDocs)
+		merged, tail = append(merged, r.mergedSeq), append(tail, r.tailDocs)
 		for s, n := range r.speakers {
 			if n != 0 {
 				spNS, spName, spN = append(spNS, r.id), append(spName, s), append(spN, int32(n))
@@ -347,9 +402,10 @@ func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 	}
 	// last_time is the newest record's, read from it (0: none).
 	if _, err := tx.Exec(ctx, `UPDATE namespaces n SET text_docs = u.td, text_len = u.tl, last_seq = nullif(u.last, 0),
-		last_time = (SELECT time FROM records r WHERE r.seq = u.last), episode_docs = u.ed
-		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u(id, td, tl, last, ed) WHERE n.id = u.id`,
-		ids, td, tl, last, ed); err != nil {
+		last_time = (SELECT time FROM records r WHERE r.seq = u.last), episode_docs = u.ed, merged_seq = u.merged, tail_docs = u.tail
+		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]) AS u(id, td, tl, last, ed, merged, tail)
+		WHERE n.id = u.id`,
+		ids, td, tl, last, ed, merged, tail); err != nil {
 		return err
 	}
 	if len(spNS) == 0 {

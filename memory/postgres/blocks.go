@@ -1,0 +1,356 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The keyword path's postings are kept twice. The postings table has a row
+// per (namespace, term, record): writes insert there, deletes find a
+// record's terms there. Reading a query's postings from it costs a row per
+// posting, about a microsecond each in the executor and on the wire: a
+// common term of a namespace of 10,000 records has 10,000 of them. So a
+// namespace's postings up to its merged_seq are also packed, per term, in
+// blocks of up to blockPostings postings (posting_blocks, one bytea each);
+// a query reads the blocks of its terms and the rows written after
+// merged_seq (the tail), and scores them in Go. A write that leaves more
+// than mergeRecords records in its namespace's tail packs the tail into
+// the blocks, in its own transaction; a deleted record is taken out of the
+// blocks that hold it in the deleting transaction. Blocks and tail hold
+// exactly the namespace's postings at every commit.
+
+// blockPostings is the most postings a block holds, and mergeRecords how
+// many records a namespace's tail holds before a write packs it into
+// blocks. Variables so that tests can lower them.
+var (
+	blockPostings       = 1024
+	mergeRecords  int64 = 256
+)
+
+// posting is a term's occurrence in a record.
+type posting struct {
+	seq, episode int64
+	tf, dl       int32
+}
+
+// encodeBlock packs postings sorted by seq: per posting the seq's
+// difference from the one before, tf, dl and seq − episode, as uvarints.
+func encodeBlock(ps []posting) []byte {
+	buf := make([]byte, 0, 6*len(ps))
+	var prev int64
+	for _, p := range ps {
+		buf = binary.AppendUvarint(buf, uint64(p.seq-prev))
+		buf = binary.AppendUvarint(buf, uint64(p.tf))
+		buf = binary.AppendUvarint(buf, uint64(p.dl))
+		buf = binary.AppendUvarint(buf, uint64(p.seq-p.episode))
+		prev = p.seq
+	}
+	return buf
+}
+
+var errBadBlock = errors.New("corrupt posting block")
+
+// decodeBlock appends the postings packed in data to out.
+func decodeBlock(out []posting, data []byte) ([]posting, error) {
+	var prev int64
+	for len(data) > 0 {
+		var v [4]uint64
+		for i := range v {
+			x, n := binary.Uvarint(data)
+			if n <= 0 {
+				return out, errBadBlock
+			}
+			v[i], data = x, data[n:]
+		}
+		seq := prev + int64(v[0])
+		out = append(out, posting{seq: seq, tf: int32(v[1]), dl: int32(v[2]), episode: seq - int64(v[3])})
+		prev = seq
+	}
+	return out, nil
+}
+
+// block is a posting_blocks row.
+type block struct {
+	term    string
+	lastSeq int64
+	ps      []posting
+}
+
+// writeBlocks replaces the blocks of namespace ns keyed by old (term,
+// last_seq) with nw.
+func writeBlocks(ctx context.Context, tx pgx.Tx, ns int32, old, nw []block) error {
+	if len(old) > 0 {
+		terms := make([]string, len(old))
+		lasts := make([]int64, len(old))
+		for i, b := range old {
+			terms[i], lasts[i] = b.term, b.lastSeq
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM posting_blocks b USING unnest($2::text[], $3::bigint[]) AS u(term, last_seq)
+			WHERE b.ns = $1 AND b.term = u.term AND b.last_seq = u.last_seq`, ns, terms, lasts); err != nil {
+			return err
+		}
+	}
+	rows := make([][]any, 0, len(nw))
+	for _, b := range nw {
+		if len(b.ps) > 0 {
+			rows = append(rows, []any{ns, b.term, b.lastSeq, int32(len(b.ps)), encodeBlock(b.ps)})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"posting_blocks"}, []string{"ns", "term", "last_seq", "n", "data"}, pgx.CopyFromRows(rows))
+	return err
+}
+
+// mergeTail packs the postings of ns's tail (records after ns.mergedSeq,
+// up to upTo) into its blocks: each term's last block is filled up, then
+// new ones follow. The postings of records after from are written by this
+// transaction and given in mem (each term's sorted by seq); the others are
+// read. The namespace is locked; ns.mergedSeq becomes upTo.
+func mergeTail(ctx context.Context, tx pgx.Tx, ns *nsRow, from, upTo int64, mem map[string][]posting) error {
+	tail := map[string][]posting{}
+	if from > ns.mergedSeq {
+		rows, err := tx.Query(ctx, `SELECT term, seq, tf, dl, episode FROM postings WHERE seq > $2 AND seq <= $3 AND ns = $1 ORDER BY term, seq`,
+			ns.id, ns.mergedSeq, from)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var t string
+			var p posting
+			if err := rows.Scan(&t, &p.seq, &p.tf, &p.dl, &p.episode); err != nil {
+				rows.Close()
+				return err
+			}
+			tail[t] = append(tail[t], p)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	for t, ps := range mem {
+		tail[t] = append(tail[t], ps...)
+	}
+	terms := make([]string, 0, len(tail))
+	for t := range tail {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	// Each term's last block, if it has room.
+	rows, err := tx.Query(ctx, `SELECT DISTINCT ON (term) term, last_seq, n, data FROM posting_blocks
+		WHERE ns = $1 AND term = ANY($2) ORDER BY term, last_seq DESC`, ns.id, terms)
+	if err != nil {
+		return err
+	}
+	var old []block
+	lastOf := map[string][]posting{}
+	for rows.Next() {
+		var b block
+		var n int32
+		var data []byte
+		if err := rows.Scan(&b.term, &b.lastSeq, &n, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		if int(n) >= blockPostings {
+			continue
+		}
+		if b.ps, err = decodeBlock(nil, data); err != nil {
+			rows.Close()
+			return fmt.Errorf("term %q: %w", b.term, err)
+		}
+		old = append(old, b)
+		lastOf[b.term] = b.ps
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var nw []block
+	for _, t := range terms {
+		ps := append(lastOf[t], tail[t]...)
+		for len(ps) > 0 {
+			n := min(len(ps), blockPostings)
+			nw = append(nw, block{term: t, lastSeq: ps[n-1].seq, ps: ps[:n]})
+			ps = ps[n:]
+		}
+	}
+	if err := writeBlocks(ctx, tx, ns.id, old, nw); err != nil {
+		return err
+	}
+	ns.mergedSeq, ns.tailDocs = upTo, 0
+	return nil
+}
+
+// unblock takes deleted records (seqs, all at most their namespace's
+// merged_seq) out of the blocks that hold their postings. It runs before
+// their postings rows are deleted: they say which terms' blocks to read.
+func unblock(ctx context.Context, tx pgx.Tx, seqs []int64) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT DISTINCT ON (b.ns, b.term, b.last_seq) b.ns, b.term, b.last_seq, b.data
+		FROM postings p CROSS JOIN LATERAL (SELECT ns, term, last_seq, data FROM posting_blocks b
+			WHERE b.ns = p.ns AND b.term = p.term AND b.last_seq >= p.seq ORDER BY last_seq LIMIT 1) b
+		WHERE p.seq = ANY($1)`, seqs)
+	if err != nil {
+		return err
+	}
+	gone := map[int64]bool{}
+	for _, s := range seqs {
+		gone[s] = true
+	}
+	type nsBlocks struct{ old, nw []block }
+	byNS := map[int32]*nsBlocks{}
+	for rows.Next() {
+		var ns int32
+		var b block
+		var data []byte
+		if err := rows.Scan(&ns, &b.term, &b.lastSeq, &data); err != nil {
+			rows.Close()
+			return err
+		}
+		if b.ps, err = decodeBlock(nil, data); err != nil {
+			rows.Close()
+			return fmt.Errorf("term %q: %w", b.term, err)
+		}
+		x := byNS[ns]
+		if x == nil {
+			x = &nsBlocks{}
+			byNS[ns] = x
+		}
+		x.old = append(x.old, b)
+		// The key stays: the block still holds no seq above it.
+		x.nw = append(x.nw, block{term: b.term, lastSeq: b.lastSeq, ps: slices.DeleteFunc(slices.Clone(b.ps), func(p posting) bool { return gone[p.seq] })})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for ns, x := range byNS {
+		if err := writeBlocks(ctx, tx, ns, x.old, x.nw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPostings returns the postings of terms in namespace ns: its blocks'
+// and its tail's, sorted by seq, in one round trip.
+func readPostings(ctx context.Context, tx pgx.Tx, ns nsInfo, terms []string) (map[string][]posting, error) {
+	var b pgx.Batch
+	b.Queue(`SELECT term, n, data FROM posting_blocks WHERE ns = $1 AND term = ANY($2) ORDER BY term COLLATE "C", last_seq`, ns.id, terms)
+	// Not sorted by the server: sorting by term costs more than the scan.
+	b.Queue(`SELECT term, seq, tf, dl, episode FROM postings WHERE ns = $1 AND term = ANY($2) AND seq > $3`, ns.id, terms, ns.mergedSeq)
+	br := tx.SendBatch(ctx, &b)
+	defer br.Close()
+	type packed struct {
+		n    int
+		data [][]byte
+	}
+	blocks := make(map[string]*packed, len(terms))
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var t string
+		var n int32
+		var data []byte
+		if err := rows.Scan(&t, &n, &data); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		p := blocks[t]
+		if p == nil {
+			p = &packed{}
+			blocks[t] = p
+		}
+		p.n += int(n)
+		p.data = append(p.data, data)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make(map[string][]posting, len(terms))
+	for t, p := range blocks {
+		ps := make([]posting, 0, p.n)
+		for _, d := range p.data {
+			if ps, err = decodeBlock(ps, d); err != nil {
+				return nil, fmt.Errorf("term %q: %w", t, err)
+			}
+		}
+		out[t] = ps
+	}
+	if rows, err = br.Query(); err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var t string
+		var p posting
+		if err := rows.Scan(&t, &p.seq, &p.tf, &p.dl, &p.episode); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[t] = append(out[t], p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for t, ps := range out {
+		if !slices.IsSortedFunc(ps, comparePostings) {
+			slices.SortFunc(ps, comparePostings)
+			out[t] = ps
+		}
+	}
+	return out, nil
+}
+
+func comparePostings(a, b posting) int { return cmp.Compare(a.seq, b.seq) }
+
+// packTails packs the tail of every namespace that holds at least
+// mergeRecords records there (a store migrated from schema version 4 has
+// all its postings in the tail), each in a transaction of its own.
+func (m *Memory) packTails(ctx context.Context) error {
+	rows, err := m.pool.Query(ctx, `SELECT name FROM namespaces WHERE tail_docs >= $1 ORDER BY name`, mergeRecords)
+	if err != nil {
+		return m.wrap(ctx, "pack postings", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return m.wrap(ctx, "pack postings", err)
+	}
+	for _, name := range names {
+		if err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+			nss, err := lockNamespaces(ctx, tx, map[string]bool{name: true})
+			if err != nil {
+				return err
+			}
+			ns := nss[name]
+			var upTo int64
+			if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM records WHERE ns = $1`, ns.id).Scan(&upTo); err != nil {
+				return err
+			}
+			if ns.tailDocs < mergeRecords || upTo <= ns.mergedSeq {
+				return nil
+			}
+			if err := mergeTail(ctx, tx, ns, upTo, upTo, nil); err != nil {
+				return err
+			}
+			return writeStats(ctx, tx, nss)
+		}); err != nil {
+			return m.wrap(ctx, fmt.Sprintf("pack postings of namespace %q", name), err)
+		}
+	}
+	return nil
+}
