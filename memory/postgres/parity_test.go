@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/memory/postgres"
@@ -49,30 +50,44 @@ var parityTimes = []time.Duration{0, 1, 2, 3, 26 * 60, 26*60 + 5, 26*60 + 9, 10,
 // them uses the HNSW index (exact at this size).
 func TestRanksLikeLongterm(t *testing.T) {
 	for _, exact := range []string{"1", "0"} {
-		t.Run("exact="+exact, func(t *testing.T) { ranksLikeLongterm(t, exact, nil, nil) })
+		t.Run("exact="+exact, func(t *testing.T) { ranksLikeLongterm(t, exact, nil, nil, nil) })
 	}
 	// Postings packed in blocks of 3 whenever a namespace's tail holds 4
 	// records: the queries read blocks and tail, the forget takes a
 	// record out of its blocks.
 	t.Run("exact=1/blocks", func(t *testing.T) {
 		t.Cleanup(postgres.SetBlocks(3, 4))
-		ranksLikeLongterm(t, "1", nil, nil)
+		ranksLikeLongterm(t, "1", nil, nil, nil)
 	})
 	// Another episode weight, set alike on both.
 	t.Run("exact=1/episode=0.2", func(t *testing.T) {
-		ranksLikeLongterm(t, "1", []postgres.Option{postgres.WithEpisodeWeight(0.2)}, []longterm.Option{longterm.WithEpisodeWeight(0.2)})
+		ranksLikeLongterm(t, "1", nil, []postgres.Option{postgres.WithEpisodeWeight(0.2)}, []longterm.Option{longterm.WithEpisodeWeight(0.2)})
+	})
+	// An embedder that does not say its kind is a model: both take the
+	// model's fusion weights.
+	t.Run("exact=1/model embedder", func(t *testing.T) {
+		ranksLikeLongterm(t, "1", modelEmbedder{hashEmb(t, 256)}, nil, nil)
 	})
 }
 
-func ranksLikeLongterm(t *testing.T, exact string, pgOpts []postgres.Option, ltOpts []longterm.Option) {
+// modelEmbedder hides its embedder's Kind, as a user's model embedder
+// would not have one (embed.KindOf: embed.Model).
+type modelEmbedder struct{ embed.Embedder }
+
+func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []postgres.Option, ltOpts []longterm.Option) {
 	ctx := t.Context()
-	emb := hashEmb(t, 256)
+	if emb == nil {
+		emb = hashEmb(t, 256)
+	}
+
 	recs := make([]memory.Record, len(parityTurns))
 	for i, r := range parityTurns {
 		r.Time = t0.Add(parityTimes[i] * time.Minute)
 		recs[i] = r
 	}
-	pg := open(t, storeURL(t, "exact", exact), pgOpts...)
+	pg, err := postgres.Open(ctx, storeURL(t, "exact", exact), emb, append([]postgres.Option{postgres.WithCreate()}, pgOpts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { pg.Close() })
 	lt, err := longterm.New(ctx, emb, ltOpts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { lt.Close() })
