@@ -1,8 +1,8 @@
 package postgres
 
 import (
-	"fmt"
 	"log/slog"
+	"math"
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
@@ -158,13 +158,7 @@ func WithExact() Option {
 // WithEfSearch sets HNSW's search list size (1–1000, DefaultEfSearch); a
 // query deeper than ef searches with its depth.
 func WithEfSearch(ef int) Option {
-	return func(o *options) error {
-		if ef < 1 || ef > 1000 {
-			return fmt.Errorf("ef_search %d is not in [1, 1000]", ef)
-		}
-		o.efSearch = ef
-		return nil
-	}
+	return func(o *options) error { return setting.IntIn(&o.efSearch, "ef_search", ef, 1, 1000) }
 }
 
 // WithLogger sets where warnings go (slog.Default() by default).
@@ -193,11 +187,7 @@ const DefaultMaintenanceWorkMem = 1024
 // index is built. Lower it on a server with little memory.
 func WithMaintenanceWorkMem(mb int) Option {
 	return func(o *options) error {
-		if mb < 1 || mb > 2097151 {
-			return fmt.Errorf("maintenance_work_mem %d MB is not in [1, 2097151]", mb)
-		}
-		o.maintenanceMem = mb
-		return nil
+		return setting.IntIn(&o.maintenanceMem, "maintenance_work_mem (MB)", mb, 1, 2097151)
 	}
 }
 
@@ -214,10 +204,6 @@ const DefaultBulkRecords = 1000
 // other writes wait for that transaction (it locks the chunks table).
 func WithBulkLoad(records int) Option {
 	return func(o *options) error {
-		if records < 0 {
-			return fmt.Errorf("bulk load size %d is negative", records)
-		}
-		o.bulkRecords = records
-		return nil
+		return setting.IntIn(&o.bulkRecords, "bulk load size", records, 0, math.MaxInt32)
 	}
 }

@@ -271,11 +271,15 @@ func (m *Memory) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 
 // Len returns the number of stored records (0 when the server cannot be
 // reached).
-func (m *Memory) Len() int {
+func (m *Memory) Len() int { return m.count(`SELECT count(*) FROM records`) }
+
+// count runs a count(*) query, giving 0 when the store is closed or the
+// server cannot be reached within 30 s.
+func (m *Memory) count(sql string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var n int
-	if m.closed.Load() || m.pool.QueryRow(ctx, `SELECT count(*) FROM records`).Scan(&n) != nil {
+	if m.closed.Load() || m.pool.QueryRow(ctx, sql).Scan(&n) != nil {
 		return 0
 	}
 	return n
@@ -532,12 +536,4 @@ func retryable(err error) bool {
 
 // Chunks returns the number of stored chunks (0 when the server cannot be
 // reached).
-func (m *Memory) Chunks() int {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var n int
-	if m.closed.Load() || m.pool.QueryRow(ctx, `SELECT count(*) FROM chunks`).Scan(&n) != nil {
-		return 0
-	}
-	return n
-}
+func (m *Memory) Chunks() int { return m.count(`SELECT count(*) FROM chunks`) }

@@ -471,4 +471,7 @@ func TestBulkLoad(t *testing.T) {
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 	_, err = postgres.Open(ctx, storeURL(t), hashEmb(t, 256), postgres.WithMaintenanceWorkMem(0))
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
+	assert.ErrorContains(t, err, "maintenance_work_mem (MB) 0 is not in [1, 2097151]")
+	_, err = postgres.Open(ctx, storeURL(t), hashEmb(t, 256), postgres.WithEfSearch(1001))
+	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 }

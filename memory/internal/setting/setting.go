@@ -70,6 +70,16 @@ func Weights(vector, keyword *float64, v, k float64) error {
 	return nil
 }
 
+// IntIn sets *dst to v, which must be in [lo, hi]; what names it in the
+// error ("ef_search").
+func IntIn(dst *int, what string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("%s %d is not in [%d, %d]", what, v, lo, hi)
+	}
+	*dst = v
+	return nil
+}
+
 // Unit sets *dst to w, which must be in [0, 1]; what names it in the
 // error ("neighbour weight").
 func Unit(dst *float64, what string, w float64) error {

@@ -39,6 +39,10 @@ func TestSetters(t *testing.T) {
 	assert.Error(t, Weights(&v, &kw, -1, 1))
 	assert.Equal(t, []float64{1, 0}, []float64{v, kw})
 
+	n := 5
+	require.NoError(t, IntIn(&n, "ef_search", 1000, 1, 1000))
+	assert.EqualError(t, IntIn(&n, "ef_search", 0, 1, 1000), "ef_search 0 is not in [1, 1000]")
+	assert.Equal(t, 1000, n)
 	w := 0.3
 	require.NoError(t, Unit(&w, "next weight", 1))
 	assert.EqualError(t, Unit(&w, "next weight", 1.5), "next weight 1.5 is not in [0, 1]")
