@@ -853,3 +853,41 @@ func TestOpen_OtherBackendRebuildsFromLog(t *testing.T) {
 	checkAll(t, m2, 7)
 	require.NoError(t, m2.Close())
 }
+
+// TestClose_SnapshotsOnlyALargeTail: Close rewrites the snapshot when the
+// records applied since the last one are a sizeable share of the store
+// (closeSnapshotShare), not for one record added to a large store; the
+// next Open replays that record from the log, without embedding it again.
+func TestClose_SnapshotsOnlyALargeTail(t *testing.T) {
+	ctx := t.Context()
+	m, dir, emb := seededStore(t, 80)
+	require.NoError(t, m.Close())
+	gen := func() int64 {
+		b, err := os.ReadFile(filepath.Join(dir, snapMetaFile))
+		require.NoError(t, err)
+		var meta snapMeta
+		require.NoError(t, json.Unmarshal(b, &meta))
+		return meta.Gen
+	}
+	first := gen()
+
+	m = openStore(t, dir, emb)
+	_, err := m.Add(ctx, Record{ID: "late", Text: "One more note about the quarterly budget."})
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
+	assert.Equal(t, first, gen(), "one record in 81: no new snapshot")
+
+	embedded := emb.Texts()
+	m = openStore(t, dir, emb)
+	assert.Equal(t, 81, m.Len())
+	r, ok := m.Get("late")
+	require.True(t, ok, "replayed from the log")
+	assert.Equal(t, "One more note about the quarterly budget.", r.Text)
+	assert.Equal(t, embedded, emb.Texts(), "nothing embedded again")
+	for i := range 20 { // the tail is now 21 records of 101
+		_, err := m.Add(ctx, Record{ID: fmt.Sprint("more", i), Text: fmt.Sprintf("Follow-up note %d on the budget.", i)})
+		require.NoError(t, err)
+	}
+	require.NoError(t, m.Close())
+	assert.Greater(t, gen(), first, "a tail of a fifth of the store is snapshot")
+}

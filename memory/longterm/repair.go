@@ -305,7 +305,7 @@ func Repair(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 		}
 	}
 	slices.Sort(rep.Lost)
-	m.applied++ // make Close write the snapshot
+	m.snapshotOnClose = true
 	if err := m.Close(); err != nil {
 		return rep, err
 	}
