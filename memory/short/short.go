@@ -84,9 +84,11 @@ func Options() []longterm.Option {
 // a server can add, get and forget segments by id.
 //
 // Made by [New] it lives in memory only; by [Open] it keeps a directory:
-// every Update is durable when it returns (an fsynced log), and Close (or
-// Flush) snapshots the index so that reopening loads it instead of
-// replaying the log.
+// every Update is durable when it returns (an fsynced log); Flush
+// snapshots the index so that reopening loads it instead of replaying the
+// log, and so does Close once an eighth of the store changed since the
+// last snapshot (a smaller tail is replayed from the log, which carries
+// the vectors).
 //
 // A Memory is safe for concurrent use by multiple goroutines.
 type Memory struct {
