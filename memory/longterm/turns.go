@@ -85,12 +85,35 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 		episodes:  keyword.NewIndex(ti.tok, ti.opts...),
 		episodeOf: map[int64]int64{}, episodeLen: map[int64]int{},
 	}
-	for _, p := range ps {
-		n.add(ti.tok, p, m.header(&p.rec), nil)
+	// Tokenizing is about half the build: a goroutine tokenizes ahead
+	// while this one indexes, in slices of buildSlice records.
+	toks := make(chan [][]string, 4)
+	go func() {
+		defer close(toks)
+		for lo := 0; lo < len(ps); lo += buildSlice {
+			part := ps[lo:min(lo+buildSlice, len(ps))]
+			out := make([][]string, len(part))
+			for i, p := range part {
+				out[i] = ti.tok.Tokens(m.header(&p.rec) + p.rec.Text)
+			}
+			toks <- out
+		}
+	}()
+	i := 0
+	for part := range toks {
+		for _, terms := range part {
+			p := ps[i]
+			i++
+			n.add(ti.tok, p, m.header(&p.rec), terms)
+		}
 	}
 	ti.ns[ns] = n
 	return n
 }
+
+// buildSlice is how many records' tokens get hands over to the indexing
+// at a time.
+const buildSlice = 256
 
 // namespaces returns the namespaces that hold records. m.mu must be held.
 func (ti *turnIndex) namespaces(m *Memory) []string {
