@@ -31,8 +31,8 @@ WITH RECURSIVE back(seed, seq, prev, depth) AS (
 	UNION ALL
 	SELECT seed, seq, depth FROM fwd WHERE depth > 0
 )
-SELECT a.seed, a.pos, r.id, r.text, r.time, ns.name, r.speaker, r.tags
-FROM around a JOIN records r ON r.seq = a.seq JOIN namespaces ns ON ns.id = r.ns
+SELECT `+recordColumns+`, a.seed, a.pos
+FROM around a JOIN records r ON r.seq = a.seq JOIN namespaces n ON n.id = r.ns
 ORDER BY a.seed, a.pos`, seqs, n)
 	if err != nil {
 		return m.wrap(ctx, "query: neighbours", err)
@@ -46,12 +46,8 @@ ORDER BY a.seed, a.pos`, seqs, n)
 		var seed int64
 		var pos int
 		var r memory.Record
-		if err := rows.Scan(&seed, &pos, &r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags); err != nil {
+		if err := scanRecord(rows, &r, &seed, &pos); err != nil {
 			return m.wrap(ctx, "query: neighbours", err)
-		}
-		r.Time = r.Time.UTC()
-		if len(r.Tags) == 0 {
-			r.Tags = nil
 		}
 		h := &hits[at[seed]]
 		if pos < 0 {

@@ -294,16 +294,28 @@ func (m *Memory) Get(id string) (memory.Record, bool) {
 		return memory.Record{}, false
 	}
 	var r memory.Record
-	err := m.pool.QueryRow(ctx, `SELECT r.id, r.text, r.time, n.name, r.speaker, r.tags FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = $1`, id).
-		Scan(&r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags)
+	err := scanRecord(m.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = $1`, id), &r)
 	if err != nil {
 		return memory.Record{}, false
+	}
+	return r, true
+}
+
+// recordColumns are a record's columns, from records r joined with
+// namespaces n, in the order scanRecord reads them.
+const recordColumns = `r.id, r.text, r.time, n.name, r.speaker, r.tags`
+
+// scanRecord reads recordColumns into r, then the row's further columns
+// into more; times come back in UTC and no tags as nil, as stored.
+func scanRecord(row pgx.Row, r *memory.Record, more ...any) error {
+	if err := row.Scan(append([]any{&r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags}, more...)...); err != nil {
+		return err
 	}
 	r.Time = r.Time.UTC()
 	if len(r.Tags) == 0 {
 		r.Tags = nil
 	}
-	return r, true
+	return nil
 }
 
 // Update stores segment in DefaultNamespace. It implements memory.Memory.
@@ -497,7 +509,7 @@ func (m *Memory) List(ctx context.Context, opts memory.ListOptions) ([]memory.Re
 	if opts.Limit > 0 {
 		limit = fmt.Sprint(opts.Limit)
 	}
-	rows, err := m.pool.Query(ctx, `SELECT r.id, r.text, r.time, n.name, r.speaker, r.tags`+from+
+	rows, err := m.pool.Query(ctx, `SELECT `+recordColumns+from+
 		` ORDER BY r.time, r.id OFFSET `+fmt.Sprint(opts.Offset)+` LIMIT `+limit, args...)
 	if err != nil {
 		return nil, 0, m.wrap(ctx, "list", err)
@@ -506,12 +518,8 @@ func (m *Memory) List(ctx context.Context, opts memory.ListOptions) ([]memory.Re
 	out := []memory.Record{}
 	for rows.Next() {
 		var r memory.Record
-		if err := rows.Scan(&r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags); err != nil {
+		if err := scanRecord(rows, &r); err != nil {
 			return nil, 0, m.wrap(ctx, "list", err)
-		}
-		r.Time = r.Time.UTC()
-		if len(r.Tags) == 0 {
-			r.Tags = nil
 		}
 		out = append(out, r)
 	}

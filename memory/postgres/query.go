@@ -300,7 +300,7 @@ func (m *Memory) loadRecords(ctx context.Context, tx pgx.Tx, list []*candidate) 
 	}
 	// With its chunks' texts, for the snippets of those that make the
 	// top k: a few rows more to read, one round trip less.
-	rows, err := tx.Query(ctx, `SELECT r.seq, r.id, r.text, r.time, n.name, r.speaker, r.tags,
+	rows, err := tx.Query(ctx, `SELECT `+recordColumns+`, r.seq,
 		array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
 		FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.seq = ANY($1)`, seqs)
 	if err != nil {
@@ -311,14 +311,10 @@ func (m *Memory) loadRecords(ctx context.Context, tx pgx.Tx, list []*candidate) 
 		var seq int64
 		var r memory.Record
 		var kids []string
-		if err := rows.Scan(&seq, &r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags, &kids); err != nil {
+		if err := scanRecord(rows, &r, &seq, &kids); err != nil {
 			return m.wrap(ctx, "query: records", err)
 		}
 		bySeq[seq].kids = kids
-		r.Time = r.Time.UTC()
-		if len(r.Tags) == 0 {
-			r.Tags = nil
-		}
 		bySeq[seq].rec = r
 	}
 	return m.wrap(ctx, "query: records", rows.Err())
