@@ -29,8 +29,7 @@ func WithoutQuestionWords(query string) string {
 	var b strings.Builder
 	kept := false
 	for w := range strings.FieldsSeq(query) {
-		core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		if questionWords[strings.ToLower(strings.ReplaceAll(core, "’", "'"))] {
+		if questionWords[wordCore(w)] {
 			continue
 		}
 		for _, q := range cjkQuestionWords {
@@ -48,6 +47,14 @@ func WithoutQuestionWords(query string) string {
 		return query
 	}
 	return b.String()
+}
+
+// wordCore returns w without the punctuation around it, in lower case and
+// with a typographic apostrophe made plain ("What’s?" → "what's"): the
+// form the word lists here are written in.
+func wordCore(w string) string {
+	core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	return strings.ToLower(strings.ReplaceAll(core, "’", "'"))
 }
 
 // hasWord reports whether s has a letter or a digit.

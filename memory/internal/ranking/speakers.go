@@ -3,7 +3,6 @@ package ranking
 import (
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/agentmem/agentmem/keyword"
 )
@@ -92,9 +91,7 @@ var (
 func firstPersonOnly(query string) bool {
 	first := false
 	for w := range strings.FieldsSeq(query) {
-		core := strings.ToLower(strings.ReplaceAll(strings.TrimFunc(w, func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-		}), "’", "'"))
+		core := wordCore(w)
 		if secondPerson[core] || containsAny(w, cjkSecond) {
 			return false
 		}
