@@ -102,16 +102,15 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 	i := 0
 	for part := range toks {
 		for _, terms := range part {
-			p := ps[i]
+			n.add(ti.tok, ps[i], terms)
 			i++
-			n.add(ti.tok, p, m.header(&p.rec), terms)
 		}
 	}
 	ti.ns[ns] = n
 	return n
 }
 
-// buildSlice is how many records' tokens get hands over to the indexing
+// buildSlice is how many records' tokens are handed over to the indexing
 // at a time.
 const buildSlice = 256
 
@@ -151,7 +150,10 @@ func (ti *turnIndex) added(p *parent, header string, terms []string) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	if n := ti.ns[p.rec.Namespace]; n != nil {
-		n.add(ti.tok, p, header, terms)
+		if terms == nil {
+			terms = ti.tok.Tokens(header + p.rec.Text)
+		}
+		n.add(ti.tok, p, terms)
 	}
 }
 
@@ -204,13 +206,10 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-// add indexes p, whose indexed text is header+p.rec.Text; terms are that
-// text's tokens, or nil to tokenize it here (once, for the record's own
-// document and for its episode's).
-func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, header string, terms []string) {
-	if terms == nil {
-		terms = tok.Tokens(header + p.rec.Text)
-	}
+// add indexes p under terms, the tokens of its indexed text (its header
+// and text), for the record's own document and for its episode's; tok
+// splits speaker names.
+func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms []string) {
 	id := n.next
 	n.next++
 	n.ids[p] = id
