@@ -20,14 +20,14 @@ type Reranker interface {
 	Rerank(ctx context.Context, query string, hits []Hit) ([]Hit, error)
 }
 
-// candidate is a parent found by one or both paths.
+// candidate is a parent found by one or both paths: what each found
+// (ranking.Paths: the best child's cosine, the record's keyword score,
+// the 1-based rank on each path).
 type candidate struct {
-	p                 *parent
-	vecScore, kwScore float64         // best child's cosine; the record's keyword score
-	vecRank, kwRank   int             // 1-based parent rank on each path
-	vecKids           []ranking.Child // children matched by the vector path, best first
-	score             float64         // fused
-	hasVec, hasKW     bool
+	ranking.Paths
+	p       *parent
+	vecKids []ranking.Child // children matched by the vector path, best first
+	score   float64         // fused
 }
 
 // Query searches the memory. A query without letters or digits, and a
@@ -192,9 +192,9 @@ func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []fl
 					continue
 				}
 				c := get(ref.p)
-				if !c.hasVec {
+				if !c.HasVec {
 					rank++
-					c.hasVec, c.vecScore, c.vecRank = true, float64(r.Score), rank
+					c.HasVec, c.VecScore, c.VecRank = true, float64(r.Score), rank
 				}
 				c.vecKids = append(c.vecKids, ranking.Child{Index: ref.i, Score: float64(r.Score)})
 			}
@@ -207,7 +207,7 @@ func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []fl
 	if q.Mode != VectorOnly {
 		for i, r := range kw {
 			c := get(r.p)
-			c.hasKW, c.kwScore, c.kwRank = true, r.score, i+1
+			c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		}
 	}
 	list := make([]*candidate, 0, len(cands))
@@ -406,7 +406,7 @@ func (m *Memory) fuseAll(mode Mode, list []*candidate) {
 	}
 	paths := make([]ranking.Paths, len(list))
 	for i, c := range list {
-		paths[i] = ranking.Paths{HasVec: c.hasVec, HasKW: c.hasKW, VecScore: c.vecScore, KWScore: c.kwScore, VecRank: c.vecRank, KWRank: c.kwRank}
+		paths[i] = c.Paths
 	}
 	for i, s := range ranking.Fuse(mode, f, paths) {
 		list[i].score = s
@@ -428,7 +428,7 @@ func (m *Memory) hits(text string, list []*candidate) []Hit {
 		for j, ch := range c.p.children {
 			texts[j] = ch.text
 		}
-		matched := ranking.Snippets(tok, qterms, texts, c.hasKW, c.vecKids)
+		matched := ranking.Snippets(tok, qterms, texts, c.HasKW, c.vecKids)
 		snips := make([]string, len(matched))
 		for j, ci := range matched {
 			snips[j] = texts[ci]
@@ -437,7 +437,7 @@ func (m *Memory) hits(text string, list []*candidate) []Hit {
 		hits[i] = Hit{
 			ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
 			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
-			VectorRank: c.vecRank, KeywordRank: c.kwRank,
+			VectorRank: c.VecRank, KeywordRank: c.KWRank,
 		}
 	}
 	return hits
