@@ -232,8 +232,11 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 			// exactly (measured: all 30,000 chunks of a namespace of
 			// 10,000 records, 30 ms a query, instead of a few through
 			// HNSW): without sequential scans and sorts, only the HNSW
-			// index gives the order. Both are back on after the search,
-			// for the statements that follow in the transaction.
+			// index gives the order. The settings live in a savepoint
+			// that is rolled back after the search (it wrote nothing), so
+			// the statements that follow, and the user's own values of
+			// these settings, are as they were.
+			batch.Queue(`SAVEPOINT agentmem_vector_search`)
 			batch.Queue(`SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'strict_order', true),
 				set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
 				strconv.Itoa(min(max(m.opts.efSearch, d), 1000)))
@@ -255,7 +258,8 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 			return err
 		})
 		if !exact {
-			batch.Queue(`SELECT set_config('enable_seqscan', 'on', true), set_config('enable_sort', 'on', true)`)
+			batch.Queue(`ROLLBACK TO SAVEPOINT agentmem_vector_search`)
+			batch.Queue(`RELEASE SAVEPOINT agentmem_vector_search`)
 		}
 		if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
 			return m.wrap(ctx, "query: vector search", err)
