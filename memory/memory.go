@@ -115,7 +115,8 @@ type Query struct {
 	// Neighbours asks for up to this many records before and after each
 	// hit (Hit.Before, Hit.After): those written just before and after it
 	// in its namespace, in the same conversation (a gap of more than a
-	// few hours ends one). 0 means none; at most MaxNeighbours.
+	// few hours ends one); a forgotten record leaves the records around
+	// it next to each other. 0 means none; at most MaxNeighbours.
 	Neighbours int
 }
 

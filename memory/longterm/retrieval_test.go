@@ -292,3 +292,48 @@ func recordIDs(rs []Record) []string {
 	}
 	return out
 }
+
+// TestForget_RelinksNeighbours: forgetting a record makes the records
+// before and after it neighbours, and the next record written follows the
+// newest record that stays; the links are the same live and after a
+// reopen, which builds them from the remaining records.
+func TestForget_RelinksNeighbours(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb)
+	_, err := m.AddBatch(ctx, []Record{
+		{ID: "q1", Namespace: "c", Speaker: "user", Time: at, Text: "Can you book a table for Friday?"},
+		{ID: "a1", Namespace: "c", Speaker: "assistant", Time: at.Add(time.Minute), Text: "Done: Luigi's, 8 pm, four people."},
+		{ID: "q2", Namespace: "c", Speaker: "user", Time: at.Add(2 * time.Minute), Text: "Great, thanks!"},
+		{ID: "a2", Namespace: "c", Speaker: "assistant", Time: at.Add(3 * time.Minute), Text: "Enjoy the dinner."},
+	})
+	require.NoError(t, err)
+	// A first query builds the namespace's turn index: the forgets below
+	// change it in place.
+	_, err = m.Query(ctx, Query{Text: "table", Namespace: "c"})
+	require.NoError(t, err)
+	require.NoError(t, m.Forget(ctx, "a1"))
+	require.NoError(t, m.Forget(ctx, "a2"))
+	_, err = m.Add(ctx, Record{ID: "q3", Namespace: "c", Speaker: "user", Time: at.Add(4 * time.Minute), Text: "Also a cake, please."})
+	require.NoError(t, err)
+
+	links := func(m *Memory) (before, after []string) {
+		hits, err := m.Query(ctx, Query{Text: "thanks", Namespace: "c", Mode: KeywordOnly, K: 1, Neighbours: 5})
+		require.NoError(t, err)
+		require.Len(t, hits, 1)
+		require.Equal(t, "q2", hits[0].ID)
+		return recordIDs(hits[0].Before), recordIDs(hits[0].After)
+	}
+	before, after := links(m)
+	assert.Equal(t, []string{"q1"}, before, "q1 and q2 are neighbours once a1 between them is forgotten")
+	assert.Equal(t, []string{"q3"}, after, "q3, written after the newest record (a2) was forgotten, follows q2")
+	require.NoError(t, m.Close())
+
+	m = openStore(t, dir, emb)
+	t.Cleanup(func() { m.Close() })
+	before2, after2 := links(m)
+	assert.Equal(t, before, before2, "reopened: the same links")
+	assert.Equal(t, after, after2, "reopened: the same links")
+}

@@ -172,12 +172,20 @@ func (ti *turnIndex) removed(p *parent, header string) {
 	}
 	n.text.Delete(id)
 	n.leave(id, header+p.rec.Text)
-	// A forgotten text leaves its neighbours' fields too.
-	if f, ok := n.follower[id]; ok {
+	// A forgotten text leaves its neighbours' fields too, and the records
+	// before and after it become each other's neighbours if at most
+	// neighbourGap apart: linked as a build from the remaining records
+	// (a reopened store) links them, and as memory/postgres does.
+	f, hasF := n.follower[id]
+	l, hasL := n.leader[id]
+	if hasF {
 		delete(n.leader, f)
 	}
-	if l, ok := n.leader[id]; ok {
+	if hasL {
 		delete(n.follower, l)
+	}
+	if hasF && hasL && absDur(n.parents[f].rec.Time.Sub(n.parents[l].rec.Time)) <= neighbourGap {
+		n.follower[l], n.leader[f] = f, l
 	}
 	delete(n.follower, id)
 	delete(n.leader, id)
@@ -190,7 +198,18 @@ func (ti *turnIndex) removed(p *parent, header string) {
 		}
 	}
 	if n.last == p {
+		// The next record written follows the newest that stays.
 		n.last = nil
+		if hasL {
+			n.last = n.parents[l]
+		} else {
+			for j := id - 1; j >= 0; j-- {
+				if q, ok := n.parents[j]; ok {
+					n.last = q
+					break
+				}
+			}
+		}
 	}
 }
 

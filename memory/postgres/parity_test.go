@@ -132,17 +132,21 @@ func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []
 		}
 	}
 	compare("added")
-	// A forgotten record unlinks its neighbours and leaves its episode
-	// (the only record of one: the episode goes); a replaced one moves to
-	// the end of its namespace.
+	// A forgotten record leaves its episode (the only record of one: the
+	// episode goes), and the records before and after it become
+	// neighbours (t5 and t7 around t6); a replaced one moves to the end
+	// of its namespace, after the newest record that stays (c1, once c2
+	// is forgotten), linked to it when close enough in time.
 	for _, m := range []interface {
 		Forget(context.Context, string) error
 		Add(context.Context, memory.Record) (string, error)
 	}{pg, lt} {
 		require.NoError(t, m.Forget(ctx, "t4"))
 		require.NoError(t, m.Forget(ctx, "t10"))
+		require.NoError(t, m.Forget(ctx, "t6"))
+		require.NoError(t, m.Forget(ctx, "c2"))
 		r := parityTurns[1]
-		r.Time = t0.Add(10 * time.Minute)
+		r.Time = t0.Add((7*24*60 + 2) * time.Minute)
 		_, err := m.Add(ctx, r)
 		require.NoError(t, err)
 	}

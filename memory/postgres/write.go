@@ -23,7 +23,7 @@ type nsRow struct {
 	id                int32
 	textDocs, textLen int64
 	// lastSeq is the newest record, the previous one of the next record
-	// written (0: none, or it was forgotten); lastTime its time.
+	// written (0: none); lastTime its time.
 	lastSeq  int64
 	lastTime time.Time
 	// lastEpisode is lastSeq's episode, the one a record linked to it
@@ -347,6 +347,7 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 		return nil
 	}
 	seqs := make([]int64, len(olds))
+	var newest []int32 // namespaces whose newest record goes
 	for i, o := range olds {
 		seqs[i] = o.seq
 		ns := nss[o.ns]
@@ -354,6 +355,7 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 		ns.textLen -= int64(o.textLen)
 		if ns.lastSeq == o.seq {
 			ns.lastSeq = 0
+			newest = append(newest, ns.id)
 		}
 		if o.speaker != "" {
 			ns.speakers[o.speaker]--
@@ -365,10 +367,18 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 	if err := unblock(ctx, tx, seqs); err != nil {
 		return m.wrap(ctx, "delete records: posting blocks", err)
 	}
+	// A record that followed a forgotten one is linked to the newest
+	// record before it that stays, if at most neighbourGap apart, as
+	// memory/longterm links them (and as they would have been linked had
+	// the forgotten record never been written).
+	if _, err := tx.Exec(ctx, `UPDATE records r SET prev_seq = (
+		SELECT CASE WHEN abs(extract(epoch FROM r.time - p.time)) <= $2 THEN p.seq END
+		FROM records p WHERE p.ns = r.ns AND p.seq < r.seq AND p.seq <> ALL($1) ORDER BY p.seq DESC LIMIT 1)
+		WHERE r.prev_seq = ANY($1) AND r.seq <> ALL($1)`, seqs, neighbourGap.Seconds()); err != nil {
+		return m.wrap(ctx, "delete records: relink neighbours", err)
+	}
 	for _, q := range []string{
 		`DELETE FROM postings WHERE seq = ANY($1)`,
-		// A forgotten record leaves its neighbours' links.
-		`UPDATE records SET prev_seq = NULL WHERE prev_seq = ANY($1)`,
 		`DELETE FROM chunks WHERE seq = ANY($1)`,
 		`DELETE FROM records WHERE seq = ANY($1)`,
 	} {
@@ -376,7 +386,41 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 			return m.wrap(ctx, "delete records", err)
 		}
 	}
+	if err := newestRecords(ctx, tx, newest, nss); err != nil {
+		return m.wrap(ctx, "delete records: newest record", err)
+	}
 	return nil
+}
+
+// newestRecords sets lastSeq, lastTime and lastEpisode of the namespaces
+// ids (in nss) to their newest record's, after theirs was forgotten: the
+// next record written is linked to it.
+func newestRecords(ctx context.Context, tx pgx.Tx, ids []int32, nss map[string]*nsRow) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	byID := make(map[int32]*nsRow, len(ids))
+	for _, r := range nss {
+		byID[r.id] = r
+	}
+	rows, err := tx.Query(ctx, `SELECT n.id, r.seq, r.time, r.episode FROM unnest($1::int[]) AS n(id)
+		CROSS JOIN LATERAL (SELECT seq, time, episode FROM records WHERE ns = n.id ORDER BY seq DESC LIMIT 1) r`, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int32
+		var seq, ep int64
+		var at time.Time
+		if err := rows.Scan(&id, &seq, &at, &ep); err != nil {
+			return err
+		}
+		if r := byID[id]; r != nil {
+			r.lastSeq, r.lastTime, r.lastEpisode = seq, at, ep
+		}
+	}
+	return rows.Err()
 }
 
 // writeStats writes the namespaces' statistics, episodes and speaker
