@@ -49,6 +49,18 @@ type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// An IntoEmbedder is an Embedder that can also write its vectors into
+// memory the caller provides. A caller that copies the vectors on, as a
+// vector index does, then reuses one buffer instead of allocating every
+// batch's; [EmbedAllInto] uses it when the embedder has it.
+type IntoEmbedder interface {
+	Embedder
+	// EmbedInto embeds texts as Embed does and writes text i's vector to
+	// dst[i*Dim() : (i+1)*Dim()]. len(dst) must be len(texts)*Dim(); what
+	// dst held before is overwritten.
+	EmbedInto(ctx context.Context, dst []float32, texts []string) error
+}
+
 // Errors returned by embedders; test them with errors.Is. ErrEmptyText and
 // ErrDimension are agentmem's shared sentinels (the same values as
 // memory.ErrEmptyText and vdb.ErrDimension).
@@ -140,6 +152,33 @@ func EmbedQuery(ctx context.Context, e Embedder, query string) ([]float32, error
 		return nil, fmt.Errorf("embed: embedder %s returned %d vectors for 1 query", e.Name(), len(v))
 	}
 	return v[0], nil
+}
+
+// EmbedAllInto is [EmbedAll] writing the vectors into buf when e is an
+// [IntoEmbedder] that knows its dimension and buf has room for them all
+// (len(buf) ≥ len(texts)·Dim()): the vectors returned are then slices of
+// buf, valid until the caller reuses it. Otherwise it is EmbedAll, and buf
+// is left alone.
+func EmbedAllInto(ctx context.Context, e Embedder, buf []float32, texts []string, batch int) ([][]float32, error) {
+	ie, ok := e.(IntoEmbedder)
+	d := e.Dim()
+	if !ok || d <= 0 || len(buf) < len(texts)*d {
+		return EmbedAll(ctx, e, texts, batch)
+	}
+	if batch <= 0 {
+		batch = max(len(texts), 1)
+	}
+	for start := 0; start < len(texts); start += batch {
+		end := min(start+batch, len(texts))
+		if err := ie.EmbedInto(ctx, buf[start*d:end*d], texts[start:end]); err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+	}
+	vecs := make([][]float32, len(texts))
+	for i := range vecs {
+		vecs[i] = buf[i*d : (i+1)*d : (i+1)*d]
+	}
+	return vecs, nil
 }
 
 // EmbedAll embeds texts (documents, not queries) in calls of at most batch

@@ -158,3 +158,37 @@ func TestEmbedAll(t *testing.T) {
 	_, err = embed.EmbedAll(ctx, &counted{fail: down}, texts, 10)
 	assert.ErrorIs(t, err, down)
 }
+
+// TestEmbedAllInto: an IntoEmbedder writes into the buffer (the vectors
+// are slices of it, each capped); an embedder without EmbedInto, or a
+// buffer too small, falls back to EmbedAll and leaves the buffer alone.
+func TestEmbedAllInto(t *testing.T) {
+	ctx := t.Context()
+	h, err := embed.Open("hash:16")
+	require.NoError(t, err)
+	texts := []string{"one", "two", "three", "four", "five"}
+	want, err := embed.EmbedAll(ctx, h, texts, 0)
+	require.NoError(t, err)
+
+	buf := make([]float32, 5*16)
+	vecs, err := embed.EmbedAllInto(ctx, h, buf, texts, 2)
+	require.NoError(t, err)
+	assert.Equal(t, want, vecs)
+	assert.Same(t, &buf[16], &vecs[1][0], "vector 1 is written into the buffer")
+	assert.Equal(t, 16, cap(vecs[0]), "capped: appending to one vector does not overwrite the next")
+
+	small := make([]float32, 4*16)
+	vecs, err = embed.EmbedAllInto(ctx, h, small, texts, 2)
+	require.NoError(t, err)
+	assert.Equal(t, want, vecs)
+	assert.Equal(t, make([]float32, 4*16), small, "too small: not used")
+
+	c := &counted{}
+	vecs, err = embed.EmbedAllInto(ctx, c, make([]float32, 100), texts, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 2, 1}, c.batches, "no EmbedInto: EmbedAll")
+	assert.Len(t, vecs, 5)
+
+	_, err = embed.EmbedAllInto(ctx, h, buf, []string{"one", ""}, 0)
+	assert.ErrorIs(t, err, embed.ErrEmptyText)
+}

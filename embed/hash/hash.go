@@ -133,17 +133,56 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("hash: %w", err)
 	}
+	if err := checkTexts(texts); err != nil {
+		return nil, err
+	}
+	out := views(make([]float32, len(texts)*e.dim), len(texts), e.dim)
+	if err := embedAll(ctx, texts, out, false); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EmbedInto is [Embedder.Embed] writing text i's vector to
+// dst[i*Dim() : (i+1)*Dim()] (see [embed.IntoEmbedder]); len(dst) must be
+// len(texts)*Dim(). On an error, what dst holds is undefined.
+func (e *Embedder) EmbedInto(ctx context.Context, dst []float32, texts []string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("hash: %w", err)
+	}
+	if len(dst) != len(texts)*e.dim {
+		return fmt.Errorf("hash: %w: dst has %d floats for %d texts of dimension %d", embed.ErrDimension, len(dst), len(texts), e.dim)
+	}
+	if err := checkTexts(texts); err != nil {
+		return err
+	}
+	return embedAll(ctx, texts, views(dst, len(texts), e.dim), true)
+}
+
+// checkTexts returns the error of the first blank text.
+func checkTexts(texts []string) error {
 	for i, t := range texts {
 		if isBlank(t) {
-			return nil, fmt.Errorf("hash: text %d: %w", i, embed.ErrEmptyText)
+			return fmt.Errorf("hash: text %d: %w", i, embed.ErrEmptyText)
 		}
 	}
-	d := e.dim
-	backing := make([]float32, len(texts)*d)
-	out := make([][]float32, len(texts))
+	return nil
+}
+
+// views cuts backing into n vectors of dimension d, each with its own
+// capacity limit.
+func views(backing []float32, n, d int) [][]float32 {
+	out := make([][]float32, n)
 	for i := range out {
 		out[i] = backing[i*d : (i+1)*d : (i+1)*d]
 	}
+	return out
+}
+
+// embedAll writes the vector of texts[i] into out[i]: zeroed, or cleared
+// first when dirty (a reused buffer's, cleared by the goroutine that then
+// fills it, while it is in cache).
+func embedAll(ctx context.Context, texts []string, out [][]float32, dirty bool) error {
 	// A large batch is split into contiguous parts embedded in parallel
 	// (each text's vector depends on nothing else, so the result is the
 	// same); a small one is not worth a goroutine.
@@ -153,31 +192,29 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(texts), size/parallelBytes)
 	if workers <= 1 {
-		if err := embedRange(ctx, texts, out); err != nil {
-			return nil, err
-		}
-		return out, nil
+		return embedRange(ctx, texts, out, dirty)
 	}
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*len(texts)/workers, (w+1)*len(texts)/workers
-		wg.Go(func() { errs[w] = embedRange(ctx, texts[lo:hi], out[lo:hi]) })
+		wg.Go(func() { errs[w] = embedRange(ctx, texts[lo:hi], out[lo:hi], dirty) })
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // parallelBytes is how much text each of Embed's goroutines gets at least.
 const parallelBytes = 4 << 10
 
-// embedRange writes the vector of texts[i] into out[i] (zeroed, len dim).
-func embedRange(ctx context.Context, texts []string, out [][]float32) error {
+// embedRange writes the vector of texts[i] into out[i] (len dim; zeroed
+// unless dirty).
+func embedRange(ctx context.Context, texts []string, out [][]float32, dirty bool) error {
 	s := scratchPool.Get().(*scratch)
 	defer putScratch(s)
 	for i, t := range texts {
@@ -186,6 +223,9 @@ func embedRange(ctx context.Context, texts []string, out [][]float32) error {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("hash: %w", err)
 			}
+		}
+		if dirty {
+			clear(out[i])
 		}
 		s.embed(t, out[i])
 	}

@@ -252,6 +252,37 @@ func TestEmbed_LargeBatchSameAsOneByOne(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 }
 
+// TestEmbedInto: the vectors written into a caller's buffer are Embed's,
+// whatever the buffer held; a buffer of the wrong size and a blank text
+// are errors.
+func TestEmbedInto(t *testing.T) {
+	e := newEmbedder(t, 64)
+	var _ embed.IntoEmbedder = e
+	for _, n := range []int{1, 3, 2000} { // 2000: embedded in parallel
+		texts := repeat(sentence, n)
+		texts[0] = "Can you book a table for Friday?"
+		want, err := e.Embed(t.Context(), texts)
+		require.NoError(t, err)
+		dst := make([]float32, n*64)
+		for i := range dst {
+			dst[i] = 7 // a reused buffer's old contents
+		}
+		require.NoError(t, e.EmbedInto(t.Context(), dst, texts))
+		for i := range texts {
+			assert.Equal(t, want[i], dst[i*64:(i+1)*64], "n %d, text %d", n, i)
+		}
+	}
+
+	err := e.EmbedInto(t.Context(), make([]float32, 63), []string{"hello"})
+	assert.ErrorIs(t, err, embed.ErrDimension)
+	err = e.EmbedInto(t.Context(), make([]float32, 128), []string{"hello", " "})
+	assert.ErrorIs(t, err, embed.ErrEmptyText)
+	assert.ErrorContains(t, err, "text 1")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	assert.ErrorIs(t, e.EmbedInto(ctx, make([]float32, 64), []string{"hello"}), context.Canceled)
+}
+
 var sentence = "user: my flight is LH 401 on Friday, please remind me"
 
 func BenchmarkEmbed(b *testing.B) {

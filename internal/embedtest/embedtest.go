@@ -4,6 +4,7 @@ package embedtest
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -23,6 +24,28 @@ type Counting struct {
 func (c *Counting) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	c.texts.Add(int64(len(texts)))
 	return c.Embedder.Embed(ctx, texts)
+}
+
+// EmbedInto counts texts and passes them on: to the embedder's EmbedInto
+// when it has one (embed.IntoEmbedder), else to Embed, copying the vectors
+// into dst.
+func (c *Counting) EmbedInto(ctx context.Context, dst []float32, texts []string) error {
+	if ie, ok := c.Embedder.(embed.IntoEmbedder); ok {
+		c.texts.Add(int64(len(texts)))
+		return ie.EmbedInto(ctx, dst, texts)
+	}
+	vecs, err := c.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	d := c.Dim()
+	if len(vecs) != len(texts) || len(dst) != len(texts)*d {
+		return fmt.Errorf("embedtest: %w: %d vectors of dimension %d for %d texts into %d floats", embed.ErrDimension, len(vecs), d, len(texts), len(dst))
+	}
+	for i, v := range vecs {
+		copy(dst[i*d:(i+1)*d], v)
+	}
+	return nil
 }
 
 // Texts returns how many texts Embed has been given so far.

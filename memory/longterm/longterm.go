@@ -270,7 +270,11 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 			texts = append(texts, header+c.Text)
 		}
 	}
-	vecs, err := embed.EmbedAll(ctx, m.emb, texts, embedBatch)
+	buf := m.vecBuf(len(texts) * m.dim)
+	if buf != nil {
+		defer vecBufs.Put(buf)
+	}
+	vecs, err := embed.EmbedAllInto(ctx, m.emb, bufSlice(buf), texts, embedBatch)
 	if err != nil {
 		return nil, fmt.Errorf("longterm: %w", err)
 	}
@@ -298,6 +302,43 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 		})
 	}
 	return m.commit(ctx, preps)
+}
+
+// maxPooledFloats is the largest embedding buffer AddBatch reuses (16 MiB):
+// a larger batch's vectors are allocated, and the allocation is small
+// beside the batch's own work.
+const maxPooledFloats = 1 << 22
+
+// vecBufs holds *[]float32 buffers that AddBatch embeds into (when the
+// embedder is an embed.IntoEmbedder) and hands back once the vectors are
+// copied into the index and the log. One pool for every Memory: a program
+// that opens memories for short jobs reuses them too.
+var vecBufs sync.Pool
+
+// vecBuf returns a reused buffer of n floats for a batch's vectors, or nil
+// when the embedder cannot write into one or n is larger than
+// maxPooledFloats. The caller puts it back into vecBufs once nothing
+// refers to the vectors: the vector index and the log copy them.
+func (m *Memory) vecBuf(n int) *[]float32 {
+	if _, ok := m.emb.(embed.IntoEmbedder); !ok || n > maxPooledFloats {
+		return nil
+	}
+	b, _ := vecBufs.Get().(*[]float32)
+	if b == nil {
+		b = new([]float32)
+	}
+	if cap(*b) < n {
+		*b = make([]float32, n, min(max(n, 2*cap(*b)), maxPooledFloats))
+	}
+	*b = (*b)[:n]
+	return b
+}
+
+func bufSlice(b *[]float32) []float32 {
+	if b == nil {
+		return nil
+	}
+	return *b
 }
 
 // inParts calls do on contiguous parts of [0, n), on GOMAXPROCS goroutines

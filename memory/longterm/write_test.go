@@ -106,3 +106,43 @@ func TestAddBatch_NewRecordsRefusedStoreNothing(t *testing.T) {
 	require.Len(t, hits, 1)
 	assert.Equal(t, "ok-30", hits[0].ID)
 }
+
+// TestAddBatch_ReusedEmbeddingBuffer: AddBatch embeds into a buffer it
+// reuses for the next batch; every record keeps its own vector, in the
+// index and in the log (a reopened store finds each record by its own
+// text on the vector path alone).
+func TestAddBatch_ReusedEmbeddingBuffer(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb)
+	texts := [][]string{
+		{"The lake house key is under the blue mat.", "Carol drives the rental van.", "The survey closes on Friday."},
+		{"Biscuit the puppy loves the lake.", "Ticket OPS-4711 is closed.", "Sunny and mild all week."},
+		{"Board games and the coffee grinder."},
+	}
+	for b, batch := range texts {
+		recs := make([]Record, len(batch))
+		for i, s := range batch {
+			recs[i] = Record{ID: fmt.Sprintf("b%d-%d", b, i), Text: s}
+		}
+		_, err := m.AddBatch(ctx, recs)
+		require.NoError(t, err)
+	}
+	check := func(m *Memory, stage string) {
+		for b, batch := range texts {
+			for i, s := range batch {
+				hits, err := m.Query(ctx, Query{Text: s, Mode: VectorOnly, K: 1})
+				require.NoError(t, err)
+				require.Len(t, hits, 1)
+				assert.Equal(t, fmt.Sprintf("b%d-%d", b, i), hits[0].ID, "%s: %q", stage, s)
+				assert.InDelta(t, 1, hits[0].Score, 1e-5, "%s: %q finds its own vector", stage, s)
+			}
+		}
+	}
+	check(m, "live")
+	require.NoError(t, m.Close())
+	m = openStore(t, dir, emb)
+	t.Cleanup(func() { m.Close() })
+	check(m, "reopened")
+}
