@@ -25,7 +25,7 @@ import (
 // answers (inmem), and on the pgvector rows the load rate (Add in batches of
 // 10,000 into the table without index: COPY + upsert), the HNSW build time
 // (CREATE INDEX over the loaded table, m=16, ef_construction=64,
-// maintenance_work_mem=1GB) and the rate of Adds into a table that already
+// maintenance_work_mem=1GB, 6GB at 1M) and the rate of Adds into a table that already
 // has the index; -v prints those three as log lines too. n=1000000 runs only
 // with AGENTMEM_BENCH_1M=1.
 func BenchmarkCompare(b *testing.B) {
@@ -118,8 +118,14 @@ func benchCompare(b *testing.B, n int) {
 
 	// pgvector: load into a table without index, scan it exactly, then
 	// build the HNSW index over it.
+	// The HNSW build wants its graph in maintenance_work_mem: about 1 GB
+	// at 100k × 384 is ample, 1M needs ~2.5 GB (vectors and links).
+	mwm := "1GB"
+	if n >= 1_000_000 {
+		mwm = "6GB"
+	}
 	ns := uniqueNS()
-	pgExact := openSpec(b, benchDim, ns, "exact", "1", "maintenance_work_mem", "1GB")
+	pgExact := openSpec(b, benchDim, ns, "exact", "1", "maintenance_work_mem", mwm)
 	pgLoad := addAll(b, pgExact, vecs, 10_000)
 	b.Logf("pgvector: loaded %d vectors in %v (%.0f vectors/s)", n, pgLoad.Round(time.Millisecond), float64(n)/pgLoad.Seconds())
 	b.Run("pgvector-exact", func(b *testing.B) {
@@ -127,7 +133,7 @@ func benchCompare(b *testing.B, n int) {
 		b.ReportMetric(float64(n)/pgLoad.Seconds(), "load-vec/s")
 	})
 	t0 = time.Now()
-	pgHNSW := openSpec(b, benchDim, ns, "maintenance_work_mem", "1GB")
+	pgHNSW := openSpec(b, benchDim, ns, "maintenance_work_mem", mwm)
 	build := time.Since(t0)
 	b.Logf("pgvector: HNSW index (m=16, ef_construction=64) over %d vectors built in %v", n, build.Round(time.Millisecond))
 	_ = pgHNSW
