@@ -105,6 +105,10 @@ type Memory struct {
 	qmu        sync.Mutex
 	queue      []*commitReq
 	committing bool
+	// failed is set (under wmu) when a write panicked: the indexes may
+	// hold part of it, so writes and snapshots are refused from then on,
+	// and a reopened store replays the log instead.
+	failed error
 
 	mu        sync.RWMutex // guards the fields below
 	closed    bool
@@ -458,6 +462,8 @@ type commitReq struct {
 	lead  chan struct{} // closed when the call is to commit the queue
 	ids   []string
 	err   error
+	// finished is set with done's closing, by the leader (under wmu).
+	finished bool
 }
 
 // commit writes the records to the log and applies them to the indexes.
@@ -487,6 +493,21 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error)
 	batch := m.queue
 	m.queue = nil
 	m.qmu.Unlock()
+	// A panic (a backend's bug, say) must not leave the calls this one
+	// commits for waiting forever: they fail, the memory refuses writes
+	// from then on, and the panic goes on up this call's stack.
+	defer func() {
+		if p := recover(); p != nil {
+			m.failed = fmt.Errorf("longterm: a write panicked (%v); writes are refused until the memory is reopened", p)
+			for _, r := range batch {
+				if !r.finished {
+					r.finished, r.err = true, m.failed
+					close(r.done)
+				}
+			}
+			panic(p)
+		}
+	}()
 	m.commitLocked(batch)
 	m.maybeSnapshot(ctx)
 	return req.ids, req.err
@@ -523,8 +544,14 @@ func payloadSize(p *prepared) int {
 // one fsync, and sets each call's result. m.wmu must be held.
 func (m *Memory) commitLocked(batch []*commitReq) {
 	finish := func(r *commitReq, ids []string, err error) {
-		r.ids, r.err = ids, err
+		r.ids, r.err, r.finished = ids, err, true
 		close(r.done)
+	}
+	if m.failed != nil {
+		for _, r := range batch {
+			finish(r, nil, m.failed)
+		}
+		return
 	}
 	m.mu.RLock()
 	closed, next := m.closed, m.nextChild
@@ -906,6 +933,9 @@ func (m *Memory) Forget(ctx context.Context, id string) error {
 	}
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
+	if m.failed != nil {
+		return m.failed
+	}
 	m.mu.RLock()
 	closed := m.closed
 	_, ok := m.parents[id]
@@ -958,7 +988,7 @@ func (m *Memory) Close() error {
 	m.mu.Unlock()
 	var errs []error
 	due := m.snapshotOnClose || (m.applied > 0 && m.applied*closeSnapshotShare >= len(m.parents))
-	if m.log != nil && due && !m.opts.store.readOnly {
+	if m.log != nil && due && !m.opts.store.readOnly && m.failed == nil {
 		// A backend that cannot save (no vdb.Persister) is not an error
 		// here: the next Open replays the log, which carries the vectors.
 		if err := m.snapshotLocked(context.Background()); err != nil && !errors.Is(err, errors.ErrUnsupported) {

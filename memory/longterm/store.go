@@ -688,6 +688,9 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 	if m.log == nil {
 		return ErrNotDurable
 	}
+	if m.failed != nil {
+		return m.failed
+	}
 	for _, db := range m.vecs {
 		if !db.CanSave() {
 			return fmt.Errorf("longterm: snapshot: backend %s: %w", db.Spec(), errors.ErrUnsupported)

@@ -1,6 +1,7 @@
 package longterm
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/vdb"
+	"github.com/agentmem/agentmem/vdb/inmem"
 )
 
 // bigBatch returns n new records in namespace ns, large enough together
@@ -145,4 +149,96 @@ func TestAddBatch_ReusedEmbeddingBuffer(t *testing.T) {
 	m = openStore(t, dir, emb)
 	t.Cleanup(func() { m.Close() })
 	check(m, "reopened")
+}
+
+// blockingDB is a backend whose Add, in namespace "slow", waits for a
+// value on release, and in namespace "boom" panics.
+type blockingDB struct {
+	*inmem.DB
+	ns      string
+	entered chan<- struct{}
+	release <-chan struct{}
+}
+
+func (b blockingDB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
+	switch b.ns {
+	case "slow":
+		b.entered <- struct{}{}
+		<-b.release
+	case "boom":
+		panic("backend bug")
+	}
+	return b.DB.Add(ctx, ids, vecs)
+}
+
+// TestCommit_PanicFailsTheGroupNotHangs: when a write panics inside the
+// group commit, the calls committed with it return an error instead of
+// waiting forever, the panic reaches the writer that caused it, and the
+// memory refuses writes (and snapshots) from then on while reads go on.
+func TestCommit_PanicFailsTheGroupNotHangs(t *testing.T) {
+	ctx := t.Context()
+	entered, release := make(chan struct{}), make(chan struct{})
+	spec := fmt.Sprintf("test-blocking-%p", t)
+	vdb.Register(spec, func(_ context.Context, cfg vdb.Config) (vdb.VectorDatabase, error) {
+		db, err := inmem.New(cfg.Dim)
+		return blockingDB{DB: db, ns: cfg.Namespace, entered: entered, release: release}, err
+	})
+	dir := t.TempDir()
+	emb := newCounting(t, 32)
+	m := openStore(t, dir, emb, WithBackend(spec))
+	_, err := m.Add(ctx, Record{ID: "before", Namespace: "ok", Text: "stored before the panic"})
+	require.NoError(t, err)
+
+	queued := func(n int) func() bool {
+		return func() bool {
+			m.qmu.Lock()
+			defer m.qmu.Unlock()
+			return len(m.queue) == n
+		}
+	}
+	// A slow write holds the lead while "boom" and then "after" queue up,
+	// so that the next leader commits both in one group.
+	go func() { _, _ = m.Add(ctx, Record{ID: "slow", Namespace: "slow", Text: "slow write"}) }()
+	<-entered
+	boom := make(chan any, 1)
+	go func() {
+		defer func() { boom <- recover() }()
+		_, _ = m.Add(ctx, Record{ID: "boom", Namespace: "boom", Text: "this write panics"})
+	}()
+	require.Eventually(t, queued(1), 5*time.Second, time.Millisecond)
+	after := make(chan error, 1)
+	go func() {
+		_, err := m.Add(ctx, Record{ID: "after", Namespace: "ok", Text: "committed in the same group"})
+		after <- err
+	}()
+	require.Eventually(t, queued(2), 5*time.Second, time.Millisecond)
+	close(release)
+
+	assert.Equal(t, "backend bug", <-boom, "the panic reaches the call that caused it")
+	select {
+	case err := <-after:
+		require.Error(t, err)
+		assert.ErrorContains(t, err, "a write panicked (backend bug)")
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call committed with the panicking one is still waiting")
+	}
+	_, err = m.Add(ctx, Record{ID: "later", Namespace: "ok", Text: "refused"})
+	assert.ErrorContains(t, err, "writes are refused until the memory is reopened")
+	assert.ErrorContains(t, m.Forget(ctx, "before"), "writes are refused")
+	assert.ErrorContains(t, m.Snapshot(ctx), "writes are refused")
+	hits, err := m.Query(ctx, Query{Text: "stored before the panic", Namespace: "ok", K: 1})
+	require.NoError(t, err, "reads go on")
+	require.Len(t, hits, 1)
+	assert.Equal(t, "before", hits[0].ID)
+	require.NoError(t, m.Close())
+
+	// Reopened with a backend that works, the log is the truth: what was
+	// acknowledged is there; nothing panics.
+	m = openStore(t, dir, emb)
+	t.Cleanup(func() { m.Close() })
+	got, ok := m.Get("before")
+	require.True(t, ok)
+	assert.Equal(t, "stored before the panic", got.Text)
+	_, ok = m.Get("slow")
+	assert.True(t, ok, "the slow write was acknowledged before the panic")
 }
