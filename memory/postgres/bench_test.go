@@ -202,3 +202,54 @@ func BenchmarkEpisodes(b *testing.B) {
 		b.ReportMetric(p50(diff), "diff-p50-ms")
 	}
 }
+
+// BenchmarkSingleAdds measures what an agent server pays per turn: a
+// namespace loaded with AGENTMEM_BENCH_N records (default 10,000) in one
+// AddBatch, then 200 more records written one Add at a time, reporting
+// the p50 and p95 latency of those Adds (ms) in a directory store, in
+// PostgreSQL with its HNSW index and in PostgreSQL with exact=1 (no
+// vector index: the rest of the write's cost).
+func BenchmarkSingleAdds(b *testing.B) {
+	n := benchN(b)
+	recs := benchRecords(n + 200)
+	ctx := context.Background()
+	emb := hashEmb(b, 512)
+	openPG := func(b *testing.B, url string) benchStore {
+		m, err := postgres.Open(ctx, url, emb, postgres.WithCreate())
+		require.NoError(b, err)
+		b.Cleanup(func() { m.Close() })
+		return m
+	}
+	stores := []struct {
+		name string
+		open func(b *testing.B) benchStore
+	}{
+		{"dir", func(b *testing.B) benchStore {
+			m, err := longterm.Open(ctx, b.TempDir(), emb)
+			require.NoError(b, err)
+			b.Cleanup(func() { m.Close() })
+			return m
+		}},
+		{"postgres", func(b *testing.B) benchStore { return openPG(b, storeURL(b)) }},
+		{"postgres-exact", func(b *testing.B) benchStore { return openPG(b, storeURL(b, "exact", "1")) }},
+	}
+	for _, st := range stores {
+		b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
+			for range b.N {
+				m := st.open(b)
+				_, err := m.AddBatch(ctx, recs[:n])
+				require.NoError(b, err)
+				lat := make([]time.Duration, 0, 200)
+				for _, r := range recs[n:] {
+					t := time.Now()
+					_, err := m.AddBatch(ctx, []memory.Record{r})
+					require.NoError(b, err)
+					lat = append(lat, time.Since(t))
+				}
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+			}
+		})
+	}
+}
