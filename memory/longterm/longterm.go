@@ -338,6 +338,7 @@ func (m *Memory) vecBuf(n int) *[]float32 {
 	return b
 }
 
+// bufSlice returns the buffer b points to (nil for nil).
 func bufSlice(b *[]float32) []float32 {
 	if b == nil {
 		return nil
