@@ -16,7 +16,8 @@ import (
 )
 
 func newAddCmd(a *app) *cobra.Command {
-	var namespace string
+	var namespace, id, speaker, at string
+	var tags []string
 	cmd := &cobra.Command{
 		Use:   "add [TEXT...]",
 		Short: "Remember text segments",
@@ -25,24 +26,37 @@ the argument "-", it stores all of standard input as one segment (e.g. one
 round of conversation spanning several lines). Each segment is durable when
 the command returns.
 
-In a long-term store (--memory long) each segment is a memory with a
-generated id, in --namespace (default "default").`,
+In a long-term store (--memory long) each segment is a memory in
+--namespace (default "default"), with the --speaker, --time and --tag given
+(the same for every segment of the call). Its id is generated, or --id for
+a single segment: a stored memory with that id is replaced. The speaker
+matters to search: a question that names a speaker, or asks about "my"
+things, prefers what that speaker said.`,
 		Example: `  agentmem add "user: my flight is LH 401 on Friday
   assistant: noted"
   printf 'user: 我对花生过敏\nassistant: 好的\n' | agentmem add
-  agentmem add --memory long --namespace mara "user: my badge number is NW-20417"`,
+  agentmem add --memory long --namespace mara "user: my badge number is NW-20417"
+  agentmem add --memory long --namespace mara --speaker user --time 2026-03-01T09:30:00+01:00 \
+    --id mara-42 --tag travel "my flight is LH 401 on Friday"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.longOnly(cmd, "namespace"); err != nil {
+			if err := a.longOnly(cmd, "namespace", "id", "speaker", "time", "tag"); err != nil {
+				return err
+			}
+			when, err := parseTime("--time", at)
+			if err != nil {
 				return err
 			}
 			segs, err := addSegments(cmd, args)
 			if err != nil {
 				return err
 			}
+			if id != "" && len(segs) > 1 {
+				return usageError{fmt.Errorf("--id names one memory, but %d segments were given", len(segs))}
+			}
 			return a.withStore(cmd, true, store.Config{}, func(st *store.Store) error {
 				recs := make([]memory.Record, len(segs))
 				for i, s := range segs {
-					recs[i] = memory.Record{Text: s, Namespace: namespace}
+					recs[i] = memory.Record{ID: id, Text: s, Namespace: namespace, Speaker: speaker, Time: when, Tags: tags}
 				}
 				ids, err := st.AddBatch(cmd.Context(), recs)
 				if err != nil {
@@ -60,7 +74,12 @@ generated id, in --namespace (default "default").`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&namespace, "namespace", "", `namespace of the new memories (long-term store only; default "default")`)
+	f := cmd.Flags()
+	f.StringVar(&namespace, "namespace", "", `namespace of the new memories (long-term store only; default "default")`)
+	f.StringVar(&id, "id", "", "id of the new memory, replacing a stored one with that id (long-term store only; one segment)")
+	f.StringVar(&speaker, "speaker", "", `who said it, e.g. "user" (long-term store only)`)
+	f.StringVar(&at, "time", "", `when it was said, RFC 3339 or a date (long-term store only; default now)`)
+	f.StringSliceVar(&tags, "tag", nil, "a label to store with the memories; repeat or separate with commas (long-term store only)")
 	return cmd
 }
 

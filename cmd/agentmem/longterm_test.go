@@ -164,6 +164,59 @@ func TestCLI_LongTerm_Add(t *testing.T) {
 	assert.Contains(t, r.stderr, "no letter or digit")
 }
 
+// TestCLI_LongTerm_AddFields: add sets the id, speaker, time and tags of
+// a memory, and the same id replaces it.
+func TestCLI_LongTerm_AddFields(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	add := func(args ...string) cliResult {
+		return runCLI(t, "", append([]string{"add", "--memory", "long", "--store", store, "--namespace", "mara"}, args...)...)
+	}
+	r := add("--id", "u1", "--speaker", "user", "--time", "2026-03-01T09:30:00+01:00", "--tag", "travel,flights", "--tag", "work",
+		"my flight is LH 401 on Friday")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Equal(t, "added 1 memory (id u1) to "+store+"\n", r.stdout)
+	r = add("--id", "a1", "--speaker", "assistant", "--time", "2026-03-01", "Noted: your flight is LH 401 on Friday, and your flight home is on Sunday.")
+	require.Equal(t, exitOK, r.code, r.stderr)
+
+	r = runCLI(t, "", "get", "--json", "--store", store, "u1")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var got struct {
+		ID, Namespace, Speaker, Text string
+		Time                         time.Time
+		Tags                         []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got), r.stdout)
+	assert.Equal(t, "mara", got.Namespace)
+	assert.Equal(t, "user", got.Speaker)
+	assert.True(t, got.Time.Equal(time.Date(2026, 3, 1, 8, 30, 0, 0, time.UTC)), "time %v", got.Time)
+	assert.Equal(t, []string{"travel", "flights", "work"}, got.Tags)
+
+	res := searchJSON(t, "--store", store, "--namespace", "mara", "--mode", "keyword", "when is my flight?")
+	require.Len(t, res.Hits, 2)
+	assert.Equal(t, "u1", res.Hits[0].ID)
+	assert.Equal(t, "user", res.Hits[0].Speaker)
+	assert.Equal(t, "assistant", res.Hits[1].Speaker)
+
+	// The same id replaces the memory.
+	require.Equal(t, exitOK, add("--id", "u1", "--speaker", "user", "my flight is LH 402 on Saturday").code)
+	r = runCLI(t, "", "get", "--store", store, "u1")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "LH 402")
+	assert.NotContains(t, r.stdout, "LH 401")
+
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--id", "x", "one", "two"}, "--id names one memory, but 2 segments were given"},
+		{[]string{"--time", "yesterday", "hi"}, `--time "yesterday" is not an RFC 3339 time`},
+	} {
+		r := add(tt.args...)
+		assert.Equal(t, exitUsage, r.code, r.stderr)
+		assert.Contains(t, r.stderr, tt.msg)
+	}
+}
+
 func TestCLI_LongTerm_StoreRemembersEmbedder(t *testing.T) {
 	checkStoreRemembersEmbedder(t, "--memory", "long")
 }
@@ -190,6 +243,7 @@ func TestCLI_MemoryKindErrors(t *testing.T) {
 		{"namespace on short", []string{"search", "--store", short, "--namespace", "x", "hello"}, exitUsage, "--namespace needs a long-term memory store"},
 		{"mode on short", []string{"search", "--store", short, "--mode", "keyword", "hello"}, exitUsage, "--mode needs a long-term"},
 		{"add namespace on short", []string{"add", "--store", short, "--namespace", "x", "hi"}, exitUsage, "--namespace needs"},
+		{"add speaker on short", []string{"add", "--store", short, "--speaker", "user", "hi"}, exitUsage, "--speaker needs"},
 		{"bad mode", []string{"search", "--store", long, "--mode", "fuzzy", "hello"}, exitUsage, `unknown mode "fuzzy"`},
 		{"missing long store", []string{"search", "--store", filepath.Join(dir, "none"), "--memory", "long", "hello"}, exitFailure, "no memory store"},
 		{"bad import time", []string{"import", "--store", long, writeFile(t, dir, "t.jsonl", `{"text":"hi","time":"yesterday"}`)}, exitFailure, `t.jsonl:1: "time" "yesterday" is not an RFC 3339 time`},
