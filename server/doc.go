@@ -10,7 +10,8 @@
 //
 // One HTTP listener serves the JSON API under /v1, MCP over streamable HTTP
 // at /mcp (stateless: every POST is a whole exchange), Prometheus metrics at
-// /metrics, liveness at /healthz and the API's OpenAPI 3.1 document at
+// /metrics, liveness at /healthz (503 once the store refuses writes for
+// good, see longterm.Memory.Err) and the API's OpenAPI 3.1 document at
 // /openapi.json. Server.ServeStdio serves MCP over a pipe, for MCP clients
 // that spawn their servers ("agentmem serve --stdio").
 //

@@ -56,6 +56,15 @@ func (s *Server) routes() http.Handler {
 	api("POST /v1/search", s.handleSearch)
 	api("GET /v1/stats", s.handleStats)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		// A store that refuses writes after a failure it cannot undo
+		// (longterm.Memory.Err: a write panicked) makes the server unfit
+		// to live: restarting reopens the store from its log.
+		if f, ok := s.store.(failer); ok {
+			if err := f.Err(); err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "error": err.Error()})
+				return
+			}
+		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {

@@ -24,6 +24,11 @@ type Store interface {
 // ListOptions selects the records Store.List returns.
 type ListOptions = memory.ListOptions
 
+// failer is implemented by stores that can fail for good (longterm.Memory:
+// a write panicked, so writes are refused until the store is reopened);
+// /healthz reports the error.
+type failer interface{ Err() error }
+
 // chunker is implemented by stores that can count their indexed children
 // (longterm.Memory); /v1/stats reports it when available.
 type chunker interface{ Chunks() int }

@@ -63,6 +63,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -107,8 +108,8 @@ type Memory struct {
 	committing bool
 	// failed is set (under wmu) when a write panicked: the indexes may
 	// hold part of it, so writes and snapshots are refused from then on,
-	// and a reopened store replays the log instead.
-	failed error
+	// and a reopened store replays the log instead. Err reads it.
+	failed atomic.Pointer[error]
 
 	mu        sync.RWMutex // guards the fields below
 	closed    bool
@@ -499,10 +500,11 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error)
 	// from then on, and the panic goes on up this call's stack.
 	defer func() {
 		if p := recover(); p != nil {
-			m.failed = fmt.Errorf("longterm: a write panicked (%v); writes are refused until the memory is reopened", p)
+			err := fmt.Errorf("longterm: a write panicked (%v); writes are refused until the memory is reopened", p)
+			m.failed.Store(&err)
 			for _, r := range batch {
 				if !r.finished {
-					r.finished, r.err = true, m.failed
+					r.finished, r.err = true, err
 					close(r.done)
 				}
 			}
@@ -512,6 +514,18 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) ([]string, error)
 	m.commitLocked(batch)
 	m.maybeSnapshot(ctx)
 	return req.ids, req.err
+}
+
+// Err returns why the memory refuses writes, or nil: a write that
+// panicked (a bug, in a backend say) may have left part of itself in the
+// indexes, so from then on writes and snapshots fail with this error, and
+// reads go on. Reopening the store replays its log, which holds every
+// acknowledged write. A server reports it as unhealthy.
+func (m *Memory) Err() error {
+	if p := m.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // handOff ends a leader's turn: it releases the writer lock and passes the
@@ -548,9 +562,9 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 		r.ids, r.err, r.finished = ids, err, true
 		close(r.done)
 	}
-	if m.failed != nil {
+	if err := m.Err(); err != nil {
 		for _, r := range batch {
-			finish(r, nil, m.failed)
+			finish(r, nil, err)
 		}
 		return
 	}
@@ -934,8 +948,8 @@ func (m *Memory) Forget(ctx context.Context, id string) error {
 	}
 	m.wmu.Lock()
 	defer m.wmu.Unlock()
-	if m.failed != nil {
-		return m.failed
+	if err := m.Err(); err != nil {
+		return err
 	}
 	m.mu.RLock()
 	closed := m.closed
@@ -989,7 +1003,7 @@ func (m *Memory) Close() error {
 	m.mu.Unlock()
 	var errs []error
 	due := m.snapshotOnClose || (m.applied > 0 && m.applied*closeSnapshotShare >= len(m.parents))
-	if m.log != nil && due && !m.opts.store.readOnly && m.failed == nil {
+	if m.log != nil && due && !m.opts.store.readOnly && m.Err() == nil {
 		// A backend that cannot save (no vdb.Persister) is not an error
 		// here: the next Open replays the log, which carries the vectors.
 		if err := m.snapshotLocked(context.Background()); err != nil && !errors.Is(err, errors.ErrUnsupported) {

@@ -688,8 +688,8 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 	if m.log == nil {
 		return ErrNotDurable
 	}
-	if m.failed != nil {
-		return m.failed
+	if err := m.Err(); err != nil {
+		return err
 	}
 	for _, db := range m.vecs {
 		if !db.CanSave() {

@@ -188,6 +188,7 @@ func TestCommit_PanicFailsTheGroupNotHangs(t *testing.T) {
 	m := openStore(t, dir, emb, WithBackend(spec))
 	_, err := m.Add(ctx, Record{ID: "before", Namespace: "ok", Text: "stored before the panic"})
 	require.NoError(t, err)
+	require.NoError(t, m.Err())
 
 	queued := func(n int) func() bool {
 		return func() bool {
@@ -224,6 +225,7 @@ func TestCommit_PanicFailsTheGroupNotHangs(t *testing.T) {
 	}
 	_, err = m.Add(ctx, Record{ID: "later", Namespace: "ok", Text: "refused"})
 	assert.ErrorContains(t, err, "writes are refused until the memory is reopened")
+	assert.Equal(t, err, m.Err(), "Err says why")
 	assert.ErrorContains(t, m.Forget(ctx, "before"), "writes are refused")
 	assert.ErrorContains(t, m.Snapshot(ctx), "writes are refused")
 	hits, err := m.Query(ctx, Query{Text: "stored before the panic", Namespace: "ok", K: 1})
