@@ -234,7 +234,6 @@ type scored struct {
 // namespace) by keyword score, best first, up to depth. The query's
 // question words are left out (ranking.WithoutQuestionWords).
 func (m *Memory) keywordSearch(q Query, text string, depth int, inRange func(*parent) bool) []scored {
-	text = ranking.WithoutQuestionWords(text)
 	ti := m.turnIdx()
 	nss := []string{q.Namespace}
 	if q.Namespace == "" {
@@ -248,7 +247,11 @@ func (m *Memory) keywordSearch(q Query, text string, depth int, inRange func(*pa
 }
 
 func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text string, depth int, inRange func(*parent) bool) []scored {
+	// Speakers are found in the query as asked ("what did you say" is
+	// about the answerer's words); what is searched leaves out the
+	// question words.
 	speakers, rest := n.namedSpeakers(ti.tok, text)
+	text, rest = ranking.WithoutQuestionWords(text), ranking.WithoutQuestionWords(rest)
 	if len(speakers) > 0 && len(ti.tok.Tokens(rest)) == 0 {
 		// Only a name: look for it in the text.
 		speakers, rest = nil, text

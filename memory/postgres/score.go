@@ -39,7 +39,6 @@ func compareSeq(a, b scored) int {
 // first, up to depth: memory/longterm's keywordSearch (question words left
 // out of the query).
 func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, nss []nsInfo, text string, depth int) ([]scored, error) {
-	text = ranking.WithoutQuestionWords(text)
 	var out []scored
 	for _, ns := range nss {
 		r, err := m.keywordNamespace(ctx, tx, q, ns, text, depth)
@@ -68,7 +67,10 @@ func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, n
 // the weighted sum of its parts (PartWeight times their mean), whichever
 // is higher.
 func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query, ns nsInfo, text string, depth int) ([]scored, error) {
+	// As in memory/longterm: speakers from the query as asked, the words
+	// searched without question words.
 	speakers, rest := m.namedSpeakers(ns, text)
+	text, rest = ranking.WithoutQuestionWords(text), ranking.WithoutQuestionWords(rest)
 	if len(speakers) > 0 && len(m.tok.Tokens(rest)) == 0 {
 		// Only a name: look for it in the text.
 		speakers, rest = nil, text

@@ -87,17 +87,58 @@ var (
 )
 
 // firstPersonOnly reports whether query speaks in the first person and
-// not in the second.
+// not about what the other side said or did: "you" in a request ("can
+// you help me with my budget?", "thank you") still leaves the question
+// about the asker's things; "what did you suggest for my budget?", "you
+// mentioned…", "your plan" ask about the answerer's words.
 func firstPersonOnly(query string) bool {
 	first := false
-	for w := range strings.FieldsSeq(query) {
+	words := strings.Fields(query)
+	for i, w := range words {
 		core := wordCore(w)
-		if secondPerson[core] || containsAny(w, cjkSecond) {
+		if containsAny(w, cjkSecond) {
+			return false
+		}
+		if secondPerson[core] && aboutAnswerer(words, i) {
 			return false
 		}
 		first = first || firstPerson[core] || containsAny(w, cjkFirst)
 	}
 	return first
+}
+
+// aboutAnswerer reports whether the second-person word words[i] refers to
+// what the answerer said or did before: "your" (their plan, advice,
+// list), a "you've"/"you'd", "did you"/"have you"/"had you", or "you"
+// followed within two words by a verb of saying or making in the past
+// tense ("you suggested", "you just mentioned").
+func aboutAnswerer(words []string, i int) bool {
+	core := wordCore(words[i])
+	switch core {
+	case "your", "yours", "ur", "you've", "you'd":
+		return true
+	}
+	if i > 0 {
+		switch wordCore(words[i-1]) {
+		case "did", "have", "had":
+			return true
+		}
+	}
+	for j := i + 1; j < len(words) && j <= i+2; j++ {
+		if answererVerbs[wordCore(words[j])] {
+			return true
+		}
+	}
+	return false
+}
+
+// answererVerbs are past tenses of saying or making something for
+// someone: after "you", they point at the answerer's earlier words.
+var answererVerbs = map[string]bool{
+	"said": true, "told": true, "mentioned": true, "suggested": true, "recommended": true, "proposed": true,
+	"gave": true, "sent": true, "provided": true, "shared": true, "wrote": true, "listed": true,
+	"explained": true, "described": true, "offered": true, "advised": true, "noted": true, "made": true,
+	"created": true, "drafted": true, "outlined": true, "showed": true, "shown": true, "put": true, "came": true,
 }
 
 func containsAny(s string, subs []string) bool {

@@ -49,13 +49,19 @@ func TestSpeakerTerms_FirstPersonNamesTheUser(t *testing.T) {
 	for _, s := range []string{"User", "Assistant"} {
 		st.Add(tok, s)
 	}
-	for _, q := range []string{"What is my dog's name?", "I’m planning the trip again", "remind me of the plan", "我的狗叫什么"} {
+	for _, q := range []string{"What is my dog's name?", "I’m planning the trip again", "remind me of the plan", "我的狗叫什么",
+		// "you" in a request or a thanks: still about the asker's things.
+		"Can you help me with my budget?", "Thanks, could you remind me of my flight?", "What do you need from me to book my trip?"} {
 		named, rest := st.NamedSpeakers(tok, 2, q)
 		assert.Equal(t, []string{"User"}, named, q)
 		assert.Equal(t, q, rest, "%q: the query is searched whole", q)
 	}
 	for _, q := range []string{
-		"What did you tell me about the trip?", // spoken to someone: either side
+		"What did you tell me about the trip?", // about the answerer's words: either side
+		"you mentioned a hotel for my trip",
+		"I liked your plan for my trip",
+		"have you booked my table?",
+		"Remind me what you suggested for my budget",
 		"你告诉我什么",
 		"the trip to Rome", // no person
 	} {
