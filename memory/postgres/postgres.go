@@ -138,6 +138,12 @@ type Memory struct {
 	tok    keyword.Tokenizer
 	opts   options
 	closed atomic.Bool
+
+	// The background fold (fold.go); nil without one.
+	foldCancel   context.CancelFunc
+	foldSignal   chan struct{}
+	foldDone     chan struct{}
+	sincePending atomic.Int64 // pending chunks written since the fold last counted
 }
 
 var (
@@ -187,6 +193,9 @@ func Open(ctx context.Context, url string, emb embed.Embedder, opts ...Option) (
 		m.pool.Close()
 		return nil, err
 	}
+	if !m.opts.exact && m.opts.foldAfter > 0 {
+		m.startFolder()
+	}
 	return m, nil
 }
 
@@ -219,13 +228,13 @@ func (m *Memory) init(ctx context.Context) error {
 	return nil
 }
 
-// createIndex creates the HNSW index over the chunks when it is missing,
-// with the session's maintenance_work_mem set for the transaction.
+// createIndex creates the HNSW index over the chunks that are not pending
+// when it is missing, with the session's maintenance_work_mem set for the transaction.
 func (m *Memory) createIndex(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, m.opts.maintenanceMem)); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`)
+	_, err := tx.Exec(ctx, hnswIndexSQL)
 	return err
 }
 
@@ -235,13 +244,15 @@ func (m *Memory) Schema() string { return m.schema }
 // Pool returns the connection pool (for administration and tests).
 func (m *Memory) Pool() *pgxpool.Pool { return m.pool }
 
-// Close closes the connection pool; it is idempotent, and other methods
-// return memory.ErrClosed afterwards. Nothing needs flushing: every
-// acknowledged write is committed.
+// Close stops the background fold (cancelling a fold in progress, whose
+// chunks stay pending) and closes the connection pool; it is idempotent,
+// and other methods return memory.ErrClosed afterwards. Nothing needs
+// flushing: every acknowledged write is committed.
 func (m *Memory) Close() error {
 	if m.closed.Swap(true) {
 		return nil
 	}
+	m.stopFolder()
 	m.pool.Close()
 	return nil
 }
@@ -396,9 +407,11 @@ func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, 
 			k++
 		}
 	}
-	if err := m.commit(ctx, preps); err != nil {
+	pending, err := m.commit(ctx, preps)
+	if err != nil {
 		return nil, err
 	}
+	m.wrotePending(pending)
 	ids := make([]string, len(preps))
 	for i := range preps {
 		ids[i] = preps[i].rec.ID
