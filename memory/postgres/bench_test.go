@@ -80,8 +80,12 @@ type benchStore interface {
 // directory store (memory/longterm on disk) and into PostgreSQL, in
 // batches of 500, and reports each one's ingest rate (records/s) and
 // hybrid query p50, p95 and p99 over 200 queries of 3 words drawn from
-// stored records. postgres keeps its HNSW index up to date with every
-// batch; postgres-bulk loads with exact=1 (no index), then reopens the
+// stored records. postgres keeps its HNSW index, so its batches are
+// written pending and folded into the index in the background (past
+// WithFoldAfter's 2,000 pending chunks) while the load and the queries
+// run: its queries scan what is still pending; postgres-folded loads as
+// postgres does, then folds everything (Fold, fold-s, not in the ingest
+// rate) and queries through the index alone; postgres-bulk loads with exact=1 (no index), then reopens the
 // store without it, which builds the index over the loaded chunks
 // (index-build-s, not in the ingest rate), and queries through it;
 // postgres-batch loads all records in one AddBatch, which (WithBulkLoad)
@@ -115,6 +119,13 @@ func BenchmarkStores(b *testing.B) {
 			return m
 		}},
 		{name: "postgres", open: func(b *testing.B) benchStore { return openPG(b, storeURL(b)) }},
+		{name: "postgres-folded", open: func(b *testing.B) benchStore { return openPG(b, storeURL(b)) },
+			loaded: func(b *testing.B, m benchStore) benchStore {
+				t := time.Now()
+				require.NoError(b, m.(*postgres.Memory).Fold(ctx))
+				b.ReportMetric(time.Since(t).Seconds(), "fold-s")
+				return m
+			}},
 		{name: "postgres-bulk", open: func(b *testing.B) benchStore {
 			bulkURL = storeURL(b)
 			return openPG(b, withParams(bulkURL, "exact", "1"))

@@ -29,12 +29,14 @@
 //
 // A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
 // URL): tables manifest (embedder and dimension), schema_migrations,
-// namespaces (with the BM25 statistics), records, chunks (text and
-// vector(dim), with an HNSW index unless exact=1), postings,
+// namespaces (with the BM25 statistics), records, chunks (text,
+// vector(dim) and whether it is pending, with an HNSW index over the
+// chunks that are not unless exact=1), postings,
 // posting_blocks, episodes and speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
 // under an advisory lock; a store from before schema version 5 then has
-// its postings packed into blocks, one pass over them per namespace); a
+// its postings packed into blocks, one pass over them per namespace, one
+// from before version 6 its HNSW index built again as the partial one); a
 // schema newer than this build is
 // memory.ErrVersion, a store built with another embedder or dimension
 // memory.ErrEmbedderMismatch.
@@ -61,18 +63,28 @@
 //
 // A query of one namespace of up to 5,000 records scans its chunks'
 // vectors exactly (through the ns index); a larger namespace, or a query
-// of all of them, searches the HNSW index. The index is what a write pays
-// for: pgvector inserts into the graph one vector at a time, several
+// of all of them, searches the HNSW index. The index is what a write would
+// pay for: pgvector inserts into the graph one vector at a time, several
 // milliseconds each, about eight times what building the index over the
-// same vectors at once costs (measured on two cores), and every chunk of
-// every record is inserted whether or not its namespace is ever searched
-// through it. An AddBatch of at least WithBulkLoad's records (1,000) and at
-// least as many as the store holds (loading a new store, say) drops the
-// index, copies its rows and builds the index again in its transaction
-// (BenchmarkStores/postgres-batch). To load many records in smaller
-// batches, open with exact=1 (no index; the load then runs at the speed of
-// COPY), and open without it afterwards, which builds the index over what
-// is there (BenchmarkStores/postgres-bulk). Both builds run with
+// same vectors at once costs (measured on two cores), two thirds of a
+// single Add. So a write does not insert: its chunks are stored pending
+// (schema version 6), outside the index, which is partial (WHERE NOT
+// pending). A query that searches the index also scans the pending chunks
+// exactly (through their own partial index, in the same round trip) and
+// merges the two lists, so a pending chunk is found as an indexed one is,
+// at the cost of scanning them. A fold moves pending chunks into the
+// index, a few hundred per transaction: in the background once the store
+// holds WithFoldAfter's pending chunks (2,000; one process folds a store
+// at a time, the others skip; Close cancels a fold, whose current batch
+// stays pending), or at once with Fold. An AddBatch of at least
+// WithBulkLoad's records (1,000) and at least as many as the store holds
+// (loading a new store, say) drops the index, copies its rows and builds
+// the index again over every chunk in its transaction
+// (BenchmarkStores/postgres-batch). With exact=1 there is no index and
+// nothing is pending: to load many records in smaller batches, open with
+// exact=1 (the load then runs at the speed of COPY), and open without it
+// afterwards, which builds the index over what is there
+// (BenchmarkStores/postgres-bulk). Both builds run with
 // WithMaintenanceWorkMem (1 GB): PostgreSQL's default of 64 MB holds the
 // graph of some 25,000 chunks, and a build that does not fit is several
 // times slower.

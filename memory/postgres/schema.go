@@ -196,8 +196,8 @@ ALTER TABLE chunks ADD COLUMN pending boolean NOT NULL DEFAULT false;
 CREATE INDEX chunks_pending ON chunks (ns) WHERE pending;
 DO $$
 BEGIN
-	IF to_regclass('chunks_hnsw') IS NOT NULL THEN
-		DROP INDEX chunks_hnsw;
+	IF EXISTS (SELECT FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'chunks_hnsw') THEN
+		EXECUTE format('DROP INDEX %I.chunks_hnsw', current_schema());
 		` + hnswIndexSQL + `;
 	END IF;
 END
