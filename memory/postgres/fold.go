@@ -132,13 +132,23 @@ func (m *Memory) fold(ctx context.Context, wait bool) (int64, error) {
 		return 0, m.wrap(ctx, "fold", err)
 	}
 	defer c.Release()
+	// The lock is the session's: a connection that may hold it and cannot
+	// release it is closed (which releases it) rather than returned to the
+	// pool.
+	drop := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.Conn().Close(cctx)
+	}
 	if wait {
 		if _, err := c.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended($1, 0))`, m.foldLockKey()); err != nil {
+			drop() // the lock may have been granted as the call was cancelled
 			return 0, m.wrap(ctx, "fold: lock", err)
 		}
 	} else {
 		var ok bool
 		if err := c.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, m.foldLockKey()).Scan(&ok); err != nil {
+			drop()
 			return 0, m.wrap(ctx, "fold: lock", err)
 		}
 		if !ok {
@@ -146,12 +156,10 @@ func (m *Memory) fold(ctx context.Context, wait bool) (int64, error) {
 		}
 	}
 	defer func() {
-		// The lock is the session's: a connection that cannot release it
-		// is closed (which releases it) rather than returned to the pool.
 		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if _, err := c.Exec(uctx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, m.foldLockKey()); err != nil {
-			_ = c.Conn().Close(uctx)
+			drop()
 		}
 	}()
 	var total int64
