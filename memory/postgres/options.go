@@ -149,7 +149,8 @@ func WithChunkOptions(c *chunk.Options) Option {
 }
 
 // WithExact makes the vector path an exact scan (no HNSW index is
-// created, and an existing one is not used): for small stores, for
+// created, an existing one is not used, writes are not pending and there
+// is no background fold): for small stores, for
 // measuring the index's recall, or to bulk-load before the index is built
 // (open without it afterwards to build it). The URL parameter exact=1 sets
 // it too.

@@ -198,7 +198,7 @@ DO $$
 BEGIN
 	IF EXISTS (SELECT FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'chunks_hnsw') THEN
 		EXECUTE format('DROP INDEX %I.chunks_hnsw', current_schema());
-		` + hnswIndexSQL + `;
+		CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending;
 	END IF;
 END
 $$;`
@@ -206,7 +206,7 @@ $$;`
 }
 
 // hnswIndexSQL creates the HNSW index over the chunks that are not
-// pending.
+// pending (migration 6 creates it too, in its own words).
 const hnswIndexSQL = `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`
 
 // SchemaVersion is the schema version this build creates and reads.
