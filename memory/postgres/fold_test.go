@@ -166,7 +166,7 @@ func TestBackgroundFold(t *testing.T) {
 	// seconds (WithBulkLoad(0): the batch is written pending).
 	bigURL := storeURL(t)
 	big := open(t, bigURL, postgres.WithFoldAfter(100), postgres.WithBulkLoad(0))
-	recs := benchRecords(1200)
+	recs := benchRecords(800)
 	_, err = big.AddBatch(ctx, recs)
 	require.NoError(t, err)
 	total := big.Chunks()
