@@ -84,3 +84,7 @@ func CheckBlocks(ctx context.Context, m *Memory) error {
 	}
 	return nil
 }
+
+// FoldLockKey returns the name of the advisory lock that serialises the
+// folds of m's store (hashtextextended(key, 0) is the lock's key).
+func FoldLockKey(m *Memory) string { return m.foldLockKey() }

@@ -100,3 +100,73 @@ func hitIDs(hits []memory.Hit) []string {
 	}
 	return out
 }
+
+// TestMigrateFromVersion5: a store at schema version 5 with its (full)
+// HNSW index opens at the current version with the index built again as
+// the partial one (by the migration: here opened with exact=1, which
+// builds no index), its chunks not pending, and the same hits as before.
+func TestMigrateFromVersion5(t *testing.T) {
+	ctx := t.Context()
+	u := storeURL(t)
+	m, err := postgres.Open(ctx, u, hashEmb(t, 256), postgres.WithCreate())
+	require.NoError(t, err)
+	_, err = m.AddBatch(ctx, parityRecords())
+	require.NoError(t, err)
+	require.NoError(t, m.Fold(ctx))
+	queries := []memory.Query{
+		{Text: "who drives the van", Mode: memory.VectorOnly, K: 5},
+		{Text: "lake weather", Mode: memory.Hybrid, K: 5},
+	}
+	var want [][]memory.Hit
+	for _, q := range queries {
+		hits, err := m.Query(ctx, q)
+		require.NoError(t, err)
+		require.NotEmpty(t, hits)
+		want = append(want, hits)
+	}
+	chunks := m.Chunks()
+	require.NoError(t, m.Close())
+
+	// Back to version 5: no pending column, the full index.
+	conn, err := pgx.Connect(ctx, withParams(needPG(t), "search_path", m.Schema()+",public"))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		`ALTER TABLE chunks DROP COLUMN pending`, // and the indexes over it
+		`CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`,
+		`DELETE FROM schema_migrations WHERE version > 5`,
+	} {
+		_, err := conn.Exec(ctx, sql)
+		require.NoError(t, err, sql)
+	}
+	var oldOID uint32
+	require.NoError(t, conn.QueryRow(ctx, `SELECT 'chunks_hnsw'::regclass::oid`).Scan(&oldOID))
+
+	check := func(m *postgres.Memory) {
+		t.Helper()
+		var version int
+		require.NoError(t, m.Pool().QueryRow(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&version))
+		assert.Equal(t, postgres.SchemaVersion, version)
+		var def string
+		var oid uint32
+		require.NoError(t, m.Pool().QueryRow(ctx, `SELECT indexdef, (SELECT 'chunks_hnsw'::regclass::oid) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'chunks_hnsw'`,
+			m.Schema()).Scan(&def, &oid))
+		assert.Contains(t, def, "WHERE (NOT pending)")
+		assert.NotEqual(t, oldOID, oid, "the index was built again")
+		pending, folded := chunkStates(t, m)
+		assert.Zero(t, pending)
+		assert.Equal(t, chunks, folded)
+		assert.Equal(t, len(parityTurns), m.Len())
+		for i, q := range queries {
+			hits, err := m.Query(ctx, q)
+			require.NoError(t, err)
+			assert.Equal(t, hitIDs(want[i]), hitIDs(hits), q.Text)
+			for j := range hits {
+				assert.InDelta(t, want[i][j].Score, hits[j].Score, 1e-6, "%q hit %d", q.Text, j)
+			}
+		}
+		checkStats(t, m)
+	}
+	check(open(t, withParams(u, "exact", "1")))
+	check(open(t, u))
+}

@@ -50,6 +50,7 @@ type options struct {
 	logger          *slog.Logger
 	maintenanceMem  int // MB
 	bulkRecords     int
+	foldAfter       int // chunks
 }
 
 func defaultOptions() options {
@@ -63,6 +64,7 @@ func defaultOptions() options {
 		logger:          slog.Default(),
 		maintenanceMem:  DefaultMaintenanceWorkMem,
 		bulkRecords:     DefaultBulkRecords,
+		foldAfter:       DefaultFoldAfter,
 	}
 }
 
@@ -147,7 +149,8 @@ func WithChunkOptions(c *chunk.Options) Option {
 }
 
 // WithExact makes the vector path an exact scan (no HNSW index is
-// created, and an existing one is not used): for small stores, for
+// created, an existing one is not used, writes are not pending and there
+// is no background fold): for small stores, for
 // measuring the index's recall, or to bulk-load before the index is built
 // (open without it afterwards to build it). The URL parameter exact=1 sets
 // it too.
@@ -205,5 +208,24 @@ const DefaultBulkRecords = 1000
 func WithBulkLoad(records int) Option {
 	return func(o *options) error {
 		return setting.IntIn(&o.bulkRecords, "bulk load size", records, 0, math.MaxInt32)
+	}
+}
+
+// DefaultFoldAfter is how many pending chunks the store's chunks table
+// holds before the background fold moves them into the HNSW index
+// (WithFoldAfter).
+const DefaultFoldAfter = 2000
+
+// WithFoldAfter sets how many pending chunks (≥ 0; 0 turns the background
+// fold off; DefaultFoldAfter) the store holds before the memory folds them
+// into the HNSW index in the background. A write that keeps the index (not
+// exact=1, not a bulk load, WithBulkLoad) stores its chunks pending,
+// outside the index, and so does not pay for inserting them into the
+// graph; queries that search the index also scan the pending chunks
+// exactly, whose cost grows with their number until a fold. One process
+// folds a store at a time (the others skip); Fold folds at once.
+func WithFoldAfter(chunks int) Option {
+	return func(o *options) error {
+		return setting.IntIn(&o.foldAfter, "fold threshold (chunks)", chunks, 0, math.MaxInt32)
 	}
 }

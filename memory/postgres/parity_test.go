@@ -41,13 +41,26 @@ var parityTurns = []memory.Record{
 // {u1, u2}, {u3} in the other.
 var parityTimes = []time.Duration{0, 1, 2, 3, 26 * 60, 26*60 + 5, 26*60 + 9, 10, 11, 3 * 24 * 60, 3*24*60 + 11*60, 5 * 24 * 60, 5*24*60 + 13*60, 7 * 24 * 60, 7*24*60 + 1}
 
+// parityRecords are parityTurns with parityTimes.
+func parityRecords() []memory.Record {
+	recs := make([]memory.Record, len(parityTurns))
+	for i, r := range parityTurns {
+		r.Time = t0.Add(parityTimes[i] * time.Minute)
+		recs[i] = r
+	}
+	return recs
+}
+
 // TestRanksLikeLongterm: the same records, in PostgreSQL and in the
 // in-process engine, give the same hits with the same scores in every
 // mode (single-path scores are the path's own: cosine, relative BM25).
 //
 // With exact=1 every vector search is an exact scan; without it a query of
 // one (small) namespace scans its chunks exactly and a query of all of
-// them uses the HNSW index (exact at this size).
+// them uses the HNSW index (exact at this size) for the chunks folded into
+// it and an exact scan for the pending ones: the records are compared
+// written (all pending), folded (none pending), then after a forget and a
+// replace (the replaced record pending, the others folded).
 func TestRanksLikeLongterm(t *testing.T) {
 	for _, exact := range []string{"1", "0"} {
 		t.Run("exact="+exact, func(t *testing.T) { ranksLikeLongterm(t, exact, nil, nil, nil) })
@@ -80,11 +93,7 @@ func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []
 		emb = hashEmb(t, 256)
 	}
 
-	recs := make([]memory.Record, len(parityTurns))
-	for i, r := range parityTurns {
-		r.Time = t0.Add(parityTimes[i] * time.Minute)
-		recs[i] = r
-	}
+	recs := parityRecords()
 	pg, err := postgres.Open(ctx, storeURL(t, "exact", exact), emb, append([]postgres.Option{postgres.WithCreate()}, pgOpts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { pg.Close() })
@@ -132,6 +141,18 @@ func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []
 		}
 	}
 	compare("added")
+	// Without exact=1 the batches were written pending (outside the HNSW
+	// index, found by the exact scan of the pending chunks); folded into
+	// the index, they rank the same.
+	pending, folded := chunkStates(t, pg)
+	if exact == "0" {
+		assert.Positive(t, pending, "small batches are written pending")
+	}
+	require.NoError(t, pg.Fold(ctx))
+	pending, folded = chunkStates(t, pg)
+	assert.Zero(t, pending, "Fold leaves nothing pending")
+	assert.Equal(t, pg.Chunks(), folded)
+	compare("folded")
 	// A forgotten record leaves its episode (the only record of one: the
 	// episode goes), and the records before and after it become
 	// neighbours (t5 and t7 around t6); a replaced one moves to the end
@@ -149,6 +170,13 @@ func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []
 		r.Time = t0.Add((7*24*60 + 2) * time.Minute)
 		_, err := m.Add(ctx, r)
 		require.NoError(t, err)
+	}
+	if exact == "0" {
+		// The replaced record is pending, the others folded: queries
+		// merge the index's hits and the pending chunks'.
+		pending, folded = chunkStates(t, pg)
+		assert.Positive(t, pending, "the replaced record is pending")
+		assert.Positive(t, folded)
 	}
 	compare("after forget and replace")
 	checkStats(t, pg)

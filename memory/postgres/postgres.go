@@ -29,12 +29,14 @@
 //
 // A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
 // URL): tables manifest (embedder and dimension), schema_migrations,
-// namespaces (with the BM25 statistics), records, chunks (text and
-// vector(dim), with an HNSW index unless exact=1), postings,
+// namespaces (with the BM25 statistics), records, chunks (text,
+// vector(dim) and whether it is pending, with an HNSW index over the
+// chunks that are not unless exact=1), postings,
 // posting_blocks, episodes and speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
 // under an advisory lock; a store from before schema version 5 then has
-// its postings packed into blocks, one pass over them per namespace); a
+// its postings packed into blocks, one pass over them per namespace, one
+// from before version 6 its HNSW index built again as the partial one); a
 // schema newer than this build is
 // memory.ErrVersion, a store built with another embedder or dimension
 // memory.ErrEmbedderMismatch.
@@ -61,18 +63,28 @@
 //
 // A query of one namespace of up to 5,000 records scans its chunks'
 // vectors exactly (through the ns index); a larger namespace, or a query
-// of all of them, searches the HNSW index. The index is what a write pays
-// for: pgvector inserts into the graph one vector at a time, several
+// of all of them, searches the HNSW index. The index is what a write would
+// pay for: pgvector inserts into the graph one vector at a time, several
 // milliseconds each, about eight times what building the index over the
-// same vectors at once costs (measured on two cores), and every chunk of
-// every record is inserted whether or not its namespace is ever searched
-// through it. An AddBatch of at least WithBulkLoad's records (1,000) and at
-// least as many as the store holds (loading a new store, say) drops the
-// index, copies its rows and builds the index again in its transaction
-// (BenchmarkStores/postgres-batch). To load many records in smaller
-// batches, open with exact=1 (no index; the load then runs at the speed of
-// COPY), and open without it afterwards, which builds the index over what
-// is there (BenchmarkStores/postgres-bulk). Both builds run with
+// same vectors at once costs (measured on two cores), two thirds of a
+// single Add. So a write does not insert: its chunks are stored pending
+// (schema version 6), outside the index, which is partial (WHERE NOT
+// pending). A query that searches the index also scans the pending chunks
+// exactly (through their own partial index, in the same round trip) and
+// merges the two lists, so a pending chunk is found as an indexed one is,
+// at the cost of scanning them. A fold moves pending chunks into the
+// index, a few hundred per transaction: in the background once the store
+// holds WithFoldAfter's pending chunks (2,000; one process folds a store
+// at a time, the others skip; Close cancels a fold, whose current batch
+// stays pending), or at once with Fold. An AddBatch of at least
+// WithBulkLoad's records (1,000) and at least as many as the store holds
+// (loading a new store, say) drops the index, copies its rows and builds
+// the index again over every chunk in its transaction
+// (BenchmarkStores/postgres-batch). With exact=1 there is no index and
+// nothing is pending: to load many records in smaller batches, open with
+// exact=1 (the load then runs at the speed of COPY), and open without it
+// afterwards, which builds the index over what is there
+// (BenchmarkStores/postgres-bulk). Both builds run with
 // WithMaintenanceWorkMem (1 GB): PostgreSQL's default of 64 MB holds the
 // graph of some 25,000 chunks, and a build that does not fit is several
 // times slower.
@@ -138,6 +150,12 @@ type Memory struct {
 	tok    keyword.Tokenizer
 	opts   options
 	closed atomic.Bool
+
+	// The background fold (fold.go); nil without one.
+	foldCancel   context.CancelFunc
+	foldSignal   chan struct{}
+	foldDone     chan struct{}
+	sincePending atomic.Int64 // pending chunks written since the fold last counted
 }
 
 var (
@@ -187,6 +205,9 @@ func Open(ctx context.Context, url string, emb embed.Embedder, opts ...Option) (
 		m.pool.Close()
 		return nil, err
 	}
+	if !m.opts.exact && m.opts.foldAfter > 0 {
+		m.startFolder()
+	}
 	return m, nil
 }
 
@@ -219,13 +240,13 @@ func (m *Memory) init(ctx context.Context) error {
 	return nil
 }
 
-// createIndex creates the HNSW index over the chunks when it is missing,
-// with the session's maintenance_work_mem set for the transaction.
+// createIndex creates the HNSW index over the chunks that are not pending
+// when it is missing, with the session's maintenance_work_mem set for the transaction.
 func (m *Memory) createIndex(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, m.opts.maintenanceMem)); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`)
+	_, err := tx.Exec(ctx, hnswIndexSQL)
 	return err
 }
 
@@ -235,13 +256,15 @@ func (m *Memory) Schema() string { return m.schema }
 // Pool returns the connection pool (for administration and tests).
 func (m *Memory) Pool() *pgxpool.Pool { return m.pool }
 
-// Close closes the connection pool; it is idempotent, and other methods
-// return memory.ErrClosed afterwards. Nothing needs flushing: every
-// acknowledged write is committed.
+// Close stops the background fold (cancelling a fold in progress, whose
+// chunks stay pending) and closes the connection pool; it is idempotent,
+// and other methods return memory.ErrClosed afterwards. Nothing needs
+// flushing: every acknowledged write is committed.
 func (m *Memory) Close() error {
 	if m.closed.Swap(true) {
 		return nil
 	}
+	m.stopFolder()
 	m.pool.Close()
 	return nil
 }
@@ -396,9 +419,11 @@ func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, 
 			k++
 		}
 	}
-	if err := m.commit(ctx, preps); err != nil {
+	pending, err := m.commit(ctx, preps)
+	if err != nil {
 		return nil, err
 	}
+	m.wrotePending(pending)
 	ids := make([]string, len(preps))
 	for i := range preps {
 		ids[i] = preps[i].rec.ID

@@ -196,37 +196,63 @@ const maxVectorFetch = 20000
 // exhausted.
 func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss []nsInfo, qvec []float32, depth int, minScore float32,
 	cands map[int64]*candidate, get func(int64) *candidate) error {
-	where := []string{"true"}
 	args := []any{pgv.NewVector(qvec)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	// A namespace of up to exactRecords records is scanned exactly (its
 	// chunks found through the ns index): cheaper than the HNSW graph of
 	// the whole table, whose iterative scan skips every other namespace's
-	// chunks, and exact. A larger one, or all of them, use HNSW; ns + 0
-	// keeps the planner from taking the ns index there.
+	// chunks, and exact. A larger one, or all of them, use HNSW over the
+	// chunks that are not pending (the partial index), plus an exact scan
+	// of the pending ones (fold.go) found through their own partial index;
+	// ns + 0 keeps the planner from taking the ns index for the HNSW
+	// search.
 	exact := m.opts.exact || q.Namespace != "" && nss[0].textDocs <= exactRecords
-	if q.Namespace != "" {
-		col := "ns + 0"
-		if exact {
-			col = "ns"
-		}
-		where = append(where, col+" = "+arg(nss[0].id))
-	}
+	var filters []string // time range, for every search
 	if !q.From.IsZero() {
-		where = append(where, "time >= "+arg(q.From))
+		filters = append(filters, "time >= "+arg(q.From))
 	}
 	if !q.To.IsZero() {
-		where = append(where, "time < "+arg(q.To))
+		filters = append(filters, "time < "+arg(q.To))
 	}
-	order := `embedding <#> $1`
-	if exact {
-		order = `inner_product(embedding, $1) DESC, id`
+	// where is the WHERE of a search of the chunks that match cond, with
+	// the namespace's column as nsCol.
+	where := func(cond, nsCol string) string {
+		conds := []string{cond}
+		if q.Namespace != "" {
+			conds = append(conds, nsCol+" = "+strconv.Itoa(int(nss[0].id)))
+		}
+		return strings.Join(append(conds, filters...), " AND ")
+	}
+	type res struct {
+		id, seq int64
+		ord     int32
+		score   float64
+	}
+	collect := func(dst *[]res) func(pgx.Rows) error {
+		return func(rows pgx.Rows) error {
+			var err error
+			*dst, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (res, error) {
+				var r res
+				err := row.Scan(&r.id, &r.seq, &r.ord, &r.score)
+				return r, err
+			})
+			return err
+		}
+	}
+	// exactScan ranks the chunks that match cond by an exact scan.
+	exactScan := func(d int, cond string) string {
+		return `SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE ` + where(cond, "ns") +
+			fmt.Sprintf(` ORDER BY inner_product(embedding, $1) DESC, id LIMIT %d`, d)
 	}
 	for d := depth; ; d *= 4 {
 		d = min(d, maxVectorFetch)
-		// One round trip: the settings, the search, the settings back.
+		// One round trip: the settings, the index search, the settings
+		// back, the pending chunks.
 		var batch pgx.Batch
-		if !exact {
+		var all, pending []res
+		if exact {
+			batch.Queue(exactScan(d, "true"), args...).Query(collect(&all))
+		} else {
 			// The planner estimates the namespace filter (an expression)
 			// to keep a few rows and then prefers scanning every chunk
 			// exactly (measured: all 30,000 chunks of a namespace of
@@ -235,42 +261,32 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 			// index gives the order. The settings live in a savepoint
 			// that is rolled back after the search (it wrote nothing), so
 			// the statements that follow, and the user's own values of
-			// these settings, are as they were.
+			// these settings, are as they were. The index is partial: the
+			// search names its predicate.
 			batch.Queue(`SAVEPOINT agentmem_vector_search`)
 			batch.Queue(`SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'strict_order', true),
 				set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
 				strconv.Itoa(min(max(m.opts.efSearch, d), 1000)))
-		}
-		type res struct {
-			id, seq int64
-			ord     int32
-			score   float64
-		}
-		var all []res
-		batch.Queue(`SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY `+order+fmt.Sprintf(` LIMIT %d`, d), args...).Query(func(rows pgx.Rows) error {
-			var err error
-			all, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (res, error) {
-				var r res
-				err := row.Scan(&r.id, &r.seq, &r.ord, &r.score)
-				return r, err
-			})
-			return err
-		})
-		if !exact {
+			batch.Queue(`SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE `+where("NOT pending", "ns + 0")+
+				fmt.Sprintf(` ORDER BY embedding <#> $1 LIMIT %d`, d), args...).Query(collect(&all))
 			batch.Queue(`ROLLBACK TO SAVEPOINT agentmem_vector_search`)
 			batch.Queue(`RELEASE SAVEPOINT agentmem_vector_search`)
+			batch.Queue(exactScan(d, "pending"), args...).Query(collect(&pending))
 		}
 		if err := tx.SendBatch(ctx, &batch).Close(); err != nil {
 			return m.wrap(ctx, "query: vector search", err)
 		}
-		n := len(all)
+		// Exhausted when neither search found d chunks.
+		exhausted := len(all) < d && len(pending) < d
+		all = append(all, pending...)
 		slices.SortFunc(all, func(a, b res) int {
 			if c := cmp.Compare(b.score, a.score); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.id, b.id)
 		})
+		all = all[:min(len(all), d)]
+		n := len(all)
 		// The minimum score cuts the list (vdb.SearchMinScore's rule).
 		if i := slices.IndexFunc(all, func(r res) bool { return float32(r.score) < minScore }); i >= 0 {
 			all = all[:i]
@@ -285,7 +301,7 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 			}
 			c.vecKids = append(c.vecKids, ranking.Child{Index: int(r.ord), Score: r.score})
 		}
-		if rank >= depth/4 || n < d || len(all) < n || d >= maxVectorFetch {
+		if rank >= depth/4 || exhausted || len(all) < n || d >= maxVectorFetch {
 			return nil
 		}
 	}

@@ -185,7 +185,29 @@ ALTER TABLE posting_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
 ALTER TABLE namespaces ADD COLUMN merged_seq bigint NOT NULL DEFAULT 0, ADD COLUMN tail_docs bigint NOT NULL DEFAULT 0;
 UPDATE namespaces SET tail_docs = text_docs;`
 	}},
+	{"chunks written pending, outside the HNSW index until folded", func(int) string {
+		// fold.go: a small write's chunks are inserted pending, which the
+		// HNSW index (now partial) leaves out; a query scans them exactly
+		// besides searching the index, and a fold moves them into it.
+		// An existing index is built again as the partial one (every
+		// chunk written so far is in it: none is pending).
+		return `
+ALTER TABLE chunks ADD COLUMN pending boolean NOT NULL DEFAULT false;
+CREATE INDEX chunks_pending ON chunks (ns) WHERE pending;
+DO $$
+BEGIN
+	IF EXISTS (SELECT FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'chunks_hnsw') THEN
+		EXECUTE format('DROP INDEX %I.chunks_hnsw', current_schema());
+		CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending;
+	END IF;
+END
+$$;`
+	}},
 }
+
+// hnswIndexSQL creates the HNSW index over the chunks that are not
+// pending (migration 6 creates it too, in its own words).
+const hnswIndexSQL = `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`
 
 // SchemaVersion is the schema version this build creates and reads.
 var SchemaVersion = len(migrations)
@@ -224,6 +246,12 @@ func (m *Memory) migrate(ctx context.Context, create bool) error {
 	}
 	if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+pgx.Identifier{m.schema}.Sanitize()+`, public`); err != nil {
 		return m.wrap(ctx, "migrate: search_path", err)
+	}
+	if version < SchemaVersion {
+		// A migration may build the HNSW index again.
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, m.opts.maintenanceMem)); err != nil {
+			return m.wrap(ctx, "migrate: maintenance_work_mem", err)
+		}
 	}
 	for v := version; v < SchemaVersion; v++ {
 		mig := migrations[v]

@@ -65,8 +65,9 @@ type oldRec struct {
 const maxWriteAttempts = 5
 
 // commit writes the prepared records in one transaction, retrying when a
-// concurrent writer of the same id or a deadlock made it fail.
-func (m *Memory) commit(ctx context.Context, preps []prepared) error {
+// concurrent writer of the same id or a deadlock made it fail. It returns
+// how many chunks it wrote pending (outside the HNSW index, see fold.go).
+func (m *Memory) commit(ctx context.Context, preps []prepared) (int, error) {
 	// The last occurrence of a repeated id is the one stored.
 	last := map[string]int{}
 	for i := range preps {
@@ -78,24 +79,25 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) error {
 			batch = append(batch, &preps[i])
 		}
 	}
+	var pending int
 	var err error
 	for range maxWriteAttempts {
-		if err = m.commitOnce(ctx, batch); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
+		if pending, err = m.commitOnce(ctx, batch); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
 			break
 		}
 	}
-	return err
+	return pending, err
 }
 
-func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
+func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) (int, error) {
 	c, err := m.acquire(ctx)
 	if err != nil {
-		return m.wrap(ctx, "add", err)
+		return 0, m.wrap(ctx, "add", err)
 	}
 	defer c.Release()
 	tx, err := c.Begin(ctx)
 	if err != nil {
-		return m.wrap(ctx, "add: begin", err)
+		return 0, m.wrap(ctx, "add: begin", err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // after Commit it is a no-op
 
@@ -105,7 +107,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 	}
 	olds, err := readOld(ctx, tx, ids)
 	if err != nil {
-		return m.wrap(ctx, "add: read replaced records", err)
+		return 0, m.wrap(ctx, "add: read replaced records", err)
 	}
 	names := map[string]bool{}
 	for _, p := range batch {
@@ -116,29 +118,29 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 	}
 	nss, err := lockNamespaces(ctx, tx, names)
 	if err != nil {
-		return m.wrap(ctx, "add: lock namespaces", err)
+		return 0, m.wrap(ctx, "add: lock namespaces", err)
 	}
 	// Re-read under the locks: a record moved to an unlocked namespace in
 	// the meantime makes the transaction start over.
 	if olds, err = readOld(ctx, tx, ids); err != nil {
-		return m.wrap(ctx, "add: read replaced records", err)
+		return 0, m.wrap(ctx, "add: read replaced records", err)
 	}
 	for _, o := range olds {
 		if nss[o.ns] == nil {
-			return fmt.Errorf("postgres: record %q moved during the write: %w", o.id, errRetry)
+			return 0, fmt.Errorf("postgres: record %q moved during the write: %w", o.id, errRetry)
 		}
 	}
 	if err := m.deleteRecords(ctx, tx, olds, nss); err != nil {
-		return err
+		return 0, err
 	}
 	var seqs []int64
 	rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('records', 'seq')) FROM generate_series(1, $1)`, len(batch))
 	if err != nil {
-		return m.wrap(ctx, "add: sequence", err)
+		return 0, m.wrap(ctx, "add: sequence", err)
 	}
 	seqs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		return m.wrap(ctx, "add: sequence", err)
+		return 0, m.wrap(ctx, "add: sequence", err)
 	}
 	slices.Sort(seqs)
 
@@ -186,45 +188,58 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) error {
 		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode"}, pgx.CopyFromRows(recRows)); err != nil {
-		return m.wrap(ctx, "add: records", err)
+		return 0, m.wrap(ctx, "add: records", err)
 	}
 	bulk, err := m.bulk(ctx, tx, len(batch))
 	if err != nil {
-		return m.wrap(ctx, "add: bulk load", err)
+		return 0, m.wrap(ctx, "add: bulk load", err)
 	}
 	if bulk {
 		// Its vectors go in without the index, which is built again
-		// over the whole table below.
+		// over the whole table below, with the chunks that were pending.
 		if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS chunks_hnsw`); err != nil {
-			return m.wrap(ctx, "add: bulk load: drop HNSW index", err)
+			return 0, m.wrap(ctx, "add: bulk load: drop HNSW index", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE chunks SET pending = false WHERE pending`); err != nil {
+			return 0, m.wrap(ctx, "add: bulk load: fold pending chunks", err)
 		}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding"}, pgx.CopyFromRows(chunkRows)); err != nil {
-		return m.wrap(ctx, "add: chunks", err)
+	// With the index kept, a batch's chunks are written pending: outside
+	// the index until a fold (fold.go), so that the write does not pay
+	// for inserting them into the graph.
+	pending := !m.opts.exact && !bulk
+	for i := range chunkRows {
+		chunkRows[i] = append(chunkRows[i], pending)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding", "pending"}, pgx.CopyFromRows(chunkRows)); err != nil {
+		return 0, m.wrap(ctx, "add: chunks", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "term", "seq", "tf", "dl", "episode"}, pgx.CopyFromRows(postRows)); err != nil {
-		return m.wrap(ctx, "add: postings", err)
+		return 0, m.wrap(ctx, "add: postings", err)
 	}
 	if bulk {
 		if err := m.createIndex(ctx, tx); err != nil {
-			return m.wrap(ctx, "add: bulk load: build HNSW index", err)
+			return 0, m.wrap(ctx, "add: bulk load: build HNSW index", err)
 		}
 	}
 	for _, p := range batch {
 		if ns := nss[p.rec.Namespace]; ns.tailDocs >= mergeRecords {
 			// The batch's records follow seqs[0] − 1 (seqs ascend).
 			if err := mergeTail(ctx, tx, ns, seqs[0]-1, ns.lastSeq, mem[ns.id]); err != nil {
-				return m.wrap(ctx, "add: pack postings", err)
+				return 0, m.wrap(ctx, "add: pack postings", err)
 			}
 		}
 	}
 	if err := writeStats(ctx, tx, nss); err != nil {
-		return m.wrap(ctx, "add: statistics", err)
+		return 0, m.wrap(ctx, "add: statistics", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return m.wrap(ctx, "add: commit", err)
+		return 0, m.wrap(ctx, "add: commit", err)
 	}
-	return nil
+	if !pending {
+		return 0, nil
+	}
+	return len(chunkRows), nil
 }
 
 // bulk reports whether a batch of n records rebuilds the HNSW index
