@@ -88,3 +88,12 @@ func CheckBlocks(ctx context.Context, m *Memory) error {
 // FoldLockKey returns the name of the advisory lock that serialises the
 // folds of m's store (hashtextextended(key, 0) is the lock's key).
 func FoldLockKey(m *Memory) string { return m.foldLockKey() }
+
+// SetPendingLimits sets the most chunks a write stores pending and the
+// estimated pending chunks past which writes go into the index, until the
+// returned function restores them.
+func SetPendingLimits(writeChunks int, capChunks int64) (restore func()) {
+	w, c := pendingWriteChunks, pendingCapChunks
+	pendingWriteChunks, pendingCapChunks = writeChunks, capChunks
+	return func() { pendingWriteChunks, pendingCapChunks = w, c }
+}

@@ -16,6 +16,26 @@ import (
 // path: in the background once the table holds WithFoldAfter's pending
 // chunks, or when Fold is called.
 
+// pendingWriteChunks is the most chunks a write stores pending: a batch
+// with more (some 85 records of three chunks) inserts them into the index
+// itself, as an import amortises that well. (A variable for tests.)
+var pendingWriteChunks = 256
+
+// pendingCapChunks, when positive, replaces pendingCap's rule (tests).
+var pendingCapChunks int64
+
+// pendingCap is about the most pending chunks the store holds: past it
+// (by this process's estimate, pendingEst) writes insert into the index,
+// so that a query's exact scan of the pending chunks stays a few
+// milliseconds even when writes outpace the fold. Four times
+// WithFoldAfter's threshold, or the default's when the fold is off.
+func (m *Memory) pendingCap() int64 {
+	if pendingCapChunks > 0 {
+		return pendingCapChunks
+	}
+	return 4 * int64(max(m.opts.foldAfter, DefaultFoldAfter))
+}
+
 // foldBatch is how many chunks a fold moves into the index per
 // transaction (a few hundred milliseconds of graph inserts, during which
 // a write that deletes one of them waits).
@@ -56,7 +76,11 @@ func (m *Memory) stopFolder() {
 // check, it wakes the fold to count the table's pending chunks. The write
 // does not wait.
 func (m *Memory) wrotePending(n int) {
-	if n == 0 || m.foldSignal == nil {
+	if n == 0 {
+		return
+	}
+	m.pendingEst.Add(int64(n))
+	if m.foldSignal == nil {
 		return
 	}
 	step := int64(max(1, m.opts.foldAfter/8))
@@ -102,6 +126,7 @@ func (m *Memory) foldIfDue(ctx context.Context) (int64, error) {
 	if err := m.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT FROM chunks WHERE pending LIMIT $1) p`, m.opts.foldAfter).Scan(&n); err != nil {
 		return 0, m.wrap(ctx, "fold: count pending chunks", err)
 	}
+	m.pendingEst.Store(int64(n))
 	if n < m.opts.foldAfter {
 		return 0, nil
 	}
@@ -169,7 +194,9 @@ func (m *Memory) fold(ctx context.Context, wait bool) (int64, error) {
 			return total, m.wrap(ctx, "fold", err)
 		}
 		total += tag.RowsAffected()
+		m.pendingEst.Add(-tag.RowsAffected())
 		if tag.RowsAffected() == 0 {
+			m.pendingEst.Store(0)
 			return total, nil
 		}
 	}

@@ -163,7 +163,10 @@ func TestBackgroundFold(t *testing.T) {
 	assert.Zero(t, pending)
 
 	// Close during a fold: enough pending chunks for a fold of several
-	// seconds (WithBulkLoad(0): the batch is written pending).
+	// seconds (WithBulkLoad(0) and no limit on a write's pending chunks:
+	// the batch is written pending).
+	restore := postgres.SetPendingLimits(1<<30, 1<<40)
+	defer restore()
 	bigURL := storeURL(t)
 	big := open(t, bigURL, postgres.WithFoldAfter(100), postgres.WithBulkLoad(0))
 	recs := benchRecords(800)
@@ -190,4 +193,49 @@ func TestBackgroundFold(t *testing.T) {
 	pending, _ = chunkStates(t, again)
 	assert.Zero(t, pending)
 	checkStats(t, again)
+}
+
+// TestPendingBounded: only small writes are deferred, and the pending
+// chunks stay bounded when writes outpace the fold: a batch of more than
+// the per-write limit, and any write once the store holds about the cap,
+// goes into the index at once; after a fold small writes are deferred
+// again. Queries find every record whatever its chunks' state.
+func TestPendingBounded(t *testing.T) {
+	ctx := t.Context()
+	t.Cleanup(postgres.SetPendingLimits(4, 10))
+	m := open(t, storeURL(t), postgres.WithFoldAfter(0), postgres.WithBulkLoad(0))
+	recs := parityRecords()
+
+	_, err := m.AddBatch(ctx, recs[:5])
+	require.NoError(t, err)
+	require.Greater(t, m.Chunks(), 4, "the batch has more chunks than a write defers")
+	pending, _ := chunkStates(t, m)
+	assert.Zero(t, pending, "a large batch goes into the index")
+
+	// Single writes until the estimate reaches the cap, then beyond.
+	var states []int
+	for _, r := range recs[5:] {
+		_, err := m.Add(ctx, r)
+		require.NoError(t, err)
+		p, _ := chunkStates(t, m)
+		states = append(states, p)
+	}
+	t.Logf("pending chunks after each single write: %v", states)
+	final := states[len(states)-1]
+	assert.Positive(t, states[0], "a small write is deferred")
+	assert.Less(t, final, 10+4, "pending chunks stay within the cap and one write: %v", states)
+	assert.Equal(t, final, states[len(states)-2], "past the cap writes go into the index: %v", states)
+	for _, r := range recs {
+		hits, err := m.Query(ctx, memory.Query{Text: r.Text, Mode: memory.VectorOnly, K: 1})
+		require.NoError(t, err)
+		require.NotEmpty(t, hits)
+		assert.Equal(t, r.ID, hits[0].ID, "%s is found by its own text", r.ID)
+	}
+
+	require.NoError(t, m.Fold(ctx))
+	_, err = m.Add(ctx, memory.Record{ID: "late", Text: "A note written after the fold.", Time: t0.Add(time.Hour)})
+	require.NoError(t, err)
+	pending, _ = chunkStates(t, m)
+	assert.Positive(t, pending, "after a fold small writes are deferred again")
+	checkStats(t, m)
 }

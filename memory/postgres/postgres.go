@@ -156,6 +156,10 @@ type Memory struct {
 	foldSignal   chan struct{}
 	foldDone     chan struct{}
 	sincePending atomic.Int64 // pending chunks written since the fold last counted
+	// pendingEst estimates the table's pending chunks: the fold's last
+	// count (or 0 after a fold) plus what this process wrote pending
+	// since. Past pendingCap, writes go into the index.
+	pendingEst atomic.Int64
 }
 
 var (

@@ -204,10 +204,14 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) (int, error)
 			return 0, m.wrap(ctx, "add: bulk load: fold pending chunks", err)
 		}
 	}
-	// With the index kept, a batch's chunks are written pending: outside
-	// the index until a fold (fold.go), so that the write does not pay
-	// for inserting them into the graph.
-	pending := !m.opts.exact && !bulk
+	// With the index kept, a small write's chunks are written pending:
+	// outside the index until a fold (fold.go), so that the write does
+	// not pay for inserting them into the graph. A larger batch (an
+	// import) pays for its own, as does any write while the store holds
+	// about pendingCap pending chunks: every query that searches the
+	// index scans those exactly, so their number stays bounded even when
+	// writes outpace the fold.
+	pending := !m.opts.exact && !bulk && len(chunkRows) <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
 	for i := range chunkRows {
 		chunkRows[i] = append(chunkRows[i], pending)
 	}
