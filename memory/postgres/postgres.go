@@ -67,12 +67,15 @@
 // pay for: pgvector inserts into the graph one vector at a time, several
 // milliseconds each, about eight times what building the index over the
 // same vectors at once costs (measured on two cores), two thirds of a
-// single Add. So a write does not insert: its chunks are stored pending
-// (schema version 6), outside the index, which is partial (WHERE NOT
-// pending). A query that searches the index also scans the pending chunks
-// exactly (through their own partial index, in the same round trip) and
-// merges the two lists, so a pending chunk is found as an indexed one is,
-// at the cost of scanning them. A fold moves pending chunks into the
+// single Add. So a small write (at most 256 chunks) does not insert: its
+// chunks are stored pending (schema version 6), outside the index, which
+// is partial (WHERE NOT pending). A larger batch inserts its own chunks,
+// and so does every write while the store holds about four times
+// WithFoldAfter's threshold pending (by the process's estimate): the
+// pending chunks stay few enough to scan. A query that searches the
+// index also scans the pending chunks exactly (through their own partial
+// index, in the same round trip) and merges the two lists, so a pending
+// chunk is found as an indexed one is, at the cost of scanning them. A fold moves pending chunks into the
 // index, a few hundred per transaction: in the background once the store
 // holds WithFoldAfter's pending chunks (2,000; one process folds a store
 // at a time, the others skip; Close cancels a fold, whose current batch
