@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/memory"
@@ -282,5 +283,41 @@ func BenchmarkSingleAdds(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkMigrateFromV5 measures what opening a store of schema version
+// 5 costs (AGENTMEM_BENCH_N records, default 10,000, in one namespace):
+// migration 6 rebuilds the HNSW index as a partial one, in the migration's
+// transaction, while writers wait. Reported: migrate-s, the Open.
+func BenchmarkMigrateFromV5(b *testing.B) {
+	n := benchN(b)
+	ctx := context.Background()
+	emb := hashEmb(b, 512)
+	for range b.N {
+		u := storeURL(b)
+		m, err := postgres.Open(ctx, u, emb, postgres.WithCreate())
+		require.NoError(b, err)
+		_, err = m.AddBatch(ctx, benchRecords(n)) // a bulk load: no pending chunks
+		require.NoError(b, err)
+		schema := m.Schema()
+		require.NoError(b, m.Close())
+		conn, err := pgx.Connect(ctx, withParams(needPG(b), "search_path", schema+",public"))
+		require.NoError(b, err)
+		for _, sql := range []string{
+			`ALTER TABLE chunks DROP COLUMN pending`,
+			`SET maintenance_work_mem = '1GB'`,
+			`CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`,
+			`DELETE FROM schema_migrations WHERE version > 5`,
+		} {
+			_, err := conn.Exec(ctx, sql)
+			require.NoError(b, err, sql)
+		}
+		require.NoError(b, conn.Close(ctx))
+		t := time.Now()
+		m, err = postgres.Open(ctx, u, emb)
+		require.NoError(b, err)
+		b.ReportMetric(time.Since(t).Seconds(), "migrate-s")
+		require.NoError(b, m.Close())
 	}
 }
