@@ -239,23 +239,20 @@ func (m *Memory) keywordSearch(q Query, text string, depth int, inRange func(*pa
 	if q.Namespace == "" {
 		nss = ti.namespaces(m)
 	}
+	words := ranking.WithoutQuestionWords(text)
 	var out []scored
 	for _, ns := range nss {
-		out = append(out, m.keywordNamespace(ti, ti.get(ns, m), q, text, depth, inRange)...)
+		out = append(out, m.keywordNamespace(ti, ti.get(ns, m), q, text, words, depth, inRange)...)
 	}
 	return topScored(out, depth)
 }
 
-func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text string, depth int, inRange func(*parent) bool) []scored {
-	// Speakers are found in the query as asked ("what did you say" is
-	// about the answerer's words); what is searched leaves out the
-	// question words.
-	speakers, rest := n.namedSpeakers(ti.tok, text)
-	text, rest = ranking.WithoutQuestionWords(text), ranking.WithoutQuestionWords(rest)
-	if len(speakers) > 0 && len(ti.tok.Tokens(rest)) == 0 {
-		// Only a name: look for it in the text.
-		speakers, rest = nil, text
-	}
+// keywordNamespace ranks one namespace's records for the query as asked
+// (text: speakers are found in it, "what did you say" being about the
+// answerer's words) and without its question words (words).
+func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, words string, depth int, inRange func(*parent) bool) []scored {
+	named, rest := n.namedSpeakers(ti.tok, text)
+	speakers, rest := ranking.KeywordQuery(ti.tok, text, words, named, rest)
 	timed := !q.From.IsZero() || !q.To.IsZero()
 	var keep func(int64) bool
 	if timed {
@@ -318,7 +315,7 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text strin
 		m.addEpisodes(n, rest, w, scores, keep)
 	}
 	if b := m.opts.ret.timeBoost; b > 0 && n.last != nil {
-		if from, to, ok := timeRef(text, n.last.rec.Time); ok {
+		if from, to, ok := timeRef(words, n.last.rec.Time); ok {
 			for id := range scores {
 				if p := n.parents[id]; p != nil && !p.rec.Time.Before(from) && p.rec.Time.Before(to) {
 					scores[id] *= 1 + b

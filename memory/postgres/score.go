@@ -39,9 +39,10 @@ func compareSeq(a, b scored) int {
 // first, up to depth: memory/longterm's keywordSearch (question words left
 // out of the query).
 func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, nss []nsInfo, text string, depth int) ([]scored, error) {
+	words := ranking.WithoutQuestionWords(text)
 	var out []scored
 	for _, ns := range nss {
-		r, err := m.keywordNamespace(ctx, tx, q, ns, text, depth)
+		r, err := m.keywordNamespace(ctx, tx, q, ns, text, words, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -66,15 +67,9 @@ func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, n
 // k1·(1 − b) + k1·b·len/avglen), a group the best of its whole forms or
 // the weighted sum of its parts (PartWeight times their mean), whichever
 // is higher.
-func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query, ns nsInfo, text string, depth int) ([]scored, error) {
-	// As in memory/longterm: speakers from the query as asked, the words
-	// searched without question words.
-	speakers, rest := m.namedSpeakers(ns, text)
-	text, rest = ranking.WithoutQuestionWords(text), ranking.WithoutQuestionWords(rest)
-	if len(speakers) > 0 && len(m.tok.Tokens(rest)) == 0 {
-		// Only a name: look for it in the text.
-		speakers, rest = nil, text
-	}
+func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query, ns nsInfo, text, words string, depth int) ([]scored, error) {
+	named, rest := m.namedSpeakers(ns, text)
+	speakers, rest := ranking.KeywordQuery(m.tok, text, words, named, rest)
 	groups := keyword.QueryGroups(m.tok, rest)
 	if len(groups) == 0 || ns.textDocs == 0 {
 		return nil, nil

@@ -58,6 +58,27 @@ func (st SpeakerTerms) NamedSpeakers(tok keyword.Tokenizer, speakers int, query 
 	return named, rest
 }
 
+// KeywordQuery turns what NamedSpeakers found in a query as asked (named,
+// rest) into what a keyword path searches: the speakers to boost and the
+// words to search, without question words. words is the whole query
+// without them (WithoutQuestionWords, once per query, whatever the number
+// of namespaces searched); only a rest with names cut out is stripped
+// here. A query that is nothing but a name boosts nobody and searches for
+// the name in the text.
+func KeywordQuery(tok keyword.Tokenizer, query, words string, named []string, rest string) ([]string, string) {
+	if len(named) == 0 {
+		return nil, words
+	}
+	if rest == query { // the asker: nothing cut out
+		return named, words
+	}
+	rest = WithoutQuestionWords(rest)
+	if len(tok.Tokens(rest)) == 0 {
+		return nil, words
+	}
+	return named, rest
+}
+
 // askerRoles are the speaker names that mean the user of a chat log, the
 // one a first-person query is about.
 var askerRoles = []string{"user", "human"}

@@ -1,6 +1,7 @@
 package ranking_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,4 +83,28 @@ func TestSpeakerTerms_FirstPersonNamesTheUser(t *testing.T) {
 	alone.Add(tok, "user")
 	named, _ = alone.NamedSpeakers(tok, 1, "what is my plan?")
 	assert.Nil(t, named, "the only speaker of a namespace is no preference")
+}
+
+func TestKeywordQuery(t *testing.T) {
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	st := ranking.SpeakerTerms{}
+	for _, s := range []string{"User", "Assistant", "Deborah"} {
+		st.Add(tok, s)
+	}
+	for _, tt := range []struct {
+		query, search string
+		speakers      []string
+	}{
+		{"what did Deborah bake?", "bake?", []string{"Deborah"}},          // a name cut out, then the question words
+		{"what is my dog's name?", "is my dog's name?", []string{"User"}}, // the asker: the query's words
+		{"what did you suggest?", "you suggest?", nil},                    // nobody
+		{"who is Deborah?", "is Deborah?", nil},                           // only a name: searched in the text
+	} {
+		named, rest := st.NamedSpeakers(tok, 3, tt.query)
+		words := ranking.WithoutQuestionWords(tt.query)
+		speakers, search := ranking.KeywordQuery(tok, tt.query, words, named, rest)
+		assert.Equal(t, tt.speakers, speakers, tt.query)
+		assert.Equal(t, tt.search, strings.TrimSpace(search), tt.query)
+	}
 }
