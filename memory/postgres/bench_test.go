@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/memory/postgres"
@@ -72,6 +72,16 @@ func benchQueries(recs []memory.Record) []string {
 	return queries
 }
 
+// openDir opens a directory store (memory/longterm on disk) in a temporary
+// directory, closed when the benchmark ends: the peer of the PostgreSQL
+// store in the benchmarks.
+func openDir(b *testing.B, emb embed.Embedder) *longterm.Memory {
+	m, err := longterm.Open(context.Background(), b.TempDir(), emb)
+	require.NoError(b, err)
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
 type benchStore interface {
 	AddBatch(context.Context, []memory.Record) ([]string, error)
 	Query(context.Context, memory.Query) ([]memory.Hit, error)
@@ -115,12 +125,6 @@ func BenchmarkStores(b *testing.B) {
 	queries := benchQueries(recs)
 	ctx := context.Background()
 	emb := hashEmb(b, 512)
-	openPG := func(b *testing.B, url string) benchStore {
-		m, err := postgres.Open(ctx, url, emb, postgres.WithCreate())
-		require.NoError(b, err)
-		b.Cleanup(func() { m.Close() })
-		return m
-	}
 	var bulkURL string
 	stores := []struct {
 		name string
@@ -130,14 +134,9 @@ func BenchmarkStores(b *testing.B) {
 		loaded func(b *testing.B, m benchStore) benchStore
 		batch  int // records per AddBatch (0: 500)
 	}{
-		{name: "dir", open: func(b *testing.B) benchStore {
-			m, err := longterm.Open(ctx, b.TempDir(), emb)
-			require.NoError(b, err)
-			b.Cleanup(func() { m.Close() })
-			return m
-		}},
-		{name: "postgres", open: func(b *testing.B) benchStore { return openPG(b, storeURL(b)) }},
-		{name: "postgres-folded", open: func(b *testing.B) benchStore { return openPG(b, storeURL(b)) },
+		{name: "dir", open: func(b *testing.B) benchStore { return openDir(b, emb) }},
+		{name: "postgres", open: func(b *testing.B) benchStore { return openWith(b, storeURL(b), emb) }},
+		{name: "postgres-folded", open: func(b *testing.B) benchStore { return openWith(b, storeURL(b), emb) },
 			loaded: func(b *testing.B, m benchStore) benchStore {
 				t := time.Now()
 				require.NoError(b, m.(*postgres.Memory).Fold(ctx))
@@ -146,15 +145,15 @@ func BenchmarkStores(b *testing.B) {
 			}},
 		{name: "postgres-bulk", open: func(b *testing.B) benchStore {
 			bulkURL = storeURL(b)
-			return openPG(b, withParams(bulkURL, "exact", "1"))
+			return openWith(b, withParams(bulkURL, "exact", "1"), emb)
 		}, loaded: func(b *testing.B, m benchStore) benchStore {
 			require.NoError(b, m.(*postgres.Memory).Close())
 			t := time.Now()
-			m = openPG(b, bulkURL)
+			m = openWith(b, bulkURL, emb)
 			b.ReportMetric(time.Since(t).Seconds(), "index-build-s")
 			return m
 		}},
-		{name: "postgres-batch", open: func(b *testing.B) benchStore { return openPG(b, storeURL(b)) }, batch: n},
+		{name: "postgres-batch", open: func(b *testing.B) benchStore { return openWith(b, storeURL(b), emb) }, batch: n},
 	}
 	for _, st := range stores {
 		b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
@@ -239,24 +238,13 @@ func BenchmarkSingleAdds(b *testing.B) {
 	queries := benchQueries(recs)
 	ctx := context.Background()
 	emb := hashEmb(b, 512)
-	openPG := func(b *testing.B, url string) benchStore {
-		m, err := postgres.Open(ctx, url, emb, postgres.WithCreate())
-		require.NoError(b, err)
-		b.Cleanup(func() { m.Close() })
-		return m
-	}
 	stores := []struct {
 		name string
 		open func(b *testing.B) benchStore
 	}{
-		{"dir", func(b *testing.B) benchStore {
-			m, err := longterm.Open(ctx, b.TempDir(), emb)
-			require.NoError(b, err)
-			b.Cleanup(func() { m.Close() })
-			return m
-		}},
-		{"postgres", func(b *testing.B) benchStore { return openPG(b, storeURL(b)) }},
-		{"postgres-exact", func(b *testing.B) benchStore { return openPG(b, storeURL(b, "exact", "1")) }},
+		{"dir", func(b *testing.B) benchStore { return openDir(b, emb) }},
+		{"postgres", func(b *testing.B) benchStore { return openWith(b, storeURL(b), emb) }},
+		{"postgres-exact", func(b *testing.B) benchStore { return openWith(b, storeURL(b, "exact", "1"), emb) }},
 	}
 	for _, st := range stores {
 		b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
@@ -302,18 +290,7 @@ func BenchmarkMigrateFromV5(b *testing.B) {
 		require.NoError(b, err)
 		schema := m.Schema()
 		require.NoError(b, m.Close())
-		conn, err := pgx.Connect(ctx, withParams(needPG(b), "search_path", schema+",public"))
-		require.NoError(b, err)
-		for _, sql := range []string{
-			`ALTER TABLE chunks DROP COLUMN pending`,
-			`SET maintenance_work_mem = '1GB'`,
-			`CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`,
-			`DELETE FROM schema_migrations WHERE version > 5`,
-		} {
-			_, err := conn.Exec(ctx, sql)
-			require.NoError(b, err, sql)
-		}
-		require.NoError(b, conn.Close(ctx))
+		require.NoError(b, downgradeToV5(ctx, needPG(b), schema))
 		t := time.Now()
 		m, err = postgres.Open(ctx, u, emb)
 		require.NoError(b, err)

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -44,10 +45,17 @@ func hashEmb(tb testing.TB, dim int) embed.Embedder {
 	return e
 }
 
-// open opens (creating) the store at url, closing it when the test ends.
+// open opens (creating) the store at url with hash:256, closing it when
+// the test ends.
 func open(tb testing.TB, url string, opts ...postgres.Option) *postgres.Memory {
 	tb.Helper()
-	m, err := postgres.Open(tb.Context(), url, hashEmb(tb, 256), append([]postgres.Option{postgres.WithCreate()}, opts...)...)
+	return openWith(tb, url, hashEmb(tb, 256), opts...)
+}
+
+// openWith is open with the embedder emb.
+func openWith(tb testing.TB, url string, emb embed.Embedder, opts ...postgres.Option) *postgres.Memory {
+	tb.Helper()
+	m, err := postgres.Open(context.Background(), url, emb, append([]postgres.Option{postgres.WithCreate()}, opts...)...)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { m.Close() })
 	return m

@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"context"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -127,18 +129,10 @@ func TestMigrateFromVersion5(t *testing.T) {
 	chunks := m.Chunks()
 	require.NoError(t, m.Close())
 
-	// Back to version 5: no pending column, the full index.
+	require.NoError(t, downgradeToV5(ctx, needPG(t), m.Schema()))
 	conn, err := pgx.Connect(ctx, withParams(needPG(t), "search_path", m.Schema()+",public"))
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	for _, sql := range []string{
-		`ALTER TABLE chunks DROP COLUMN pending`, // and the indexes over it
-		`CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`,
-		`DELETE FROM schema_migrations WHERE version > 5`,
-	} {
-		_, err := conn.Exec(ctx, sql)
-		require.NoError(t, err, sql)
-	}
 	var oldOID uint32
 	require.NoError(t, conn.QueryRow(ctx, `SELECT 'chunks_hnsw'::regclass::oid`).Scan(&oldOID))
 
@@ -169,4 +163,26 @@ func TestMigrateFromVersion5(t *testing.T) {
 	}
 	check(open(t, withParams(u, "exact", "1")))
 	check(open(t, u))
+}
+
+// downgradeToV5 turns the store in schema back into a version-5 one: no
+// pending column (nor the indexes over it), the full HNSW index, no record
+// of migration 6.
+func downgradeToV5(ctx context.Context, dsn, schema string) error {
+	conn, err := pgx.Connect(ctx, withParams(dsn, "search_path", schema+",public"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		`ALTER TABLE chunks DROP COLUMN pending`,
+		`SET maintenance_work_mem = '1GB'`,
+		`CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`,
+		`DELETE FROM schema_migrations WHERE version > 5`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
 }
