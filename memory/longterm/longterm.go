@@ -275,11 +275,9 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 			texts = append(texts, header+c.Text)
 		}
 	}
-	buf := m.vecBuf(len(texts) * m.dim)
-	if buf != nil {
-		defer vecBufs.Put(buf)
-	}
-	vecs, err := embed.EmbedAllInto(ctx, m.emb, bufSlice(buf), texts, embedBatch)
+	buf, release := m.vecBuf(len(texts) * m.dim)
+	defer release()
+	vecs, err := embed.EmbedAllInto(ctx, m.emb, buf, texts, embedBatch)
 	if err != nil {
 		return nil, fmt.Errorf("longterm: %w", err)
 	}
@@ -320,13 +318,14 @@ const maxPooledFloats = 1 << 22
 // that opens memories for short jobs reuses them too.
 var vecBufs sync.Pool
 
-// vecBuf returns a reused buffer of n floats for a batch's vectors, or nil
-// when the embedder cannot write into one or n is larger than
-// maxPooledFloats. The caller puts it back into vecBufs once nothing
-// refers to the vectors: the vector index and the log copy them.
-func (m *Memory) vecBuf(n int) *[]float32 {
+// vecBuf returns a reused buffer of n floats for a batch's vectors, and
+// the function that hands it back to vecBufs, to call once nothing refers
+// to the vectors (the vector index and the log copy them). It returns no
+// buffer (and a release that does nothing) when the embedder cannot write
+// into one or n is larger than maxPooledFloats.
+func (m *Memory) vecBuf(n int) (buf []float32, release func()) {
 	if _, ok := m.emb.(embed.IntoEmbedder); !ok || n > maxPooledFloats {
-		return nil
+		return nil, func() {}
 	}
 	b, _ := vecBufs.Get().(*[]float32)
 	if b == nil {
@@ -336,15 +335,7 @@ func (m *Memory) vecBuf(n int) *[]float32 {
 		*b = make([]float32, n, min(max(n, 2*cap(*b)), maxPooledFloats))
 	}
 	*b = (*b)[:n]
-	return b
-}
-
-// bufSlice returns the buffer b points to (nil for nil).
-func bufSlice(b *[]float32) []float32 {
-	if b == nil {
-		return nil
-	}
-	return *b
+	return *b, func() { vecBufs.Put(b) }
 }
 
 // inParts calls do on contiguous parts of [0, n), on GOMAXPROCS goroutines
