@@ -34,6 +34,23 @@ type Turn struct {
 	ID      string `json:"id"`
 	Speaker string `json:"speaker"`
 	Text    string `json:"text"`
+	// ImageCaption describes an image shared with the turn (optional). A
+	// memory of the turn keeps it, as an agent would keep what a shared
+	// picture shows: see [Turn.Content].
+	ImageCaption string `json:"image_caption"`
+}
+
+// Content is what is remembered of the turn: its text, and the caption of
+// an image shared with it, if any, as "TEXT [image: CAPTION]".
+func (t Turn) Content() string {
+	c := strings.TrimSpace(t.ImageCaption)
+	if c == "" {
+		return t.Text
+	}
+	if strings.TrimSpace(t.Text) == "" {
+		return "[image: " + c + "]"
+	}
+	return t.Text + " [image: " + c + "]"
 }
 
 // A Question is one line of questions.jsonl.

@@ -72,6 +72,40 @@ func TestRun_AskedAtSeesOnlyEarlierTurns(t *testing.T) {
 	}
 }
 
+// A turn that shares a picture is found by what the picture shows: the
+// caption is remembered with the turn, by every mode and by the reference
+// BM25 alike, unless NoCaptions leaves it out.
+func TestRun_ImageCaptionIsRemembered(t *testing.T) {
+	dir := writeSet(t, `{"conv":"a","session":1,"date":"2023-05-08","id":"1","speaker":"Mel","text":"Look what I finished last weekend!","image_caption":"a photo of a painting of a sunset over a lake"}
+{"conv":"a","session":1,"date":"2023-05-08","id":"2","speaker":"Cal","text":"Wow, that is beautiful."}
+{"conv":"a","session":1,"date":"2023-05-08","id":"3","speaker":"Mel","text":"Thanks! We went camping by the lake in June.","image_caption":"  "}
+`, `{"qid":"q1","conv":"a","question":"Did Mel paint a sunset?","evidence":["1"],"category":1}
+`)
+	d, err := eval.Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "Look what I finished last weekend! [image: a photo of a painting of a sunset over a lake]", d.Turns[0].Content())
+	assert.Equal(t, d.Turns[2].Text, d.Turns[2].Content(), "a blank caption adds nothing")
+	emb, err := hash.New(64)
+	require.NoError(t, err)
+
+	rep, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Captions)
+	for _, m := range rep.Modes {
+		assert.InDelta(t, 1.0, m.Overall.Recall[1], 1e-9, m.Mode)
+	}
+	var out bytes.Buffer
+	require.NoError(t, eval.Print(&out, rep))
+	assert.Contains(t, out.String(), "image caption (1 turns)")
+
+	rep, err = eval.Run(t.Context(), d, eval.Config{Embedder: emb, NoCaptions: true, Modes: []longterm.Mode{longterm.KeywordOnly}})
+	require.NoError(t, err)
+	assert.Zero(t, rep.Captions)
+	for _, m := range rep.Modes {
+		assert.Zero(t, m.Overall.Recall[1], "without its caption the turn shares no word with the question: %s", m.Mode)
+	}
+}
+
 func TestLoad_BadData(t *testing.T) {
 	for name, c := range map[string][2]string{
 		"unknown evidence": {smallTurns, `{"qid":"q","conv":"a","question":"x","evidence":["9"]}`},

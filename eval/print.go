@@ -26,7 +26,12 @@ func Print(w io.Writer, rep *Report) error {
 	if rep.WithDate {
 		fmt.Fprint(w, " + date")
 	}
-	fmt.Fprintf(w, "; bm25 = Okapi BM25 k1=%.1f b=%.2f over whole turns, %s tokenizer\n\n", bm25K1, bm25B, rep.BM25Tokenizer)
+	turns := "whole turns"
+	if rep.Captions > 0 {
+		fmt.Fprintf(w, " + image caption (%d turns)", rep.Captions)
+		turns += " + image captions"
+	}
+	fmt.Fprintf(w, "; bm25 = Okapi BM25 k1=%.1f b=%.2f over %s, %s tokenizer\n\n", bm25K1, bm25B, turns, rep.BM25Tokenizer)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	hdr := "mode\tcategory\tn\t"
 	for _, k := range rep.Ks {

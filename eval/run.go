@@ -33,6 +33,11 @@ type Config struct {
 	// WithSpeaker and WithDate index every turn with a "SPEAKER: " or
 	// "[DATE] " header (longterm.WithIndexHeader).
 	WithSpeaker, WithDate bool
+	// NoCaptions leaves turns' image captions out of what is remembered
+	// (and out of the reference BM25's documents). By default a turn with
+	// an image_caption is remembered as [Turn.Content], by the memory and
+	// the reference alike, as bm25.py --with-captions indexes it.
+	NoCaptions bool
 	// BM25Tokenizer is the reference BM25's tokenizer: "word" (default)
 	// or "bigram" (for Chinese), as bm25.py's --tokenizer.
 	BM25Tokenizer string
@@ -99,8 +104,10 @@ type Report struct {
 	TurnsPerSec   float64 `json:"ingest_turns_per_second"`
 	WithSpeaker   bool    `json:"with_speaker"`
 	WithDate      bool    `json:"with_date"`
-	BM25Tokenizer string  `json:"bm25_tokenizer"`
-	Ks            []int   `json:"k"`
+	// Captions is how many turns were remembered with their image caption.
+	Captions      int    `json:"captions"`
+	BM25Tokenizer string `json:"bm25_tokenizer"`
+	Ks            []int  `json:"k"`
 	// Ceiling is the recall a perfect ranking would reach: the mean of
 	// min(k, |evidence|, turns in memory) / |evidence|.
 	Ceiling     map[int]float64  `json:"recall_ceiling"`
@@ -171,6 +178,7 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 	defer mem.Close()
 
 	var order []string
+	captions := 0
 	convs := map[string]*convData{}
 	for _, t := range d.Turns {
 		c := convs[t.Conv]
@@ -180,11 +188,15 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 			order = append(order, t.Conv)
 		}
 		c.pos[t.ID] = len(c.turns)
+		if !cfg.NoCaptions && strings.TrimSpace(t.ImageCaption) != "" {
+			t.Text = t.Content()
+			captions++
+		}
 		c.turns = append(c.turns, t)
 	}
 	rep := &Report{
 		Embedder: cfg.Embedder.Name(), EmbedderKind: embed.KindOf(cfg.Embedder).String(), Turns: len(d.Turns), Conversations: len(convs),
-		WithSpeaker: cfg.WithSpeaker, WithDate: cfg.WithDate, BM25Tokenizer: cfg.BM25Tokenizer,
+		WithSpeaker: cfg.WithSpeaker, WithDate: cfg.WithDate, Captions: captions, BM25Tokenizer: cfg.BM25Tokenizer,
 		Ks: ks, Ceiling: map[int]float64{},
 	}
 	for _, q := range d.Questions {

@@ -20,6 +20,7 @@ func newEvalCmd(a *app) *cobra.Command {
 		mode          string
 		withSpeaker   bool
 		withDate      bool
+		noCaptions    bool
 		turnsPath     string
 		qPath         string
 		minScore      float32
@@ -56,12 +57,15 @@ DIR holds turns.jsonl and questions.jsonl; --turns and --questions name the
 files directly. Lines:
 
   turns.jsonl:     {"conv": "c1", "session": 1, "date": "2024-03-03",
-                    "id": "D1:3", "speaker": "Caroline", "text": "..."}
+                    "id": "D1:3", "speaker": "Caroline", "text": "...",
+                    "image_caption": "a photo of a dog"}   (optional)
   questions.jsonl: {"qid": "c1/q0", "conv": "c1", "question": "...", "answer": "...",
                     "evidence": ["D1:3"], "category": 2, "asked_at": "D1:9"}
 
 Evidence naming a turn that does not exist is an error; questions without
-evidence are skipped (and counted). --json prints every question's top k
+evidence are skipped (and counted). A turn with an image_caption is
+remembered as "TEXT [image: CAPTION]" (--no-captions: TEXT alone), and the
+BM25 reference indexes the same text. --json prints every question's top k
 ids per mode too.`,
 		Example: `  agentmem eval testdata/eval
   agentmem eval --mode hybrid --k 1,3,10 --with-speaker testdata/eval
@@ -79,7 +83,7 @@ ids per mode too.`,
 			if turnsPath == "" || qPath == "" {
 				return usageError{errors.New("eval: give a directory or both --turns and --questions")}
 			}
-			cfg := eval.Config{WithSpeaker: withSpeaker, WithDate: withDate, BM25Tokenizer: bm25Tok, PerQuestion: a.json}
+			cfg := eval.Config{WithSpeaker: withSpeaker, WithDate: withDate, NoCaptions: noCaptions, BM25Tokenizer: bm25Tok, PerQuestion: a.json}
 			cfg.Options = append(cfg.Options, longterm.WithMinScore(minScore),
 				longterm.WithNeighbourWeight(neighbour), longterm.WithSpeakerBoost(speaker))
 			if queryK3 > 0 {
@@ -156,6 +160,7 @@ ids per mode too.`,
 	f.StringVar(&mode, "mode", "all", "retrieval mode: all, hybrid, vector or keyword")
 	f.BoolVar(&withSpeaker, "with-speaker", false, `index every chunk of a turn as "SPEAKER: CHUNK"`)
 	f.BoolVar(&withDate, "with-date", false, `index every chunk of a turn as "[DATE] CHUNK"`)
+	f.BoolVar(&noCaptions, "no-captions", false, `leave turns' image_caption out (by default a turn is remembered as "TEXT [image: CAPTION]", and the BM25 reference indexes the same, as bm25.py --with-captions)`)
 	f.Float32Var(&minScore, "min-score", 0, "minimum cosine similarity of a vector-path match")
 	f.StringVar(&fusion, "fusion", "default", "how hybrid mode fuses the paths: default (the memory's: score), score (calibrated scores, --vector-weight), rrf (reciprocal rank, k=60) or weighted (0.5·cosine + 0.5·BM25/max)")
 	f.Float64Var(&neighbour, "neighbour-weight", longterm.DefaultNeighbourWeight, "keyword path: weight of the previous turn's words")
