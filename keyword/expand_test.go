@@ -53,3 +53,28 @@ func TestIndex_QueryTF(t *testing.T) {
 	plain.Add(2, "apple banana")
 	assert.Equal(t, []int64{1, 2}, ids(plain.Search("apple cherry apple", 10, nil)), "without it the repeat does not count: a tie, broken by id")
 }
+
+func TestIndex_QueryIDF(t *testing.T) {
+	// "trip" and "plan" are each in four of twelve documents, "kayak" in
+	// one: plain BM25 ranks the document with both common words above the
+	// one with the rare word; weighting the query's words by idf as well
+	// turns that round.
+	docs := []string{"trip plan", "kayak paddle helmet vest",
+		"trip notes", "trip notes", "trip notes", "plan notes", "plan notes", "plan notes",
+		"lunch notes", "lunch notes", "bike ride", "bike ride"}
+	plain := addDocs(plainIndex(t), docs...)
+	idf := addDocs(plainIndex(t, keyword.WithQueryIDF()), docs...)
+	q := "kayak trip plan"
+	assert.Equal(t, int64(1), plain.Search(q, 10, nil)[0].ID)
+	got := idf.Search(q, 10, nil)
+	assert.Equal(t, int64(2), got[0].ID)
+
+	// Each term's score is its plain score times its idf.
+	stem := func(w string) string { return idf.Tokenizer().Tokens(w)[0] }
+	one := plain.Search("kayak", 10, nil)
+	two := idf.Search("kayak", 10, nil)
+	require.Len(t, two, 1)
+	assert.InDelta(t, one[0].Score*idf.IDF(stem("kayak")), two[0].Score, 1e-12)
+	assert.InDelta(t, keyword.IDF(4, 1)*keyword.IDF(4, 1), keyword.TermWeight(4, 1, true), 1e-12)
+	assert.InDelta(t, keyword.IDF(4, 1), keyword.TermWeight(4, 1, false), 1e-12)
+}

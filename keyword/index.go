@@ -79,6 +79,18 @@ func WithQueryTF(k3 float64) IndexOption {
 	}
 }
 
+// WithQueryIDF weights each word of a query by its idf as well, as the
+// query vector of classic tf·idf does: a matching term then scores
+// idf²·tf·(k1+1)/(tf + …) instead of idf·…, so that the rare words of a
+// query outweigh its common ones more than BM25 alone lets them. It
+// matters for long queries (a user's message of several sentences, most
+// of whose words are ordinary), where plain BM25 lets a document win by
+// matching many common words; with one content word it changes nothing.
+// Off by default (plain Okapi BM25).
+func WithQueryIDF() IndexOption {
+	return func(ix *Index) { ix.queryIDF = true }
+}
+
 // Index is a BM25 inverted index over documents identified by int64 ids.
 // The zero value is not usable; call [NewIndex]. An Index is safe for
 // concurrent use by multiple goroutines: searches run in parallel, and
@@ -87,6 +99,8 @@ type Index struct {
 	tok   Tokenizer
 	k1, b float64
 	k3    float64 // query term frequency saturation; 0: a repeated word counts once
+	// queryIDF weights query words by their idf too (WithQueryIDF).
+	queryIDF bool
 
 	mu       sync.RWMutex
 	termIDs  map[string]uint32 // term → index into terms and postings
@@ -331,8 +345,8 @@ func (ix *Index) groups(query string) []queryGroup {
 // caller's.
 //
 // Each term scores idf·tf·(k1+1)/(tf + k1·(1 − b + b·len/avglen)) with
-// idf = ln(1 + (N − df + 0.5)/(df + 0.5)), as in Lucene, and a document's
-// score is the sum over the query's words. A word that is a code counts
+// idf = ln(1 + (N − df + 0.5)/(df + 0.5)), as in Lucene (idf² with
+// [WithQueryIDF]), and a document's score is the sum over the query's words. A word that is a code counts
 // once, whichever of its forms match: the best of its whole forms
 // (138-0013-8000, 13800138000), or [PartWeight] times the mean score of its
 // parts (138, 0013, 8000) if that is higher; so a document with the whole
@@ -388,8 +402,7 @@ func (ix *Index) score(groups []queryGroup, s *scratch) []Result {
 			return nil, 0
 		}
 		list := ix.postings[tid]
-		df := float64(len(list))
-		return list, math.Log(1+(n-df+0.5)/(df+0.5)) * (ix.k1 + 1)
+		return list, TermWeight(n, float64(len(list)), ix.queryIDF) * (ix.k1 + 1)
 	}
 	for _, g := range groups {
 		gw := cmp.Or(g.weight, 1)
@@ -504,7 +517,25 @@ func (ix *Index) IDF(term string) float64 {
 		return 0
 	}
 	n, df := float64(len(ix.slots)), float64(len(ix.postings[tid]))
+	return IDF(n, df)
+}
+
+// IDF is BM25's inverse document frequency of a term in df of n
+// documents: ln(1 + (n − df + 0.5)/(df + 0.5)), as in Lucene (never
+// negative).
+func IDF(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// TermWeight is what a query term in df of n documents weighs, before the
+// term-frequency part of its score: its idf, or with queryIDF (see
+// [WithQueryIDF]) idf².
+func TermWeight(n, df float64, queryIDF bool) float64 {
+	w := IDF(n, df)
+	if queryIDF {
+		w *= w
+	}
+	return w
 }
 
 func better(a, b Result) int {

@@ -21,6 +21,7 @@ func newEvalCmd(a *app) *cobra.Command {
 		withSpeaker   bool
 		withDate      bool
 		noCaptions    bool
+		queryIDF      bool
 		turnsPath     string
 		qPath         string
 		minScore      float32
@@ -90,7 +91,7 @@ ids per mode too.`,
 				cfg.Options = append(cfg.Options, longterm.WithQueryTF(queryK3))
 			}
 			cfg.Options = append(cfg.Options, longterm.WithNextWeight(nextWeight))
-			cfg.Options = append(cfg.Options, longterm.WithEpisodeWeight(episodeWeight))
+			cfg.Options = append(cfg.Options, longterm.WithEpisodeWeight(episodeWeight), longterm.WithQueryIDF(queryIDF))
 			if timeBoost > 0 {
 				cfg.Options = append(cfg.Options, longterm.WithTimePrior(timeBoost))
 			}
@@ -170,6 +171,7 @@ ids per mode too.`,
 	f.IntVar(&relatedN, "expand-n", 3, "--expand: neighbours per query word")
 	f.Float64Var(&relatedSim, "expand-min-sim", 0.6, "--expand: least cosine similarity of a neighbour")
 	f.Float64Var(&relatedW, "expand-weight", longterm.DefaultRelatedWeight, "--expand: weight of a neighbour relative to the query's words")
+	f.BoolVar(&queryIDF, "query-idf", true, "keyword path: weight the question's words by their idf too (idf² per word; false: plain BM25 weights)")
 	f.Float64Var(&queryK3, "query-tf", 0, "keyword path: count a word the question repeats more, with this k3 (0: once)")
 	f.Float64Var(&nextWeight, "next-weight", longterm.DefaultNextWeight, "keyword path: weight of the next turn's words")
 	f.Float64Var(&episodeWeight, "episode-weight", longterm.DefaultEpisodeWeight, "keyword path: weight of the conversation (episode) a turn belongs to")

@@ -34,7 +34,8 @@ type candidate struct {
 // namespace with nothing in it, give an empty result and a nil error.
 //
 // The keyword path ranks whole records by BM25 with their namespace's
-// statistics, plus what the previous and the next record score
+// statistics, the query's words weighted by their idf too
+// (WithQueryIDF), plus what the previous and the next record score
 // (WithNeighbourWeight, WithNextWeight), and prefers records spoken by a
 // speaker the query names; WithQueryExpansion, WithFeedback, WithQueryTF
 // and WithTimePrior add to it (all off by default). The vector path, run

@@ -43,6 +43,7 @@ type options struct {
 	nextWeight      float64
 	episodeWeight   float64
 	speakerBoost    float64
+	noQueryIDF      bool
 	header          func(memory.Record) string
 	chunkOpts       *chunk.Options
 	exact           bool
@@ -133,6 +134,13 @@ func WithEpisodeWeight(w float64) Option {
 // speaker the query names. As longterm.WithSpeakerBoost.
 func WithSpeakerBoost(boost float64) Option {
 	return func(o *options) error { return setting.NonNegative(&o.speakerBoost, "speaker boost", boost) }
+}
+
+// WithQueryIDF sets whether the keyword path weights each word of a
+// query by its idf too (a word scores idf² times its BM25 term-frequency
+// part). On by default. As longterm.WithQueryIDF.
+func WithQueryIDF(on bool) Option {
+	return func(o *options) error { o.noQueryIDF = !on; return nil }
 }
 
 // WithIndexHeader sets a header indexed with every record on both paths

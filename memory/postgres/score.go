@@ -63,10 +63,10 @@ func (m *Memory) keywordSearch(ctx context.Context, tx pgx.Tx, q memory.Query, n
 // (WithEpisodeWeight), with the boost of named speakers. It reads the
 // query terms' postings (readPostings: packed blocks and the rows written
 // since) and scores them here, as keyword.Index does: idf =
-// ln(1 + (N − df + 0.5)/(df + 0.5)), each term idf·(k1+1)·tf/(tf +
+// ln(1 + (N − df + 0.5)/(df + 0.5)), each term w·(k1+1)·tf/(tf +
 // k1·(1 − b) + k1·b·len/avglen), a group the best of its whole forms or
 // the weighted sum of its parts (PartWeight times their mean), whichever
-// is higher.
+// is higher; w is idf², or idf with WithQueryIDF(false).
 func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query, ns nsInfo, text, words string, depth int) ([]scored, error) {
 	named, rest := m.namedSpeakers(ns, text)
 	speakers, rest := ranking.KeywordQuery(m.tok, text, words, named, rest)
@@ -95,7 +95,7 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 			lo, hi, count = min(lo, ps[0].seq), max(hi, ps[len(ps)-1].seq), count+len(ps)
 		}
 	}
-	docs := bm25(groups, n, avg, lo, hi, count, func(term string) int { return len(post[term]) }, func(term string, each func(key int64, tf, dl float64)) {
+	docs := bm25(groups, !m.opts.noQueryIDF, n, avg, lo, hi, count, func(term string) int { return len(post[term]) }, func(term string, each func(key int64, tf, dl float64)) {
 		for _, p := range post[term] {
 			each(p.seq, float64(p.tf), float64(p.dl))
 		}
@@ -139,12 +139,12 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 	return out[:min(depth, len(out))], nil
 }
 
-// bm25 scores documents for groups as keyword.Index's score does: n
-// documents of average length avg; df(term) is the term's document
+// bm25 scores documents for groups as keyword.Index's score does (with
+// queryIDF as keyword.WithQueryIDF makes it): n documents of average length avg; df(term) is the term's document
 // frequency, postings(term, each) calls each for every posting of term
 // (document, tf, document length). Keys lie in [lo, hi]; count is about
 // how many postings there are (to choose an accumulator).
-func bm25(groups []keyword.QueryGroup, n, avg float64, lo, hi int64, count int,
+func bm25(groups []keyword.QueryGroup, queryIDF bool, n, avg float64, lo, hi int64, count int,
 	df func(term string) int, postings func(term string, each func(key int64, tf, dl float64))) *accum {
 	c0, c1 := k1*(1-b), k1*b/avg
 	scores := newAccum(lo, hi, count)
@@ -153,7 +153,7 @@ func bm25(groups []keyword.QueryGroup, n, avg float64, lo, hi int64, count int,
 		if d == 0 {
 			return
 		}
-		w := math.Log(1+(n-d+0.5)/(d+0.5)) * (k1 + 1)
+		w := keyword.TermWeight(n, d, queryIDF) * (k1 + 1)
 		postings(t, func(key int64, tf, dl float64) { each(key, w*tf/(tf+c0+c1*dl)) })
 	}
 	var main, parts *accum
@@ -469,7 +469,7 @@ func (m *Memory) addEpisodes(ctx context.Context, tx pgx.Tx, ns nsInfo, groups [
 	if avgEp == 0 {
 		avgEp = 1
 	}
-	es := bm25(groups, ne, avgEp, 0, -1, len(eps), func(term string) int { return len(epTF[term]) }, func(term string, each func(key int64, tf, dl float64)) {
+	es := bm25(groups, !m.opts.noQueryIDF, ne, avgEp, 0, -1, len(eps), func(term string) int { return len(epTF[term]) }, func(term string, each func(key int64, tf, dl float64)) {
 		for ep, tf := range epTF[term] {
 			each(ep, tf, epLen[ep])
 		}
