@@ -4,6 +4,7 @@ package longterm
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -208,6 +209,34 @@ func BenchmarkOpen(b *testing.B) {
 				b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
 				b.ReportMetric(float64(emb.Texts()-embedded), "re-embedded")
 			})
+			// What a command-line search pays: Open and one search of every
+			// namespace, whose keyword indexes the snapshot holds (then,
+			// with the file removed, are built from the records).
+			openQuery := func(b *testing.B) {
+				for b.Loop() {
+					m, err := Open(b.Context(), dir, emb, WithLogger(discardLogger))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := m.Query(b.Context(), Query{Text: "the marathon plan last week"}); err != nil {
+						b.Fatal(err)
+					}
+					m.Close()
+				}
+			}
+			b.Run("open+first-query", openQuery)
+			meta, err := os.ReadFile(filepath.Join(dir, snapMetaFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var sm snapMeta
+			if err := json.Unmarshal(meta, &sm); err != nil || sm.Turns == "" {
+				b.Fatalf("no turn index in the snapshot (%v)", err)
+			}
+			if err := os.Remove(filepath.Join(dir, sm.Turns)); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("open+first-query/turn-index-built", openQuery)
 			if n > 10000 {
 				return // a full replay of 100k takes ~10 s a round
 			}

@@ -123,6 +123,7 @@ type snapMeta struct {
 	Children  int               `json:"children"`
 	Parents   string            `json:"parents"`
 	Keyword   string            `json:"keyword,omitempty"` // the previous release's chunk index; no longer written or read
+	Turns     string            `json:"turns,omitempty"`   // the keyword path's turn index (long-term stores); a cache
 	Vectors   map[string]string `json:"vectors"`           // namespace → file
 	// Checksum is the CRC-32C of the metadata's JSON encoding with
 	// Checksum 0 (absent in the previous release's snapshots).
@@ -535,9 +536,14 @@ func (m *Memory) loadSnapshotFiles(ctx context.Context, meta *snapMeta) error {
 	var wg sync.WaitGroup
 	// A snapshot of the previous release also holds a keyword file (a BM25
 	// index over chunks); the keyword path now indexes whole records per
-	// namespace, built from the parents on first use, so it is not read.
+	// namespace (the turn index, loaded after the parents), so it is not
+	// read.
 	errs := make([]error, 1+len(dbs))
-	wg.Go(func() { errs[0] = m.loadParents(filepath.Join(m.dir, meta.Parents)) })
+	wg.Go(func() {
+		if errs[0] = m.loadParents(filepath.Join(m.dir, meta.Parents)); errs[0] == nil {
+			m.loadTurnsCache(meta)
+		}
+	})
 	i := 1
 	for ns, db := range dbs {
 		slot := &errs[i]
@@ -559,6 +565,19 @@ func (m *Memory) loadSnapshotFiles(ctx context.Context, meta *snapMeta) error {
 	}
 	m.nextChild = max(m.nextChild, meta.NextChild)
 	return nil
+}
+
+// loadTurnsCache loads the snapshot's turn index, if it has one, once its
+// parents are loaded (while the vectors load). The file is a cache: if it
+// cannot be used, the index is built from the records on first use.
+func (m *Memory) loadTurnsCache(meta *snapMeta) {
+	if meta.Turns == "" || m.opts.kind != KindLong {
+		return
+	}
+	if err := m.loadTurns(filepath.Join(m.dir, meta.Turns)); err != nil {
+		m.opts.logger.Warn("longterm: snapshot's turn index not used; it is built from the records on first search",
+			"dir", m.dir, "file", meta.Turns, "err", err)
+	}
 }
 
 // sameBackend reports whether a snapshot written by backend snap can be
@@ -606,22 +625,34 @@ func (m *Memory) writeParents(w *bufio.Writer) error {
 	return binary.Write(w, binary.LittleEndian, crc.Sum32())
 }
 
+// checkedFile checks a snapshot file of ours: its magic, the CRC-32C of
+// everything before its last four bytes (which hold it), and the format
+// version (a uint16 after the magic); it returns the bytes between the
+// version and the checksum.
+func checkedFile(data []byte, magic string, version uint16) ([]byte, error) {
+	if len(data) < len(magic)+2+4 || string(data[:len(magic)]) != magic {
+		return nil, fmt.Errorf("not a %q file", magic)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, errors.New("checksum mismatch")
+	}
+	if v := binary.LittleEndian.Uint16(body[len(magic):]); v != version {
+		return nil, fmt.Errorf("%w: version %d, this build reads %d", ErrVersion, v, version)
+	}
+	return body[len(magic)+2:], nil
+}
+
 func (m *Memory) loadParents(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	if len(data) < len(parentsMagic)+2+4 || string(data[:len(parentsMagic)]) != parentsMagic {
-		return fmt.Errorf("%s: not a parents snapshot", path)
+	body, err := checkedFile(data, parentsMagic, parentsVersion)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return fmt.Errorf("%s: checksum mismatch", path)
-	}
-	if v := binary.LittleEndian.Uint16(body[len(parentsMagic):]); v != parentsVersion {
-		return fmt.Errorf("%s: version %d", path, v)
-	}
-	d := &decoder{b: body[len(parentsMagic)+2:]}
+	d := &decoder{b: body}
 	n := d.count(1)
 	for i := 0; i < n && d.err == nil; i++ {
 		size := d.uvarint()
@@ -713,6 +744,13 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 	err := atomicfile.Write(filepath.Join(m.dir, meta.Parents), m.writeParents)
 	if err != nil {
 		return fmt.Errorf("longterm: snapshot: %w", err)
+	}
+	if m.opts.kind == KindLong && len(m.parents) > 0 {
+		// Short-term stores search by vector only: no turn index.
+		meta.Turns = name("turns")
+		if err := atomicfile.Write(filepath.Join(m.dir, meta.Turns), m.writeTurns); err != nil {
+			return fmt.Errorf("longterm: snapshot: %w", err)
+		}
 	}
 	i := 0
 	for ns, db := range m.vecs {

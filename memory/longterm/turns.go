@@ -77,14 +77,7 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 	}
 	// Insertion order: child ids grow with every write.
 	slices.SortFunc(ps, func(a, b *parent) int { return cmp.Compare(firstChild(a), firstChild(b)) })
-	n := &nsTurns{
-		text: keyword.NewIndex(ti.tok, ti.opts...),
-		ids:  map[*parent]int64{}, parents: map[int64]*parent{},
-		follower: map[int64]int64{}, leader: map[int64]int64{},
-		speakerTerms: ranking.SpeakerTerms{}, speakers: map[string]int{},
-		episodes:  keyword.NewIndex(ti.tok, ti.opts...),
-		episodeOf: map[int64]int64{}, episodeLen: map[int64]int{},
-	}
+	n := newNSTurns(ti)
 	// Tokenizing is about half the build: a goroutine tokenizes ahead
 	// while this one indexes, in slices of buildSlice records.
 	toks := make(chan [][]string, 4)
