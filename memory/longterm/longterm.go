@@ -853,7 +853,7 @@ func (m *Memory) maybeSnapshot(ctx context.Context) {
 	if m.log == nil || m.opts.snapshotEvery <= 0 || m.applied < m.opts.snapshotEvery {
 		return
 	}
-	if err := m.snapshotLocked(ctx); err != nil {
+	if err := m.snapshotLocked(ctx, false); err != nil {
 		m.opts.logger.Warn("longterm: automatic snapshot failed", "dir", m.dir, "err", err)
 	}
 }
@@ -997,7 +997,7 @@ func (m *Memory) Close() error {
 	if m.log != nil && due && !m.opts.store.readOnly && m.Err() == nil {
 		// A backend that cannot save (no vdb.Persister) is not an error
 		// here: the next Open replays the log, which carries the vectors.
-		if err := m.snapshotLocked(context.Background()); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		if err := m.snapshotLocked(context.Background(), true); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 			errs = append(errs, err)
 		}
 	}

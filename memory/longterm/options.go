@@ -355,7 +355,9 @@ func SpeakerHeader(r Record) string {
 // automatic snapshots (DefaultSnapshotEvery; 0 or less: only Snapshot and
 // Close write one). The write that reaches the count also writes the
 // snapshot, which takes about a second per 100k memories; searches are not
-// blocked meanwhile.
+// blocked meanwhile. An automatic snapshot keeps the keyword indexes that
+// searches have built, and builds no others (Snapshot and Close build and
+// keep them all).
 func WithSnapshotEvery(n int) Option {
 	return func(o *options) error {
 		o.snapshotEvery = n

@@ -683,8 +683,10 @@ func (m *Memory) loadParents(path string) error {
 }
 
 // Snapshot writes the indexes to the store directory so that the next Open
-// loads them instead of replaying the log. Close does this too when
-// anything changed. It needs a vector backend that implements
+// loads them instead of replaying the log, and the keyword index of every
+// namespace (building those no search has built yet) so that the first
+// search after Open does not build it. Close does this too when enough
+// changed. It needs a vector backend that implements
 // vdb.Persister (inmem and faiss do); otherwise the error wraps
 // errors.ErrUnsupported and Open keeps replaying the log.
 func (m *Memory) Snapshot(ctx context.Context) error {
@@ -692,7 +694,7 @@ func (m *Memory) Snapshot(ctx context.Context) error {
 		return err
 	}
 	defer m.wmu.Unlock()
-	return m.snapshotLocked(ctx)
+	return m.snapshotLocked(ctx, true)
 }
 
 // lockOpenWritable takes m.wmu for a change to a writable, open store. It
@@ -714,8 +716,10 @@ func (m *Memory) lockOpenWritable() error {
 }
 
 // snapshotLocked writes a snapshot. m.wmu must be held (so nothing changes);
-// searches go on meanwhile.
-func (m *Memory) snapshotLocked(ctx context.Context) error {
+// searches go on meanwhile. With allTurns it builds the turn index of every
+// namespace that no search has built yet, to keep it; otherwise (an
+// automatic snapshot, in a writer's path) it keeps the built ones only.
+func (m *Memory) snapshotLocked(ctx context.Context, allTurns bool) error {
 	if m.log == nil {
 		return ErrNotDurable
 	}
@@ -745,10 +749,11 @@ func (m *Memory) snapshotLocked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("longterm: snapshot: %w", err)
 	}
-	if m.opts.kind == KindLong && len(m.parents) > 0 {
-		// Short-term stores search by vector only: no turn index.
+	// Short-term stores search by vector only: no turn index.
+	if nss := m.turnNamespaces(allTurns); m.opts.kind == KindLong && len(nss) > 0 {
 		meta.Turns = name("turns")
-		if err := atomicfile.Write(filepath.Join(m.dir, meta.Turns), m.writeTurns); err != nil {
+		err := atomicfile.Write(filepath.Join(m.dir, meta.Turns), func(w *bufio.Writer) error { return m.writeTurns(w, nss) })
+		if err != nil {
 			return fmt.Errorf("longterm: snapshot: %w", err)
 		}
 	}
@@ -859,7 +864,7 @@ func (m *Memory) Compact(ctx context.Context) error {
 	m.log = nl
 	m.mu.Unlock()
 	if canSave {
-		if err := m.snapshotLocked(ctx); err != nil {
+		if err := m.snapshotLocked(ctx, true); err != nil {
 			m.mu.Lock()
 			for i, p := range live {
 				p.off = oldOff[i]

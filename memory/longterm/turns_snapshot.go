@@ -49,10 +49,31 @@ const (
 	turnsHeader  = 1 // flags bit: an index header was in use
 )
 
-// writeTurns writes the turn index of every namespace, building the ones
-// no search has built yet. m.wmu must be held (nothing changes); searches
-// go on.
-func (m *Memory) writeTurns(w *bufio.Writer) error {
+// turnNamespaces returns the namespaces whose turn index a snapshot
+// keeps: with all, every namespace that holds records (writeTurns builds
+// those no search has built yet); otherwise the built ones. m.wmu must be
+// held.
+func (m *Memory) turnNamespaces(all bool) []string {
+	ti := m.turnIdx()
+	if all {
+		return ti.namespaces(m)
+	}
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	var out []string
+	for ns, n := range ti.ns {
+		if len(n.parents) > 0 { // all forgotten: nothing to keep
+			out = append(out, ns)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// writeTurns writes the turn index of namespaces nss (in order), building
+// the ones no search has built yet. m.wmu must be held (nothing changes);
+// searches go on.
+func (m *Memory) writeTurns(w *bufio.Writer, nss []string) error {
 	ti := m.turnIdx()
 	crc := crc32.New(castagnoli)
 	mw := io.MultiWriter(w, crc)
@@ -70,7 +91,6 @@ func (m *Memory) writeTurns(w *bufio.Writer) error {
 		flags |= turnsHeader
 	}
 	b = binary.LittleEndian.AppendUint16(b, flags)
-	nss := ti.namespaces(m)
 	b = binary.AppendUvarint(b, uint64(len(nss)))
 	var idx bytes.Buffer
 	for _, ns := range nss {

@@ -201,3 +201,38 @@ func readSnapMeta(t *testing.T, dir string) snapMeta {
 	require.NoError(t, json.Unmarshal(b, &meta))
 	return meta
 }
+
+// TestSnapshot_AutomaticKeepsBuiltTurnIndexes: an automatic snapshot, in a
+// writer's path, keeps the turn indexes that searches have built and
+// builds no others; Close builds and keeps them all.
+func TestSnapshot_AutomaticKeepsBuiltTurnIndexes(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb, WithSnapshotEvery(10))
+	recs := conversations()
+	_, err := m.AddBatch(ctx, recs[:6])
+	require.NoError(t, err)
+	_, err = m.Query(ctx, Query{Text: "wedding", Namespace: "ns0"})
+	require.NoError(t, err)
+	_, err = m.AddBatch(ctx, recs[6:30]) // ns0, ns1 and ns2: past 10 writes
+	require.NoError(t, err)
+	require.NotEmpty(t, readSnapMeta(t, dir).Turns, "the automatic snapshot keeps ns0's index")
+	assert.True(t, m.turnIdx().built("ns0"))
+	assert.False(t, m.turnIdx().built("ns1"), "an automatic snapshot builds no index")
+	live := rankings(t, m)
+	crash(m)
+
+	m = openStore(t, dir, emb, WithSnapshotEvery(0))
+	assert.True(t, m.turnIdx().built("ns0"), "loaded")
+	assert.False(t, m.turnIdx().built("ns1"), "left to the first search")
+	assert.Equal(t, live, rankings(t, m))
+	require.NoError(t, m.Snapshot(ctx)) // as Close does: every namespace
+	require.NoError(t, m.Close())
+	m = openStore(t, dir, emb, WithReadOnly())
+	t.Cleanup(func() { m.Close() })
+	for _, ns := range []string{"ns0", "ns1", "ns2"} {
+		assert.True(t, m.turnIdx().built(ns), ns)
+	}
+	assert.Equal(t, live, rankings(t, m))
+}
