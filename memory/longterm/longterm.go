@@ -132,6 +132,10 @@ type Memory struct {
 	// snapshotOnClose makes Close write a snapshot however few records
 	// were applied (Repair's rebuilt store).
 	snapshotOnClose bool
+	// turnsLeft: an automatic snapshot of this process left out the turn
+	// index of a namespace no search had built; Close writes a snapshot
+	// that keeps them all.
+	turnsLeft bool
 }
 
 // parent is a stored record with its children.
@@ -979,7 +983,9 @@ const closeSnapshotShare = 8
 
 // Close writes a snapshot if the memory is on disk and the records
 // applied since the last one are at least 1/closeSnapshotShare of the
-// store (unless the backend cannot save one), and releases the indexes.
+// store, or this process's last snapshot was an automatic one that left
+// out a namespace's keyword index (unless the backend cannot save one),
+// and releases the indexes.
 // A few records added to a large store stay in the log for the next Open
 // to replay (the log carries their vectors: nothing is re-embedded). It is
 // idempotent; other methods return ErrClosed afterwards.
@@ -993,7 +999,7 @@ func (m *Memory) Close() error {
 	}
 	m.mu.Unlock()
 	var errs []error
-	due := m.snapshotOnClose || (m.applied > 0 && m.applied*closeSnapshotShare >= len(m.parents))
+	due := m.snapshotOnClose || m.turnsLeft || (m.applied > 0 && m.applied*closeSnapshotShare >= len(m.parents))
 	if m.log != nil && due && !m.opts.store.readOnly && m.Err() == nil {
 		// A backend that cannot save (no vdb.Persister) is not an error
 		// here: the next Open replays the log, which carries the vectors.

@@ -750,7 +750,9 @@ func (m *Memory) snapshotLocked(ctx context.Context, allTurns bool) error {
 		return fmt.Errorf("longterm: snapshot: %w", err)
 	}
 	// Short-term stores search by vector only: no turn index.
-	if nss := m.turnNamespaces(allTurns); m.opts.kind == KindLong && len(nss) > 0 {
+	nss := m.turnNamespaces(allTurns)
+	m.turnsLeft = m.opts.kind == KindLong && len(nss) < len(m.turnIdx().namespaces(m))
+	if m.opts.kind == KindLong && len(nss) > 0 {
 		meta.Turns = name("turns")
 		err := atomicfile.Write(filepath.Join(m.dir, meta.Turns), func(w *bufio.Writer) error { return m.writeTurns(w, nss) })
 		if err != nil {

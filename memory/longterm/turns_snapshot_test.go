@@ -236,3 +236,31 @@ func TestSnapshot_AutomaticKeepsBuiltTurnIndexes(t *testing.T) {
 	}
 	assert.Equal(t, live, rankings(t, m))
 }
+
+// TestSnapshot_CloseKeepsWhatAutomaticLeftOut: a writer whose last
+// snapshot was an automatic one that left out turn indexes (an import of
+// a round number of records) writes a complete one on Close, though few
+// records changed since.
+func TestSnapshot_CloseKeepsWhatAutomaticLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb, WithSnapshotEvery(30))
+	_, err := m.AddBatch(t.Context(), conversations()[:30])
+	require.NoError(t, err)
+	gen := readSnapMeta(t, dir).Gen
+	require.NoError(t, m.Close())
+	meta := readSnapMeta(t, dir)
+	assert.Equal(t, gen+1, meta.Gen, "Close wrote a snapshot")
+	m = openStore(t, dir, emb, WithReadOnly())
+	defer m.Close()
+	for _, ns := range []string{"ns0", "ns1", "ns2"} {
+		assert.True(t, m.turnIdx().built(ns), ns)
+	}
+
+	// A process that only searches writes nothing on Close.
+	m2 := openStore(t, dir, emb)
+	_, err = m2.Query(t.Context(), Query{Text: "wedding"})
+	require.NoError(t, err)
+	require.NoError(t, m2.Close())
+	assert.Equal(t, meta.Gen, readSnapMeta(t, dir).Gen)
+}
