@@ -182,7 +182,10 @@ func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 // namespace, in the order written) are worth on the keyword path, relative
 // to the record's own (DefaultNeighbourWeight; 0 turns it off): an answer
 // that shares no word with a question is found through the turn it
-// answers. w must be in [0, 1].
+// answers. What the neighbours lend a record counts in proportion to what
+// its own words leave unexplained (1 − its own score / the best own
+// score), so that a record matching the query best is not overtaken by
+// its neighbour. w must be in [0, 1].
 func WithNeighbourWeight(w float64) Option {
 	return func(o *options) error { return setting.Unit(&o.neighbourWeight, "neighbour weight", w) }
 }

@@ -262,12 +262,12 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * depth
-	scores := map[int64]float64{}
 	// A record's neighbour fields (the previous and the next record's
-	// words) score what its neighbours' text scores: each text match adds
+	// words) score what its neighbours' text scores: each text match lends
 	// its score, weighted, to the record after it (WithNeighbourWeight)
 	// and the record before it (WithNextWeight) instead of searching two
-	// more indexes.
+	// more indexes; ranking.WithNeighbours adds it to the record's own.
+	own, lent := map[int64]float64{}, map[int64]float64{}
 	wPrev, wNext := m.opts.neighbourWeight, m.opts.ret.nextWeight
 	addField := func(text string, terms []keyword.WeightedTerm) {
 		search := func(keep func(int64) bool) []keyword.Result {
@@ -276,26 +276,42 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 			}
 			return n.text.Search(text, fetch, keep)
 		}
-		own := search(keep)
-		for _, r := range own {
-			scores[r.ID] += r.Score
+		found := search(keep)
+		for _, r := range found {
+			own[r.ID] += r.Score
 		}
 		if wPrev <= 0 && wNext <= 0 {
 			return
 		}
-		src := own
+		src := found
 		if keep != nil {
 			// A neighbour in range may follow a match out of range.
 			src = search(nil)
 		}
 		for _, r := range src {
 			if f, ok := n.follower[r.ID]; ok && wPrev > 0 && (keep == nil || keep(f)) {
-				scores[f] += wPrev * r.Score
+				lent[f] += wPrev * r.Score
 			}
 			if l, ok := n.leader[r.ID]; ok && wNext > 0 && (keep == nil || keep(l)) {
-				scores[l] += wNext * r.Score
+				lent[l] += wNext * r.Score
 			}
 		}
+	}
+	// combined returns every record's own score with what its neighbours
+	// lend it.
+	combined := func() map[int64]float64 {
+		var best float64
+		for _, s := range own {
+			best = max(best, s)
+		}
+		scores := make(map[int64]float64, len(own)+len(lent))
+		for id, s := range own {
+			scores[id] = s
+		}
+		for id, l := range lent {
+			scores[id] = ranking.WithNeighbours(own[id], l, best)
+		}
+		return scores
 	}
 	addField(rest, nil)
 	if ret := m.opts.ret; ret.related != nil || ret.feedbackDocs > 0 {
@@ -305,13 +321,14 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 		}
 		ext := m.relatedTerms(ti.tok, rest, own)
 		if ret.feedbackDocs > 0 {
-			first := m.rankScores(n, scores, speakers, ret.feedbackDocs)
+			first := m.rankScores(n, combined(), speakers, ret.feedbackDocs)
 			ext = append(ext, m.feedbackTerms(n.text, first, func(p *parent) int64 { return n.ids[p] }, own)...)
 		}
 		if len(ext) > 0 {
 			addField("", ext)
 		}
 	}
+	scores := combined()
 	if w := m.opts.ret.episodeWeight; w > 0 {
 		m.addEpisodes(n, rest, w, scores, keep)
 	}

@@ -2,6 +2,7 @@ package longterm
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -60,6 +61,33 @@ func TestQuery_NeighbourFindsTheAnswer(t *testing.T) {
 	hits, err = m2.Query(ctx, Query{Text: "Tom decision deadline", Namespace: "c", Mode: KeywordOnly})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"q"}, ids(hits))
+}
+
+// TestQuery_NeighboursDoNotOvertakeTheMatch: a record whose own words
+// match the query best stays first; its neighbours, which also share some
+// of the words and each lend the other a share, fill only what their own
+// words leave unexplained. (Added up in full, the neighbour's two lent
+// shares put it first.)
+func TestQuery_NeighboursDoNotOvertakeTheMatch(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	texts := []string{
+		"New kayak paddle for the lake trip, red or blue?",
+		"Which new kayak paddle for the lake trip?",
+		"The new kayak paddle for the lake trip is red.",
+		"Good, see you then.",
+		"Unrelated: the printer is out of toner.",
+		"Lunch was good today.",
+	}
+	var recs []Record
+	for i, text := range texts {
+		recs = append(recs, Record{ID: fmt.Sprint("t", i), Namespace: "c", Time: at.Add(time.Duration(i) * time.Minute), Text: text})
+	}
+	m := newFilled(t, recs)
+	hits, err := m.Query(ctx, Query{Text: "new kayak paddle lake trip red", Namespace: "c", Mode: KeywordOnly, K: 3})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "t2", hits[0].ID, "the record that says it all, first")
 }
 
 func TestQuery_PerNamespaceStatisticsAndForget(t *testing.T) {

@@ -392,13 +392,21 @@ func (m *Memory) withNeighbours(ctx context.Context, tx pgx.Tx, q memory.Query, 
 	if err := rows.Err(); err != nil {
 		return nil, nil, m.wrap(ctx, "query: keyword records", err)
 	}
+	lent := map[int64]float64{}
 	for seq, prev := range prevOf {
 		if s, ok := srcScore[prev]; ok && wPrev > 0 {
-			scores[seq] += wPrev * s // seq follows a match
+			lent[seq] += wPrev * s // seq follows a match
 		}
 		if s, ok := srcScore[seq]; ok && wNext > 0 {
-			scores[prev] += wNext * s // prev leads a match
+			lent[prev] += wNext * s // prev leads a match
 		}
+	}
+	var best float64
+	for _, r := range own {
+		best = max(best, r.score)
+	}
+	for seq, l := range lent {
+		scores[seq] = ranking.WithNeighbours(scores[seq], l, best)
 	}
 	for seq := range scores {
 		if _, ok := recs[seq]; !ok {

@@ -1,8 +1,9 @@
 // Package ranking holds the parts of long-term ranking that the in-process
 // engine (memory/longterm) and the PostgreSQL store (memory/postgres)
 // share, so that the two rank alike: the fusion of the vector and the
-// keyword path's scores, the choice of a hit's snippets, the checks of the
-// ranking options and the question words a query leaves out.
+// keyword path's scores, what a record's neighbours add to its keyword
+// score, the choice of a hit's snippets, the checks of the ranking options
+// and the question words a query leaves out.
 package ranking
 
 import (

@@ -1,0 +1,30 @@
+package ranking
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestWithNeighbours(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		own, lent, best float64
+		want            float64
+	}{
+		{"no own words: all that is lent", 0, 3, 10, 3},
+		{"half explained: half of it", 5, 3, 10, 6.5},
+		{"the best match: nothing more", 10, 3, 10, 10},
+		{"nothing lent", 4, 0, 10, 4},
+		{"no best (no own matches at all)", 0, 3, 0, 0},
+	} {
+		assert.InDelta(t, c.want, WithNeighbours(c.own, c.lent, c.best), 1e-12, c.name)
+	}
+	// A neighbour lent a share w ≤ 1 of the best record's score (and of
+	// another's, at most best) cannot overtake it.
+	best := 8.0
+	for _, own := range []float64{0, 2, 5, 7.9} {
+		lent := 0.3*best + 0.3*best
+		assert.Less(t, WithNeighbours(own, lent, best), best, "own %v", own)
+	}
+}
