@@ -132,9 +132,9 @@ type Memory struct {
 	// snapshotOnClose makes Close write a snapshot however few records
 	// were applied (Repair's rebuilt store).
 	snapshotOnClose bool
-	// turnsLeft: an automatic snapshot of this process left out the turn
-	// index of a namespace no search had built; Close writes a snapshot
-	// that keeps them all.
+	// turnsLeft: the latest snapshot (loaded, or an automatic one of this
+	// process) lacks the turn index of a namespace; Close writes a
+	// snapshot that keeps them all.
 	turnsLeft bool
 }
 
@@ -983,8 +983,9 @@ const closeSnapshotShare = 8
 
 // Close writes a snapshot if the memory is on disk and the records
 // applied since the last one are at least 1/closeSnapshotShare of the
-// store, or this process's last snapshot was an automatic one that left
-// out a namespace's keyword index (unless the backend cannot save one),
+// store, or the latest snapshot lacks a namespace's keyword index (the
+// previous release's, an automatic one, a damaged file) (unless the
+// store is read-only or the backend cannot save one),
 // and releases the indexes.
 // A few records added to a large store stay in the log for the next Open
 // to replay (the log carries their vectors: nothing is re-embedded). It is

@@ -570,13 +570,26 @@ func (m *Memory) loadSnapshotFiles(ctx context.Context, meta *snapMeta) error {
 // loadTurnsCache loads the snapshot's turn index, if it has one, once its
 // parents are loaded (while the vectors load). The file is a cache: if it
 // cannot be used, the index is built from the records on first use.
+//
+// A snapshot that lacks a namespace's turn index (one of the previous
+// release, an automatic one, a damaged file) is made whole by this
+// process's Close if it writes (turnsLeft).
 func (m *Memory) loadTurnsCache(meta *snapMeta) {
-	if meta.Turns == "" || m.opts.kind != KindLong {
+	if m.opts.kind != KindLong || len(m.parents) == 0 {
 		return
 	}
-	if err := m.loadTurns(filepath.Join(m.dir, meta.Turns)); err != nil {
-		m.opts.logger.Warn("longterm: snapshot's turn index not used; it is built from the records on first search",
-			"dir", m.dir, "file", meta.Turns, "err", err)
+	if meta.Turns != "" {
+		if err := m.loadTurns(filepath.Join(m.dir, meta.Turns)); err != nil {
+			m.opts.logger.Warn("longterm: snapshot's turn index not used; it is built from the records on first search",
+				"dir", m.dir, "file", meta.Turns, "err", err)
+		}
+	}
+	ti := m.turnIdx()
+	for _, ns := range ti.namespaces(m) {
+		if !ti.built(ns) {
+			m.turnsLeft = true
+			return
+		}
 	}
 }
 

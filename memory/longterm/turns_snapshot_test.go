@@ -264,3 +264,31 @@ func TestSnapshot_CloseKeepsWhatAutomaticLeftOut(t *testing.T) {
 	require.NoError(t, m2.Close())
 	assert.Equal(t, meta.Gen, readSnapMeta(t, dir).Gen)
 }
+
+// TestSnapshot_WriterCompletesMissingTurnIndex: a store whose snapshot has
+// no turn index (the previous release's, or one whose file was lost) gets
+// one from the next writer's Close, though it wrote little; a reader
+// changes nothing.
+func TestSnapshot_WriterCompletesMissingTurnIndex(t *testing.T) {
+	dir := t.TempDir()
+	emb := newCounting(t, 64)
+	m := openStore(t, dir, emb)
+	_, err := m.AddBatch(t.Context(), conversations())
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
+	meta := readSnapMeta(t, dir)
+	require.NoError(t, os.Remove(filepath.Join(dir, meta.Turns)))
+
+	r := openStore(t, dir, emb, WithReadOnly(), WithLogger(discardLogger))
+	require.NoError(t, r.Close())
+	assert.Equal(t, meta.Gen, readSnapMeta(t, dir).Gen, "a reader writes no snapshot")
+
+	w := openStore(t, dir, emb, WithLogger(discardLogger))
+	_, err = w.Add(t.Context(), Record{ID: "one-more", Namespace: "ns0", Text: "One more turn."})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	after := readSnapMeta(t, dir)
+	assert.Greater(t, after.Gen, meta.Gen)
+	require.NotEmpty(t, after.Turns)
+	assert.FileExists(t, filepath.Join(dir, after.Turns))
+}
