@@ -22,9 +22,9 @@ import (
 // the question is found through the turn it answers, and the other way
 // round.
 //
-// A namespace's index is built on first use from the stored records (so a
-// store loaded from a snapshot needs no format of its own) and kept up to
-// date by apply and remove afterwards.
+// A namespace's index is loaded with a store's snapshot (see
+// turns_snapshot.go) or built on first use from the stored records, and
+// kept up to date by apply and remove afterwards.
 type turnIndex struct {
 	tok  keyword.Tokenizer
 	opts []keyword.IndexOption // BM25 parameters, query tf
