@@ -1,6 +1,8 @@
 package keyword_test
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -101,4 +103,38 @@ func TestAddTokensAndAppendTokensIndexAsAddAndAppend(t *testing.T) {
 	byText.Withdraw(100, texts[0])
 	byTokens.Withdraw(100, texts[0])
 	sameIndex(t, byText, byTokens, append(ids, 100), "dog trick", "learned")
+}
+
+// TestAppendManyTermsKeepsTermsSorted grows documents by many pieces of
+// many new and repeated terms (the merge of new terms into a document's
+// sorted references) and checks the result against one Add, byte for byte
+// in the snapshot, and that withdrawing the pieces again finds every term.
+func TestAppendManyTermsKeepsTermsSorted(t *testing.T) {
+	grown := keyword.NewIndex(nil)
+	whole := keyword.NewIndex(nil)
+	var pieces []string
+	var all, two strings.Builder
+	for i := range 60 {
+		var p strings.Builder
+		for j := range 40 {
+			fmt.Fprintf(&p, "w%dx%d w%dx%d ", (i*7+j*13)%500, j%3, (i*j)%97, i%5)
+		}
+		pieces = append(pieces, p.String())
+		all.WriteString(p.String())
+		grown.Append(1, p.String())
+		grown.Append(2, pieces[i/2]) // terms it has already, and new ones
+		two.WriteString(pieces[i/2])
+	}
+	whole.Add(1, all.String())
+	whole.Add(2, two.String())
+	var a, b bytes.Buffer
+	require.NoError(t, whole.Export(&a))
+	require.NoError(t, grown.Export(&b))
+	assert.Equal(t, a.Bytes(), b.Bytes(), "the same index, byte for byte")
+	for _, p := range pieces {
+		grown.Withdraw(1, p)
+	}
+	terms, n := grown.Terms(1)
+	assert.Empty(t, terms)
+	assert.Zero(t, n)
 }
