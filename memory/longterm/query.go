@@ -315,14 +315,14 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 	}
 	addField(rest, nil)
 	if ret := m.opts.ret; ret.related != nil || ret.feedbackDocs > 0 {
-		own := map[string]bool{}
+		asked := map[string]bool{} // the query's own terms
 		for _, t := range ti.tok.Tokens(rest) {
-			own[t] = true
+			asked[t] = true
 		}
-		ext := m.relatedTerms(ti.tok, rest, own)
+		ext := m.relatedTerms(ti.tok, rest, asked)
 		if ret.feedbackDocs > 0 {
 			first := m.rankScores(n, combined(), speakers, ret.feedbackDocs)
-			ext = append(ext, m.feedbackTerms(n.text, first, func(p *parent) int64 { return n.ids[p] }, own)...)
+			ext = append(ext, m.feedbackTerms(n.text, first, func(p *parent) int64 { return n.ids[p] }, asked)...)
 		}
 		if len(ext) > 0 {
 			addField("", ext)

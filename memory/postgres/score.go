@@ -140,10 +140,11 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 }
 
 // bm25 scores documents for groups as keyword.Index's score does (with
-// queryIDF as keyword.WithQueryIDF makes it): n documents of average length avg; df(term) is the term's document
-// frequency, postings(term, each) calls each for every posting of term
-// (document, tf, document length). Keys lie in [lo, hi]; count is about
-// how many postings there are (to choose an accumulator).
+// queryIDF as keyword.WithQueryIDF makes it): n documents of average
+// length avg; df(term) is the term's document frequency, postings(term,
+// each) calls each for every posting of term (document, tf, document
+// length). Keys lie in [lo, hi]; count is about how many postings there
+// are (to choose an accumulator).
 func bm25(groups []keyword.QueryGroup, queryIDF bool, n, avg float64, lo, hi int64, count int,
 	df func(term string) int, postings func(term string, each func(key int64, tf, dl float64))) *accum {
 	c0, c1 := k1*(1-b), k1*b/avg
