@@ -330,7 +330,7 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 	}
 	scores := combined()
 	if w := m.opts.ret.episodeWeight; w > 0 {
-		m.addEpisodes(n, rest, w, scores, keep)
+		m.addEpisodes(n, rest, w, scores, keep, bestOwn(own, n.episodeOf))
 	}
 	if b := m.opts.ret.timeBoost; b > 0 && n.last != nil {
 		if from, to, ok := timeRef(words, n.last.rec.Time); ok {
@@ -351,13 +351,16 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 const episodesBoosted = 3
 
 // addEpisodes adds to scores what the records' conversations (episodes,
-// see nsTurns) score for the query as whole documents: each record already
-// found that belongs to one of the best episodesBoosted episodes gains w
-// times the best record score times its episode's score relative to the
-// best episode's. A question is often about what a conversation was
-// about, in words no single turn of it says all of. Records the query did
-// not find stay out: a conversation's small talk does not ride on it.
-func (m *Memory) addEpisodes(n *nsTurns, text string, w float64, scores map[int64]float64, keep func(int64) bool) {
+// see nsTurns) score for the query as whole documents
+// (ranking.EpisodeBonuses): each record already found that belongs to one
+// of the best episodesBoosted episodes gains w times the best record score
+// times its episode's score relative to the best episode's, and one in
+// bestEpisode (the conversation of the record whose own words match best)
+// gains w times the best record score. A question is often about what a
+// conversation was about, in words no single turn of it says all of.
+// Records the query did not find stay out: a conversation's small talk
+// does not ride on it.
+func (m *Memory) addEpisodes(n *nsTurns, text string, w float64, scores map[int64]float64, keep func(int64) bool, bestEpisode int64) {
 	var best float64
 	first, several := int64(-1), false
 	for id, s := range scores {
@@ -373,19 +376,27 @@ func (m *Memory) addEpisodes(n *nsTurns, text string, w float64, scores map[int6
 		// change, only the keyword scores' spread to squeeze.
 		return
 	}
-	eps := n.episodes.Search(text, episodesBoosted, nil)
-	if len(eps) == 0 || eps[0].Score <= 0 {
-		return
-	}
-	bonus := make(map[int64]float64, len(eps))
-	for _, e := range eps {
-		bonus[e.ID] = w * best * e.Score / eps[0].Score
-	}
+	bonus := ranking.EpisodeBonuses(w, best, n.episodes.Search(text, episodesBoosted, nil), bestEpisode)
 	for id := range scores {
 		if b, ok := bonus[n.episodeOf[id]]; ok && (keep == nil || keep(id)) {
 			scores[id] += b
 		}
 	}
+}
+
+// bestOwn returns the episode of the record with the highest own score
+// (the lowest id of those tied), or -1 if own is empty.
+func bestOwn(own map[int64]float64, episodeOf map[int64]int64) int64 {
+	bestID, best := int64(-1), 0.0
+	for id, s := range own {
+		if s > best || (s == best && id < bestID) {
+			bestID, best = id, s
+		}
+	}
+	if bestID < 0 {
+		return -1
+	}
+	return episodeOf[bestID]
 }
 
 // rankScores turns a namespace's record scores into its best depth

@@ -149,9 +149,11 @@ const DefaultEpisodeWeight = 0.5
 // hours after the one before (a chat session); it is indexed as one
 // document, and the records a query finds in the three episodes that best
 // match it gain w times the query's best record score, scaled by their
-// episode's score relative to the best episode's. It finds the turn of the
-// conversation a question is about when the turn itself shares few words
-// with the question.
+// episode's score relative to the best episode's; those in the episode of
+// the record whose own words match best gain w times the best score too,
+// so that a fact said once is not buried under later conversations about
+// its subject. It finds the turn of the conversation a question is about
+// when the turn itself shares few words with the question.
 func WithEpisodeWeight(w float64) Option {
 	return func(o *options) error { return setting.NonNegative(&o.ret.episodeWeight, "episode weight", w) }
 }

@@ -221,6 +221,50 @@ func TestQuery_EpisodeSpeaksForItsTurns(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidOption)
 }
 
+// TestAddEpisodes_BestMatchsConversationLends: the conversation of the
+// record whose own words match best lends it as much as the best-matching
+// conversation lends its turns, though, as a whole document, it is not
+// among the best-matching ones: a fact said once in a conversation mostly
+// about something else is not buried under later conversations that talk
+// about the subject at length.
+func TestAddEpisodes_BestMatchsConversationLends(t *testing.T) {
+	day := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{ID: "hi", Namespace: "c", Time: day, Text: "Hi! How was the weekend with your parents, the new house and the garden?"},
+		{ID: "fact", Namespace: "c", Time: day.Add(time.Minute), Text: "Lovely. And I run along the river now."},
+		{ID: "bye", Namespace: "c", Time: day.Add(2 * time.Minute), Text: "Nice. Say hello to your parents, the dog and the neighbours."},
+	}
+	for d := range 4 {
+		for i, text := range []string{"Running by the river again.", "The river run was great.", "Run, river, run."} {
+			recs = append(recs, Record{ID: fmt.Sprintf("talk%d-%d", d, i), Namespace: "c",
+				Time: day.Add(time.Duration(d+1)*96*time.Hour + time.Duration(i)*time.Minute), Text: text})
+		}
+	}
+	m := newFilled(t, recs)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n := m.turnIdx().get("c", m)
+	fact := n.ids[m.parents["fact"]]
+	top := n.episodes.Search("run river", episodesBoosted, nil)
+	require.Len(t, top, episodesBoosted)
+	for _, e := range top {
+		require.NotEqual(t, n.episodeOf[fact], e.ID, "the fact's conversation is not among the best-matching")
+	}
+	scoresWith := func(bestEpisode int64) map[int64]float64 {
+		scores := map[int64]float64{}
+		for id := range n.parents {
+			scores[id] = 1
+		}
+		scores[fact] = 2
+		m.addEpisodes(n, "run river", 0.5, scores, nil, bestEpisode)
+		return scores
+	}
+	assert.InDelta(t, 2.0, scoresWith(-1)[fact], 1e-12, "without it: nothing lent")
+	with := scoresWith(n.episodeOf[fact])
+	assert.InDelta(t, 2+0.5*2, with[fact], 1e-12, "w times the best score, as the best episode lends")
+	assert.InDelta(t, 1+0.5*2, with[n.ids[m.parents["hi"]]], 1e-12, "and to the rest of its conversation the query found")
+}
+
 func TestQuery_OneEpisodeChangesNoScore(t *testing.T) {
 	// Records without a time are one conversation (each is stored at the
 	// time of its Add): the episode has nothing to say, and hybrid scores

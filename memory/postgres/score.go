@@ -123,7 +123,13 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 		return nil, err
 	}
 	if w := m.opts.episodeWeight; w > 0 {
-		if err := m.addEpisodes(ctx, tx, ns, groups, post, w, scores, recs); err != nil {
+		bestEpisode := int64(-1)
+		if b := bestScored(own); b >= 0 {
+			if r, ok := recs[b]; ok {
+				bestEpisode = r.episode
+			}
+		}
+		if err := m.addEpisodes(ctx, tx, ns, groups, post, w, scores, recs, bestEpisode); err != nil {
 			return nil, err
 		}
 	}
@@ -417,14 +423,28 @@ func (m *Memory) withNeighbours(ctx context.Context, tx pgx.Tx, q memory.Query, 
 	return scores, recs, nil
 }
 
-// addEpisodes is memory/longterm's addEpisodes: each record scored whose
-// episode is one of the best episodesBoosted for the query (BM25 over the
-// namespace's episodes as documents, from the same postings summed by
-// episode) gains w times the best record score times its episode's score
-// relative to the best episode's, unless everything scored is in one
-// episode.
+// bestScored returns the seq of the record with the highest score (the
+// lowest seq of those tied), or -1 if there is none: the record whose own
+// words match best.
+func bestScored(own []scored) int64 {
+	best, seq := 0.0, int64(-1)
+	for _, r := range own {
+		if r.score > best || (r.score == best && r.seq < seq) {
+			best, seq = r.score, r.seq
+		}
+	}
+	return seq
+}
+
+// addEpisodes is memory/longterm's addEpisodes (ranking.EpisodeBonuses):
+// each record scored whose episode is one of the best episodesBoosted for
+// the query (BM25 over the namespace's episodes as documents, from the
+// same postings summed by episode) gains w times the best record score
+// times its episode's score relative to the best episode's, and one in
+// bestEpisode (the episode of the best own match) w times the best record
+// score, unless everything scored is in one episode.
 func (m *Memory) addEpisodes(ctx context.Context, tx pgx.Tx, ns nsInfo, groups []keyword.QueryGroup, post map[string][]posting,
-	w float64, scores map[int64]float64, recs map[int64]scoredRec) error {
+	w float64, scores map[int64]float64, recs map[int64]scoredRec, bestEpisode int64) error {
 	var best float64
 	first, several := int64(-1), false
 	for seq, s := range scores {
@@ -486,13 +506,11 @@ func (m *Memory) addEpisodes(ctx context.Context, tx pgx.Tx, ns nsInfo, groups [
 	all := make([]scored, 0, es.len())
 	es.each(func(ep int64, s float64) { all = append(all, scored{seq: ep, score: s}) })
 	top := topSeqs(all, episodesBoosted)
-	if len(top) == 0 || top[0].score <= 0 {
-		return nil
+	ranked := make([]keyword.Result, len(top))
+	for i, e := range top {
+		ranked[i] = keyword.Result{ID: e.seq, Score: e.score}
 	}
-	bonus := make(map[int64]float64, len(top))
-	for _, e := range top {
-		bonus[e.seq] = w * best * e.score / top[0].score
-	}
+	bonus := ranking.EpisodeBonuses(w, best, ranked, bestEpisode)
 	for seq := range scores {
 		if add, ok := bonus[recs[seq].episode]; ok {
 			scores[seq] += add

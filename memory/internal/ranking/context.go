@@ -1,5 +1,7 @@
 package ranking
 
+import "github.com/agentmem/agentmem/keyword"
+
 // WithNeighbours is a record's keyword score given what its own words
 // score (own), what its neighbours' words lend it (lent: the weighted
 // scores of the records just before and after it) and the best own score
@@ -20,4 +22,27 @@ func WithNeighbours(own, lent, best float64) float64 {
 		return own
 	}
 	return own + lent*max(0, 1-own/best)
+}
+
+// EpisodeBonuses returns what each episode (a conversation: records each
+// at most 12 hours after the one before) lends the records a query found
+// in it: w·best·score/top[0].Score for each of the best-matching episodes
+// (top, best first, scored as whole documents), and the full w·best for
+// the episode of the record whose own words match the query best
+// (bestEpisode, -1 for none), whether or not it is among them. A fact
+// said once, in a conversation mostly about something else, is not buried
+// under a later conversation that talks about the subject at length: its
+// conversation lends it as much as the best-matching one lends its turns.
+func EpisodeBonuses(w, best float64, top []keyword.Result, bestEpisode int64) map[int64]float64 {
+	if len(top) == 0 || top[0].Score <= 0 {
+		return nil
+	}
+	bonus := make(map[int64]float64, len(top)+1)
+	for _, e := range top {
+		bonus[e.ID] = w * best * e.Score / top[0].Score
+	}
+	if bestEpisode >= 0 {
+		bonus[bestEpisode] = w * best
+	}
+	return bonus
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/agentmem/agentmem/keyword"
 )
 
 func TestWithNeighbours(t *testing.T) {
@@ -27,4 +29,13 @@ func TestWithNeighbours(t *testing.T) {
 		lent := 0.3*best + 0.3*best
 		assert.Less(t, WithNeighbours(own, lent, best), best, "own %v", own)
 	}
+}
+
+func TestEpisodeBonuses(t *testing.T) {
+	top := []keyword.Result{{ID: 7, Score: 10}, {ID: 3, Score: 5}}
+	assert.Equal(t, map[int64]float64{7: 4, 3: 2}, EpisodeBonuses(0.5, 8, top, -1))
+	assert.Equal(t, map[int64]float64{7: 4, 3: 2, 9: 4}, EpisodeBonuses(0.5, 8, top, 9),
+		"the best own match's episode lends as the best episode does")
+	assert.Equal(t, map[int64]float64{7: 4, 3: 4}, EpisodeBonuses(0.5, 8, top, 3))
+	assert.Nil(t, EpisodeBonuses(0.5, 8, nil, 9), "no episode matches")
 }
