@@ -37,7 +37,7 @@
 //	pgvector:host=/run/postgresql dbname=memory exact=1 table_prefix=team_
 //
 // The options are table_prefix (default "agentmem_vec_"), exact (1/true),
-// ef_search (1–1000, default 40), m (2–100, default 16) and ef_construction
+// ef_search (1–1000, default 100), m (2–100, default 16) and ef_construction
 // (4–1000, default 64). Every other parameter is pgx's: libpq's keywords,
 // pgxpool's pool_max_conns and friends, and server settings such as
 // maintenance_work_mem=1GB (sent at connection start; HNSW builds want the

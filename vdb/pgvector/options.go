@@ -16,6 +16,12 @@ import (
 // DefaultTablePrefix is the prefix of the tables that hold the namespaces.
 const DefaultTablePrefix = "agentmem_vec_"
 
+// DefaultEfSearch is the HNSW search width when none is given: pgvector's
+// own default (40) found 0.68 of the true ten nearest among a million
+// clustered vectors where 100 found 0.83 for about 1 ms more (README),
+// and it is memory/postgres's default too.
+const DefaultEfSearch = 100
+
 // maxEfSearch is pgvector's upper bound on hnsw.ef_search.
 const maxEfSearch = 1000
 
@@ -29,7 +35,7 @@ type config struct {
 }
 
 func defaults() config {
-	return config{prefix: DefaultTablePrefix, efSearch: 40, m: 16, efConstruction: 64}
+	return config{prefix: DefaultTablePrefix, efSearch: DefaultEfSearch, m: 16, efConstruction: 64}
 }
 
 // An Option configures [New].
@@ -75,8 +81,8 @@ func intRange(name string, v, lo, hi int) error {
 	return nil
 }
 
-// WithEfSearch sets the HNSW search width (1–1000, default 40); each search
-// uses max(ef, k).
+// WithEfSearch sets the HNSW search width (1–1000, default
+// DefaultEfSearch); each search uses max(ef, k).
 func WithEfSearch(ef int) Option {
 	return func(c *config) error {
 		c.efSearch = ef
