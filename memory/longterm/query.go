@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -300,10 +301,7 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 	// combined returns every record's own score with what its neighbours
 	// lend it.
 	combined := func() map[int64]float64 {
-		var best float64
-		for _, s := range own {
-			best = max(best, s)
-		}
+		_, best := ranking.Best(maps.All(own))
 		scores := make(map[int64]float64, len(own)+len(lent))
 		for id, s := range own {
 			scores[id] = s
@@ -387,12 +385,7 @@ func (m *Memory) addEpisodes(n *nsTurns, text string, w float64, scores map[int6
 // bestOwn returns the episode of the record with the highest own score
 // (the lowest id of those tied), or -1 if own is empty.
 func bestOwn(own map[int64]float64, episodeOf map[int64]int64) int64 {
-	bestID, best := int64(-1), 0.0
-	for id, s := range own {
-		if s > best || (s == best && id < bestID) {
-			bestID, best = id, s
-		}
-	}
+	bestID, _ := ranking.Best(maps.All(own))
 	if bestID < 0 {
 		return -1
 	}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
+	"iter"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -124,7 +126,7 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 	}
 	if w := m.opts.episodeWeight; w > 0 {
 		bestEpisode := int64(-1)
-		if b := bestScored(own); b >= 0 {
+		if b, _ := ranking.Best(seqScores(own)); b >= 0 {
 			if r, ok := recs[b]; ok {
 				bestEpisode = r.episode
 			}
@@ -408,10 +410,7 @@ func (m *Memory) withNeighbours(ctx context.Context, tx pgx.Tx, q memory.Query, 
 			lent[prev] += wNext * s // prev leads a match
 		}
 	}
-	var best float64
-	for _, r := range own {
-		best = max(best, r.score)
-	}
+	_, best := ranking.Best(maps.All(scores)) // own's scores, nothing lent yet
 	for seq, l := range lent {
 		scores[seq] = ranking.WithNeighbours(scores[seq], l, best)
 	}
@@ -423,17 +422,15 @@ func (m *Memory) withNeighbours(ctx context.Context, tx pgx.Tx, q memory.Query, 
 	return scores, recs, nil
 }
 
-// bestScored returns the seq of the record with the highest score (the
-// lowest seq of those tied), or -1 if there is none: the record whose own
-// words match best.
-func bestScored(own []scored) int64 {
-	best, seq := 0.0, int64(-1)
-	for _, r := range own {
-		if r.score > best || (r.score == best && r.seq < seq) {
-			best, seq = r.score, r.seq
+// seqScores yields each record's seq and score.
+func seqScores(rs []scored) iter.Seq2[int64, float64] {
+	return func(yield func(int64, float64) bool) {
+		for _, r := range rs {
+			if !yield(r.seq, r.score) {
+				return
+			}
 		}
 	}
-	return seq
 }
 
 // addEpisodes is memory/longterm's addEpisodes (ranking.EpisodeBonuses):

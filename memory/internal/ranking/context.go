@@ -1,6 +1,25 @@
 package ranking
 
-import "github.com/agentmem/agentmem/keyword"
+import (
+	"iter"
+
+	"github.com/agentmem/agentmem/keyword"
+)
+
+// Best returns the record with the highest positive score of scores
+// (record → score), the lowest record of those tied, and that score; -1
+// and 0 if none scores above 0. Both stores find the best direct match
+// with it (the best of WithNeighbours, the record whose episode
+// EpisodeBonuses lifts), so that they break ties alike.
+func Best(scores iter.Seq2[int64, float64]) (record int64, score float64) {
+	record = -1
+	for id, s := range scores {
+		if s > score || (s == score && s > 0 && id < record) {
+			record, score = id, s
+		}
+	}
+	return record, score
+}
 
 // WithNeighbours is a record's keyword score given what its own words
 // score (own), what its neighbours' words lend it (lent: the weighted

@@ -1,6 +1,7 @@
 package ranking
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +39,15 @@ func TestEpisodeBonuses(t *testing.T) {
 		"the best own match's episode lends as the best episode does")
 	assert.Equal(t, map[int64]float64{7: 4, 3: 4}, EpisodeBonuses(0.5, 8, top, 3))
 	assert.Nil(t, EpisodeBonuses(0.5, 8, nil, 9), "no episode matches")
+}
+
+func TestBest(t *testing.T) {
+	id, s := Best(maps.All(map[int64]float64{4: 2, 9: 5, 2: 5, 7: 1}))
+	assert.Equal(t, int64(2), id, "the lowest record of those tied")
+	assert.InDelta(t, 5.0, s, 0)
+	id, s = Best(maps.All(map[int64]float64{3: 0}))
+	assert.Equal(t, int64(-1), id, "nothing above 0")
+	assert.Zero(t, s)
+	id, _ = Best(maps.All(map[int64]float64(nil)))
+	assert.Equal(t, int64(-1), id)
 }
