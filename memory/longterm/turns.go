@@ -224,8 +224,6 @@ func absDur(d time.Duration) time.Duration {
 func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms []string) {
 	id := n.next
 	n.next++
-	n.ids[p] = id
-	n.parents[id] = p
 	n.text.AddTokens(id, terms)
 	ep := int64(-1)
 	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
@@ -238,10 +236,18 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms []string) {
 		ep = n.nextEpisode
 		n.nextEpisode++
 	}
-	n.episodeOf[id] = ep
-	n.episodeLen[ep]++
+	n.place(tok, p, id, ep)
 	n.episodes.AppendTokens(ep, terms)
 	n.last = p
+}
+
+// place records that p is record id of episode ep: the maps from and to
+// its id, its episode's size and its speaker's count (tok splits the
+// speaker's name into terms). Indexing its text is the caller's.
+func (n *nsTurns) place(tok keyword.Tokenizer, p *parent, id, ep int64) {
+	n.ids[p], n.parents[id] = id, p
+	n.episodeOf[id] = ep
+	n.episodeLen[ep]++
 	if s := p.rec.Speaker; s != "" {
 		if n.speakers[s] == 0 {
 			n.speakerTerms.Add(tok, s)

@@ -233,15 +233,7 @@ func (m *Memory) decodeTurns(d *decoder, ti *turnIndex, perNS map[string]int) (s
 		if _, dup := n.ids[p]; dup {
 			return "", nil, fmt.Errorf("%w: namespace %q: record %q twice", errTurns, ns, rid)
 		}
-		n.ids[p], n.parents[id] = id, p
-		n.episodeOf[id] = ep
-		n.episodeLen[ep]++
-		if s := p.rec.Speaker; s != "" {
-			if n.speakers[s] == 0 {
-				n.speakerTerms.Add(ti.tok, s)
-			}
-			n.speakers[s]++
-		}
+		n.place(ti.tok, p, id, ep)
 	}
 	if last >= 0 {
 		if n.last = n.parents[last]; n.last == nil {
