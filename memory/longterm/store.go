@@ -585,12 +585,7 @@ func (m *Memory) loadTurnsCache(meta *snapMeta) {
 		}
 	}
 	ti := m.turnIdx()
-	for _, ns := range ti.namespaces(m) {
-		if !ti.built(ns) {
-			m.turnsLeft = true
-			return
-		}
-	}
+	m.turnsLeft = len(ti.builtNamespaces()) < len(ti.namespaces(m))
 }
 
 // sameBackend reports whether a snapshot written by backend snap can be
@@ -762,14 +757,21 @@ func (m *Memory) snapshotLocked(ctx context.Context, allTurns bool) error {
 	if err != nil {
 		return fmt.Errorf("longterm: snapshot: %w", err)
 	}
-	// Short-term stores search by vector only: no turn index.
-	nss := m.turnNamespaces(allTurns)
-	m.turnsLeft = m.opts.kind == KindLong && len(nss) < len(m.turnIdx().namespaces(m))
-	if m.opts.kind == KindLong && len(nss) > 0 {
-		meta.Turns = name("turns")
-		err := atomicfile.Write(filepath.Join(m.dir, meta.Turns), func(w *bufio.Writer) error { return m.writeTurns(w, nss) })
-		if err != nil {
-			return fmt.Errorf("longterm: snapshot: %w", err)
+	if m.opts.kind == KindLong { // short-term stores search by vector only
+		// Every namespace that holds records, or only the built ones.
+		ti := m.turnIdx()
+		all := ti.namespaces(m)
+		nss := all
+		if !allTurns {
+			nss = ti.builtNamespaces()
+		}
+		m.turnsLeft = len(nss) < len(all)
+		if len(nss) > 0 {
+			meta.Turns = name("turns")
+			err := atomicfile.Write(filepath.Join(m.dir, meta.Turns), func(w *bufio.Writer) error { return m.writeTurns(w, nss) })
+			if err != nil {
+				return fmt.Errorf("longterm: snapshot: %w", err)
+			}
 		}
 	}
 	i := 0

@@ -49,20 +49,14 @@ const (
 	turnsHeader  = 1 // flags bit: an index header was in use
 )
 
-// turnNamespaces returns the namespaces whose turn index a snapshot
-// keeps: with all, every namespace that holds records (writeTurns builds
-// those no search has built yet); otherwise the built ones. m.wmu must be
-// held.
-func (m *Memory) turnNamespaces(all bool) []string {
-	ti := m.turnIdx()
-	if all {
-		return ti.namespaces(m)
-	}
+// builtNamespaces returns, in order, the namespaces whose index is built and holds
+// records (one whose records were all forgotten has nothing to keep).
+func (ti *turnIndex) builtNamespaces() []string {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	var out []string
 	for ns, n := range ti.ns {
-		if len(n.parents) > 0 { // all forgotten: nothing to keep
+		if len(n.parents) > 0 {
 			out = append(out, ns)
 		}
 	}
