@@ -188,8 +188,8 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 			order = append(order, t.Conv)
 		}
 		c.pos[t.ID] = len(c.turns)
-		if !cfg.NoCaptions && strings.TrimSpace(t.ImageCaption) != "" {
-			t.Text = t.Content()
+		if c := t.Content(); !cfg.NoCaptions && c != t.Text {
+			t.Text = c
 			captions++
 		}
 		c.turns = append(c.turns, t)
