@@ -113,8 +113,10 @@ ids per mode too.`,
 				cfg.Options = append(cfg.Options, longterm.WithWeightedFusion(0.5, 0.5))
 			case "score":
 				cfg.Options = append(cfg.Options, longterm.WithScoreFusion(vecWeight, 1-vecWeight))
+			case "margin":
+				cfg.Options = append(cfg.Options, longterm.WithMarginFusion(vecWeight, 1-vecWeight))
 			default:
-				return usageError{fmt.Errorf("eval: --fusion %q: want default, score, rrf or weighted", fusion)}
+				return usageError{fmt.Errorf("eval: --fusion %q: want default, margin, score, rrf or weighted", fusion)}
 			}
 			if bm25Tok != "word" && bm25Tok != "bigram" {
 				return usageError{fmt.Errorf("eval: --bm25-tokenizer %q: want word or bigram", bm25Tok)}
@@ -163,10 +165,10 @@ ids per mode too.`,
 	f.BoolVar(&withDate, "with-date", false, `index every chunk of a turn as "[DATE] CHUNK"`)
 	f.BoolVar(&noCaptions, "no-captions", false, `leave turns' image_caption out (by default a turn is remembered as "TEXT [image: CAPTION]", and the BM25 reference indexes the same, as bm25.py --with-captions)`)
 	f.Float32Var(&minScore, "min-score", 0, "minimum cosine similarity of a vector-path match")
-	f.StringVar(&fusion, "fusion", "default", "how hybrid mode fuses the paths: default (the memory's: score), score (calibrated scores, --vector-weight), rrf (reciprocal rank, k=60) or weighted (0.5·cosine + 0.5·BM25/max)")
+	f.StringVar(&fusion, "fusion", "default", "how hybrid mode fuses the paths: default (the memory's: margin, or score over an Ollama model), margin (the vector path by its margin over the median cosine, --vector-weight), score (min–max calibrated scores, --vector-weight), rrf (reciprocal rank, k=60) or weighted (0.5·cosine + 0.5·BM25/max)")
 	f.Float64Var(&neighbour, "neighbour-weight", longterm.DefaultNeighbourWeight, "keyword path: weight of the previous turn's words")
 	f.Float64Var(&speaker, "speaker-boost", longterm.DefaultSpeakerBoost, "keyword path: boost of turns spoken by a speaker the question names")
-	f.Float64Var(&vecWeight, "vector-weight", longterm.DefaultVectorWeight, "--fusion score: weight of the vector path (the keyword path has 1 minus it)")
+	f.Float64Var(&vecWeight, "vector-weight", longterm.DefaultVectorWeight, "--fusion margin or score: weight of the vector path (the keyword path has 1 minus it)")
 	f.StringVar(&relatedPath, "expand", "", "keyword path: expand queries with the nearest words of each query word in this GloVe text file")
 	f.IntVar(&relatedN, "expand-n", 3, "--expand: neighbours per query word")
 	f.Float64Var(&relatedSim, "expand-min-sim", 0.6, "--expand: least cosine similarity of a neighbour")

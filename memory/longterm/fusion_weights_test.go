@@ -48,10 +48,13 @@ type conceptLexical struct{ conceptModel }
 func (conceptLexical) Kind() embed.Kind { return embed.Lexical }
 
 // TestDefaultWeights_ByEmbedderKind: without a fusion option, a model
-// embedder's vector path weighs as much as the keyword path, a lexical
-// one's DefaultVectorWeight; an option overrides both. The record found
-// by meaning alone (no word shared with the query, the best cosine) scores
-// the vector weight itself.
+// embedder's hybrid search is score fusion with the vector path weighing
+// as much as the keyword path, a lexical one's margin fusion at
+// DefaultVectorWeight; an option overrides both. The record found by
+// meaning alone (no word shared with the query, the best cosine) scores
+// the vector weight itself. The record found by its word ("automobile",
+// the only keyword match) has the median cosine, 0.5: score fusion's
+// min–max counts half of it, margin fusion none.
 func TestDefaultWeights_ByEmbedderKind(t *testing.T) {
 	ctx := t.Context()
 	day := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
@@ -61,15 +64,16 @@ func TestDefaultWeights_ByEmbedderKind(t *testing.T) {
 		{ID: "other", Time: day.AddDate(0, 0, 4), Text: "Lunch was pasta."},
 	}
 	for _, tc := range []struct {
-		name string
-		emb  embed.Embedder
-		opts []Option
-		want float64
+		name           string
+		emb            embed.Embedder
+		opts           []Option
+		want, wantWord float64
 	}{
-		{"model", conceptModel{}, nil, DefaultModelVectorWeight},
-		{"lexical", conceptLexical{}, nil, DefaultVectorWeight},
-		{"model, option", conceptModel{}, []Option{WithScoreFusion(0.3, 0.7)}, 0.3},
-		{"lexical, option", conceptLexical{}, []Option{WithScoreFusion(0.3, 0.7)}, 0.3},
+		{"model", conceptModel{}, nil, DefaultModelVectorWeight, DefaultModelVectorWeight*0.5 + DefaultModelKeywordWeight},
+		{"lexical", conceptLexical{}, nil, DefaultVectorWeight, DefaultKeywordWeight},
+		{"model, option", conceptModel{}, []Option{WithScoreFusion(0.2, 0.8)}, 0.2, 0.2*0.5 + 0.8},
+		{"lexical, option", conceptLexical{}, []Option{WithScoreFusion(0.2, 0.8)}, 0.2, 0.2*0.5 + 0.8},
+		{"model, margin option", conceptModel{}, []Option{WithMarginFusion(0.2, 0.8)}, 0.2, 0.8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := New(ctx, tc.emb, tc.opts...)
@@ -87,6 +91,8 @@ func TestDefaultWeights_ByEmbedderKind(t *testing.T) {
 			assert.Zero(t, byID["meaning"].KeywordRank, "found by meaning alone")
 			assert.Equal(t, 1, byID["meaning"].VectorRank)
 			assert.InDelta(t, tc.want, byID["meaning"].Score, 1e-6)
+			require.Contains(t, byID, "word")
+			assert.InDelta(t, tc.wantWord, byID["word"].Score, 1e-3)
 		})
 	}
 	v, k := DefaultWeights(conceptModel{})

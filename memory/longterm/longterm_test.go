@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,7 +233,7 @@ func TestMemory_Fusion(t *testing.T) {
 		{ID: "code", Text: "Order AB-77123 shipped."},
 		{ID: "words", Text: "Your shipment of orders has been dispatched."},
 	}
-	for _, opt := range []Option{WithRRF(0), WithWeightedFusion(0.3, 0.7)} {
+	for _, opt := range []Option{WithRRF(0), WithWeightedFusion(0.3, 0.7), WithScoreFusion(0.1, 0.9), WithMarginFusion(0.3, 0.7)} {
 		m := newMem(t, opt)
 		_, err := m.AddBatch(ctx, recs)
 		require.NoError(t, err)
@@ -655,6 +656,8 @@ func TestOpen_KindAndOptions(t *testing.T) {
 		"top k zero": WithTopK(0), "top k negative": WithTopK(-1),
 		"min score above 1": WithMinScore(1.5), "min score below -1": WithMinScore(-2),
 		"unknown mode": WithMode(Mode(7)), "empty kind": WithKind(""),
+		"margin weights both 0": WithMarginFusion(0, 0), "margin weight negative": WithMarginFusion(-0.1, 1),
+		"score weight NaN": WithScoreFusion(math.NaN(), 1),
 	} {
 		_, err := New(ctx, newCounting(t, 8), opt)
 		assert.ErrorIs(t, err, ErrInvalidOption, name)

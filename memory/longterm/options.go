@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 	"github.com/agentmem/agentmem/memory/internal/setting"
 	"github.com/agentmem/agentmem/vdb"
 	_ "github.com/agentmem/agentmem/vdb/inmem" // registers DefaultBackend
@@ -51,15 +52,18 @@ const (
 	// its package.
 	DefaultBackend = "inmem"
 	// DefaultVectorWeight and DefaultKeywordWeight are the weights of
-	// score fusion (WithScoreFusion) over an embedder whose vectors do not
-	// model meaning (embed.Lexical, embed.WordVectors; see DefaultWeights).
-	// The keyword path weighs more: the offline hash embedder's vector path
-	// is a second lexical signal, weaker than BM25 (RealMem R@10 at 0.05 /
-	// 0.1 / 0.2: 0.292 / 0.290 / 0.285, keyword alone 0.291; R@1 0.040 /
-	// 0.044 / 0.046), and GloVe's averaged word vectors are no better
-	// there (R@10 0.290 at 0.1, 0.271 at 0.3).
-	DefaultVectorWeight  = 0.1
-	DefaultKeywordWeight = 0.9
+	// margin fusion (WithMarginFusion), the default over an embedder whose
+	// vectors do not model meaning (embed.Lexical, embed.WordVectors; see
+	// DefaultWeights). The keyword path weighs more: the offline hash
+	// embedder's vector path is a second lexical signal, weaker than BM25
+	// on questions (RealMem R@10 at 0.25 / 0.3 / 0.4: 0.315 / 0.315 /
+	// 0.314, keyword alone 0.315), but the strongest on a sentence asked
+	// nearly word for word (R@1 0.95 against BM25's 0.91 on
+	// scripts/lookup-probe.py's sentences), and margin fusion lets it
+	// count there alone: hybrid R@1 on those 0.87 by score fusion at 0.1,
+	// 0.91 at 0.3.
+	DefaultVectorWeight  = 0.3
+	DefaultKeywordWeight = 0.7
 	// DefaultModelVectorWeight and DefaultModelKeywordWeight are the
 	// weights of score fusion over a model embedder (embed.Model: Ollama's,
 	// or any embedder that does not say its Kind): the two paths weigh the
@@ -85,7 +89,9 @@ const (
 type fusionKind int
 
 const (
-	fusionScore fusionKind = iota
+	fusionDefault fusionKind = iota // ranking.DefaultKind of the embedder
+	fusionScore
+	fusionMargin
 	fusionRRF
 	fusionWeighted
 )
@@ -164,8 +170,8 @@ func WithMode(m Mode) Option {
 	return func(o *options) error { return setting.Mode(&o.mode, m) }
 }
 
-// WithScoreFusion selects score fusion (the default, with the weights
-// DefaultWeights gives for the embedder): each path's scores are
+// WithScoreFusion selects score fusion (the default over a model
+// embedder, with the weights DefaultWeights gives): each path's scores are
 // calibrated to [0, 1] over the query's candidates (BM25 / best BM25;
 // (cosine − lowest) / (highest − lowest)) and a memory scores the weighted
 // sum over the paths that found it. Unlike RRF it keeps how sure each path
@@ -230,6 +236,24 @@ func WithRRF(k int) Option {
 			o.rrfK = float64(k)
 		}
 		return nil
+	}
+}
+
+// WithMarginFusion selects margin fusion (the default over an embedder
+// whose vectors do not model meaning, with the weights DefaultWeights
+// gives): the vector path counts by how far a memory's cosine stands above
+// the median cosine of the query's vector candidates, on the cosine's own
+// scale, (cosine − median) / (1 − median), below 0 counting as 0; the
+// keyword path counts relative to its best (BM25 / best BM25); a memory
+// scores the weighted sum. Unlike WithScoreFusion's min–max it keeps how
+// sure the vector path is: a text that shares nearly every word of the
+// query, far above the rest, counts almost fully, and the best of a crowd
+// of equal cosines little. A weight must be finite and ≥ 0, and not both
+// 0.
+func WithMarginFusion(vectorWeight, keywordWeight float64) Option {
+	return func(o *options) error {
+		o.fusion = fusionMargin
+		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
 	}
 }
 
@@ -368,11 +392,12 @@ func WithSnapshotEvery(n int) Option {
 	}
 }
 
-// DefaultWeights returns the score-fusion weights of a memory over emb
-// that no option sets: DefaultModelVectorWeight and
-// DefaultModelKeywordWeight for a model embedder (embed.KindOf is
-// embed.Model), DefaultVectorWeight and DefaultKeywordWeight for vectors
-// that do not model meaning.
+// DefaultWeights returns the fusion weights of a memory over emb that no
+// option sets: DefaultModelVectorWeight and DefaultModelKeywordWeight for
+// a model embedder (embed.KindOf is embed.Model), whose default fusion is
+// score fusion (WithScoreFusion); DefaultVectorWeight and
+// DefaultKeywordWeight for vectors that do not model meaning, whose
+// default is margin fusion (WithMarginFusion).
 func DefaultWeights(emb embed.Embedder) (vector, keyword float64) {
 	if embed.KindOf(emb) == embed.Model {
 		return DefaultModelVectorWeight, DefaultModelKeywordWeight
@@ -380,9 +405,16 @@ func DefaultWeights(emb embed.Embedder) (vector, keyword float64) {
 	return DefaultVectorWeight, DefaultKeywordWeight
 }
 
-// defaultWeights sets the fusion weights no option set (both 0, which no
-// option accepts) to DefaultWeights(emb).
-func (o *options) defaultWeights(emb embed.Embedder) {
+// defaultFusion sets the fusion no option chose to ranking.DefaultKind's
+// for emb, and the weights no option set (both 0, which no option
+// accepts) to DefaultWeights(emb).
+func (o *options) defaultFusion(emb embed.Embedder) {
+	if o.fusion == fusionDefault {
+		o.fusion = fusionScore
+		if ranking.DefaultKind(emb) == ranking.MarginFusion {
+			o.fusion = fusionMargin
+		}
+	}
 	if o.vectorWeight == 0 && o.keywordWeight == 0 {
 		o.vectorWeight, o.keywordWeight = DefaultWeights(emb)
 	}

@@ -41,7 +41,8 @@ type candidate struct {
 // speaker the query names; WithQueryExpansion, WithFeedback, WithQueryTF
 // and WithTimePrior add to it (all off by default). The vector path, run
 // beside it, ranks records by their best child's cosine. Hybrid fuses the
-// two as WithScoreFusion, WithRRF or WithWeightedFusion say.
+// two as WithMarginFusion, WithScoreFusion, WithRRF or WithWeightedFusion
+// say.
 func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 	if q.K < 0 {
 		return nil, fmt.Errorf("%w: K = %d", ErrInvalidQuery, q.K)
@@ -425,6 +426,8 @@ func (m *Memory) fuseAll(mode Mode, list []*candidate) {
 		f.Kind = ranking.RRF
 	case fusionWeighted:
 		f.Kind = ranking.WeightedFusion
+	case fusionMargin:
+		f.Kind = ranking.MarginFusion
 	}
 	paths := make([]ranking.Paths, len(list))
 	for i, c := range list {

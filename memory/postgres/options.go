@@ -8,6 +8,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 	"github.com/agentmem/agentmem/memory/internal/setting"
 	"github.com/agentmem/agentmem/memory/longterm"
 )
@@ -37,6 +38,8 @@ type options struct {
 	topK            int
 	minScore        float32
 	mode            memory.Mode
+	fusion          ranking.FusionKind
+	fusionSet       bool // an option chose fusion
 	vectorWeight    float64
 	keywordWeight   float64
 	neighbourWeight float64
@@ -101,10 +104,20 @@ func WithMode(m memory.Mode) Option {
 	return func(o *options) error { return setting.Mode(&o.mode, m) }
 }
 
-// WithScoreFusion sets the weights of score fusion, as
+// WithScoreFusion selects score fusion with these weights, as
 // longterm.WithScoreFusion: finite, ≥ 0, not both 0.
 func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
+		o.fusion, o.fusionSet = ranking.ScoreFusion, true
+		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
+	}
+}
+
+// WithMarginFusion selects margin fusion with these weights, as
+// longterm.WithMarginFusion: finite, ≥ 0, not both 0.
+func WithMarginFusion(vectorWeight, keywordWeight float64) Option {
+	return func(o *options) error {
+		o.fusion, o.fusionSet = ranking.MarginFusion, true
 		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
 	}
 }
@@ -177,9 +190,13 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) error { return setting.Logger(&o.logger, l) }
 }
 
-// defaultWeights sets the fusion weights no option set (both 0, which no
-// option accepts) to longterm.DefaultWeights(emb), as longterm does.
-func (o *options) defaultWeights(emb embed.Embedder) {
+// defaultFusion sets the fusion no option chose to ranking.DefaultKind's
+// for emb, and the weights no option set (both 0, which no option
+// accepts) to longterm.DefaultWeights(emb), as longterm does.
+func (o *options) defaultFusion(emb embed.Embedder) {
+	if !o.fusionSet {
+		o.fusion = ranking.DefaultKind(emb)
+	}
 	if o.vectorWeight == 0 && o.keywordWeight == 0 {
 		o.vectorWeight, o.keywordWeight = longterm.DefaultWeights(emb)
 	}

@@ -76,8 +76,13 @@ func TestRanksLikeLongterm(t *testing.T) {
 	t.Run("exact=1/episode=0.2", func(t *testing.T) {
 		ranksLikeLongterm(t, "1", nil, []postgres.Option{postgres.WithEpisodeWeight(0.2)}, []longterm.Option{longterm.WithEpisodeWeight(0.2)})
 	})
+	// Score fusion chosen over the hash embedder (whose default is margin
+	// fusion), set alike on both.
+	t.Run("exact=1/score fusion", func(t *testing.T) {
+		ranksLikeLongterm(t, "1", nil, []postgres.Option{postgres.WithScoreFusion(0.2, 0.8)}, []longterm.Option{longterm.WithScoreFusion(0.2, 0.8)})
+	})
 	// An embedder that does not say its kind is a model: both take the
-	// model's fusion weights.
+	// model's fusion and weights.
 	t.Run("exact=1/model embedder", func(t *testing.T) {
 		ranksLikeLongterm(t, "1", modelEmbedder{hashEmb(t, 256)}, nil, nil)
 	})

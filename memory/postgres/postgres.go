@@ -188,7 +188,7 @@ func Open(ctx context.Context, url string, emb embed.Embedder, opts ...Option) (
 	if err := o.apply(opts); err != nil {
 		return nil, err
 	}
-	o.defaultWeights(emb)
+	o.defaultFusion(emb)
 	pc, schema, exact, err := parseURL(url)
 	if err != nil {
 		return nil, err

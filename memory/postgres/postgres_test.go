@@ -331,6 +331,8 @@ func TestNamedErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "upgrade agentmem")
 	_, err = postgres.Open(ctx, url, emb, postgres.WithTopK(0))
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
+	_, err = postgres.Open(ctx, url, emb, postgres.WithMarginFusion(0, 0))
+	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 }
 
 // Concurrent first opens of one schema create it once.

@@ -44,8 +44,9 @@ type nsInfo struct {
 // statistics (leaving the query's question words out) plus what the
 // previous and the next record's text and their episode (conversation)
 // score, preferring speakers the query names; the vector path ranks records by
-// their best chunk's cosine; Hybrid fuses the two by calibrated score fusion. It reads one snapshot
-// of the database (a repeatable-read, read-only transaction).
+// their best chunk's cosine; Hybrid fuses the two as the options say
+// (WithMarginFusion, WithScoreFusion). It reads one snapshot of the
+// database (a repeatable-read, read-only transaction).
 func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
 	if q.K < 0 {
 		return nil, fmt.Errorf("postgres: %w: K = %d", errs.InvalidArgument, q.K)
@@ -343,9 +344,9 @@ func (m *Memory) loadRecords(ctx context.Context, tx pgx.Tx, list []*candidate) 
 // fuseAll computes every candidate's score with ranking.Fuse, the rule
 // memory/longterm uses: a single-path search reports that path's own
 // score (the cosine; BM25 relative to the query's best), Hybrid fuses the
-// two by calibrated score fusion.
+// two as the options say (margin or score fusion).
 func (m *Memory) fuseAll(mode memory.Mode, list []*candidate) {
-	f := ranking.Fusion{Kind: ranking.ScoreFusion, VectorWeight: m.opts.vectorWeight, KeywordWeight: m.opts.keywordWeight}
+	f := ranking.Fusion{Kind: m.opts.fusion, VectorWeight: m.opts.vectorWeight, KeywordWeight: m.opts.keywordWeight}
 	paths := make([]ranking.Paths, len(list))
 	for i, c := range list {
 		paths[i] = c.Paths

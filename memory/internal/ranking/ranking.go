@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 )
@@ -109,12 +110,33 @@ const (
 	// WeightedFusion adds VectorWeight·cosine (below 0 counts as 0) and
 	// KeywordWeight·(BM25 / the best BM25 of the query).
 	WeightedFusion
+	// MarginFusion scores the vector path by how far a candidate's cosine
+	// stands above the median candidate's, on the cosine's own scale:
+	// (cosine − median) / (1 − median), below 0 counting as 0. The
+	// keyword path counts relative to its best, as in ScoreFusion, and the
+	// two are added, weighted. Unlike ScoreFusion's min–max, it keeps how
+	// sure the vector path is: a near copy of the query standing far
+	// above the rest counts almost fully, the best of a crowd of equal
+	// cosines little.
+	MarginFusion
 )
+
+// DefaultKind is the fusion of a memory over emb that no option chooses:
+// ScoreFusion over a model embedder (embed.KindOf is embed.Model), whose
+// cosines have no common scale; MarginFusion over vectors that do not
+// model meaning (embed.Lexical, embed.WordVectors), whose cosine says how
+// much of the query's words a text shares.
+func DefaultKind(emb embed.Embedder) FusionKind {
+	if embed.KindOf(emb) == embed.Model {
+		return ScoreFusion
+	}
+	return MarginFusion
+}
 
 // Fusion is how a hybrid search fuses its paths.
 type Fusion struct {
 	Kind                        FusionKind
-	VectorWeight, KeywordWeight float64 // ScoreFusion and WeightedFusion
+	VectorWeight, KeywordWeight float64 // ScoreFusion, WeightedFusion and MarginFusion
 	RRFK                        float64 // RRF
 }
 
@@ -144,6 +166,10 @@ func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
 			minVec = min(minVec, c.VecScore)
 		}
 	}
+	median := 0.0
+	if mode == memory.Hybrid && f.Kind == MarginFusion {
+		median = medianCosine(cands)
+	}
 	out := make([]float64, len(cands))
 	for i, c := range cands {
 		switch {
@@ -172,6 +198,13 @@ func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
 			if c.HasKW && maxKW > 0 {
 				s += f.KeywordWeight * c.KWScore / maxKW
 			}
+		case MarginFusion:
+			if c.HasVec && c.VecScore > median {
+				s += f.VectorWeight * (c.VecScore - median) / (1 - median)
+			}
+			if c.HasKW && maxKW > 0 {
+				s += f.KeywordWeight * c.KWScore / maxKW
+			}
 		default: // ScoreFusion
 			if c.HasVec && maxVec > minVec {
 				s += f.VectorWeight * (c.VecScore - minVec) / (maxVec - minVec)
@@ -185,4 +218,20 @@ func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
 		out[i] = s
 	}
 	return out
+}
+
+// medianCosine returns the median cosine among the candidates the vector
+// path found (the lower of the two middle ones), 0 when it found none.
+func medianCosine(cands []Paths) float64 {
+	var cos []float64
+	for _, c := range cands {
+		if c.HasVec {
+			cos = append(cos, c.VecScore)
+		}
+	}
+	if len(cos) == 0 {
+		return 0
+	}
+	slices.Sort(cos)
+	return cos[(len(cos)-1)/2]
 }

@@ -58,8 +58,48 @@ func TestFuse(t *testing.T) {
 	got = Fuse(memory.Hybrid, f, []Paths{cands[0], {HasVec: true, VecScore: -0.3, VecRank: 2}, cands[2]})
 	assert.InDeltaSlice(t, []float64{0.25*0.8 + 0.75*6/8, 0, 0.75}, got, 1e-12, "a negative cosine counts as 0")
 
+	f.Kind = MarginFusion
+	got = Fuse(memory.Hybrid, f, cands)
+	// The median of the cosines 0.8 and 0.2 is the lower, 0.2.
+	assert.InDeltaSlice(t, []float64{0.25*(0.8-0.2)/(1-0.2) + 0.75*6/8, 0, 0.75}, got, 1e-12,
+		"margin fusion: the cosine's margin over the median, on the cosine's scale")
+
 	f.Kind = ScoreFusion
 	got = Fuse(memory.Hybrid, f, cands[:1])
 	assert.InDeltaSlice(t, []float64{0.25 + 0.75}, got, 1e-12, "one vector score: the full vector weight")
 	assert.Empty(t, Fuse(memory.Hybrid, f, nil))
+}
+
+// TestFuse_MarginKeepsHowSureTheVectorPathIs: under min–max the best
+// cosine counts fully whether it stands out or not; under margin fusion a
+// near copy far above the rest counts almost fully, the best of a crowd of
+// equal cosines little, so a keyword runner-up is lifted over the keyword
+// best only in the first case.
+func TestFuse_MarginKeepsHowSureTheVectorPathIs(t *testing.T) {
+	query := func(best float64) []Paths {
+		// c0: the keyword best; c1: the keyword runner-up and the vector
+		// best; then a crowd of vector candidates at 0.40–0.44.
+		cands := []Paths{
+			{HasVec: true, HasKW: true, VecScore: 0.40, KWScore: 10, VecRank: 5, KWRank: 1},
+			{HasVec: true, HasKW: true, VecScore: best, KWScore: 8, VecRank: 1, KWRank: 2},
+		}
+		for i, c := range []float64{0.44, 0.43, 0.42, 0.41, 0.40, 0.40} {
+			cands = append(cands, Paths{HasVec: true, VecScore: c, VecRank: i + 2})
+		}
+		return cands
+	}
+	margin := Fusion{Kind: MarginFusion, VectorWeight: 0.3, KeywordWeight: 0.7}
+	score := Fusion{Kind: ScoreFusion, VectorWeight: 0.3, KeywordWeight: 0.7}
+
+	sure := Fuse(memory.Hybrid, margin, query(0.95))
+	assert.Greater(t, sure[1], sure[0], "a near copy of the query lifts the keyword runner-up")
+	crowd := Fuse(memory.Hybrid, margin, query(0.45))
+	assert.Greater(t, crowd[0], crowd[1], "the best of a crowd does not")
+	assert.Less(t, crowd[1]-0.7*0.8, 0.3*0.1, "the crowd's best counts little")
+
+	// Min–max lifts the runner-up in both.
+	for _, best := range []float64{0.95, 0.45} {
+		got := Fuse(memory.Hybrid, score, query(best))
+		assert.Greater(t, got[1], got[0], "score fusion, best cosine %v", best)
+	}
 }
