@@ -224,3 +224,31 @@ func TestCLI_FullDiskStoresNothing(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &stats))
 	assert.Equal(t, 1, stats.Memories)
 }
+
+// TestCLI_VerifyWarnsOfUnusableKeywordIndex: a damaged keyword index file
+// (snap-N.turns, a cache) is a warning, not damage: verify prints it and
+// exits 0, and the next write's close rewrites the file.
+func TestCLI_VerifyWarnsOfUnusableKeywordIndex(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "s")
+	r := runCLI(t, "", "--store", st, "--memory", "long", "import", conversation)
+	require.Equal(t, 0, r.code, r.stderr)
+	turns, err := filepath.Glob(filepath.Join(st, "snap-*.turns"))
+	require.NoError(t, err)
+	require.Len(t, turns, 1)
+	b, err := os.ReadFile(turns[0])
+	require.NoError(t, err)
+	b[len(b)/2] ^= 0x10
+	require.NoError(t, os.WriteFile(turns[0], b, 0o644))
+
+	r = runCLI(t, "", "--store", st, "verify")
+	assert.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "warning    keyword index not used")
+	assert.Contains(t, r.stdout, filepath.Base(turns[0]))
+	assert.NotContains(t, r.stdout, "DAMAGE")
+
+	r = runCLI(t, "", "--store", st, "--memory", "long", "add", "one more memory")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = runCLI(t, "", "--store", st, "verify")
+	assert.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.NotContains(t, r.stdout, "warning", "the writer's close rewrote the index")
+}

@@ -20,7 +20,9 @@ func newVerifyCmd(a *app) *cobra.Command {
 the manifest, every log record's checksums and contents, the snapshot's files
 and that the snapshot and the log agree. It prints what it found and exits 1
 on any damage (a torn log tail included), 0 otherwise. Files left by
-interrupted writes are listed but are no damage (the next write removes them).
+interrupted writes are listed but are no damage (the next write removes them),
+nor is a keyword index file that cannot be used (a warning: searches build
+the index from the records, and the next write's close rewrites it).
 Run "agentmem repair" to repair a damaged store.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -38,6 +40,9 @@ Run "agentmem repair" to repair a damaged store.`,
 				fmt.Fprintf(out, "store      %s\nmemories   %d\nlog        %d records, %d bytes\n", a.store, rep.Records, rep.LogFrames, rep.LogBytes)
 				for _, f := range rep.Leftovers {
 					fmt.Fprintf(out, "leftover   %s (removed by the next write)\n", f)
+				}
+				for _, w := range rep.Warnings {
+					fmt.Fprintf(out, "warning    %s\n", w)
 				}
 				for _, p := range rep.Problems {
 					fmt.Fprintf(out, "DAMAGE     %s\n", p)

@@ -136,6 +136,10 @@ type Memory struct {
 	// process) lacks the turn index of a namespace; Close writes a
 	// snapshot that keeps them all.
 	turnsLeft bool
+	// turnsUnused is why the snapshot's turn index file was not used
+	// (loadTurnsCache), nil when it was or there was none; Verify reports
+	// it.
+	turnsUnused error
 }
 
 // parent is a stored record with its children.
@@ -168,7 +172,7 @@ func New(ctx context.Context, emb embed.Embedder, opts ...Option) (*Memory, erro
 	if err := o.apply(opts); err != nil {
 		return nil, err
 	}
-	o.defaultWeights(emb)
+	o.defaultFusion(emb)
 	dim, err := embed.Dimension(ctx, emb)
 	if err != nil {
 		return nil, fmt.Errorf("longterm: %w", err)

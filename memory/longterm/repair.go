@@ -34,6 +34,11 @@ type VerifyReport struct {
 	Leftovers []string `json:"leftovers,omitempty"`
 	// Problems is every piece of damage found; empty for a sound store.
 	Problems []string `json:"problems,omitempty"`
+	// Warnings are what is wrong but loses nothing and makes no error: a
+	// snapshot's keyword index that cannot be used (damaged, or written
+	// with other keyword settings), which searches build from the records
+	// instead and the next writer's Close rewrites.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Verify checks the store in dir without writing to it or taking its lock:
@@ -42,7 +47,8 @@ type VerifyReport struct {
 // the whole log again and checks that it holds exactly the records the
 // snapshot and its tail give. Any damage — including a torn log tail — is
 // listed in the report and makes the error wrap ErrCorrupt (or is Open's
-// error, e.g. ErrVersion or ErrEmbedderMismatch).
+// error, e.g. ErrVersion or ErrEmbedderMismatch). A keyword index file
+// that cannot be used is a warning, not damage: it is a cache.
 func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (VerifyReport, error) {
 	rep := VerifyReport{Dir: dir}
 	m, err := Open(ctx, dir, emb, append(slices.Clone(opts), WithReadOnly())...)
@@ -52,6 +58,9 @@ func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 	}
 	defer m.Close()
 	rep.Records = m.Len()
+	if m.turnsUnused != nil {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("keyword index not used, built from the records instead (the next writer's close rewrites it): %v", m.turnsUnused))
+	}
 	rep.LogBytes = m.log.size
 	rep.LogFormat = int(m.log.version)
 	if m.log.torn > 0 {

@@ -580,6 +580,7 @@ func (m *Memory) loadTurnsCache(meta *snapMeta) {
 	}
 	if meta.Turns != "" {
 		if err := m.loadTurns(filepath.Join(m.dir, meta.Turns)); err != nil {
+			m.turnsUnused = fmt.Errorf("%s: %w", meta.Turns, err)
 			m.opts.logger.Warn("longterm: snapshot's turn index not used; it is built from the records on first search",
 				"dir", m.dir, "file", meta.Turns, "err", err)
 		}

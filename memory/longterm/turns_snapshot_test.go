@@ -166,10 +166,22 @@ func TestSnapshot_TurnIndexNotUsed(t *testing.T) {
 			require.NoError(t, os.WriteFile(path, b[:len(b)/3], 0o600))
 		},
 	} {
-		got, logs := rank(copyOf(change))
+		dir := copyOf(change)
+		got, logs := rank(dir)
 		assert.Equal(t, want, got, name)
 		assert.Contains(t, logs, "turn index not used", name)
+
+		// Verify says so as a warning: the file is a cache, nothing is
+		// lost, the store is sound.
+		rep, err := Verify(ctx, dir, emb, WithLogger(discardLogger))
+		require.NoError(t, err, name)
+		assert.Empty(t, rep.Problems, name)
+		require.Len(t, rep.Warnings, 1, name)
+		assert.Contains(t, rep.Warnings[0], meta.Turns, name)
 	}
+	rep, err := Verify(ctx, proto, emb, WithLogger(discardLogger))
+	require.NoError(t, err)
+	assert.Empty(t, rep.Warnings, "a usable index: no warning")
 
 	// Written without an index header, opened with one: the loaded index
 	// would not hold the header's words.
