@@ -2,6 +2,8 @@ package longterm
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +101,54 @@ func TestDefaultWeights_ByEmbedderKind(t *testing.T) {
 	assert.Equal(t, []float64{0.5, 0.5}, []float64{v, k})
 	v, k = DefaultWeights(conceptLexical{})
 	assert.Equal(t, []float64{DefaultVectorWeight, DefaultKeywordWeight}, []float64{v, k})
+}
+
+// angleLexical puts each word it knows at an angle in the plane, so that a
+// text's cosine with "zebra" (0°) falls as its word's angle grows. It says
+// it is lexical, so that hybrid search fuses by margin.
+type angleLexical struct{}
+
+var angles = map[string]float64{"zebra": 0, "alpha": 10, "bravo": 20, "charlie": 30, "delta": 40, "echo": 50, "foxtrot": 60, "golf": 70}
+
+func (angleLexical) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		a := angles[strings.ToLower(strings.Trim(t, ". "))] * math.Pi / 180
+		out[i] = []float32{float32(math.Cos(a)), float32(math.Sin(a))}
+	}
+	return out, nil
+}
+func (angleLexical) Dim() int         { return 2 }
+func (angleLexical) Name() string     { return "angles" }
+func (angleLexical) Kind() embed.Kind { return embed.Lexical }
+
+// TestMarginFusion_CrowdKeepsVectorOrder: a query that no record shares a
+// word with is ranked by the vector path alone. Margin fusion gives the
+// records at or below the median cosine nothing from it, so they tie at 0;
+// they keep the vector path's order (ranking.Order), not their ids'.
+func TestMarginFusion_CrowdKeepsVectorOrder(t *testing.T) {
+	ctx := t.Context()
+	m, err := New(ctx, angleLexical{})
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"}
+	day := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	var recs []Record
+	for i, w := range words {
+		// Ids in the reverse order of the cosines.
+		recs = append(recs, Record{ID: fmt.Sprintf("r%d", len(words)-i), Time: day.AddDate(0, 0, 2*i), Text: w})
+	}
+	_, err = m.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	hits, err := m.Query(ctx, Query{Text: "zebra", K: len(words)})
+	require.NoError(t, err)
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.Text)
+		assert.Zero(t, h.KeywordRank)
+	}
+	assert.Equal(t, words, got, "the vector path's order")
+	require.Len(t, hits, len(words))
+	assert.Zero(t, hits[len(words)-1].Score, "below the median: nothing from the vector path")
+	assert.Greater(t, hits[0].Score, hits[1].Score)
 }

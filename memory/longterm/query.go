@@ -219,10 +219,7 @@ func (m *Memory) candidates(ctx context.Context, q Query, text string, qvec []fl
 	}
 	m.fuseAll(q.Mode, list)
 	slices.SortFunc(list, func(a, b *candidate) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.p.rec.ID, b.p.rec.ID)
+		return ranking.Order(a.Paths, b.Paths, a.score, b.score, a.p.rec.ID, b.p.rec.ID)
 	})
 	return list, nil
 }

@@ -131,10 +131,7 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	}
 	m.fuseAll(q.Mode, list)
 	slices.SortFunc(list, func(a, b *candidate) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.rec.ID, b.rec.ID)
+		return ranking.Order(a.Paths, b.Paths, a.score, b.score, a.rec.ID, b.rec.ID)
 	})
 	if len(list) > k {
 		list = list[:k]

@@ -7,9 +7,11 @@
 package ranking
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/keyword"
@@ -218,6 +220,25 @@ func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
 		out[i] = s
 	}
 	return out
+}
+
+// Order compares two candidates of one search for its result list, as
+// slices.SortFunc wants: the higher fused score (Fuse's) first; on a tie
+// the higher cosine, then the higher keyword score, then the lower record
+// id. Under margin fusion every vector candidate at or below the median
+// gets nothing from the vector path, so candidates that the keyword path
+// did not find tie at 0 and keep the vector path's order.
+func Order(a, b Paths, aScore, bScore float64, aID, bID string) int {
+	if c := cmp.Compare(bScore, aScore); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.VecScore, a.VecScore); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.KWScore, a.KWScore); c != 0 {
+		return c
+	}
+	return strings.Compare(aID, bID)
 }
 
 // medianCosine returns the median cosine among the candidates the vector
