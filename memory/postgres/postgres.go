@@ -236,7 +236,7 @@ func (m *Memory) init(ctx context.Context) error {
 		// growing it one insert at a time after a bulk load with exact=1).
 		if err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
 			// One opener builds it; the others wait and find it.
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "agentmem:schema:"+m.schema); err != nil {
+			if err := m.lockSchema(ctx, tx); err != nil {
 				return err
 			}
 			return m.createIndex(ctx, tx)

@@ -212,6 +212,14 @@ const hnswIndexSQL = `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hns
 // SchemaVersion is the schema version this build creates and reads.
 var SchemaVersion = len(migrations)
 
+// lockSchema takes the store's schema lock until tx ends: openers that
+// create or change the schema (migrate, the HNSW index build) take it in
+// turn.
+func (m *Memory) lockSchema(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "agentmem:schema:"+m.schema)
+	return err
+}
+
 // migrate creates the schema and the manifest, or checks and upgrades
 // them, in one transaction under an advisory lock (concurrent openers wait
 // for the first). A newer schema is ErrVersion; another embedder or
@@ -222,7 +230,7 @@ func (m *Memory) migrate(ctx context.Context, create bool) error {
 		return m.wrap(ctx, "migrate", err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // after Commit it is a no-op
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "agentmem:schema:"+m.schema); err != nil {
+	if err := m.lockSchema(ctx, tx); err != nil {
 		return m.wrap(ctx, "migrate: lock", err)
 	}
 	version, err := schemaVersion(ctx, tx, m.schema)
