@@ -86,21 +86,12 @@ const (
 	KindLong = "long"
 )
 
-type fusionKind int
-
-const (
-	fusionDefault fusionKind = iota // ranking.DefaultKind of the embedder
-	fusionScore
-	fusionMargin
-	fusionRRF
-	fusionWeighted
-)
-
 type options struct {
 	topK          int
 	minScore      float32
 	mode          Mode
-	fusion        fusionKind
+	fusion        ranking.FusionKind
+	fusionSet     bool // an option chose fusion; else ranking.DefaultKind
 	rrfK          float64
 	vectorWeight  float64
 	keywordWeight float64
@@ -179,7 +170,7 @@ func WithMode(m Mode) Option {
 // other path's tenth. A weight must be finite and ≥ 0, and not both 0.
 func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
-		o.fusion = fusionScore
+		o.fusion, o.fusionSet = ranking.ScoreFusion, true
 		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
 	}
 }
@@ -230,7 +221,7 @@ func WithReranker(r Reranker, depth int) Option {
 // it, rank counted from 1. Values of k ≤ 0 mean DefaultRRFK.
 func WithRRF(k int) Option {
 	return func(o *options) error {
-		o.fusion = fusionRRF
+		o.fusion, o.fusionSet = ranking.RRF, true
 		o.rrfK = DefaultRRFK
 		if k > 0 {
 			o.rrfK = float64(k)
@@ -252,7 +243,7 @@ func WithRRF(k int) Option {
 // 0.
 func WithMarginFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
-		o.fusion = fusionMargin
+		o.fusion, o.fusionSet = ranking.MarginFusion, true
 		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
 	}
 }
@@ -262,7 +253,7 @@ func WithMarginFusion(vectorWeight, keywordWeight float64) Option {
 // its best child on each path. A weight must be finite and ≥ 0, and not both 0.
 func WithWeightedFusion(vectorWeight, keywordWeight float64) Option {
 	return func(o *options) error {
-		o.fusion = fusionWeighted
+		o.fusion, o.fusionSet = ranking.WeightedFusion, true
 		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
 	}
 }
@@ -409,11 +400,8 @@ func DefaultWeights(emb embed.Embedder) (vector, keyword float64) {
 // for emb, and the weights no option set (both 0, which no option
 // accepts) to DefaultWeights(emb).
 func (o *options) defaultFusion(emb embed.Embedder) {
-	if o.fusion == fusionDefault {
-		o.fusion = fusionScore
-		if ranking.DefaultKind(emb) == ranking.MarginFusion {
-			o.fusion = fusionMargin
-		}
+	if !o.fusionSet {
+		o.fusion = ranking.DefaultKind(emb)
 	}
 	if o.vectorWeight == 0 && o.keywordWeight == 0 {
 		o.vectorWeight, o.keywordWeight = DefaultWeights(emb)

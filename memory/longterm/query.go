@@ -417,15 +417,7 @@ func (m *Memory) turnIdx() *turnIndex {
 // rule memory/postgres shares): a single-path search reports that path's
 // own score, Hybrid fuses the two as the options say.
 func (m *Memory) fuseAll(mode Mode, list []*candidate) {
-	f := ranking.Fusion{Kind: ranking.ScoreFusion, VectorWeight: m.opts.vectorWeight, KeywordWeight: m.opts.keywordWeight, RRFK: m.opts.rrfK}
-	switch m.opts.fusion {
-	case fusionRRF:
-		f.Kind = ranking.RRF
-	case fusionWeighted:
-		f.Kind = ranking.WeightedFusion
-	case fusionMargin:
-		f.Kind = ranking.MarginFusion
-	}
+	f := ranking.Fusion{Kind: m.opts.fusion, VectorWeight: m.opts.vectorWeight, KeywordWeight: m.opts.keywordWeight, RRFK: m.opts.rrfK}
 	paths := make([]ranking.Paths, len(list))
 	for i, c := range list {
 		paths[i] = c.Paths
