@@ -42,7 +42,9 @@ type candidate struct {
 // and WithTimePrior add to it (all off by default). The vector path, run
 // beside it, ranks records by their best child's cosine. Hybrid fuses the
 // two as WithMarginFusion, WithScoreFusion, WithRRF or WithWeightedFusion
-// say.
+// say. Each path brings 4·K candidates, at least 200, so that the first
+// results are the same for every K up to 50: asking for more does not
+// reorder them.
 func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 	if q.K < 0 {
 		return nil, fmt.Errorf("%w: K = %d", ErrInvalidQuery, q.K)
@@ -62,9 +64,10 @@ func (m *Memory) Query(ctx context.Context, q Query) ([]Hit, error) {
 	if !hasWord(text) {
 		return []Hit{}, nil
 	}
-	// How many candidates reach the fusion (and the reranker).
+	// How many candidates reach the fusion (and the reranker), and how
+	// many each path brings.
 	keep := max(k, m.opts.rerankDepth)
-	depth := max(4*keep, 40)
+	depth := ranking.Depth(keep)
 
 	var qvec []float32
 	if q.Mode != KeywordOnly {

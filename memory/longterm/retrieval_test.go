@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
 
 // newFilled returns an in-memory store (counting embedder, dimension 256)
@@ -408,4 +411,38 @@ func TestForget_RelinksNeighbours(t *testing.T) {
 	before2, after2 := links(m)
 	assert.Equal(t, before, before2, "reopened: the same links")
 	assert.Equal(t, after, after2, "reopened: the same links")
+}
+
+// TestQuery_FirstResultsDoNotDependOnK: asking for more results does not
+// reorder the first ones (ranking.Depth): what neighbours and
+// conversations lend a record and the fusion's calibration are computed
+// over the same candidates for every K up to ranking.MinDepth/4.
+func TestQuery_FirstResultsDoNotDependOnK(t *testing.T) {
+	ctx := t.Context()
+	m := newMem(t)
+	rng := rand.New(rand.NewPCG(7, 9))
+	words := strings.Fields("run race river wedding speech porto lisbon train week summer mountain lost sister dog walk park book club read night cook pasta garden rain trip flight hotel beach swim coffee work project deadline team meeting budget plan")
+	at := time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
+	var recs []Record
+	for i := range 600 {
+		n := 4 + rng.IntN(12)
+		var b strings.Builder
+		for range n {
+			b.WriteString(words[rng.IntN(len(words))] + " ")
+		}
+		recs = append(recs, Record{ID: fmt.Sprintf("r%03d", i), Speaker: []string{"Ana", "Tom"}[i%2],
+			Time: at.Add(time.Duration(i) * 37 * time.Minute), Text: b.String()})
+	}
+	_, err := m.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	for _, q := range []string{"wedding speech in porto", "What did Ana read at the book club?", "river run before work", "budget plan for the trip"} {
+		for _, mode := range []Mode{Hybrid, KeywordOnly, VectorOnly} {
+			few, err := m.Query(ctx, Query{Text: q, Mode: mode, K: 5})
+			require.NoError(t, err)
+			many, err := m.Query(ctx, Query{Text: q, Mode: mode, K: ranking.MinDepth / 4})
+			require.NoError(t, err)
+			require.Len(t, few, 5)
+			assert.Equal(t, ids(few), ids(many[:5]), "%q, %v", q, mode)
+		}
+	}
 }

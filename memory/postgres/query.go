@@ -69,7 +69,7 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	if !hasWord(text) {
 		return []memory.Hit{}, nil
 	}
-	depth := max(4*k, 40)
+	depth := ranking.Depth(k)
 	var qvec []float32
 	if q.Mode != memory.KeywordOnly {
 		v, err := m.embedQuery(ctx, text)

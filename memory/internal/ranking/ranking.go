@@ -99,6 +99,21 @@ func Unit(what string, v float64) error {
 	return nil
 }
 
+// MinDepth is the fewest candidates each path of a search brings: see
+// Depth.
+const MinDepth = 200
+
+// Depth returns how many candidates each path brings to a search that
+// keeps n of them (its K, or a reranker's depth when larger): 4n, at least
+// MinDepth. Every score a search computes from its candidates (what a
+// record's neighbours lend it, the fusion's best keyword score and median
+// cosine) depends on how many there are; with the floor, a search's first
+// results are the same for every n up to MinDepth/4 (50), so that asking
+// for more results, or reranking more, does not reorder the first ones.
+func Depth(n int) int {
+	return max(4*n, MinDepth)
+}
+
 // FusionKind selects how Fuse combines the two paths of a hybrid search.
 type FusionKind int
 
