@@ -473,3 +473,31 @@ func TestBulkLoad(t *testing.T) {
 	_, err = postgres.Open(ctx, storeURL(t), hashEmb(t, 256), postgres.WithEfSearch(1001))
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 }
+
+// TestQuery_TiesCutByID: records that tie on every score are cut at k by
+// their id, as memory/longterm cuts them, although only the records that
+// can make the top k are read. (Without the episode weight: the top
+// conversations, which lend their records, are chosen among equals by the
+// order they were written.)
+func TestQuery_TiesCutByID(t *testing.T) {
+	ctx := t.Context()
+	m, err := postgres.Open(ctx, storeURL(t), hashEmb(t, 256), postgres.WithCreate(), postgres.WithEpisodeWeight(0))
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	day := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	var recs []memory.Record
+	for i, id := range []string{"e", "d", "c", "b", "a"} {
+		// Days apart: no neighbours, no shared conversation.
+		recs = append(recs, memory.Record{ID: id, Time: day.AddDate(0, 0, 3*i), Text: "The parcel arrived at the depot."})
+	}
+	recs = append(recs, memory.Record{ID: "z", Time: day.AddDate(0, 0, 30), Text: "A parcel."})
+	_, err = m.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	for _, mode := range []memory.Mode{memory.Hybrid, memory.KeywordOnly, memory.VectorOnly} {
+		hits, err := m.Query(ctx, memory.Query{Text: "parcel at the depot", Mode: mode, K: 2})
+		require.NoError(t, err)
+		require.Len(t, hits, 2, mode.String())
+		assert.Equal(t, []string{"a", "b"}, []string{hits[0].ID, hits[1].ID}, mode.String())
+		assert.NotEmpty(t, hits[0].Text, "the record was read")
+	}
+}

@@ -126,10 +126,20 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 	for _, c := range cands {
 		list = append(list, c)
 	}
+	m.fuseAll(q.Mode, list)
+	// Only the records that can make the top k are read: the best k by
+	// score, with those tied with the k-th on everything but their id
+	// (ranking.Order's last key, read with them).
+	byScore := func(a, b *candidate) int { return ranking.Order(a.Paths, b.Paths, a.score, b.score, "", "") }
+	slices.SortFunc(list, byScore)
+	n := min(k, len(list))
+	for n > 0 && n < len(list) && byScore(list[n-1], list[n]) == 0 {
+		n++
+	}
+	list = list[:n]
 	if err := m.loadRecords(ctx, tx, list); err != nil {
 		return nil, err
 	}
-	m.fuseAll(q.Mode, list)
 	slices.SortFunc(list, func(a, b *candidate) int {
 		return ranking.Order(a.Paths, b.Paths, a.score, b.score, a.rec.ID, b.rec.ID)
 	})
