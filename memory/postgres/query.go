@@ -315,7 +315,8 @@ func (m *Memory) vectorPath(ctx context.Context, tx pgx.Tx, q memory.Query, nss 
 	}
 }
 
-// loadRecords fills in the candidates' records.
+// loadRecords fills in the records of the candidates that can make the
+// top k, with their chunks' texts for the snippets.
 func (m *Memory) loadRecords(ctx context.Context, tx pgx.Tx, list []*candidate) error {
 	if len(list) == 0 {
 		return nil
@@ -326,8 +327,6 @@ func (m *Memory) loadRecords(ctx context.Context, tx pgx.Tx, list []*candidate) 
 		bySeq[c.seq] = c
 		seqs[i] = c.seq
 	}
-	// With its chunks' texts, for the snippets of those that make the
-	// top k: a few rows more to read, one round trip less.
 	rows, err := tx.Query(ctx, `SELECT `+recordColumns+`, r.seq,
 		array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
 		FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.seq = ANY($1)`, seqs)
