@@ -300,9 +300,10 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 		}
 	}
 	// combined returns every record's own score with what its neighbours
-	// lend it.
-	combined := func() map[int64]float64 {
-		_, best := ranking.Best(maps.All(own))
+	// lend it, and the best direct match (ranking.Best over own: -1 for
+	// none).
+	combined := func() (map[int64]float64, int64) {
+		bestID, best := ranking.Best(maps.All(own))
 		scores := make(map[int64]float64, len(own)+len(lent))
 		for id, s := range own {
 			scores[id] = s
@@ -310,7 +311,7 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 		for id, l := range lent {
 			scores[id] = ranking.WithNeighbours(own[id], l, best)
 		}
-		return scores
+		return scores, bestID
 	}
 	addField(rest, nil)
 	if ret := m.opts.ret; ret.related != nil || ret.feedbackDocs > 0 {
@@ -320,16 +321,21 @@ func (m *Memory) keywordNamespace(ti *turnIndex, n *nsTurns, q Query, text, word
 		}
 		ext := m.relatedTerms(ti.tok, rest, asked)
 		if ret.feedbackDocs > 0 {
-			first := m.rankScores(n, combined(), speakers, ret.feedbackDocs)
+			scores, _ := combined()
+			first := m.rankScores(n, scores, speakers, ret.feedbackDocs)
 			ext = append(ext, m.feedbackTerms(n.text, first, func(p *parent) int64 { return n.ids[p] }, asked)...)
 		}
 		if len(ext) > 0 {
 			addField("", ext)
 		}
 	}
-	scores := combined()
+	scores, bestID := combined()
 	if w := m.opts.ret.episodeWeight; w > 0 {
-		m.addEpisodes(n, rest, w, scores, keep, bestOwn(own, n.episodeOf))
+		bestEpisode := int64(-1)
+		if bestID >= 0 {
+			bestEpisode = n.episodeOf[bestID]
+		}
+		m.addEpisodes(n, rest, w, scores, keep, bestEpisode)
 	}
 	if b := m.opts.ret.timeBoost; b > 0 && n.last != nil {
 		if from, to, ok := timeRef(words, n.last.rec.Time); ok {
@@ -381,16 +387,6 @@ func (m *Memory) addEpisodes(n *nsTurns, text string, w float64, scores map[int6
 			scores[id] += b
 		}
 	}
-}
-
-// bestOwn returns the episode of the record with the highest own score
-// (the lowest id of those tied), or -1 if own is empty.
-func bestOwn(own map[int64]float64, episodeOf map[int64]int64) int64 {
-	bestID, _ := ranking.Best(maps.All(own))
-	if bestID < 0 {
-		return -1
-	}
-	return episodeOf[bestID]
 }
 
 // rankScores turns a namespace's record scores into its best depth

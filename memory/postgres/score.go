@@ -5,7 +5,6 @@ import (
 	"container/heap"
 	"context"
 	"iter"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -119,17 +118,18 @@ func (m *Memory) keywordNamespace(ctx context.Context, tx pgx.Tx, q memory.Query
 			return nil, err
 		}
 	}
+	// The best direct match, whose score bounds what neighbours lend and
+	// whose episode lends as the best one does.
+	bestSeq, best := ranking.Best(seqScores(own))
 	// The records scored, in the time range.
-	scores, recs, err := m.withNeighbours(ctx, tx, q, own, src)
+	scores, recs, err := m.withNeighbours(ctx, tx, q, own, src, best)
 	if err != nil {
 		return nil, err
 	}
 	if w := m.opts.episodeWeight; w > 0 {
 		bestEpisode := int64(-1)
-		if b, _ := ranking.Best(seqScores(own)); b >= 0 {
-			if r, ok := recs[b]; ok {
-				bestEpisode = r.episode
-			}
+		if r, ok := recs[bestSeq]; ok {
+			bestEpisode = r.episode
 		}
 		if err := m.addEpisodes(ctx, tx, ns, groups, post, w, scores, recs, bestEpisode); err != nil {
 			return nil, err
@@ -354,9 +354,10 @@ type scoredRec struct {
 // withNeighbours returns the scores of own's records plus what src's
 // records lend their neighbours — WithNeighbourWeight times their score to
 // the record after them (whose prev_seq is theirs), WithNextWeight times it
-// to the record before them (their prev_seq) — for the records in the
-// query's time range, and those records, in one statement.
-func (m *Memory) withNeighbours(ctx context.Context, tx pgx.Tx, q memory.Query, own, src []scored) (map[int64]float64, map[int64]scoredRec, error) {
+// to the record before them (their prev_seq), counted by
+// ranking.WithNeighbours against best, the best of own's scores — for the
+// records in the query's time range, and those records, in one statement.
+func (m *Memory) withNeighbours(ctx context.Context, tx pgx.Tx, q memory.Query, own, src []scored, best float64) (map[int64]float64, map[int64]scoredRec, error) {
 	wPrev, wNext := m.opts.neighbourWeight, m.opts.nextWeight
 	var ownSeqs, srcSeqs []int64
 	scores := make(map[int64]float64, len(own)+2*len(src))
@@ -410,7 +411,6 @@ func (m *Memory) withNeighbours(ctx context.Context, tx pgx.Tx, q memory.Query, 
 			lent[prev] += wNext * s // prev leads a match
 		}
 	}
-	_, best := ranking.Best(maps.All(scores)) // own's scores, nothing lent yet
 	for seq, l := range lent {
 		scores[seq] = ranking.WithNeighbours(scores[seq], l, best)
 	}
