@@ -357,17 +357,31 @@ func (ix *Index) Search(query string, k int, keep func(id int64) bool) []Result 
 	if k <= 0 {
 		return nil
 	}
-	return ix.searchGroups(ix.groups(query), k, keep)
+	return ix.searchGroups(ix.groups(query), ix.params(), k, keep)
+}
+
+// SearchGroups is Search for a query already split into groups
+// ([ParseQuery], [WeightedGroups]), scored with p's K1, B and QueryIDF
+// instead of the index's own (p.K3 is in the groups' weights already).
+func (ix *Index) SearchGroups(groups []QueryGroup, p Params, k int, keep func(id int64) bool) []Result {
+	if k <= 0 {
+		return nil
+	}
+	gs := make([]queryGroup, len(groups))
+	for i, g := range groups {
+		gs[i] = queryGroup{main: g.Main, parts: g.Parts, weight: g.Weight}
+	}
+	return ix.searchGroups(gs, p, k, keep)
 }
 
 // searchGroups is Search's and SearchTerms' common part.
-func (ix *Index) searchGroups(groups []queryGroup, k int, keep func(id int64) bool) []Result {
+func (ix *Index) searchGroups(groups []queryGroup, p Params, k int, keep func(id int64) bool) []Result {
 	if len(groups) == 0 {
 		return nil
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	cands := ix.score(groups, s)
+	cands := ix.score(groups, p, s)
 	if keep != nil {
 		cands = slices.DeleteFunc(cands, func(r Result) bool { return !keep(r.ID) })
 	}
@@ -376,7 +390,7 @@ func (ix *Index) searchGroups(groups []queryGroup, k int, keep func(id int64) bo
 
 // score puts every document matching at least one term, with its score,
 // in s.cands and returns it.
-func (ix *Index) score(groups []queryGroup, s *scratch) []Result {
+func (ix *Index) score(groups []queryGroup, p Params, s *scratch) []Result {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	s.cands = s.cands[:0]
@@ -394,7 +408,7 @@ func (ix *Index) score(groups []queryGroup, s *scratch) []Result {
 		avg = 1
 	}
 	// tf·(k1+1)/(tf + c0 + c1·len), with c0, c1 fixed for this search.
-	c0, c1 := ix.k1*(1-ix.b), ix.k1*ix.b/avg
+	c0, c1 := p.K1*(1-p.B), p.K1*p.B/avg
 	lens := ix.lens
 	postings := func(term string) ([]posting, float64) {
 		tid, ok := ix.termIDs[term]
@@ -402,7 +416,7 @@ func (ix *Index) score(groups []queryGroup, s *scratch) []Result {
 			return nil, 0
 		}
 		list := ix.postings[tid]
-		return list, TermWeight(n, float64(len(list)), ix.queryIDF) * (ix.k1 + 1)
+		return list, TermWeight(n, float64(len(list)), p.QueryIDF) * (p.K1 + 1)
 	}
 	for _, g := range groups {
 		gw := cmp.Or(g.weight, 1)
@@ -471,16 +485,7 @@ type WeightedTerm struct {
 // term given twice counts twice). It serves query expansion: terms added
 // to a query at a lower weight than its own words.
 func (ix *Index) SearchTerms(terms []WeightedTerm, k int, keep func(id int64) bool) []Result {
-	if k <= 0 {
-		return nil
-	}
-	groups := make([]queryGroup, 0, len(terms))
-	for _, t := range terms {
-		if t.Weight > 0 && !math.IsInf(t.Weight, 0) {
-			groups = append(groups, queryGroup{main: []string{t.Term}, weight: t.Weight})
-		}
-	}
-	return ix.searchGroups(groups, k, keep)
+	return ix.SearchGroups(WeightedGroups(terms), ix.params(), k, keep)
 }
 
 // A TermCount is a term of a document and how often it occurs there.

@@ -9,7 +9,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/internal/ranking"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/setting"
 	"github.com/agentmem/agentmem/vdb"
 	_ "github.com/agentmem/agentmem/vdb/inmem" // registers DefaultBackend
@@ -34,12 +34,11 @@ func ParseMode(s string) (Mode, error) { return memory.ParseMode(s) }
 
 // Defaults.
 const (
-	// DefaultTopK is how many memories Search returns when Query.K is 0.
-	DefaultTopK = 5
-	// DefaultRRFK is the k of reciprocal rank fusion, 1/(k+rank): the value
-	// of Cormack et al., which damps the difference between the first few
-	// ranks of each path.
-	DefaultRRFK = 60
+	// DefaultTopK is how many memories Search returns when Query.K is 0
+	// (engine.DefaultTopK).
+	DefaultTopK = engine.DefaultTopK
+	// DefaultRRFK is the k of reciprocal rank fusion (engine.DefaultRRFK).
+	DefaultRRFK = engine.DefaultRRFK
 	// DefaultNamespace is where records without a namespace (and every
 	// segment given to Update) are stored.
 	DefaultNamespace = "default"
@@ -51,50 +50,30 @@ const (
 	// without an import; every other backend is registered by importing
 	// its package.
 	DefaultBackend = "inmem"
-	// DefaultVectorWeight and DefaultKeywordWeight are the weights of
-	// margin fusion (WithMarginFusion), the default over an embedder whose
-	// vectors do not model meaning (embed.Lexical, embed.WordVectors; see
-	// DefaultWeights). The keyword path weighs more: the offline hash
-	// embedder's vector path is a second lexical signal, weaker than BM25
-	// on questions (RealMem R@10 at 0.25 / 0.3 / 0.4: 0.315 / 0.315 /
-	// 0.314, keyword alone 0.315), but the strongest on a sentence asked
-	// nearly word for word (R@1 0.95 against BM25's 0.91 on
-	// scripts/lookup-probe.py's sentences), and margin fusion lets it
-	// count there alone: hybrid R@1 on those 0.87 by score fusion at 0.1,
-	// 0.91 at 0.3.
-	DefaultVectorWeight  = 0.3
-	DefaultKeywordWeight = 0.7
-	// DefaultModelVectorWeight and DefaultModelKeywordWeight are the
-	// weights of score fusion over a model embedder (embed.Model: Ollama's,
-	// or any embedder that does not say its Kind): the two paths weigh the
-	// same, the neutral choice. A sentence-embedding model is a signal of
-	// its own, often stronger than BM25 on conversations (a published
-	// turn-level measurement on a conversational benchmark: R@10 0.69 with
-	// text-embedding-3-small against 0.52 for BM25); at 0.1 its matches
-	// that share no word with the query could never outrank a weak keyword
-	// match. Not tuned: this machine has no model server.
-	DefaultModelVectorWeight  = 0.5
-	DefaultModelKeywordWeight = 0.5
-	// DefaultNeighbourWeight is what the previous record's words are
-	// worth on the keyword path, relative to the record's own.
-	DefaultNeighbourWeight = 0.3
-	// DefaultSpeakerBoost: a record spoken by a speaker the query names
-	// scores 1 + DefaultSpeakerBoost times its keyword score.
-	DefaultSpeakerBoost = 0.5
+	// The weights and boosts of the ranking, as package engine has them
+	// (see its constants for what each means and how it was chosen).
+	DefaultVectorWeight       = engine.DefaultVectorWeight
+	DefaultKeywordWeight      = engine.DefaultKeywordWeight
+	DefaultModelVectorWeight  = engine.DefaultModelVectorWeight
+	DefaultModelKeywordWeight = engine.DefaultModelKeywordWeight
+	DefaultNeighbourWeight    = engine.DefaultNeighbourWeight
+	DefaultSpeakerBoost       = engine.DefaultSpeakerBoost
 	// KindLong is the kind a store made by this package records in its
 	// manifest (memory/short records "short").
 	KindLong = "long"
 )
 
 type options struct {
-	topK          int
-	minScore      float32
-	mode          Mode
-	fusion        ranking.FusionKind
-	fusionSet     bool // an option chose fusion; else ranking.DefaultKind
-	rrfK          float64
-	vectorWeight  float64
-	keywordWeight float64
+	// topK, minScore and mode are the engine's, recorded for Info and
+	// Search.
+	topK     int
+	minScore float32
+	mode     Mode
+	// ranking are the engine's options (WithEngine and the ranking
+	// options below), engine the engine they make (defaultFusion).
+	ranking []engine.Option
+	engine  *engine.Engine
+
 	backend       string // vdb.Open spec
 	kind          string
 	wholeRecord   bool
@@ -104,30 +83,19 @@ type options struct {
 	tokenizer     keyword.Tokenizer
 	header        func(Record) string
 	snapshotEvery int
-	bm25          []keyword.IndexOption
-
-	neighbourWeight float64
-	speakerBoost    float64
-	reranker        Reranker
-	rerankDepth     int
-	ret             retrievalOptions // retrieval_options.go
 
 	store storeOptions // durability.go
 }
 
 func defaultOptions() options {
 	return options{
-		topK:            DefaultTopK,
-		rrfK:            DefaultRRFK,
-		neighbourWeight: DefaultNeighbourWeight,
-		speakerBoost:    DefaultSpeakerBoost,
-		ret:             retrievalOptions{nextWeight: DefaultNextWeight, episodeWeight: DefaultEpisodeWeight},
-		backend:         DefaultBackend,
-		kind:            KindLong,
-		logger:          slog.Default(),
-		sync:            true,
-		snapshotEvery:   DefaultSnapshotEvery,
-		store:           defaultStoreOptions(),
+		topK:          DefaultTopK,
+		backend:       DefaultBackend,
+		kind:          KindLong,
+		logger:        slog.Default(),
+		sync:          true,
+		snapshotEvery: DefaultSnapshotEvery,
+		store:         defaultStoreOptions(),
 	}
 }
 
@@ -143,7 +111,12 @@ func (o *options) apply(opts []Option) error {
 // WithTopK sets how many memories Search returns when Query.K is 0 (and for
 // the memory.Memory Search method). k must be positive.
 func WithTopK(k int) Option {
-	return func(o *options) error { return setting.TopK(&o.topK, k) }
+	return func(o *options) error {
+		if err := setting.TopK(&o.topK, k); err != nil {
+			return err
+		}
+		return o.rank(engine.WithTopK(k))
+	}
 }
 
 // WithMinScore sets the default minimum cosine similarity a child must have
@@ -152,13 +125,23 @@ func WithTopK(k int) Option {
 // 0: every vector candidate takes part in the fusion, ranked. s must be in
 // [-1, 1].
 func WithMinScore(s float32) Option {
-	return func(o *options) error { return setting.MinScore(&o.minScore, s) }
+	return func(o *options) error {
+		if err := setting.MinScore(&o.minScore, s); err != nil {
+			return err
+		}
+		return o.rank(engine.WithMinScore(s))
+	}
 }
 
 // WithMode sets the paths the memory.Memory Search method runs (Hybrid by
 // default).
 func WithMode(m Mode) Option {
-	return func(o *options) error { return setting.Mode(&o.mode, m) }
+	return func(o *options) error {
+		if err := setting.Mode(&o.mode, m); err != nil {
+			return err
+		}
+		return o.rank(engine.WithMode(m))
+	}
 }
 
 // WithScoreFusion selects score fusion (the default over a model
@@ -169,10 +152,7 @@ func WithMode(m Mode) Option {
 // is: a record far ahead on one path is not pulled level with the
 // other path's tenth. A weight must be finite and ≥ 0, and not both 0.
 func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
-	return func(o *options) error {
-		o.fusion, o.fusionSet = ranking.ScoreFusion, true
-		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
-	}
+	return withRanking(engine.WithScoreFusion(vectorWeight, keywordWeight))
 }
 
 // WithNeighbourWeight sets what the previous record's words (in the same
@@ -184,7 +164,7 @@ func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 // score), so that a record matching the query best is not overtaken by
 // its neighbour. w must be in [0, 1].
 func WithNeighbourWeight(w float64) Option {
-	return func(o *options) error { return setting.Unit(&o.neighbourWeight, "neighbour weight", w) }
+	return withRanking(engine.WithNeighbourWeight(w))
 }
 
 // WithSpeakerBoost sets how much more a record spoken by a speaker the
@@ -197,37 +177,20 @@ func WithNeighbourWeight(w float64) Option {
 // speakers called "user" or "human", the chat roles, in a log that has
 // other speakers too. boost must be finite and ≥ 0 (0 turns it off).
 func WithSpeakerBoost(boost float64) Option {
-	return func(o *options) error { return setting.NonNegative(&o.speakerBoost, "speaker boost", boost) }
+	return withRanking(engine.WithSpeakerBoost(boost))
 }
 
 // WithReranker sets a reranker: the best max(K, depth) candidates of every
 // search, as hits, are handed to r before the cut to K. depth must be ≥ 0.
 func WithReranker(r Reranker, depth int) Option {
-	return func(o *options) error {
-		if r == nil {
-			return fmt.Errorf("nil reranker")
-		}
-		if depth < 0 {
-			return fmt.Errorf("rerank depth %d is negative", depth)
-		}
-		o.reranker = r
-		o.rerankDepth = depth
-		return nil
-	}
+	return withRanking(engine.WithReranker(r, depth))
 }
 
 // WithRRF selects reciprocal rank fusion with constant k (k ≤ 0:
 // DefaultRRFK): a memory scores Σ 1/(k + rank) over the paths that found
 // it, rank counted from 1. Values of k ≤ 0 mean DefaultRRFK.
 func WithRRF(k int) Option {
-	return func(o *options) error {
-		o.fusion, o.fusionSet = ranking.RRF, true
-		o.rrfK = DefaultRRFK
-		if k > 0 {
-			o.rrfK = float64(k)
-		}
-		return nil
-	}
+	return withRanking(engine.WithRRF(k))
 }
 
 // WithMarginFusion selects margin fusion (the default over an embedder
@@ -242,20 +205,14 @@ func WithRRF(k int) Option {
 // of equal cosines little. A weight must be finite and ≥ 0, and not both
 // 0.
 func WithMarginFusion(vectorWeight, keywordWeight float64) Option {
-	return func(o *options) error {
-		o.fusion, o.fusionSet = ranking.MarginFusion, true
-		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
-	}
+	return withRanking(engine.WithMarginFusion(vectorWeight, keywordWeight))
 }
 
 // WithWeightedFusion selects weighted score fusion: a memory scores
 // vectorWeight·cosine + keywordWeight·(BM25 / best BM25 of the query), using
 // its best child on each path. A weight must be finite and ≥ 0, and not both 0.
 func WithWeightedFusion(vectorWeight, keywordWeight float64) Option {
-	return func(o *options) error {
-		o.fusion, o.fusionSet = ranking.WeightedFusion, true
-		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
-	}
+	return withRanking(engine.WithWeightedFusion(vectorWeight, keywordWeight))
 }
 
 // WithBackend sets the vector backend by its spec, "name[:arg]" as
@@ -339,10 +296,7 @@ func WithTokenizer(tok keyword.Tokenizer) Option {
 // WithBM25 sets the keyword path's BM25 parameters (default k1 = 1.2,
 // b = 0.75).
 func WithBM25(k1, b float64) Option {
-	return func(o *options) error {
-		o.bm25 = []keyword.IndexOption{keyword.WithK1(k1), keyword.WithB(b)}
-		return nil
-	}
+	return withRanking(engine.WithBM25(k1, b))
 }
 
 // WithIndexHeader sets a header indexed with every child of a record, on
@@ -390,20 +344,47 @@ func WithSnapshotEvery(n int) Option {
 // DefaultKeywordWeight for vectors that do not model meaning, whose
 // default is margin fusion (WithMarginFusion).
 func DefaultWeights(emb embed.Embedder) (vector, keyword float64) {
-	if embed.KindOf(emb) == embed.Model {
-		return DefaultModelVectorWeight, DefaultModelKeywordWeight
-	}
-	return DefaultVectorWeight, DefaultKeywordWeight
+	return engine.DefaultWeights(emb)
 }
 
 // defaultFusion sets the fusion no option chose to ranking.DefaultKind's
 // for emb, and the weights no option set (both 0, which no option
 // accepts) to DefaultWeights(emb).
 func (o *options) defaultFusion(emb embed.Embedder) {
-	if !o.fusionSet {
-		o.fusion = ranking.DefaultKind(emb)
+	tok, err := o.keywordTokenizer()
+	if err == nil {
+		o.tokenizer = tok
+		o.engine, err = engine.New(emb, tok, o.ranking...)
 	}
-	if o.vectorWeight == 0 && o.keywordWeight == 0 {
-		o.vectorWeight, o.keywordWeight = DefaultWeights(emb)
+	if err != nil {
+		// The options were checked as they were applied (rank), and
+		// New checks the embedder first: nothing is left to fail.
+		panic(fmt.Sprintf("longterm: engine: %v", err))
 	}
 }
+
+// WithEngine configures how the memory ranks (package engine's options,
+// the same for every store): engine.WithEpisodeWeight(0),
+// engine.WithRRF(0), … The ranking options of this package are the same
+// options under their former names.
+func WithEngine(opts ...engine.Option) Option {
+	return withRanking(opts...)
+}
+
+// withRanking is an Option that adds engine options.
+func withRanking(opts ...engine.Option) Option {
+	return func(o *options) error { return o.rank(opts...) }
+}
+
+// rank checks engine options and keeps them for the engine.
+func (o *options) rank(opts ...engine.Option) error {
+	if err := engine.Check(opts...); err != nil {
+		return err
+	}
+	o.ranking = append(o.ranking, opts...)
+	return nil
+}
+
+// Reranker reorders the candidates of a search before they are cut to the
+// query's K ([engine.Reranker]).
+type Reranker = engine.Reranker

@@ -1,43 +1,6 @@
 package longterm
 
-import (
-	"fmt"
-	"math"
-	"slices"
-
-	"github.com/agentmem/agentmem/keyword"
-	"github.com/agentmem/agentmem/memory/internal/setting"
-)
-
-// retrievalOptions are the keyword path's query-side options beyond BM25:
-// query expansion by related words and by pseudo-relevance feedback.
-type retrievalOptions struct {
-	related       func(word string) []string
-	relatedWeight float64
-
-	feedbackDocs, feedbackTerms int
-	feedbackWeight              float64
-
-	queryK3    float64
-	noQueryIDF bool
-	timeBoost  float64
-	nextWeight float64
-
-	episodeWeight float64
-}
-
-// turnIndexOptions are the keyword path's index options: WithBM25's and
-// WithQueryTF's.
-func (o *options) turnIndexOptions() []keyword.IndexOption {
-	opts := slices.Clone(o.bm25)
-	if o.ret.queryK3 > 0 {
-		opts = append(opts, keyword.WithQueryTF(o.ret.queryK3))
-	}
-	if !o.ret.noQueryIDF {
-		opts = append(opts, keyword.WithQueryIDF())
-	}
-	return opts
-}
+import "github.com/agentmem/agentmem/memory/engine"
 
 // WithQueryIDF sets whether the keyword path weights each word of a query
 // by its idf too (keyword.WithQueryIDF), so that a matching word scores
@@ -49,27 +12,27 @@ func (o *options) turnIndexOptions() []keyword.IndexOption {
 // 0.318; false gives plain BM25 weights, as memory/postgres's
 // WithQueryIDF(false) does.
 func WithQueryIDF(on bool) Option {
-	return func(o *options) error { o.ret.noQueryIDF = !on; return nil }
+	return withRanking(engine.WithQueryIDF(on))
 }
 
 // WithQueryTF makes a word that a query repeats count more in the keyword
 // path (keyword.WithQueryTF's k3; 0, the default, counts it once).
 func WithQueryTF(k3 float64) Option {
-	return func(o *options) error { return setting.NonNegative(&o.ret.queryK3, "query tf k3", k3) }
+	return withRanking(engine.WithQueryTF(k3))
 }
 
 // Defaults of the keyword path's query expansion.
 const (
 	// DefaultRelatedWeight is the weight of a word that WithQueryExpansion
 	// adds, relative to the query's own words (1).
-	DefaultRelatedWeight = 0.3
+	DefaultRelatedWeight = engine.DefaultRelatedWeight
 	// DefaultFeedbackDocs and DefaultFeedbackTerms: WithFeedback's
 	// defaults, the top records read and the terms taken from them.
-	DefaultFeedbackDocs  = 10
-	DefaultFeedbackTerms = 10
+	DefaultFeedbackDocs  = engine.DefaultFeedbackDocs
+	DefaultFeedbackTerms = engine.DefaultFeedbackTerms
 	// DefaultFeedbackWeight: WithFeedback's default weight of the
 	// strongest feedback term, relative to the query's own words.
-	DefaultFeedbackWeight = 0.3
+	DefaultFeedbackWeight = engine.DefaultFeedbackWeight
 )
 
 // WithQueryExpansion makes the keyword path add to each query the words
@@ -80,19 +43,7 @@ const (
 // use and fast (it is called per query word; cache in it). The nearest
 // neighbours of a word embedding serve: see glove.Vectors.Related.
 func WithQueryExpansion(related func(word string) []string, weight float64) Option {
-	return func(o *options) error {
-		if related == nil {
-			return fmt.Errorf("nil related-words function")
-		}
-		if math.IsNaN(weight) || math.IsInf(weight, 0) {
-			return fmt.Errorf("expansion weight %v is not finite", weight)
-		}
-		if weight <= 0 {
-			weight = DefaultRelatedWeight
-		}
-		o.ret.related, o.ret.relatedWeight = related, weight
-		return nil
-	}
+	return withRanking(engine.WithQueryExpansion(related, weight))
 }
 
 // WithFeedback turns on pseudo-relevance feedback (RM3) in the keyword
@@ -102,19 +53,7 @@ func WithQueryExpansion(related func(word string) []string, weight float64) Opti
 // and it is run again. docs ≤ 0 turns feedback off; terms and weight ≤ 0
 // mean the defaults.
 func WithFeedback(docs, terms int, weight float64) Option {
-	return func(o *options) error {
-		if math.IsNaN(weight) || math.IsInf(weight, 0) {
-			return fmt.Errorf("feedback weight %v is not finite", weight)
-		}
-		if terms <= 0 {
-			terms = DefaultFeedbackTerms
-		}
-		if weight <= 0 {
-			weight = DefaultFeedbackWeight
-		}
-		o.ret.feedbackDocs, o.ret.feedbackTerms, o.ret.feedbackWeight = max(docs, 0), terms, weight
-		return nil
-	}
+	return withRanking(engine.WithFeedback(docs, terms, weight))
 }
 
 // WithTimePrior makes the keyword path prefer, by the factor 1+boost, the
@@ -124,12 +63,12 @@ func WithFeedback(docs, terms int, weight float64) Option {
 // namespace's newest record). A query naming none, or a date that does not
 // parse, ranks as before. 0 (the default) turns it off.
 func WithTimePrior(boost float64) Option {
-	return func(o *options) error { return setting.NonNegative(&o.ret.timeBoost, "time boost", boost) }
+	return withRanking(engine.WithTimePrior(boost))
 }
 
 // DefaultNextWeight is WithNextWeight's default, the same as
 // DefaultNeighbourWeight's for the previous record.
-const DefaultNextWeight = 0.3
+const DefaultNextWeight = engine.DefaultNextWeight
 
 // WithNextWeight sets the weight of the keyword path's field of the next
 // record's text (within 12 hours), relative to the record's own text
@@ -137,11 +76,11 @@ const DefaultNextWeight = 0.3
 // WithNeighbourWeight finds an answer through its question. 0 turns it
 // off.
 func WithNextWeight(w float64) Option {
-	return func(o *options) error { return setting.Unit(&o.ret.nextWeight, "next weight", w) }
+	return withRanking(engine.WithNextWeight(w))
 }
 
 // DefaultEpisodeWeight is WithEpisodeWeight's default.
-const DefaultEpisodeWeight = 0.5
+const DefaultEpisodeWeight = engine.DefaultEpisodeWeight
 
 // WithEpisodeWeight sets how much the keyword path lets a record's
 // conversation speak for it (default DefaultEpisodeWeight; 0 turns it
@@ -155,5 +94,5 @@ const DefaultEpisodeWeight = 0.5
 // its subject. It finds the turn of the conversation a question is about
 // when the turn itself shares few words with the question.
 func WithEpisodeWeight(w float64) Option {
-	return func(o *options) error { return setting.NonNegative(&o.ret.episodeWeight, "episode weight", w) }
+	return withRanking(engine.WithEpisodeWeight(w))
 }

@@ -224,50 +224,6 @@ func TestQuery_EpisodeSpeaksForItsTurns(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidOption)
 }
 
-// TestAddEpisodes_BestMatchsConversationLends: the conversation of the
-// record whose own words match best lends it as much as the best-matching
-// conversation lends its turns, though, as a whole document, it is not
-// among the best-matching ones: a fact said once in a conversation mostly
-// about something else is not buried under later conversations that talk
-// about the subject at length.
-func TestAddEpisodes_BestMatchsConversationLends(t *testing.T) {
-	day := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
-	recs := []Record{
-		{ID: "hi", Namespace: "c", Time: day, Text: "Hi! How was the weekend with your parents, the new house and the garden?"},
-		{ID: "fact", Namespace: "c", Time: day.Add(time.Minute), Text: "Lovely. And I run along the river now."},
-		{ID: "bye", Namespace: "c", Time: day.Add(2 * time.Minute), Text: "Nice. Say hello to your parents, the dog and the neighbours."},
-	}
-	for d := range 4 {
-		for i, text := range []string{"Running by the river again.", "The river run was great.", "Run, river, run."} {
-			recs = append(recs, Record{ID: fmt.Sprintf("talk%d-%d", d, i), Namespace: "c",
-				Time: day.Add(time.Duration(d+1)*96*time.Hour + time.Duration(i)*time.Minute), Text: text})
-		}
-	}
-	m := newFilled(t, recs)
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	n := m.turnIdx().get("c", m)
-	fact := n.ids[m.parents["fact"]]
-	top := n.episodes.Search("run river", episodesBoosted, nil)
-	require.Len(t, top, episodesBoosted)
-	for _, e := range top {
-		require.NotEqual(t, n.episodeOf[fact], e.ID, "the fact's conversation is not among the best-matching")
-	}
-	scoresWith := func(bestEpisode int64) map[int64]float64 {
-		scores := map[int64]float64{}
-		for id := range n.parents {
-			scores[id] = 1
-		}
-		scores[fact] = 2
-		m.addEpisodes(n, "run river", 0.5, scores, nil, bestEpisode)
-		return scores
-	}
-	assert.InDelta(t, 2.0, scoresWith(-1)[fact], 1e-12, "without it: nothing lent")
-	with := scoresWith(n.episodeOf[fact])
-	assert.InDelta(t, 2+0.5*2, with[fact], 1e-12, "w times the best score, as the best episode lends")
-	assert.InDelta(t, 1+0.5*2, with[n.ids[m.parents["hi"]]], 1e-12, "and to the rest of its conversation the query found")
-}
-
 func TestQuery_OneEpisodeChangesNoScore(t *testing.T) {
 	// Records without a time are one conversation (each is stored at the
 	// time of its Add): the episode has nothing to say, and hybrid scores
@@ -444,5 +400,70 @@ func TestQuery_FirstResultsDoNotDependOnK(t *testing.T) {
 			require.Len(t, few, 5)
 			assert.Equal(t, ids(few), ids(many[:5]), "%q, %v", q, mode)
 		}
+	}
+}
+
+func TestQuery_TimePriorAndExpansion(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2023, 6, 20, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{ID: "may", Namespace: "c", Time: time.Date(2023, 5, 8, 9, 0, 0, 0, time.UTC), Text: "We went hiking in the hills."},
+		{ID: "june", Namespace: "c", Time: at.AddDate(0, 0, -3), Text: "We went hiking by the lake."},
+		{ID: "fly", Namespace: "c", Time: at, Text: "My flight to Lisbon leaves at noon."},
+	}
+	m := newFilled(t, recs, WithTimePrior(1))
+	hits, err := m.Query(ctx, Query{Text: "Where did we go hiking on 8 May 2023?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.Equal(t, "may", hits[0].ID, "the named day first")
+	hits, err = m.Query(ctx, Query{Text: "Where did we go hiking three days ago?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.Equal(t, "june", hits[0].ID, "three days before the newest record")
+
+	related := func(w string) []string {
+		if w == "plane" {
+			return []string{"flight", "aircraft"}
+		}
+		return nil
+	}
+	m2 := newFilled(t, recs, WithQueryExpansion(related, 0.5), WithFeedback(2, 5, 0.2))
+	hits, err = m2.Query(ctx, Query{Text: "When does the plane leave?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.Contains(t, ids(hits), "fly", "found through a related word")
+	plain := newFilled(t, recs)
+	hits, err = plain.Query(ctx, Query{Text: "When does the plane go?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.NotContains(t, ids(hits), "fly", "not found without expansion")
+}
+
+func noErr(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestQuery_NextTurnField(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{ID: "q", Namespace: "c", Time: at, Text: "Where are you going this summer?"},
+		{ID: "a", Namespace: "c", Time: at.Add(time.Minute), Text: "Hiking in Patagonia with my brother."},
+		{ID: "x", Namespace: "c", Time: at.Add(2 * time.Minute), Text: "Nice weather today."},
+	}
+	for _, w := range []float64{0, 0.3} {
+		m := newFilled(t, recs, WithNextWeight(w), WithNeighbourWeight(0.3))
+		hits, err := m.Query(ctx, Query{Text: "Patagonia", Namespace: "c", Mode: KeywordOnly})
+		noErr(t, err)
+		if w == 0 {
+			assert.Equal(t, []string{"a", "x"}, ids(hits), "the turn after through its previous-turn field")
+		} else {
+			assert.Equal(t, "a", hits[0].ID)
+			assert.ElementsMatch(t, []string{"a", "q", "x"}, ids(hits), "and the question through its answer")
+		}
+		noErr(t, m.Forget(ctx, "a"))
+		hits, err = m.Query(ctx, Query{Text: "Patagonia", Namespace: "c", Mode: KeywordOnly})
+		noErr(t, err)
+		assert.Empty(t, hits, "a forgotten record's words leave its neighbours' fields too (w=%v)", w)
+		m.Close()
 	}
 }

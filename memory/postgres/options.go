@@ -5,70 +5,54 @@ import (
 	"math"
 
 	"github.com/agentmem/agentmem/chunk"
-	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/internal/ranking"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/setting"
-	"github.com/agentmem/agentmem/memory/longterm"
 )
 
-// Defaults, the in-process engine's (memory/longterm), so that a store
-// moved from a directory to PostgreSQL ranks the same.
+// Defaults, the engine's (package engine), as every store has them, so
+// that a store moved from a directory to PostgreSQL ranks the same.
 const (
-	DefaultTopK          = longterm.DefaultTopK
-	DefaultNamespace     = longterm.DefaultNamespace
-	DefaultVectorWeight  = longterm.DefaultVectorWeight
-	DefaultKeywordWeight = longterm.DefaultKeywordWeight
-	// DefaultModelVectorWeight and DefaultModelKeywordWeight are the
-	// fusion weights over a model embedder (longterm.DefaultWeights).
-	DefaultModelVectorWeight  = longterm.DefaultModelVectorWeight
-	DefaultModelKeywordWeight = longterm.DefaultModelKeywordWeight
-	DefaultNeighbourWeight    = longterm.DefaultNeighbourWeight
-	DefaultNextWeight         = longterm.DefaultNextWeight
-	DefaultEpisodeWeight      = longterm.DefaultEpisodeWeight
-	DefaultSpeakerBoost       = longterm.DefaultSpeakerBoost
+	DefaultTopK               = engine.DefaultTopK
+	DefaultNamespace          = "default"
+	DefaultVectorWeight       = engine.DefaultVectorWeight
+	DefaultKeywordWeight      = engine.DefaultKeywordWeight
+	DefaultModelVectorWeight  = engine.DefaultModelVectorWeight
+	DefaultModelKeywordWeight = engine.DefaultModelKeywordWeight
+	DefaultNeighbourWeight    = engine.DefaultNeighbourWeight
+	DefaultNextWeight         = engine.DefaultNextWeight
+	DefaultEpisodeWeight      = engine.DefaultEpisodeWeight
+	DefaultSpeakerBoost       = engine.DefaultSpeakerBoost
 	// DefaultEfSearch is the HNSW search list size of the vector path
 	// (raised to the query's depth when that is larger).
 	DefaultEfSearch = 100
 )
 
 type options struct {
-	create          bool
-	topK            int
-	minScore        float32
-	mode            memory.Mode
-	fusion          ranking.FusionKind
-	fusionSet       bool // an option chose fusion
-	vectorWeight    float64
-	keywordWeight   float64
-	neighbourWeight float64
-	nextWeight      float64
-	episodeWeight   float64
-	speakerBoost    float64
-	noQueryIDF      bool
-	header          func(memory.Record) string
-	chunkOpts       *chunk.Options
-	exact           bool
-	efSearch        int
-	logger          *slog.Logger
-	maintenanceMem  int // MB
-	bulkRecords     int
-	foldAfter       int // chunks
+	create bool
+	mode   memory.Mode // the engine's, for Search
+	// ranking are the engine's options (WithEngine and the ranking
+	// options below), engine the engine they make (Open).
+	ranking        []engine.Option
+	engine         *engine.Engine
+	header         func(memory.Record) string
+	chunkOpts      *chunk.Options
+	exact          bool
+	efSearch       int
+	logger         *slog.Logger
+	maintenanceMem int // MB
+	bulkRecords    int
+	foldAfter      int // chunks
 }
 
 func defaultOptions() options {
 	return options{
-		topK:            DefaultTopK,
-		neighbourWeight: DefaultNeighbourWeight,
-		nextWeight:      DefaultNextWeight,
-		episodeWeight:   DefaultEpisodeWeight,
-		speakerBoost:    DefaultSpeakerBoost,
-		efSearch:        DefaultEfSearch,
-		logger:          slog.Default(),
-		maintenanceMem:  DefaultMaintenanceWorkMem,
-		bulkRecords:     DefaultBulkRecords,
-		foldAfter:       DefaultFoldAfter,
+		efSearch:       DefaultEfSearch,
+		logger:         slog.Default(),
+		maintenanceMem: DefaultMaintenanceWorkMem,
+		bulkRecords:    DefaultBulkRecords,
+		foldAfter:      DefaultFoldAfter,
 	}
 }
 
@@ -90,49 +74,48 @@ func WithCreate() Option {
 // WithTopK sets how many memories Search (and a Query with K = 0)
 // returns; k must be positive. As longterm.WithTopK.
 func WithTopK(k int) Option {
-	return func(o *options) error { return setting.TopK(&o.topK, k) }
+	return withRanking(engine.WithTopK(k))
 }
 
 // WithMinScore sets the default minimum cosine of a vector-path match, in
 // [-1, 1]. As longterm.WithMinScore.
 func WithMinScore(s float32) Option {
-	return func(o *options) error { return setting.MinScore(&o.minScore, s) }
+	return withRanking(engine.WithMinScore(s))
 }
 
 // WithMode sets the paths Search runs (Hybrid by default).
 func WithMode(m memory.Mode) Option {
-	return func(o *options) error { return setting.Mode(&o.mode, m) }
+	return func(o *options) error {
+		if err := setting.Mode(&o.mode, m); err != nil {
+			return err
+		}
+		return o.rank(engine.WithMode(m))
+	}
 }
 
 // WithScoreFusion selects score fusion with these weights, as
 // longterm.WithScoreFusion: finite, ≥ 0, not both 0.
 func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
-	return func(o *options) error {
-		o.fusion, o.fusionSet = ranking.ScoreFusion, true
-		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
-	}
+	return withRanking(engine.WithScoreFusion(vectorWeight, keywordWeight))
 }
 
 // WithMarginFusion selects margin fusion with these weights, as
 // longterm.WithMarginFusion: finite, ≥ 0, not both 0.
 func WithMarginFusion(vectorWeight, keywordWeight float64) Option {
-	return func(o *options) error {
-		o.fusion, o.fusionSet = ranking.MarginFusion, true
-		return setting.Weights(&o.vectorWeight, &o.keywordWeight, vectorWeight, keywordWeight)
-	}
+	return withRanking(engine.WithMarginFusion(vectorWeight, keywordWeight))
 }
 
 // WithNeighbourWeight sets what the previous record's words are worth on
 // the keyword path, in [0, 1]. As longterm.WithNeighbourWeight.
 func WithNeighbourWeight(w float64) Option {
-	return func(o *options) error { return setting.Unit(&o.neighbourWeight, "neighbour weight", w) }
+	return withRanking(engine.WithNeighbourWeight(w))
 }
 
 // WithNextWeight sets what the next record's words are worth on the
 // keyword path, in [0, 1] (0 turns the field off). As
 // longterm.WithNextWeight.
 func WithNextWeight(w float64) Option {
-	return func(o *options) error { return setting.Unit(&o.nextWeight, "next weight", w) }
+	return withRanking(engine.WithNextWeight(w))
 }
 
 // WithEpisodeWeight sets how much a record's conversation (episode: a run
@@ -140,20 +123,20 @@ func WithNextWeight(w float64) Option {
 // speaks for it on the keyword path, ≥ 0 (0 turns it off). As
 // longterm.WithEpisodeWeight.
 func WithEpisodeWeight(w float64) Option {
-	return func(o *options) error { return setting.NonNegative(&o.episodeWeight, "episode weight", w) }
+	return withRanking(engine.WithEpisodeWeight(w))
 }
 
 // WithSpeakerBoost sets the keyword-path boost of a record spoken by a
 // speaker the query names. As longterm.WithSpeakerBoost.
 func WithSpeakerBoost(boost float64) Option {
-	return func(o *options) error { return setting.NonNegative(&o.speakerBoost, "speaker boost", boost) }
+	return withRanking(engine.WithSpeakerBoost(boost))
 }
 
 // WithQueryIDF sets whether the keyword path weights each word of a
 // query by its idf too (a word scores idf² times its BM25 term-frequency
 // part). On by default. As longterm.WithQueryIDF.
 func WithQueryIDF(on bool) Option {
-	return func(o *options) error { o.noQueryIDF = !on; return nil }
+	return withRanking(engine.WithQueryIDF(on))
 }
 
 // WithIndexHeader sets a header indexed with every record on both paths
@@ -190,16 +173,26 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) error { return setting.Logger(&o.logger, l) }
 }
 
-// defaultFusion sets the fusion no option chose to ranking.DefaultKind's
-// for emb, and the weights no option set (both 0, which no option
-// accepts) to longterm.DefaultWeights(emb), as longterm does.
-func (o *options) defaultFusion(emb embed.Embedder) {
-	if !o.fusionSet {
-		o.fusion = ranking.DefaultKind(emb)
+// WithEngine configures how the memory ranks (package engine's options,
+// the same for every store: engine.WithRRF(0), engine.WithReranker(r,
+// 20), engine.WithFeedback(10, 10, 0), …). The ranking options of this
+// package are the same options under their former names.
+func WithEngine(opts ...engine.Option) Option {
+	return withRanking(opts...)
+}
+
+// withRanking is an Option that adds engine options.
+func withRanking(opts ...engine.Option) Option {
+	return func(o *options) error { return o.rank(opts...) }
+}
+
+// rank checks engine options and keeps them for the engine.
+func (o *options) rank(opts ...engine.Option) error {
+	if err := engine.Check(opts...); err != nil {
+		return err
 	}
-	if o.vectorWeight == 0 && o.keywordWeight == 0 {
-		o.vectorWeight, o.keywordWeight = longterm.DefaultWeights(emb)
-	}
+	o.ranking = append(o.ranking, opts...)
+	return nil
 }
 
 // DefaultMaintenanceWorkMem is the maintenance_work_mem (in MB) of the

@@ -122,6 +122,7 @@ import (
 	"github.com/agentmem/agentmem/internal/pgpool"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/pgvector"
 )
@@ -188,7 +189,6 @@ func Open(ctx context.Context, url string, emb embed.Embedder, opts ...Option) (
 	if err := o.apply(opts); err != nil {
 		return nil, err
 	}
-	o.defaultFusion(emb)
 	pc, schema, exact, err := parseURL(url)
 	if err != nil {
 		return nil, err
@@ -202,6 +202,9 @@ func Open(ctx context.Context, url string, emb embed.Embedder, opts ...Option) (
 	tok, err := keyword.NewTokenizer()
 	if err != nil {
 		return nil, fmt.Errorf("postgres: keyword tokenizer: %w", err)
+	}
+	if o.engine, err = engine.New(emb, tok, o.ranking...); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	m := &Memory{dsn: pgvector.RedactedDSN(pc), schema: schema, emb: emb, dim: dim, tok: tok, opts: o}
 	m.pool, err = pgxpool.NewWithConfig(ctx, pc)

@@ -1,4 +1,4 @@
-package longterm
+package ranking
 
 import (
 	"regexp"
@@ -36,7 +36,7 @@ var smallNumbers = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 
 // to now for relative references, and whether it names one. A window is
 // widened by a day on each side for a day (time zones, "yesterday" said
 // after midnight) and by a quarter of its length for longer spans.
-func timeRef(query string, now time.Time) (from, to time.Time, ok bool) {
+func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 	day := func(y int, m time.Month, d int) (time.Time, time.Time, bool) {
 		t := time.Date(y, m, d, 0, 0, 0, 0, now.Location())
 		if t.Month() != m || t.Day() != d { // 31 February

@@ -1,0 +1,148 @@
+package keyword
+
+import "cmp"
+
+// Score scores documents for groups by BM25 exactly as an [Index] with
+// parameters p does, over statistics and postings kept elsewhere (a
+// database, say): n documents of average length avg; df(term) is a term's
+// document frequency and postings(term, each) calls each for every
+// posting of the term (document, term frequency, document length).
+// Documents lie in [lo, hi] and there are about count postings, which
+// chooses between a dense and a sparse accumulator. The results come in
+// no particular order, each with a positive score.
+func Score(groups []QueryGroup, p Params, n, avg float64, lo, hi int64, count int,
+	df func(term string) int, postings func(term string, each func(doc int64, tf, dl float64))) []Result {
+	if avg == 0 {
+		avg = 1
+	}
+	c0, c1 := p.K1*(1-p.B), p.K1*p.B/avg
+	scores := newAccum(lo, hi, count)
+	term := func(t string, each func(key int64, v float64)) {
+		d := float64(df(t))
+		if d == 0 {
+			return
+		}
+		w := TermWeight(n, d, p.QueryIDF) * (p.K1 + 1)
+		postings(t, func(key int64, tf, dl float64) { each(key, w*tf/(tf+c0+c1*dl)) })
+	}
+	var main, parts *accum
+	for _, g := range groups {
+		gw := cmp.Or(g.Weight, 1)
+		if len(g.Main) == 1 && len(g.Parts) == 0 {
+			// A plain word: straight into the document scores.
+			term(g.Main[0], func(key int64, v float64) { scores.add(key, gw*v) })
+			continue
+		}
+		if main == nil {
+			main, parts = newAccum(lo, hi, count), newAccum(lo, hi, count)
+		}
+		for _, t := range g.Main {
+			term(t, main.max)
+		}
+		pw := PartWeight / float64(max(len(g.Parts), 1))
+		for _, t := range g.Parts {
+			term(t, func(key int64, v float64) { parts.add(key, pw*v) })
+		}
+		main.each(func(key int64, v float64) { scores.add(key, gw*max(v, parts.get(key))) })
+		parts.each(func(key int64, v float64) {
+			if main.get(key) == 0 {
+				scores.add(key, gw*v)
+			}
+		})
+		main.reset()
+		parts.reset()
+	}
+	out := make([]Result, 0, scores.len())
+	scores.each(func(key int64, v float64) { out = append(out, Result{ID: key, Score: v}) })
+	return out
+}
+
+// TopK returns the k best of results (best first, ties by ascending id), as
+// an Index's searches order theirs; results may be reordered.
+func TopK(results []Result, k int) []Result {
+	if k <= 0 {
+		return nil
+	}
+	return topK(results, k)
+}
+
+// accum holds a positive score per key (0: none): in a slice over the
+// keys' range when it is dense enough, else in a map.
+type accum struct {
+	lo    int64
+	dense []float64
+	keys  []int64 // dense: the keys set, in order of first add
+	m     map[int64]float64
+}
+
+func newAccum(lo, hi int64, count int) *accum {
+	if hi >= lo && hi-lo < 4*int64(count)+1024 {
+		return &accum{lo: lo, dense: make([]float64, hi-lo+1)}
+	}
+	return &accum{m: make(map[int64]float64, count)}
+}
+
+func (a *accum) add(key int64, v float64) {
+	if a.m != nil {
+		a.m[key] += v
+		return
+	}
+	p := &a.dense[key-a.lo]
+	if *p == 0 {
+		a.keys = append(a.keys, key)
+	}
+	*p += v
+}
+
+func (a *accum) max(key int64, v float64) {
+	if a.m != nil {
+		a.m[key] = max(a.m[key], v)
+		return
+	}
+	p := &a.dense[key-a.lo]
+	if *p == 0 {
+		a.keys = append(a.keys, key)
+	}
+	*p = max(*p, v)
+}
+
+func (a *accum) get(key int64) float64 {
+	if a.m != nil {
+		return a.m[key]
+	}
+	if key < a.lo || key-a.lo >= int64(len(a.dense)) {
+		return 0
+	}
+	return a.dense[key-a.lo]
+}
+
+func (a *accum) len() int {
+	if a.m != nil {
+		return len(a.m)
+	}
+	return len(a.keys)
+}
+
+// each calls f for every key with a score.
+func (a *accum) each(f func(key int64, v float64)) {
+	if a.m != nil {
+		for k, v := range a.m {
+			f(k, v)
+		}
+		return
+	}
+	for _, k := range a.keys {
+		f(k, a.dense[k-a.lo])
+	}
+}
+
+func (a *accum) reset() {
+	if a.m != nil {
+		clear(a.m)
+		return
+	}
+	for _, k := range a.keys {
+		a.dense[k-a.lo] = 0
+	}
+	a.keys = a.keys[:0]
+}

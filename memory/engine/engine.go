@@ -1,0 +1,233 @@
+// Package engine is long-term retrieval, written once for every store: it
+// ranks the records of any store that answers its questions through a
+// [Source] (a store directory in memory/longterm, a PostgreSQL database in
+// memory/postgres), so that the same records rank alike wherever they are
+// kept, and every ranking option works on every store.
+//
+// A search runs two paths. The keyword path ranks whole records by BM25
+// with their namespace's statistics, the query's words weighted by their
+// idf too, plus what the records just before and after each one score
+// (its neighbours: the question an answer replies to), what its
+// conversation scores as a whole, and prefers records spoken by a speaker
+// the query names; query expansion, relevance feedback and a time prior
+// add to it when asked. The vector path ranks records by their best
+// chunk's cosine similarity to the query. A hybrid search fuses the two
+// (margin, score, weighted or reciprocal rank fusion), a reranker may
+// reorder the best, and each hit carries its record, the chunks that
+// matched as snippets, and the records around it when asked.
+//
+// A store implements [Source] (and [Namespace] for its keyword
+// statistics and postings) and calls [Search]; it ranks nothing itself.
+package engine
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
+)
+
+// An Engine ranks the records of a store for a query, as its options say.
+// It holds no data and is safe for concurrent use.
+type Engine struct {
+	emb embed.Embedder
+	tok keyword.Tokenizer
+	cfg config
+}
+
+// New returns an engine that embeds queries with emb and splits them into
+// terms with tok (the store's tokenizer: the one its keyword statistics
+// were counted with), configured by opts. Without a fusion option, a
+// hybrid search fuses by score over a model embedder and by margin over
+// lexical or word vectors (embed.KindOf), with DefaultWeights(emb). An
+// option out of range is an error wrapping memory.ErrInvalidArgument.
+func New(emb embed.Embedder, tok keyword.Tokenizer, opts ...Option) (*Engine, error) {
+	if emb == nil {
+		return nil, fmt.Errorf("engine: %w: nil embedder", memory.ErrInvalidArgument)
+	}
+	if tok == nil {
+		return nil, fmt.Errorf("engine: %w: nil tokenizer", memory.ErrInvalidArgument)
+	}
+	c := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&c); err != nil {
+			return nil, fmt.Errorf("engine: %w: %w", memory.ErrInvalidArgument, err)
+		}
+	}
+	if !c.fusionSet {
+		c.fusion = ranking.DefaultKind(emb)
+	}
+	if c.vectorWeight == 0 && c.keywordWeight == 0 {
+		c.vectorWeight, c.keywordWeight = DefaultWeights(emb)
+	}
+	c.bm25.QueryIDF = !c.noQueryIDF
+	return &Engine{emb: emb, tok: tok, cfg: c}, nil
+}
+
+// Mode is the mode of a search that does not choose one (WithMode).
+func (e *Engine) Mode() memory.Mode { return e.cfg.mode }
+
+// TopK is how many hits a search returns when its Query.K is 0 (WithTopK).
+func (e *Engine) TopK() int { return e.cfg.topK }
+
+// A Store opens consistent views of a store's data for searches.
+type Store[K comparable] interface {
+	// View returns a view of the store's data that stays consistent until
+	// its Close.
+	View(ctx context.Context) (Source[K], error)
+}
+
+// Parallel is the optional interface of a Source whose keyword and vector
+// questions may be asked at the same time from two goroutines; the
+// engine then runs the two paths side by side, so that a search costs
+// the slower path's time, not their sum.
+type Parallel interface {
+	Parallel() bool
+}
+
+// candidate is a record found by one or both paths.
+type candidate[K comparable] struct {
+	ranking.Paths
+	key     K
+	vecKids []ranking.Child // chunks matched by the vector path, best first
+	score   float64         // fused
+	doc     Doc
+}
+
+// CheckQuery returns an error wrapping memory.ErrInvalidArgument for a
+// query with a field out of range: a negative K, an unknown mode, To
+// before From, Neighbours outside [0, memory.MaxNeighbours].
+func CheckQuery(q memory.Query) error {
+	switch {
+	case q.K < 0:
+		return fmt.Errorf("%w: K = %d", memory.ErrInvalidArgument, q.K)
+	case q.Mode < memory.Hybrid || q.Mode > memory.KeywordOnly:
+		return fmt.Errorf("%w: mode %d", memory.ErrInvalidArgument, q.Mode)
+	case !q.From.IsZero() && !q.To.IsZero() && q.To.Before(q.From):
+		return fmt.Errorf("%w: To %v is before From %v", memory.ErrInvalidArgument, q.To, q.From)
+	case q.Neighbours < 0 || q.Neighbours > memory.MaxNeighbours:
+		return fmt.Errorf("%w: Neighbours = %d, not in [0, %d]", memory.ErrInvalidArgument, q.Neighbours, memory.MaxNeighbours)
+	}
+	return nil
+}
+
+// Search answers q from the store's data as e ranks it. A query without
+// letters or digits, and a namespace with nothing in it, give an empty
+// result and a nil error. Each path brings 4·K candidates, at least 200
+// (ranking.Depth), so that the first results are the same for every K up
+// to 50: asking for more does not reorder them.
+func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.Query) ([]memory.Hit, error) {
+	if err := CheckQuery(q); err != nil {
+		return nil, err
+	}
+	k := cmp.Or(q.K, e.cfg.topK)
+	minScore := cmp.Or(q.MinScore, e.cfg.minScore)
+	text := strings.ToValidUTF8(q.Text, "\uFFFD")
+	if !HasWord(text) {
+		return []memory.Hit{}, nil
+	}
+	// How many candidates reach the fusion (and the reranker), and how
+	// many each path brings.
+	keep := max(k, e.cfg.rerankDepth)
+	depth := ranking.Depth(keep)
+	var qvec []float32
+	if q.Mode != memory.KeywordOnly {
+		v, err := embed.EmbedQuery(ctx, e.emb, text)
+		if err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+		qvec = v
+	}
+	src, err := st.View(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if src != nil {
+			src.Close()
+		}
+	}()
+	s := &search[K]{e: e, src: src, mode: q.Mode, text: text, depth: depth, minScore: minScore,
+		scope: Scope{Namespace: q.Namespace, From: q.From, To: q.To}}
+	list, err := s.candidates(ctx, qvec)
+	if err != nil {
+		return nil, err
+	}
+	if list, err = s.best(ctx, list, keep); err != nil {
+		return nil, err
+	}
+	hits := makeHits(e, text, list)
+	keys := make([]K, len(list))
+	for i, c := range list {
+		keys[i] = c.key
+	}
+	if r := e.cfg.reranker; r != nil && len(hits) > 1 {
+		// The reranker (a model, perhaps) runs outside the view: a store
+		// is not held for it.
+		src.Close()
+		src = nil
+		if hits, keys, err = rerank(ctx, r, text, hits, keys); err != nil {
+			return nil, err
+		}
+	}
+	if len(hits) > k {
+		hits, keys = hits[:k], keys[:k]
+	}
+	if q.Neighbours == 0 || len(hits) == 0 {
+		return hits, nil
+	}
+	if src == nil {
+		if src, err = st.View(ctx); err != nil {
+			return nil, err
+		}
+	}
+	before, after, err := src.Neighbours(ctx, keys, q.Neighbours)
+	if err != nil {
+		return nil, err
+	}
+	for i := range hits {
+		hits[i].Before, hits[i].After = before[i], after[i]
+	}
+	return hits, nil
+}
+
+// rerank reorders hits (and their keys alike) with r.
+func rerank[K comparable](ctx context.Context, r Reranker, text string, hits []memory.Hit, keys []K) ([]memory.Hit, []K, error) {
+	byID := make(map[string]K, len(hits))
+	for i, h := range hits {
+		byID[h.ID] = keys[i]
+	}
+	rr, err := r.Rerank(ctx, text, hits)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rerank: %w", err)
+	}
+	out := make([]K, 0, len(rr))
+	hs := rr[:0:0]
+	for _, h := range rr {
+		if key, ok := byID[h.ID]; ok {
+			out = append(out, key)
+			hs = append(hs, h)
+		}
+	}
+	return hs, out, nil
+}
+
+// HasWord reports whether s holds a letter or a digit: a query without one
+// finds nothing, and a record without one is not stored.
+func HasWord(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
+}

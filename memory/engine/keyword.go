@@ -1,0 +1,382 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
+)
+
+// episodesBoosted is how many of the best-matching episodes lend their
+// score to their records: a question's evidence sits mostly in the one or
+// two conversations about its subject, and reaching deeper lets every
+// loosely related conversation's small talk in.
+const episodesBoosted = 3
+
+// keyword ranks the records of the query's namespace (or of every
+// namespace) by keyword score, best first, up to depth. The query's
+// question words are left out (ranking.WithoutQuestionWords).
+func (s *search[K]) keyword(ctx context.Context) ([]scored[K], error) {
+	nss, err := s.src.Namespaces(ctx, s.scope.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	words := ranking.WithoutQuestionWords(s.text)
+	var out []scored[K]
+	for _, ns := range nss {
+		r, err := s.keywordNamespace(ctx, ns, words)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r...)
+	}
+	return topScored(out, s.depth), nil
+}
+
+// nsSearch is the keyword path's work in one namespace: the records'
+// links read so far.
+type nsSearch[K comparable] struct {
+	*search[K]
+	ns    Namespace[K]
+	links map[int64]Link
+}
+
+// link reads the links of ids and of around's neighbours that are not read
+// yet.
+func (n *nsSearch[K]) link(ctx context.Context, ids, around []int64) error {
+	var need, needAround []int64
+	for _, id := range ids {
+		if _, ok := n.links[id]; !ok {
+			need = append(need, id)
+		}
+	}
+	for _, id := range around {
+		l, ok := n.links[id]
+		if !ok {
+			needAround = append(needAround, id)
+			continue
+		}
+		for _, nb := range [2]int64{l.Prev, l.Next} {
+			if _, ok := n.links[nb]; nb >= 0 && !ok {
+				need = append(need, nb)
+			}
+		}
+	}
+	if len(need) == 0 && len(needAround) == 0 {
+		return nil
+	}
+	got, err := n.ns.Links(ctx, need, needAround)
+	if err != nil {
+		return err
+	}
+	maps.Copy(n.links, got)
+	return nil
+}
+
+// keywordNamespace ranks one namespace's records for the query as asked
+// (s.text: speakers are found in it, "what did you say" being about the
+// answerer's words) and without its question words (words).
+//
+// A record scores BM25 over its own words (the query without its question
+// words), plus what its neighbours' words lend it (WithNeighbourWeight
+// for the record before it, WithNextWeight for the one after, counted by
+// ranking.WithNeighbours), plus what its episode lends it
+// (WithEpisodeWeight, ranking.EpisodeBonuses), times 1 + WithTimePrior's
+// boost when said in a time the query names, times 1 + WithSpeakerBoost's
+// boost when spoken by a speaker the query names.
+func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words string) ([]scored[K], error) {
+	cfg := &s.e.cfg
+	tok := s.e.tok
+	n := &nsSearch[K]{search: s, ns: ns, links: map[int64]Link{}}
+	speakerList := ns.Speakers()
+	st := ranking.SpeakerTerms{}
+	for _, sp := range speakerList {
+		st.Add(tok, sp)
+	}
+	named, rest := st.NamedSpeakers(tok, len(speakerList), s.text)
+	speakers, rest := ranking.KeywordQuery(tok, s.text, words, named, rest)
+	timed := s.scope.Timed()
+	// Fetch more than depth from each field: the sum of two fields can
+	// raise a record that neither ranks first.
+	fetch := 2 * s.depth
+	own, lent := map[int64]float64{}, map[int64]float64{}
+	wPrev, wNext := cfg.neighbourWeight, cfg.nextWeight
+	addField := func(groups []keyword.QueryGroup) error {
+		if len(groups) == 0 {
+			return nil
+		}
+		found, err := ns.Search(ctx, groups, cfg.bm25, fetch, s.scope)
+		if err != nil {
+			return err
+		}
+		for _, r := range found {
+			own[r.ID] += r.Score
+		}
+		if wPrev <= 0 && wNext <= 0 {
+			return nil
+		}
+		src := found
+		if timed {
+			// A neighbour in range may follow a match out of range.
+			if src, err = ns.Search(ctx, groups, cfg.bm25, fetch, Scope{}); err != nil {
+				return err
+			}
+		}
+		ids := make([]int64, len(src))
+		for i, r := range src {
+			ids[i] = r.ID
+		}
+		if err := n.link(ctx, nil, ids); err != nil {
+			return err
+		}
+		inRange := func(id int64) bool {
+			l, ok := n.links[id]
+			return ok && (!timed || s.scope.Contains(l.Time))
+		}
+		for _, r := range src {
+			l := n.links[r.ID]
+			if f := l.Next; f >= 0 && wPrev > 0 && inRange(f) {
+				lent[f] += wPrev * r.Score
+			}
+			if p := l.Prev; p >= 0 && wNext > 0 && inRange(p) {
+				lent[p] += wNext * r.Score
+			}
+		}
+		return nil
+	}
+	// combined returns every record's own score with what its neighbours
+	// lend it, and the best direct match (ranking.Best over own: -1 for
+	// none).
+	combined := func() (map[int64]float64, int64) {
+		bestID, best := ranking.Best(maps.All(own))
+		scores := make(map[int64]float64, len(own)+len(lent))
+		maps.Copy(scores, own)
+		for id, l := range lent {
+			scores[id] = ranking.WithNeighbours(own[id], l, best)
+		}
+		return scores, bestID
+	}
+	groups := keyword.ParseQuery(tok, rest, cfg.bm25.K3)
+	if err := addField(groups); err != nil {
+		return nil, err
+	}
+	if cfg.related != nil || cfg.feedbackDocs > 0 {
+		asked := map[string]bool{} // the query's own terms
+		for _, t := range tok.Tokens(rest) {
+			asked[t] = true
+		}
+		ext := s.e.relatedTerms(rest, asked)
+		if cfg.feedbackDocs > 0 {
+			scores, _ := combined()
+			first, err := n.rank(ctx, scores, speakers, cfg.feedbackDocs)
+			if err != nil {
+				return nil, err
+			}
+			fb, err := n.feedbackTerms(ctx, first, asked)
+			if err != nil {
+				return nil, err
+			}
+			ext = append(ext, fb...)
+		}
+		if err := addField(keyword.WeightedGroups(ext)); err != nil {
+			return nil, err
+		}
+	}
+	scores, bestID := combined()
+	if w := cfg.episodeWeight; w > 0 {
+		if err := n.addEpisodes(ctx, groups, w, scores, bestID); err != nil {
+			return nil, err
+		}
+	}
+	if b := cfg.timeBoost; b > 0 && len(scores) > 0 {
+		newest, err := ns.Newest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if from, to, ok := ranking.TimeRef(words, newest); ok {
+			if err := n.link(ctx, slices.Collect(maps.Keys(scores)), nil); err != nil {
+				return nil, err
+			}
+			for id := range scores {
+				if t := n.links[id].Time; !t.Before(from) && t.Before(to) {
+					scores[id] *= 1 + b
+				}
+			}
+		}
+	}
+	return n.rank(ctx, scores, speakers, s.depth)
+}
+
+// addEpisodes adds to scores what the records' conversations (episodes)
+// score for the query as whole documents (ranking.EpisodeBonuses): each
+// record already found that belongs to one of the best episodesBoosted
+// episodes gains w times the best record score times its episode's score
+// relative to the best episode's, and one in the episode of bestID (the
+// record whose own words match best) gains w times the best record score.
+// A question is often about what a conversation was about, in words no
+// single turn of it says all of. Records the query did not find stay out:
+// a conversation's small talk does not ride on it.
+func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGroup, w float64, scores map[int64]float64, bestID int64) error {
+	if len(scores) == 0 {
+		return nil
+	}
+	if err := n.link(ctx, slices.Collect(maps.Keys(scores)), nil); err != nil {
+		return err
+	}
+	var best float64
+	first, several := int64(-1), false
+	for id, sc := range scores {
+		best = max(best, sc)
+		if ep := n.links[id].Episode; first < 0 {
+			first = ep
+		} else if ep != first {
+			several = true
+		}
+	}
+	if best <= 0 || !several {
+		// One conversation lends the same to all it found: no order to
+		// change, only the keyword scores' spread to squeeze.
+		return nil
+	}
+	top, err := n.ns.Episodes(ctx, groups, n.e.cfg.bm25, episodesBoosted)
+	if err != nil {
+		return err
+	}
+	bestEpisode := int64(-1)
+	if l, ok := n.links[bestID]; ok {
+		bestEpisode = l.Episode
+	}
+	bonus := ranking.EpisodeBonuses(w, best, top, bestEpisode)
+	for id := range scores {
+		l := n.links[id]
+		if b, ok := bonus[l.Episode]; ok && n.scope.Contains(l.Time) {
+			scores[id] += b
+		}
+	}
+	return nil
+}
+
+// rank turns a namespace's record scores into its best depth records,
+// boosting those spoken by a named speaker; a record the source does not
+// know is left out.
+func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speakers []string, depth int) ([]scored[K], error) {
+	if err := n.link(ctx, slices.Collect(maps.Keys(scores)), nil); err != nil {
+		return nil, err
+	}
+	out := make([]scored[K], 0, len(scores))
+	for id, sc := range scores {
+		l, ok := n.links[id]
+		if !ok {
+			continue
+		}
+		if len(speakers) > 0 && slices.Contains(speakers, l.Speaker) {
+			sc *= 1 + n.e.cfg.speakerBoost
+		}
+		out = append(out, scored[K]{key: n.ns.Key(id), id: l.ID, score: sc})
+	}
+	return topScored(out, depth), nil
+}
+
+// topScored sorts out by descending score, ties by record id, and keeps
+// the first depth.
+func topScored[K comparable](out []scored[K], depth int) []scored[K] {
+	slices.SortFunc(out, func(a, b scored[K]) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return out[:min(len(out), depth)]
+}
+
+// relatedTerms returns the terms of the words WithQueryExpansion relates
+// to the query's words, minus the query's own terms, each at the related
+// weight.
+func (e *Engine) relatedTerms(query string, own map[string]bool) []keyword.WeightedTerm {
+	related := e.cfg.related
+	if related == nil {
+		return nil
+	}
+	var out []keyword.WeightedTerm
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if seen[w] || len(e.tok.Tokens(w)) == 0 { // a stop word has no terms: no neighbours either
+			continue
+		}
+		seen[w] = true
+		for _, rw := range related(w) {
+			for _, t := range e.tok.Tokens(rw) {
+				if !own[t] && !seen["\x00"+t] {
+					seen["\x00"+t] = true
+					out = append(out, keyword.WeightedTerm{Term: t, Weight: e.cfg.relatedWeight})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// feedbackTerms is RM3's expansion: the relevance model of the top
+// records, P(t|R) = Σ_d P(d|q)·tf(t,d)/|d| with P(d|q) the record's share
+// of the top scores, its best terms (not the query's) weighted in
+// proportion to P(t|R), the best at the feedback weight.
+func (n *nsSearch[K]) feedbackTerms(ctx context.Context, top []scored[K], own map[string]bool) ([]keyword.WeightedTerm, error) {
+	cfg := &n.e.cfg
+	if cfg.feedbackDocs <= 0 || len(top) == 0 {
+		return nil, nil
+	}
+	top = top[:min(len(top), cfg.feedbackDocs)]
+	var total float64
+	for _, s := range top {
+		total += s.score
+	}
+	if total <= 0 {
+		return nil, nil
+	}
+	// The records' ids in the namespace, by their keys.
+	idOf := make(map[K]int64, len(n.links))
+	for id := range n.links {
+		idOf[n.ns.Key(id)] = id
+	}
+	p := map[string]float64{}
+	for _, s := range top {
+		terms, length, err := n.ns.Terms(ctx, idOf[s.key])
+		if err != nil {
+			return nil, err
+		}
+		if length == 0 {
+			continue
+		}
+		for _, tc := range terms {
+			if !own[tc.Term] {
+				p[tc.Term] += s.score / total * float64(tc.Count) / float64(length)
+			}
+		}
+	}
+	out := make([]keyword.WeightedTerm, 0, len(p))
+	for t, v := range p {
+		out = append(out, keyword.WeightedTerm{Term: t, Weight: v})
+	}
+	slices.SortFunc(out, func(a, b keyword.WeightedTerm) int {
+		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Term, b.Term)
+	})
+	out = out[:min(len(out), cfg.feedbackTerms)]
+	if len(out) == 0 {
+		return nil, nil
+	}
+	best := out[0].Weight
+	for i := range out {
+		out[i].Weight = cfg.feedbackWeight * out[i].Weight / best
+	}
+	return out, nil
+}

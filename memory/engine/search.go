@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
+)
+
+// search is one search's state.
+type search[K comparable] struct {
+	e        *Engine
+	src      Source[K]
+	mode     memory.Mode
+	scope    Scope
+	text     string
+	depth    int
+	minScore float32
+}
+
+// scored is a record the keyword path found, with its score.
+type scored[K comparable] struct {
+	key   K
+	id    string
+	score float64
+}
+
+// candidates runs the query's paths and returns their candidates with
+// their fused scores, in no particular order.
+func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidate[K], error) {
+	cands := map[K]*candidate[K]{}
+	get := func(key K) *candidate[K] {
+		c := cands[key]
+		if c == nil {
+			c = &candidate[K]{key: key}
+			cands[key] = c
+		}
+		return c
+	}
+	var kw []scored[K]
+	var kwErr error
+	kwDone := make(chan struct{})
+	runKeyword := func() {
+		defer close(kwDone)
+		kw, kwErr = s.keyword(ctx)
+	}
+	parallel := false
+	if p, ok := s.src.(Parallel); ok {
+		parallel = p.Parallel()
+	}
+	switch {
+	case s.mode == memory.VectorOnly:
+		close(kwDone)
+	case parallel && qvec != nil:
+		go runKeyword()
+	default:
+		runKeyword()
+	}
+	if qvec != nil {
+		for d := s.depth; ; d *= 4 {
+			res, exhausted, err := s.src.Vectors(ctx, s.scope, qvec, d, s.minScore)
+			if err != nil {
+				<-kwDone
+				return nil, err
+			}
+			// Many chunks of a few long records can fill the list: fetch
+			// deeper until depth/4 records are found or the chunks are
+			// exhausted.
+			clear(cands)
+			rank := 0
+			for _, r := range res {
+				c := get(r.Record)
+				if !c.HasVec {
+					rank++
+					c.HasVec, c.VecScore, c.VecRank = true, r.Score, rank
+				}
+				c.vecKids = append(c.vecKids, ranking.Child{Index: r.Index, Score: r.Score})
+			}
+			if rank >= s.depth/4 || exhausted {
+				break
+			}
+		}
+	}
+	<-kwDone
+	if kwErr != nil {
+		return nil, kwErr
+	}
+	for i, r := range kw {
+		c := get(r.key)
+		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
+		c.doc.Record.ID = r.id
+	}
+	list := slices.Collect(maps.Values(cands))
+	f := ranking.Fusion{Kind: s.e.cfg.fusion, VectorWeight: s.e.cfg.vectorWeight, KeywordWeight: s.e.cfg.keywordWeight, RRFK: s.e.cfg.rrfK}
+	paths := make([]ranking.Paths, len(list))
+	for i, c := range list {
+		paths[i] = c.Paths
+	}
+	for i, sc := range ranking.Fuse(s.mode, f, paths) {
+		list[i].score = sc
+	}
+	return list, nil
+}
+
+// best returns the best keep of list, in order (ranking.Order), with their
+// records read: only the records that can make the top keep are read, the
+// best keep by score with those tied with the keep-th on everything but
+// their id (ranking.Order's last key, read with them).
+func (s *search[K]) best(ctx context.Context, list []*candidate[K], keep int) ([]*candidate[K], error) {
+	byScore := func(a, b *candidate[K]) int { return ranking.Order(a.Paths, b.Paths, a.score, b.score, "", "") }
+	slices.SortFunc(list, byScore)
+	n := min(keep, len(list))
+	for n > 0 && n < len(list) && byScore(list[n-1], list[n]) == 0 {
+		n++
+	}
+	list = list[:n]
+	if n == 0 {
+		return list, nil
+	}
+	keys := make([]K, n)
+	for i, c := range list {
+		keys[i] = c.key
+	}
+	docs, err := s.src.Docs(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range list {
+		c.doc = docs[i]
+	}
+	slices.SortFunc(list, func(a, b *candidate[K]) int {
+		return ranking.Order(a.Paths, b.Paths, a.score, b.score, a.doc.Record.ID, b.doc.Record.ID)
+	})
+	return list[:min(keep, len(list))], nil
+}
+
+// makeHits turns candidates into results with snippets: the chunks that
+// share the most query terms (ranking.SnippetRatio of the most any chunk
+// shares), and those the vector path matched nearly as well as the best.
+func makeHits[K comparable](e *Engine, text string, list []*candidate[K]) []memory.Hit {
+	qterms := map[string]bool{}
+	for _, t := range e.tok.Tokens(text) {
+		qterms[t] = true
+	}
+	hits := make([]memory.Hit, len(list))
+	for i, c := range list {
+		chunks := c.doc.Chunks
+		matched := ranking.Snippets(e.tok, qterms, chunks, c.HasKW, c.vecKids)
+		snips := make([]string, 0, len(matched))
+		for _, ci := range matched {
+			if ci < len(chunks) {
+				snips = append(snips, chunks[ci])
+			}
+		}
+		r := &c.doc.Record
+		hits[i] = memory.Hit{
+			ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
+			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
+			VectorRank: c.VecRank, KeywordRank: c.KWRank,
+		}
+	}
+	return hits
+}

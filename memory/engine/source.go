@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
+)
+
+// A Source is a store's data as the engine reads it for one search: a
+// consistent view (a read lock held, a repeatable-read transaction) that
+// the engine closes when the search no longer needs it. K identifies a
+// record within the source (a pointer, a row number); the engine uses it
+// as a map key and hands it back, and never looks inside.
+//
+// A Source answers questions about its data; it ranks nothing. The
+// statistics, postings and BM25 parameters it is handed are the engine's.
+type Source[K comparable] interface {
+	// Namespaces returns the keyword sources of the namespaces a search
+	// reads: the one named ns, or every namespace that holds a record
+	// (ns empty), sorted by name. A namespace that holds nothing is left
+	// out.
+	Namespaces(ctx context.Context, ns string) ([]Namespace[K], error)
+	// Vectors returns the chunks nearest to qvec among those of the
+	// records in scope, best first (ties by the source's chunk order), at
+	// most n and none below minScore; exhausted reports that there are no
+	// more to fetch with a larger n.
+	Vectors(ctx context.Context, scope Scope, qvec []float32, n int, minScore float32) (chunks []Chunk[K], exhausted bool, err error)
+	// Docs returns the records of keys and their chunks' texts, in keys'
+	// order.
+	Docs(ctx context.Context, keys []K) ([]Doc, error)
+	// Neighbours returns, for each of keys, up to n records written just
+	// before it and just after it in its conversation, oldest first.
+	Neighbours(ctx context.Context, keys []K, n int) (before, after [][]memory.Record, err error)
+	// Close ends the view.
+	Close() error
+}
+
+// A Namespace is one namespace's keyword statistics and postings, as the
+// keyword path reads them. Its records are numbered by int64 ids of its
+// own (in the order they were written).
+type Namespace[K comparable] interface {
+	// Name is the namespace's name.
+	Name() string
+	// Key returns the source's key of record id.
+	Key(id int64) K
+	// Speakers returns the namespace's speakers.
+	Speakers() []string
+	// Search scores the namespace's records (their header and text) for
+	// groups by BM25 with p, and returns the best n, best first (ties by
+	// ascending id), only those whose time is in scope's range.
+	Search(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, n int, scope Scope) ([]keyword.Result, error)
+	// Episodes scores the namespace's episodes (conversations as whole
+	// documents: all their records' texts) for groups by BM25 with p,
+	// and returns the best n, best first.
+	Episodes(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, n int) ([]keyword.Result, error)
+	// Links returns what the keyword path needs of the records ids and of
+	// the records just before and after each of around. An unknown id is
+	// left out.
+	Links(ctx context.Context, ids, around []int64) (map[int64]Link, error)
+	// Terms returns a record's distinct terms with their counts and its
+	// length in tokens, for relevance feedback.
+	Terms(ctx context.Context, id int64) ([]keyword.TermCount, int, error)
+	// Newest returns the time of the namespace's newest record.
+	Newest(ctx context.Context) (time.Time, error)
+}
+
+// Link is what the keyword path needs of a record: its id, speaker, time,
+// episode, and the records just before and after it in its conversation
+// (-1: none).
+type Link struct {
+	ID, Speaker string
+	Time        time.Time
+	Episode     int64
+	Prev, Next  int64
+}
+
+// Chunk is a chunk the vector path found: its record, its index among the
+// record's chunks and its cosine similarity to the query.
+type Chunk[K comparable] struct {
+	Record K
+	Index  int
+	Score  float64
+}
+
+// Doc is a record with its chunks' texts.
+type Doc struct {
+	Record memory.Record
+	Chunks []string
+}
+
+// Scope is what a search reads: a namespace (empty: all) and a time range
+// (From ≤ Time < To; a zero bound is open).
+type Scope struct {
+	Namespace string
+	From, To  time.Time
+}
+
+// Timed reports whether the scope has a time range.
+func (s Scope) Timed() bool { return !s.From.IsZero() || !s.To.IsZero() }
+
+// Contains reports whether t is in the scope's time range.
+func (s Scope) Contains(t time.Time) bool {
+	return (s.From.IsZero() || !t.Before(s.From)) && (s.To.IsZero() || t.Before(s.To))
+}

@@ -1,0 +1,40 @@
+package ranking
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestTimeRef(t *testing.T) {
+	now := time.Date(2023, 6, 20, 15, 0, 0, 0, time.UTC)
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		q      string
+		in     time.Time // inside the window
+		out    time.Time // outside it
+		parsed bool
+	}{
+		{"What did I do on 8 May 2023?", day(2023, 5, 8).Add(10 * time.Hour), day(2023, 5, 12), true},
+		{"What happened on May 8th, 2023?", day(2023, 5, 8), day(2023, 5, 1), true},
+		{"the 2023-05-08 meeting", day(2023, 5, 8), day(2023, 6, 8), true},
+		{"Where did she go in July 2022?", day(2022, 7, 15), day(2023, 7, 15), true},
+		{"What did we discuss yesterday?", now.Add(-20 * time.Hour), now.Add(-5 * 24 * time.Hour), true},
+		{"my plans from last week", now.AddDate(0, 0, -7), now.AddDate(0, -1, 0), true},
+		{"three days ago I said", now.AddDate(0, 0, -3), now.AddDate(0, 0, -10), true},
+		{"May I ask what you may know?", time.Time{}, time.Time{}, false},
+		{"on 31 February 2023", day(2023, 2, 15), day(2023, 5, 1), true}, // no such day: the month
+		{"the 2023-13-45 build", time.Time{}, time.Time{}, false},
+		{"When did Caroline go to the support group?", time.Time{}, time.Time{}, false},
+	} {
+		from, to, ok := TimeRef(tc.q, now)
+		assert.Equal(t, tc.parsed, ok, tc.q)
+		if !ok {
+			continue
+		}
+		inside := func(x time.Time) bool { return !x.Before(from) && x.Before(to) }
+		assert.True(t, inside(tc.in), "%s: %v in [%v, %v)", tc.q, tc.in, from, to)
+		assert.False(t, inside(tc.out), "%s: %v not in [%v, %v)", tc.q, tc.out, from, to)
+	}
+}

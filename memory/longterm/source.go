@@ -1,0 +1,174 @@
+package longterm
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
+)
+
+// A long-term memory is the engine's source of its own records
+// (engine.Store): a view holds the memory's read lock, so that a search
+// reads one state of it.
+var _ engine.Store[*parent] = (*Memory)(nil)
+
+// View returns a view of the memory for one search: its read lock, held
+// until the view's Close.
+func (m *Memory) View(ctx context.Context) (engine.Source[*parent], error) {
+	m.mu.RLock()
+	if m.closed {
+		m.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	return &view{m: m}, nil
+}
+
+// view is the engine's source over a memory whose read lock it holds.
+type view struct {
+	m    *Memory
+	once sync.Once
+}
+
+// Parallel: the keyword and the vector path only read, under the read
+// lock, and may run side by side.
+func (v *view) Parallel() bool { return true }
+
+func (v *view) Close() error {
+	v.once.Do(v.m.mu.RUnlock)
+	return nil
+}
+
+func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[*parent], error) {
+	ti := v.m.turnIdx()
+	names := []string{ns}
+	if ns == "" {
+		names = ti.namespaces(v.m)
+	}
+	out := make([]engine.Namespace[*parent], 0, len(names))
+	for _, name := range names {
+		if n := ti.get(name, v.m); len(n.parents) > 0 {
+			out = append(out, &nsView{name: name, n: n})
+		}
+	}
+	return out, nil
+}
+
+func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, n int, minScore float32) ([]engine.Chunk[*parent], bool, error) {
+	m := v.m
+	q := Query{Namespace: scope.Namespace, From: scope.From, To: scope.To}
+	res, err := m.vectorSearch(ctx, q, qvec, n, minScore, m.filter(q))
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]engine.Chunk[*parent], 0, len(res))
+	for _, r := range res {
+		if ref, ok := m.children[r.ID]; ok {
+			out = append(out, engine.Chunk[*parent]{Record: ref.p, Index: ref.i, Score: float64(r.Score)})
+		}
+	}
+	return out, len(res) < n || n >= len(m.children), nil
+}
+
+func (v *view) Docs(ctx context.Context, keys []*parent) ([]engine.Doc, error) {
+	out := make([]engine.Doc, len(keys))
+	for i, p := range keys {
+		texts := make([]string, len(p.children))
+		for j, ch := range p.children {
+			texts[j] = ch.text
+		}
+		out[i] = engine.Doc{Record: p.rec, Chunks: texts}
+	}
+	return out, nil
+}
+
+func (v *view) Neighbours(ctx context.Context, keys []*parent, n int) (before, after [][]memory.Record, err error) {
+	before, after = make([][]memory.Record, len(keys)), make([][]memory.Record, len(keys))
+	for i, p := range keys {
+		before[i], after[i] = v.m.neighbours(p.rec.ID, n)
+	}
+	return before, after, nil
+}
+
+// nsView is the engine's source of one namespace's keyword path: its turn
+// index.
+type nsView struct {
+	name string
+	n    *nsTurns
+}
+
+func (s *nsView) Name() string { return s.name }
+
+func (s *nsView) Key(id int64) *parent { return s.n.parents[id] }
+
+func (s *nsView) Speakers() []string {
+	out := make([]string, 0, len(s.n.speakers))
+	for sp := range s.n.speakers {
+		out = append(out, sp)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
+	var keep func(int64) bool
+	if scope.Timed() {
+		keep = func(id int64) bool { p := s.n.parents[id]; return p != nil && scope.Contains(p.rec.Time) }
+	}
+	return s.n.text.SearchGroups(groups, p, k, keep), nil
+}
+
+func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int) ([]keyword.Result, error) {
+	return s.n.episodes.SearchGroups(groups, p, k, nil), nil
+}
+
+func (s *nsView) Links(ctx context.Context, ids, around []int64) (map[int64]engine.Link, error) {
+	out := make(map[int64]engine.Link, len(ids)+3*len(around))
+	add := func(id int64) {
+		if _, ok := out[id]; ok {
+			return
+		}
+		p := s.n.parents[id]
+		if p == nil {
+			return
+		}
+		l := engine.Link{ID: p.rec.ID, Speaker: p.rec.Speaker, Time: p.rec.Time, Episode: s.n.episodeOf[id], Prev: -1, Next: -1}
+		if prev, ok := s.n.leader[id]; ok {
+			l.Prev = prev
+		}
+		if next, ok := s.n.follower[id]; ok {
+			l.Next = next
+		}
+		out[id] = l
+	}
+	for _, id := range ids {
+		add(id)
+	}
+	for _, id := range around {
+		add(id)
+		if l, ok := out[id]; ok {
+			if l.Prev >= 0 {
+				add(l.Prev)
+			}
+			if l.Next >= 0 {
+				add(l.Next)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *nsView) Terms(ctx context.Context, id int64) ([]keyword.TermCount, int, error) {
+	terms, n := s.n.text.Terms(id)
+	return terms, n, nil
+}
+
+func (s *nsView) Newest(ctx context.Context) (time.Time, error) {
+	if s.n.last == nil {
+		return time.Time{}, nil
+	}
+	return s.n.last.rec.Time, nil
+}

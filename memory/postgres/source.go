@@ -1,0 +1,519 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgv "github.com/pgvector/pgvector-go"
+
+	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
+	"github.com/agentmem/agentmem/vdb"
+)
+
+// A memory in PostgreSQL is the engine's source of its records
+// (engine.Store), keyed by their seq: a view is a repeatable-read,
+// read-only transaction, so that a search reads one snapshot.
+var _ engine.Store[int64] = (*Memory)(nil)
+
+// View opens a view of the database for one search: a repeatable-read,
+// read-only transaction on a connection of the pool, until its Close.
+func (m *Memory) View(ctx context.Context) (engine.Source[int64], error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	c, err := m.acquire(ctx)
+	if err != nil {
+		return nil, m.wrap(ctx, "query", err)
+	}
+	tx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		c.Release()
+		return nil, m.wrap(ctx, "query", err)
+	}
+	return &view{m: m, c: c, tx: tx, nss: map[string][]nsInfo{}}, nil
+}
+
+// view is the engine's source over one read-only transaction. Its
+// questions are asked one after the other (one connection).
+type view struct {
+	m   *Memory
+	c   *pgxpool.Conn
+	tx  pgx.Tx
+	nss map[string][]nsInfo // namespaces read, by the name asked ("" all)
+}
+
+func (v *view) Close() error {
+	if v.tx == nil {
+		return nil
+	}
+	v.tx.Rollback(context.Background()) //nolint:errcheck // read only
+	v.c.Release()
+	v.tx, v.c = nil, nil
+	return nil
+}
+
+// namespaces returns the namespace named ns, or all of them (ns empty),
+// read once per view.
+func (v *view) namespaces(ctx context.Context, ns string) ([]nsInfo, error) {
+	if got, ok := v.nss[ns]; ok {
+		return got, nil
+	}
+	got, err := namespaces(ctx, v.tx, ns)
+	if err != nil {
+		return nil, v.m.wrap(ctx, "query: namespaces", err)
+	}
+	v.nss[ns] = got
+	return got, nil
+}
+
+func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[int64], error) {
+	infos, err := v.namespaces(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Namespace[int64], len(infos))
+	for i, info := range infos {
+		out[i] = &nsView{v: v, info: info, post: map[string][]posting{}}
+	}
+	return out, nil
+}
+
+// exactRecords is the largest namespace (in records, of some three chunks
+// each) whose queries scan its chunks exactly rather than through HNSW.
+const exactRecords = 5000
+
+// maxVectorFetch bounds how deep the vector path digs for enough distinct
+// records.
+const maxVectorFetch = 20000
+
+// Vectors finds the n chunks nearest to qvec among the scope's. A
+// namespace of up to exactRecords records is scanned exactly (its chunks
+// found through the ns index): cheaper than the HNSW graph of the whole
+// table, whose iterative scan skips every other namespace's chunks, and
+// exact. A larger one, or all of them, use HNSW over the chunks that are
+// not pending (the partial index), plus an exact scan of the pending ones
+// (fold.go) found through their own partial index; ns + 0 keeps the
+// planner from taking the ns index for the HNSW search.
+func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, n int, minScore float32) ([]engine.Chunk[int64], bool, error) {
+	m := v.m
+	nss, err := v.namespaces(ctx, scope.Namespace)
+	if err != nil || len(nss) == 0 {
+		return nil, true, err
+	}
+	unit := make([]float32, m.dim)
+	if err := vdb.Normalize(unit, qvec); err != nil {
+		return nil, false, fmt.Errorf("postgres: query vector: %w", err)
+	}
+	args := []any{pgv.NewVector(unit)}
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	exact := m.opts.exact || scope.Namespace != "" && nss[0].textDocs <= exactRecords
+	var filters []string // time range, for every search
+	if !scope.From.IsZero() {
+		filters = append(filters, "time >= "+arg(scope.From))
+	}
+	if !scope.To.IsZero() {
+		filters = append(filters, "time < "+arg(scope.To))
+	}
+	// where is the WHERE of a search of the chunks that match cond, with
+	// the namespace's column as nsCol.
+	where := func(cond, nsCol string) string {
+		conds := []string{cond}
+		if scope.Namespace != "" {
+			conds = append(conds, nsCol+" = "+strconv.Itoa(int(nss[0].id)))
+		}
+		return strings.Join(append(conds, filters...), " AND ")
+	}
+	type res struct {
+		id, seq int64
+		ord     int32
+		score   float64
+	}
+	collect := func(dst *[]res) func(pgx.Rows) error {
+		return func(rows pgx.Rows) error {
+			var err error
+			*dst, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (res, error) {
+				var r res
+				err := row.Scan(&r.id, &r.seq, &r.ord, &r.score)
+				return r, err
+			})
+			return err
+		}
+	}
+	// exactScan ranks the chunks that match cond by an exact scan.
+	exactScan := func(d int, cond string) string {
+		return `SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE ` + where(cond, "ns") +
+			fmt.Sprintf(` ORDER BY inner_product(embedding, $1) DESC, id LIMIT %d`, d)
+	}
+	d := min(n, maxVectorFetch)
+	// One round trip: the settings, the index search, the settings back,
+	// the pending chunks.
+	var batch pgx.Batch
+	var all, pending []res
+	if exact {
+		batch.Queue(exactScan(d, "true"), args...).Query(collect(&all))
+	} else {
+		// The planner estimates the namespace filter (an expression) to
+		// keep a few rows and then prefers scanning every chunk exactly
+		// (measured: all 30,000 chunks of a namespace of 10,000 records,
+		// 30 ms a query, instead of a few through HNSW): without
+		// sequential scans and sorts, only the HNSW index gives the order.
+		// The settings live in a savepoint that is rolled back after the
+		// search (it wrote nothing), so the statements that follow, and
+		// the user's own values of these settings, are as they were. The
+		// index is partial: the search names its predicate.
+		batch.Queue(`SAVEPOINT agentmem_vector_search`)
+		batch.Queue(`SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'strict_order', true),
+			set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
+			strconv.Itoa(min(max(m.opts.efSearch, d), 1000)))
+		batch.Queue(`SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE `+where("NOT pending", "ns + 0")+
+			fmt.Sprintf(` ORDER BY embedding <#> $1 LIMIT %d`, d), args...).Query(collect(&all))
+		batch.Queue(`ROLLBACK TO SAVEPOINT agentmem_vector_search`)
+		batch.Queue(`RELEASE SAVEPOINT agentmem_vector_search`)
+		batch.Queue(exactScan(d, "pending"), args...).Query(collect(&pending))
+	}
+	if err := v.tx.SendBatch(ctx, &batch).Close(); err != nil {
+		return nil, false, m.wrap(ctx, "query: vector search", err)
+	}
+	// Exhausted when neither search found d chunks.
+	exhausted := len(all) < d && len(pending) < d || d >= maxVectorFetch
+	all = append(all, pending...)
+	slices.SortFunc(all, func(a, b res) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id))
+	})
+	all = all[:min(len(all), d)]
+	// The minimum score cuts the list (vdb.SearchMinScore's rule).
+	if i := slices.IndexFunc(all, func(r res) bool { return float32(r.score) < minScore }); i >= 0 {
+		all, exhausted = all[:i], true
+	}
+	out := make([]engine.Chunk[int64], len(all))
+	for i, r := range all {
+		out[i] = engine.Chunk[int64]{Record: r.seq, Index: int(r.ord), Score: r.score}
+	}
+	return out, exhausted, nil
+}
+
+// Docs reads the records of seqs with their chunks' texts.
+func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
+	rows, err := v.tx.Query(ctx, `SELECT `+recordColumns+`, r.seq,
+		array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
+		FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.seq = ANY($1)`, seqs)
+	if err != nil {
+		return nil, v.m.wrap(ctx, "query: records", err)
+	}
+	defer rows.Close()
+	bySeq := make(map[int64]engine.Doc, len(seqs))
+	for rows.Next() {
+		var seq int64
+		var d engine.Doc
+		if err := scanRecord(rows, &d.Record, &seq, &d.Chunks); err != nil {
+			return nil, v.m.wrap(ctx, "query: records", err)
+		}
+		bySeq[seq] = d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, v.m.wrap(ctx, "query: records", err)
+	}
+	out := make([]engine.Doc, len(seqs))
+	for i, s := range seqs {
+		out[i] = bySeq[s]
+	}
+	return out, nil
+}
+
+// Neighbours returns up to n records on each side of each of seqs in its
+// conversation: following prev_seq back, and the records whose prev_seq
+// is the current one forward.
+func (v *view) Neighbours(ctx context.Context, seqs []int64, n int) (before, after [][]memory.Record, err error) {
+	before, after = make([][]memory.Record, len(seqs)), make([][]memory.Record, len(seqs))
+	rows, err := v.tx.Query(ctx, `
+WITH RECURSIVE back(seed, seq, prev, depth) AS (
+	SELECT seq, seq, prev_seq, 0 FROM records WHERE seq = ANY($1)
+	UNION ALL
+	SELECT b.seed, p.seq, p.prev_seq, b.depth + 1 FROM back b JOIN records p ON p.seq = b.prev WHERE b.depth < $2
+), fwd(seed, seq, depth) AS (
+	SELECT seq, seq, 0 FROM records WHERE seq = ANY($1)
+	UNION ALL
+	SELECT d.seed, f.seq, d.depth + 1 FROM fwd d JOIN records f ON f.prev_seq = d.seq WHERE d.depth < $2
+), around(seed, seq, pos) AS (
+	SELECT seed, seq, -depth FROM back WHERE depth > 0
+	UNION ALL
+	SELECT seed, seq, depth FROM fwd WHERE depth > 0
+)
+SELECT `+recordColumns+`, a.seed, a.pos
+FROM around a JOIN records r ON r.seq = a.seq JOIN namespaces n ON n.id = r.ns
+ORDER BY a.seed, a.pos`, seqs, n)
+	if err != nil {
+		return nil, nil, v.m.wrap(ctx, "query: neighbours", err)
+	}
+	defer rows.Close()
+	at := make(map[int64][]int, len(seqs))
+	for i, s := range seqs {
+		at[s] = append(at[s], i)
+	}
+	for rows.Next() {
+		var seed int64
+		var pos int
+		var r memory.Record
+		if err := scanRecord(rows, &r, &seed, &pos); err != nil {
+			return nil, nil, v.m.wrap(ctx, "query: neighbours", err)
+		}
+		for _, i := range at[seed] {
+			if pos < 0 {
+				before[i] = append(before[i], r) // oldest first: ORDER BY pos
+			} else {
+				after[i] = append(after[i], r)
+			}
+		}
+	}
+	return before, after, v.m.wrap(ctx, "query: neighbours", rows.Err())
+}
+
+// nsView is one namespace's keyword statistics and postings, the postings
+// of each term read once per search.
+type nsView struct {
+	v    *view
+	info nsInfo
+	post map[string][]posting
+}
+
+func (s *nsView) Name() string        { return s.info.name }
+func (s *nsView) Key(seq int64) int64 { return seq }
+func (s *nsView) Speakers() []string  { return s.info.speakers }
+func (s *nsView) wrap(ctx context.Context, op string, err error) error {
+	return s.v.m.wrap(ctx, op, err)
+}
+
+// postings returns the postings of groups' terms, reading those not read
+// yet.
+func (s *nsView) postings(ctx context.Context, groups []keyword.QueryGroup) (map[string][]posting, error) {
+	var need []string
+	for _, g := range groups {
+		for _, t := range slices.Concat(g.Main, g.Parts) {
+			if _, ok := s.post[t]; !ok {
+				need = append(need, t)
+			}
+		}
+	}
+	if len(need) > 0 {
+		slices.Sort(need)
+		need = slices.Compact(need)
+		got, err := readPostings(ctx, s.v.tx, s.info, need)
+		if err != nil {
+			return nil, s.wrap(ctx, "query: keyword postings", err)
+		}
+		for _, t := range need {
+			s.post[t] = got[t] // nil for a term in no record: read all the same
+		}
+	}
+	return s.post, nil
+}
+
+// score scores the namespace's records for groups (keyword.Score over its
+// postings and statistics).
+func (s *nsView) score(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params) ([]keyword.Result, error) {
+	if len(groups) == 0 || s.info.textDocs == 0 {
+		return nil, nil
+	}
+	post, err := s.postings(ctx, groups)
+	if err != nil {
+		return nil, err
+	}
+	n := float64(s.info.textDocs)
+	lo, hi, count := int64(math.MaxInt64), int64(math.MinInt64), 0
+	for _, g := range groups {
+		for _, t := range slices.Concat(g.Main, g.Parts) {
+			if ps := post[t]; len(ps) > 0 {
+				lo, hi, count = min(lo, ps[0].seq), max(hi, ps[len(ps)-1].seq), count+len(ps)
+			}
+		}
+	}
+	return keyword.Score(groups, p, n, float64(s.info.textLen)/n, lo, hi, count,
+		func(term string) int { return len(post[term]) },
+		func(term string, each func(key int64, tf, dl float64)) {
+			for _, p := range post[term] {
+				each(p.seq, float64(p.tf), float64(p.dl))
+			}
+		}), nil
+}
+
+func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
+	docs, err := s.score(ctx, groups, p)
+	if err != nil || !scope.Timed() {
+		return keyword.TopK(docs, k), err
+	}
+	slices.SortFunc(docs, func(a, b keyword.Result) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
+	})
+	return s.bestInRange(ctx, scope, docs, k)
+}
+
+// bestInRange returns the best k of ranked (sorted) whose records are in
+// the scope's time range, reading their times in slices of ranked.
+func (s *nsView) bestInRange(ctx context.Context, scope engine.Scope, ranked []keyword.Result, k int) ([]keyword.Result, error) {
+	var from, to *time.Time
+	if !scope.From.IsZero() {
+		from = &scope.From
+	}
+	if !scope.To.IsZero() {
+		to = &scope.To
+	}
+	var own []keyword.Result
+	step := max(4*k, 256)
+	for i := 0; i < len(ranked) && len(own) < k; i += step {
+		part := ranked[i:min(i+step, len(ranked))]
+		seqs := make([]int64, len(part))
+		for j, r := range part {
+			seqs[j] = r.ID
+		}
+		rows, err := s.v.tx.Query(ctx, `SELECT seq FROM records WHERE seq = ANY($1)
+			AND ($2::timestamptz IS NULL OR time >= $2) AND ($3::timestamptz IS NULL OR time < $3)`, seqs, from, to)
+		if err != nil {
+			return nil, s.wrap(ctx, "query: keyword time range", err)
+		}
+		in, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return nil, s.wrap(ctx, "query: keyword time range", err)
+		}
+		ok := make(map[int64]bool, len(in))
+		for _, seq := range in {
+			ok[seq] = true
+		}
+		for _, r := range part {
+			if ok[r.ID] && len(own) < k {
+				own = append(own, r)
+			}
+		}
+	}
+	return own, nil
+}
+
+// Episodes scores the namespace's episodes (documents of all their
+// records' texts, so the same total length over fewer documents) from
+// the same postings summed by episode.
+func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int) ([]keyword.Result, error) {
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	post, err := s.postings(ctx, groups)
+	if err != nil {
+		return nil, err
+	}
+	epTF := make(map[string]map[int64]float64, len(post))
+	var eps []int64
+	seen := map[int64]bool{}
+	for _, g := range groups {
+		for _, t := range slices.Concat(g.Main, g.Parts) {
+			if _, ok := epTF[t]; ok {
+				continue
+			}
+			tf := map[int64]float64{}
+			for _, p := range post[t] {
+				tf[p.episode] += float64(p.tf)
+				if !seen[p.episode] {
+					seen[p.episode] = true
+					eps = append(eps, p.episode)
+				}
+			}
+			epTF[t] = tf
+		}
+	}
+	if len(eps) == 0 {
+		return nil, nil
+	}
+	rows, err := s.v.tx.Query(ctx, `SELECT episode, len FROM episodes WHERE ns = $1 AND episode = ANY($2)`, s.info.id, eps)
+	if err != nil {
+		return nil, s.wrap(ctx, "query: episodes", err)
+	}
+	epLen := make(map[int64]float64, len(eps))
+	for rows.Next() {
+		var ep, l int64
+		if err := rows.Scan(&ep, &l); err != nil {
+			rows.Close()
+			return nil, s.wrap(ctx, "query: episodes", err)
+		}
+		epLen[ep] = float64(l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(ctx, "query: episodes", err)
+	}
+	ne := float64(max(s.info.episodeDocs, 1))
+	es := keyword.Score(groups, p, ne, float64(s.info.textLen)/ne, 0, -1, len(eps),
+		func(term string) int { return len(epTF[term]) },
+		func(term string, each func(key int64, tf, dl float64)) {
+			for ep, tf := range epTF[term] {
+				each(ep, tf, epLen[ep])
+			}
+		})
+	return keyword.TopK(es, k), nil
+}
+
+func (s *nsView) Links(ctx context.Context, ids, around []int64) (map[int64]engine.Link, error) {
+	// The records ids and around, those that follow around's (whose
+	// prev_seq is theirs) and those they follow (their prev_seq); each
+	// with the record that follows it.
+	rows, err := s.v.tx.Query(ctx, `WITH s AS (
+		SELECT seq FROM records WHERE seq = ANY($1)
+		UNION SELECT seq FROM records WHERE prev_seq = ANY($2)
+		UNION SELECT prev_seq FROM records WHERE seq = ANY($2) AND prev_seq IS NOT NULL)
+		SELECT r.seq, r.prev_seq, (SELECT f.seq FROM records f WHERE f.prev_seq = r.seq ORDER BY f.seq LIMIT 1),
+			r.id, r.speaker, r.episode, r.time
+		FROM records r JOIN s ON s.seq = r.seq`, append(slices.Clone(ids), around...), around)
+	if err != nil {
+		return nil, s.wrap(ctx, "query: keyword records", err)
+	}
+	defer rows.Close()
+	out := make(map[int64]engine.Link, len(ids)+3*len(around))
+	for rows.Next() {
+		var seq int64
+		var prev, next *int64
+		l := engine.Link{Prev: -1, Next: -1}
+		if err := rows.Scan(&seq, &prev, &next, &l.ID, &l.Speaker, &l.Episode, &l.Time); err != nil {
+			return nil, s.wrap(ctx, "query: keyword records", err)
+		}
+		if prev != nil {
+			l.Prev = *prev
+		}
+		if next != nil {
+			l.Next = *next
+		}
+		out[seq] = l
+	}
+	return out, s.wrap(ctx, "query: keyword records", rows.Err())
+}
+
+// Terms counts the terms of the record's indexed text (its header and
+// text), as they were counted when it was written.
+func (s *nsView) Terms(ctx context.Context, seq int64) ([]keyword.TermCount, int, error) {
+	var r memory.Record
+	err := scanRecord(s.v.tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.seq = $1`, seq), &r)
+	if err != nil {
+		return nil, 0, s.wrap(ctx, "query: record terms", err)
+	}
+	toks := s.v.m.tok.Tokens(s.v.m.header(&r) + r.Text)
+	counts := termCounts(toks)
+	out := make([]keyword.TermCount, 0, len(counts))
+	for t, n := range counts {
+		out = append(out, keyword.TermCount{Term: t, Count: n})
+	}
+	return out, len(toks), nil
+}
+
+func (s *nsView) Newest(ctx context.Context) (time.Time, error) {
+	var t time.Time
+	err := s.v.tx.QueryRow(ctx, `SELECT time FROM records WHERE ns = $1 ORDER BY seq DESC LIMIT 1`, s.info.id).Scan(&t)
+	if err != nil && err != pgx.ErrNoRows {
+		return t, s.wrap(ctx, "query: newest record", err)
+	}
+	return t, nil
+}
