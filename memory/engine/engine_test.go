@@ -1,0 +1,307 @@
+package engine_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/embed"
+	_ "github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
+	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/vdb"
+	"github.com/agentmem/agentmem/vdb/inmem"
+)
+
+// refStore is a reference source for the engine, the plainest one: every
+// record in slices, one keyword index per namespace for the records and
+// one for their episodes, one vector database for every chunk, filtered
+// by scanning. It shares no code with the stores' sources (longterm's,
+// postgres's): a search through it and through a store must agree.
+type refStore struct {
+	recs   []memory.Record
+	chunks [][]string
+	ns     map[string]*refNS
+	vecs   *inmem.DB
+	owner  []int // chunk id → record index
+	ord    []int // chunk id → its index in the record
+}
+
+type refNS struct {
+	name     string
+	ids      []int   // namespace id → record index
+	episode  []int64 // namespace id → episode
+	text     *keyword.Index
+	episodes *keyword.Index
+}
+
+// gap is the longest time between two records of one conversation.
+const gap = 12 * time.Hour
+
+func newRefStore(t *testing.T, emb embed.Embedder, tok keyword.Tokenizer, recs []memory.Record) *refStore {
+	ctx := t.Context()
+	vecs, err := inmem.New(emb.Dim())
+	require.NoError(t, err)
+	s := &refStore{recs: recs, ns: map[string]*refNS{}, vecs: vecs}
+	for i, r := range recs {
+		n := s.ns[r.Namespace]
+		if n == nil {
+			n = &refNS{name: r.Namespace, text: keyword.NewIndex(tok), episodes: keyword.NewIndex(tok)}
+			s.ns[r.Namespace] = n
+		}
+		id := int64(len(n.ids))
+		ep := int64(0)
+		if id > 0 {
+			prev := recs[n.ids[id-1]]
+			ep = n.episode[id-1]
+			if d := r.Time.Sub(prev.Time); d > gap || d < -gap {
+				ep++
+			}
+		}
+		n.ids, n.episode = append(n.ids, i), append(n.episode, ep)
+		toks := tok.Tokens(r.Text)
+		n.text.AddTokens(id, toks)
+		n.episodes.AppendTokens(ep, toks)
+		var texts []string
+		for j, c := range chunk.Split(r.Text, nil) {
+			v, err := emb.Embed(ctx, []string{c.Text})
+			require.NoError(t, err)
+			require.NoError(t, vecs.Add(ctx, []int64{int64(len(s.owner))}, v))
+			s.owner, s.ord = append(s.owner, i), append(s.ord, j)
+			texts = append(texts, c.Text)
+		}
+		s.chunks = append(s.chunks, texts)
+	}
+	return s
+}
+
+func (s *refStore) View(context.Context) (engine.Source[int], error) { return s, nil }
+func (s *refStore) Close() error                                      { return nil }
+
+func (s *refStore) Namespaces(_ context.Context, ns string) ([]engine.Namespace[int], error) {
+	var out []engine.Namespace[int]
+	for name, n := range s.ns {
+		if ns == "" || ns == name {
+			out = append(out, &refNSView{s, n})
+		}
+	}
+	slices.SortFunc(out, func(a, b engine.Namespace[int]) int { return cmp.Compare(a.Name(), b.Name()) })
+	return out, nil
+}
+
+func (s *refStore) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, n int, minScore float32) ([]engine.Chunk[int], bool, error) {
+	all, err := vdb.SearchMinScore(ctx, s.vecs, qvec, s.vecs.Len(), minScore)
+	if err != nil {
+		return nil, false, err
+	}
+	var out []engine.Chunk[int]
+	for _, r := range all {
+		rec := s.recs[s.owner[r.ID]]
+		if (scope.Namespace == "" || rec.Namespace == scope.Namespace) && scope.Contains(rec.Time) {
+			out = append(out, engine.Chunk[int]{Record: s.owner[r.ID], Index: s.ord[r.ID], Score: float64(r.Score)})
+		}
+	}
+	return out[:min(n, len(out))], len(out) <= n, nil
+}
+
+func (s *refStore) Docs(_ context.Context, keys []int) ([]engine.Doc, error) {
+	out := make([]engine.Doc, len(keys))
+	for i, k := range keys {
+		out[i] = engine.Doc{Record: s.recs[k], Chunks: s.chunks[k]}
+	}
+	return out, nil
+}
+
+func (s *refStore) Neighbours(_ context.Context, keys []int, n int) (before, after [][]memory.Record, err error) {
+	before, after = make([][]memory.Record, len(keys)), make([][]memory.Record, len(keys))
+	for i, k := range keys {
+		ns := s.ns[s.recs[k].Namespace]
+		at := slices.Index(ns.ids, k)
+		for j := at - 1; j >= 0 && at-j <= n && ns.episode[j] == ns.episode[at]; j-- {
+			before[i] = append([]memory.Record{s.recs[ns.ids[j]]}, before[i]...)
+		}
+		for j := at + 1; j < len(ns.ids) && j-at <= n && ns.episode[j] == ns.episode[at]; j++ {
+			after[i] = append(after[i], s.recs[ns.ids[j]])
+		}
+	}
+	return before, after, nil
+}
+
+type refNSView struct {
+	s *refStore
+	n *refNS
+}
+
+func (v *refNSView) Name() string    { return v.n.name }
+func (v *refNSView) Key(id int64) int { return v.n.ids[id] }
+func (v *refNSView) Speakers() []string {
+	var out []string
+	for _, i := range v.n.ids {
+		if sp := v.s.recs[i].Speaker; sp != "" && !slices.Contains(out, sp) {
+			out = append(out, sp)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (v *refNSView) Search(_ context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
+	return v.n.text.SearchGroups(groups, p, k, func(id int64) bool { return scope.Contains(v.s.recs[v.n.ids[id]].Time) }), nil
+}
+
+func (v *refNSView) Episodes(_ context.Context, groups []keyword.QueryGroup, p keyword.Params, k int) ([]keyword.Result, error) {
+	return v.n.episodes.SearchGroups(groups, p, k, nil), nil
+}
+
+func (v *refNSView) Links(_ context.Context, ids, around []int64) (map[int64]engine.Link, error) {
+	out := map[int64]engine.Link{}
+	for _, id := range slices.Concat(ids, around, around) {
+		for _, at := range []int64{id, id - 1, id + 1} {
+			if at < 0 || at >= int64(len(v.n.ids)) {
+				continue
+			}
+			r := v.s.recs[v.n.ids[at]]
+			l := engine.Link{ID: r.ID, Speaker: r.Speaker, Time: r.Time, Episode: v.n.episode[at], Prev: -1, Next: -1}
+			if at > 0 && v.n.episode[at-1] == l.Episode {
+				l.Prev = at - 1
+			}
+			if at+1 < int64(len(v.n.ids)) && v.n.episode[at+1] == l.Episode {
+				l.Next = at + 1
+			}
+			out[at] = l
+		}
+	}
+	return out, nil
+}
+
+func (v *refNSView) Terms(_ context.Context, id int64) ([]keyword.TermCount, int, error) {
+	terms, n := v.n.text.Terms(id)
+	return terms, n, nil
+}
+
+func (v *refNSView) Newest(context.Context) (time.Time, error) {
+	return v.s.recs[v.n.ids[len(v.n.ids)-1]].Time, nil
+}
+
+// conversation is two namespaces of turns with names, a code, questions
+// and answers that share few words, cut into episodes by their times.
+func conversation() []memory.Record {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	texts := []struct {
+		ns, speaker, text string
+		min               int
+	}{
+		{"team", "Alice", "Where are we going for the team offsite this spring?", 0},
+		{"team", "Bob", "We booked the lake house near Annecy for three nights.", 1},
+		{"team", "Alice", "Great. Who is driving the rental van?", 2},
+		{"team", "Bob", "Carol drives; the van is reserved under ticket OPS-4711.", 3},
+		{"team", "Alice", "Did anyone check the weather forecast for the lake?", 26 * 60},
+		{"team", "Bob", "Sunny and mild, around eighteen degrees all week.", 26*60 + 5},
+		{"team", "Carol", "I will bring the board games and the coffee grinder.", 26*60 + 9},
+		{"ops", "Dan", "The lake house invoice arrived, ticket OPS-4711 is closed.", 10},
+		{"ops", "Erin", "Annecy in spring is lovely; the van was cheap.", 11},
+		{"team", "Bob", "The lake house key is under the blue mat by the door.", 3 * 24 * 60},
+		{"team", "Carol", "Thanks! I parked the van behind the house, the weather turned.", 3*24*60 + 11*60},
+		{"team", "Alice", "Reminder: the offsite survey about the trip closes Friday.", 5 * 24 * 60},
+		{"ops", "Dan", "Who paid for the coffee grinder and the board games?", 5*24*60 + 13*60},
+		{"team", "User", "My puppy is called Biscuit, he loved the lake.", 7 * 24 * 60},
+		{"team", "assistant", "Biscuit is a lovely name for a puppy, and a puppy at the lake house is fun.", 7*24*60 + 1},
+	}
+	out := make([]memory.Record, len(texts))
+	for i, x := range texts {
+		out[i] = memory.Record{ID: fmt.Sprintf("r%02d", i), Namespace: x.ns, Speaker: x.speaker, Text: x.text,
+			Time: t0.Add(time.Duration(x.min) * time.Minute)}
+	}
+	return out
+}
+
+// TestSearch_SameThroughEverySource: the same records give the same hits,
+// scores, snippets and neighbours through the reference source and
+// through memory/longterm's, in every mode, with the default ranking and
+// with every keyword signal and each fusion: the engine ranks from what a
+// source answers, and nothing else.
+func TestSearch_SameThroughEverySource(t *testing.T) {
+	ctx := t.Context()
+	emb, err := embed.Open("hash:256")
+	require.NoError(t, err)
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	recs := conversation()
+	ref := newRefStore(t, emb, tok, recs)
+	rerank := reverse{}
+	for name, opts := range map[string][]engine.Option{
+		"defaults": nil,
+		"everything": {engine.WithFeedback(3, 5, 0.4), engine.WithTimePrior(0.5), engine.WithQueryTF(1.2),
+			engine.WithQueryExpansion(func(w string) []string { return map[string][]string{"car": {"van"}}[w] }, 0.5),
+			engine.WithBM25(1.5, 0.6), engine.WithSpeakerBoost(1)},
+		"rrf":      {engine.WithRRF(0)},
+		"score":    {engine.WithScoreFusion(0.4, 0.6)},
+		"weighted": {engine.WithWeightedFusion(0.5, 0.5), engine.WithQueryIDF(false)},
+		"rerank":   {engine.WithReranker(rerank, 8)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			lt, err := longterm.New(ctx, emb, longterm.WithEngine(opts...))
+			require.NoError(t, err)
+			_, err = lt.AddBatch(ctx, recs)
+			require.NoError(t, err)
+			e, err := engine.New(emb, tok, opts...)
+			require.NoError(t, err)
+			for _, q := range []memory.Query{
+				{Text: "who drives the van?", K: 5},
+				{Text: "OPS-4711", K: 3, Neighbours: 1},
+				{Text: "What did Carol bring to the lake house?", K: 10},
+				{Text: "what did Bob say yesterday about the weather", K: 4, Namespace: "team"},
+				{Text: "lake house", K: 6, From: recs[3].Time, To: recs[12].Time},
+				{Text: "puppy name", K: 2, Neighbours: 2},
+			} {
+				for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
+					q.Mode = mode
+					want, err := lt.Query(ctx, q)
+					require.NoError(t, err)
+					got, err := engine.Search(ctx, e, ref, q)
+					require.NoError(t, err)
+					require.NotEmpty(t, want, "%q %v", q.Text, mode)
+					assert.Equal(t, want, got, "%q %v", q.Text, mode)
+				}
+			}
+		})
+	}
+}
+
+// reverse is a reranker that reverses the candidates.
+type reverse struct{}
+
+func (reverse) Rerank(_ context.Context, _ string, hits []memory.Hit) ([]memory.Hit, error) {
+	out := slices.Clone(hits)
+	slices.Reverse(out)
+	return out, nil
+}
+
+func TestNew_ChecksOptions(t *testing.T) {
+	emb, err := embed.Open("hash:64")
+	require.NoError(t, err)
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	for _, o := range []engine.Option{
+		engine.WithBM25(-1, 0.5), engine.WithBM25(1.2, 5), engine.WithTopK(0), engine.WithMinScore(2),
+		engine.WithScoreFusion(0, 0), engine.WithNeighbourWeight(1.5), engine.WithEpisodeWeight(-1),
+		engine.WithReranker(nil, 3), engine.WithFeedback(3, 3, math.Inf(1)), engine.WithMode(memory.Mode(7)),
+	} {
+		_, err := engine.New(emb, tok, o)
+		assert.ErrorIs(t, err, memory.ErrInvalidArgument)
+		require.Error(t, engine.Check(o), "Check agrees with New")
+		assert.Contains(t, err.Error(), engine.Check(o).Error())
+	}
+	_, err = engine.New(nil, tok)
+	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
+}
