@@ -86,7 +86,7 @@ func newRefStore(t *testing.T, emb embed.Embedder, tok keyword.Tokenizer, recs [
 }
 
 func (s *refStore) View(context.Context) (engine.Source[int], error) { return s, nil }
-func (s *refStore) Close() error                                      { return nil }
+func (s *refStore) Close() error                                     { return nil }
 
 func (s *refStore) Namespaces(_ context.Context, ns string) ([]engine.Namespace[int], error) {
 	var out []engine.Namespace[int]
@@ -142,7 +142,7 @@ type refNSView struct {
 	n *refNS
 }
 
-func (v *refNSView) Name() string    { return v.n.name }
+func (v *refNSView) Name() string     { return v.n.name }
 func (v *refNSView) Key(id int64) int { return v.n.ids[id] }
 func (v *refNSView) Speakers() []string {
 	var out []string
