@@ -163,25 +163,21 @@ func (v *refNSView) Episodes(_ context.Context, groups []keyword.QueryGroup, p k
 	return v.n.episodes.SearchGroups(groups, p, k, nil), nil
 }
 
-func (v *refNSView) Links(_ context.Context, ids, around []int64) (map[int64]engine.Link, error) {
-	out := map[int64]engine.Link{}
-	for _, id := range slices.Concat(ids, around, around) {
-		for _, at := range []int64{id, id - 1, id + 1} {
-			if at < 0 || at >= int64(len(v.n.ids)) {
-				continue
-			}
-			r := v.s.recs[v.n.ids[at]]
-			l := engine.Link{ID: r.ID, Speaker: r.Speaker, Time: r.Time, Episode: v.n.episode[at], Prev: -1, Next: -1}
-			if at > 0 && v.n.episode[at-1] == l.Episode {
-				l.Prev = at - 1
-			}
-			if at+1 < int64(len(v.n.ids)) && v.n.episode[at+1] == l.Episode {
-				l.Next = at + 1
-			}
-			out[at] = l
-		}
+func (v *refNSView) Links(context.Context, []int64, []int64) error { return nil }
+
+func (v *refNSView) Link(at int64) (engine.Link, bool) {
+	if at < 0 || at >= int64(len(v.n.ids)) {
+		return engine.Link{}, false
 	}
-	return out, nil
+	r := v.s.recs[v.n.ids[at]]
+	l := engine.Link{ID: r.ID, Speaker: r.Speaker, Time: r.Time, Episode: v.n.episode[at], Prev: -1, Next: -1}
+	if at > 0 && v.n.episode[at-1] == l.Episode {
+		l.Prev = at - 1
+	}
+	if at+1 < int64(len(v.n.ids)) && v.n.episode[at+1] == l.Episode {
+		l.Next = at + 1
+	}
+	return l, true
 }
 
 func (v *refNSView) Terms(_ context.Context, id int64) ([]keyword.TermCount, int, error) {

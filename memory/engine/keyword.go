@@ -38,44 +38,27 @@ func (s *search[K]) keyword(ctx context.Context) ([]scored[K], error) {
 	return topScored(out, s.depth), nil
 }
 
-// nsSearch is the keyword path's work in one namespace: the records'
-// links read so far.
+// nsSearch is the keyword path's work in one namespace.
 type nsSearch[K comparable] struct {
 	*search[K]
-	ns    Namespace[K]
-	links map[int64]Link
+	ns Namespace[K]
+	// ids is scored's scratch.
+	ids []int64
 }
 
-// link reads the links of ids and of around's neighbours that are not read
-// yet.
-func (n *nsSearch[K]) link(ctx context.Context, ids, around []int64) error {
-	var need, needAround []int64
-	for _, id := range ids {
-		if _, ok := n.links[id]; !ok {
-			need = append(need, id)
-		}
+// scored returns the ids of scores, in n.ids (reused by the next call).
+func (n *nsSearch[K]) scored(scores map[int64]float64) []int64 {
+	n.ids = n.ids[:0]
+	for id := range scores {
+		n.ids = append(n.ids, id)
 	}
-	for _, id := range around {
-		l, ok := n.links[id]
-		if !ok {
-			needAround = append(needAround, id)
-			continue
-		}
-		for _, nb := range [2]int64{l.Prev, l.Next} {
-			if _, ok := n.links[nb]; nb >= 0 && !ok {
-				need = append(need, nb)
-			}
-		}
-	}
-	if len(need) == 0 && len(needAround) == 0 {
-		return nil
-	}
-	got, err := n.ns.Links(ctx, need, needAround)
-	if err != nil {
-		return err
-	}
-	maps.Copy(n.links, got)
-	return nil
+	return n.ids
+}
+
+// link returns record id's link (Namespace.Link).
+func (n *nsSearch[K]) link(id int64) Link {
+	l, _ := n.ns.Link(id)
+	return l
 }
 
 // keywordNamespace ranks one namespace's records for the query as asked
@@ -92,7 +75,7 @@ func (n *nsSearch[K]) link(ctx context.Context, ids, around []int64) error {
 func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words string) ([]scored[K], error) {
 	cfg := &s.e.cfg
 	tok := s.e.tok
-	n := &nsSearch[K]{search: s, ns: ns, links: map[int64]Link{}}
+	n := &nsSearch[K]{search: s, ns: ns}
 	speakerList := ns.Speakers()
 	st := ranking.SpeakerTerms{}
 	for _, sp := range speakerList {
@@ -131,15 +114,15 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		for i, r := range src {
 			ids[i] = r.ID
 		}
-		if err := n.link(ctx, nil, ids); err != nil {
+		if err := ns.Links(ctx, nil, ids); err != nil {
 			return err
 		}
 		inRange := func(id int64) bool {
-			l, ok := n.links[id]
+			l, ok := ns.Link(id)
 			return ok && (!timed || s.scope.Contains(l.Time))
 		}
 		for _, r := range src {
-			l := n.links[r.ID]
+			l := n.link(r.ID)
 			if f := l.Next; f >= 0 && wPrev > 0 && inRange(f) {
 				lent[f] += wPrev * r.Score
 			}
@@ -199,11 +182,11 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			return nil, err
 		}
 		if from, to, ok := ranking.TimeRef(words, newest); ok {
-			if err := n.link(ctx, slices.Collect(maps.Keys(scores)), nil); err != nil {
+			if err := ns.Links(ctx, n.scored(scores), nil); err != nil {
 				return nil, err
 			}
 			for id := range scores {
-				if t := n.links[id].Time; !t.Before(from) && t.Before(to) {
+				if t := n.link(id).Time; !t.Before(from) && t.Before(to) {
 					scores[id] *= 1 + b
 				}
 			}
@@ -225,14 +208,14 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 	if len(scores) == 0 {
 		return nil
 	}
-	if err := n.link(ctx, slices.Collect(maps.Keys(scores)), nil); err != nil {
+	if err := n.ns.Links(ctx, n.scored(scores), nil); err != nil {
 		return err
 	}
 	var best float64
 	first, several := int64(-1), false
 	for id, sc := range scores {
 		best = max(best, sc)
-		if ep := n.links[id].Episode; first < 0 {
+		if ep := n.link(id).Episode; first < 0 {
 			first = ep
 		} else if ep != first {
 			several = true
@@ -248,12 +231,12 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 		return err
 	}
 	bestEpisode := int64(-1)
-	if l, ok := n.links[bestID]; ok {
+	if l, ok := n.ns.Link(bestID); ok {
 		bestEpisode = l.Episode
 	}
 	bonus := ranking.EpisodeBonuses(w, best, top, bestEpisode)
 	for id := range scores {
-		l := n.links[id]
+		l := n.link(id)
 		if b, ok := bonus[l.Episode]; ok && n.scope.Contains(l.Time) {
 			scores[id] += b
 		}
@@ -265,19 +248,19 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 // boosting those spoken by a named speaker; a record the source does not
 // know is left out.
 func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speakers []string, depth int) ([]scored[K], error) {
-	if err := n.link(ctx, slices.Collect(maps.Keys(scores)), nil); err != nil {
+	if err := n.ns.Links(ctx, n.scored(scores), nil); err != nil {
 		return nil, err
 	}
 	out := make([]scored[K], 0, len(scores))
 	for id, sc := range scores {
-		l, ok := n.links[id]
+		l, ok := n.ns.Link(id)
 		if !ok {
 			continue
 		}
 		if len(speakers) > 0 && slices.Contains(speakers, l.Speaker) {
 			sc *= 1 + n.e.cfg.speakerBoost
 		}
-		out = append(out, scored[K]{key: n.ns.Key(id), id: l.ID, score: sc})
+		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: l.ID, score: sc})
 	}
 	return topScored(out, depth), nil
 }
@@ -340,14 +323,9 @@ func (n *nsSearch[K]) feedbackTerms(ctx context.Context, top []scored[K], own ma
 	if total <= 0 {
 		return nil, nil
 	}
-	// The records' ids in the namespace, by their keys.
-	idOf := make(map[K]int64, len(n.links))
-	for id := range n.links {
-		idOf[n.ns.Key(id)] = id
-	}
 	p := map[string]float64{}
 	for _, s := range top {
-		terms, length, err := n.ns.Terms(ctx, idOf[s.key])
+		terms, length, err := n.ns.Terms(ctx, s.nsID)
 		if err != nil {
 			return nil, err
 		}

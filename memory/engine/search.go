@@ -23,6 +23,7 @@ type search[K comparable] struct {
 // scored is a record the keyword path found, with its score.
 type scored[K comparable] struct {
 	key   K
+	nsID  int64 // its id in its namespace
 	id    string
 	score float64
 }

@@ -55,10 +55,14 @@ type Namespace[K comparable] interface {
 	// documents: all their records' texts) for groups by BM25 with p,
 	// and returns the best n, best first.
 	Episodes(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, n int) ([]keyword.Result, error)
-	// Links returns what the keyword path needs of the records ids and of
-	// the records just before and after each of around. An unknown id is
-	// left out.
-	Links(ctx context.Context, ids, around []int64) (map[int64]Link, error)
+	// Links makes Link answer for the records ids and for the records
+	// just before and after each of around: a store that keeps them
+	// elsewhere reads them here, together (a store that holds them in
+	// memory has nothing to do).
+	Links(ctx context.Context, ids, around []int64) error
+	// Link returns what the keyword path needs of record id, and whether
+	// the namespace has it, once Links asked for it.
+	Link(id int64) (Link, bool)
 	// Terms returns a record's distinct terms with their counts and its
 	// length in tokens, for relevance feedback.
 	Terms(ctx context.Context, id int64) ([]keyword.TermCount, int, error)

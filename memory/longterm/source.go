@@ -125,40 +125,22 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 	return s.n.episodes.SearchGroups(groups, p, k, nil), nil
 }
 
-func (s *nsView) Links(ctx context.Context, ids, around []int64) (map[int64]engine.Link, error) {
-	out := make(map[int64]engine.Link, len(ids)+3*len(around))
-	add := func(id int64) {
-		if _, ok := out[id]; ok {
-			return
-		}
-		p := s.n.parents[id]
-		if p == nil {
-			return
-		}
-		l := engine.Link{ID: p.rec.ID, Speaker: p.rec.Speaker, Time: p.rec.Time, Episode: s.n.episodeOf[id], Prev: -1, Next: -1}
-		if prev, ok := s.n.leader[id]; ok {
-			l.Prev = prev
-		}
-		if next, ok := s.n.follower[id]; ok {
-			l.Next = next
-		}
-		out[id] = l
+// Links has nothing to read: Link looks the records up.
+func (s *nsView) Links(ctx context.Context, ids, around []int64) error { return nil }
+
+func (s *nsView) Link(id int64) (engine.Link, bool) {
+	p := s.n.parents[id]
+	if p == nil {
+		return engine.Link{}, false
 	}
-	for _, id := range ids {
-		add(id)
+	l := engine.Link{ID: p.rec.ID, Speaker: p.rec.Speaker, Time: p.rec.Time, Episode: s.n.episodeOf[id], Prev: -1, Next: -1}
+	if prev, ok := s.n.leader[id]; ok {
+		l.Prev = prev
 	}
-	for _, id := range around {
-		add(id)
-		if l, ok := out[id]; ok {
-			if l.Prev >= 0 {
-				add(l.Prev)
-			}
-			if l.Next >= 0 {
-				add(l.Next)
-			}
-		}
+	if next, ok := s.n.follower[id]; ok {
+		l.Next = next
 	}
-	return out, nil
+	return l, true
 }
 
 func (s *nsView) Terms(ctx context.Context, id int64) ([]keyword.TermCount, int, error) {

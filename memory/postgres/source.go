@@ -83,7 +83,7 @@ func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[in
 	}
 	out := make([]engine.Namespace[int64], len(infos))
 	for i, info := range infos {
-		out[i] = &nsView{v: v, info: info, post: map[string][]posting{}}
+		out[i] = &nsView{v: v, info: info, post: map[string][]posting{}, links: map[int64]engine.Link{}}
 	}
 	return out, nil
 }
@@ -281,9 +281,10 @@ ORDER BY a.seed, a.pos`, seqs, n)
 // nsView is one namespace's keyword statistics and postings, the postings
 // of each term read once per search.
 type nsView struct {
-	v    *view
-	info nsInfo
-	post map[string][]posting
+	v     *view
+	info  nsInfo
+	post  map[string][]posting
+	links map[int64]engine.Link // read by Links
 }
 
 func (s *nsView) Name() string        { return s.info.name }
@@ -458,28 +459,56 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 	return keyword.TopK(es, k), nil
 }
 
-func (s *nsView) Links(ctx context.Context, ids, around []int64) (map[int64]engine.Link, error) {
-	// The records ids and around, those that follow around's (whose
-	// prev_seq is theirs) and those they follow (their prev_seq); each
-	// with the record that follows it.
+// Link returns a record's link read by Links.
+func (s *nsView) Link(seq int64) (engine.Link, bool) {
+	l, ok := s.links[seq]
+	return l, ok
+}
+
+// Links reads the links of the records ids and around that are not read
+// yet, and of the records before and after around's.
+func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
+	var need, needAround []int64
+	for _, id := range ids {
+		if _, ok := s.links[id]; !ok {
+			need = append(need, id)
+		}
+	}
+	for _, id := range around {
+		l, ok := s.links[id]
+		if !ok {
+			needAround = append(needAround, id)
+			continue
+		}
+		for _, nb := range [2]int64{l.Prev, l.Next} {
+			if _, ok := s.links[nb]; nb >= 0 && !ok {
+				need = append(need, nb)
+			}
+		}
+	}
+	if len(need) == 0 && len(needAround) == 0 {
+		return nil
+	}
+	// The records need and needAround, those that follow needAround's
+	// (whose prev_seq is theirs) and those they follow (their prev_seq);
+	// each with the record that follows it.
 	rows, err := s.v.tx.Query(ctx, `WITH s AS (
 		SELECT seq FROM records WHERE seq = ANY($1)
 		UNION SELECT seq FROM records WHERE prev_seq = ANY($2)
 		UNION SELECT prev_seq FROM records WHERE seq = ANY($2) AND prev_seq IS NOT NULL)
 		SELECT r.seq, r.prev_seq, (SELECT f.seq FROM records f WHERE f.prev_seq = r.seq ORDER BY f.seq LIMIT 1),
 			r.id, r.speaker, r.episode, r.time
-		FROM records r JOIN s ON s.seq = r.seq`, append(slices.Clone(ids), around...), around)
+		FROM records r JOIN s ON s.seq = r.seq`, append(need, needAround...), needAround)
 	if err != nil {
-		return nil, s.wrap(ctx, "query: keyword records", err)
+		return s.wrap(ctx, "query: keyword records", err)
 	}
 	defer rows.Close()
-	out := make(map[int64]engine.Link, len(ids)+3*len(around))
 	for rows.Next() {
 		var seq int64
 		var prev, next *int64
 		l := engine.Link{Prev: -1, Next: -1}
 		if err := rows.Scan(&seq, &prev, &next, &l.ID, &l.Speaker, &l.Episode, &l.Time); err != nil {
-			return nil, s.wrap(ctx, "query: keyword records", err)
+			return s.wrap(ctx, "query: keyword records", err)
 		}
 		if prev != nil {
 			l.Prev = *prev
@@ -487,9 +516,9 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) (map[int64]engi
 		if next != nil {
 			l.Next = *next
 		}
-		out[seq] = l
+		s.links[seq] = l
 	}
-	return out, s.wrap(ctx, "query: keyword records", rows.Err())
+	return s.wrap(ctx, "query: keyword records", rows.Err())
 }
 
 // Terms counts the terms of the record's indexed text (its header and
