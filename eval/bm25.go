@@ -99,9 +99,15 @@ func (b *refBM25) add(text string) {
 // rank returns the indexes of the k best turns for query: only turns with
 // a score > 0, ties in turn order.
 func (b *refBM25) rank(query string, k int) []int {
+	out, _ := b.rankScored(query, k)
+	return out
+}
+
+// rankScored is rank with each turn's score.
+func (b *refBM25) rankScored(query string, k int) ([]int, []float64) {
 	n := len(b.tfs)
 	if n == 0 {
-		return nil
+		return nil, nil
 	}
 	avgdl := float64(b.total) / float64(n)
 	scores := map[int]float64{}
@@ -137,5 +143,10 @@ func (b *refBM25) rank(query string, k int) []int {
 		}
 		return cmp.Compare(a, c)
 	})
-	return out[:min(k, len(out))]
+	out = out[:min(k, len(out))]
+	sc := make([]float64, len(out))
+	for j, i := range out {
+		sc[j] = scores[i]
+	}
+	return out, sc
 }

@@ -47,7 +47,7 @@ func TestRun_AskedAtSeesOnlyEarlierTurns(t *testing.T) {
 	rep, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, PerQuestion: true})
 	require.NoError(t, err)
 	assert.Equal(t, 2, rep.Questions)
-	assert.Equal(t, 1, rep.Skipped)
+	assert.Equal(t, 1, rep.Probes, "a question without evidence is a probe: the right answer is nothing")
 	assert.Equal(t, 1, rep.AskedAt)
 	require.Len(t, rep.Modes, 4)
 	assert.Equal(t, eval.BM25Mode, rep.Modes[3].Mode)
@@ -65,6 +65,7 @@ func TestRun_AskedAtSeesOnlyEarlierTurns(t *testing.T) {
 		assert.InDelta(t, 1.0, m.Overall.Recall[10], 1e-9, m.Mode)
 	}
 	assert.InDelta(t, 1.0, rep.Ceiling[1], 1e-9)
+	require.Len(t, rep.PerQuestion, 3, "probes are reported with their questions")
 	var out bytes.Buffer
 	require.NoError(t, eval.Print(&out, rep))
 	for _, want := range []string{"hybrid", "bm25", "recall ceiling", "codes", "asked_at"} {
@@ -163,4 +164,49 @@ func TestRun_BundledSet(t *testing.T) {
 	for _, m := range rep.Modes[1:] {
 		assert.GreaterOrEqual(t, h, m.Overall.Recall[10], "hybrid recall@10 vs %s", m.Mode)
 	}
+}
+
+// A probe (a question without evidence: the right answer is nothing) that
+// shares a word with a stored turn surfaces a hit in BM25, and the sweep
+// reports recall and the false-surface rate from "everything" (threshold
+// 0) to "nothing" (relevance 1).
+func TestRun_ProbesAndSweep(t *testing.T) {
+	dir := writeSet(t, smallTurns,
+		`{"qid":"q1","conv":"a","question":"When is the dentist appointment?","evidence":["1"]}
+{"qid":"p1","conv":"a","question":"Where do we eat the parking dinner?","evidence":[]}
+{"qid":"p2","conv":"b","question":"Which dentist did Ann see?","evidence":[]}
+`)
+	d, err := eval.Load(dir)
+	require.NoError(t, err)
+	emb, err := hash.New(64)
+	require.NoError(t, err)
+	rep, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, Sweep: true, Samples: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Questions)
+	assert.Equal(t, 2, rep.Probes)
+	bm25 := rep.Modes[len(rep.Modes)-1]
+	require.Equal(t, eval.BM25Mode, bm25.Mode)
+	assert.InDelta(t, 0.5, bm25.FalseSurface, 1e-9, "p1 shares 'eat' with turn 3; p2 shares nothing with conv b")
+	for _, m := range rep.Modes {
+		require.NotEmpty(t, m.Sweep, m.Mode)
+		first, last := m.Sweep[0], m.Sweep[len(m.Sweep)-1]
+		assert.Zero(t, first.Threshold, m.Mode)
+		assert.InDelta(t, 1.0, first.Recall[10], 1e-9, "%s: at threshold 0 every hit is kept", m.Mode)
+		assert.GreaterOrEqual(t, first.FalseSurface, m.FalseSurface, m.Mode)
+		for _, p := range m.Sweep[1:] {
+			assert.LessOrEqual(t, p.FalseSurface, first.FalseSurface, "%s: a higher threshold surfaces no more", m.Mode)
+		}
+		if m.Mode != eval.BM25Mode {
+			assert.Zero(t, last.FalseSurface, m.Mode)
+		}
+	}
+	require.NotEmpty(t, rep.Samples)
+	evidence := 0
+	for _, s := range rep.Samples {
+		if s.Evidence {
+			evidence++
+			assert.False(t, s.Probe)
+		}
+	}
+	assert.Positive(t, evidence)
 }

@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"io"
+	"math"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -15,8 +17,8 @@ func Print(w io.Writer, rep *Report) error {
 	if rep.AskedAt > 0 {
 		fmt.Fprintf(w, " (%d asked at their asked_at turn)", rep.AskedAt)
 	}
-	if rep.Skipped > 0 {
-		fmt.Fprintf(w, "; %d without evidence skipped", rep.Skipped)
+	if rep.Probes > 0 {
+		fmt.Fprintf(w, "; %d probes (no evidence: the right answer is nothing)", rep.Probes)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "ingest %.3fs (%.0f turns/s); indexed text: turn", rep.IngestSeconds, rep.TurnsPerSec)
@@ -40,7 +42,11 @@ func Print(w io.Writer, rep *Report) error {
 	for _, k := range rep.Ks {
 		hdr += fmt.Sprintf("H@%d\t", k)
 	}
-	fmt.Fprintln(tw, hdr+"p50 ms\tp95 ms\t")
+	probes := ""
+	if rep.Probes > 0 {
+		probes = "false-surface\t"
+	}
+	fmt.Fprintln(tw, hdr+probes+"p50 ms\tp95 ms\t")
 	row := func(mode string, s Scores, lat string) {
 		line := fmt.Sprintf("%s\t%s\t%d\t", mode, s.Category, s.Questions)
 		for _, k := range rep.Ks {
@@ -52,12 +58,16 @@ func Print(w io.Writer, rep *Report) error {
 		fmt.Fprintln(tw, line+lat)
 	}
 	for _, m := range rep.Modes {
-		row(m.Mode, m.Overall, fmt.Sprintf("%.2f\t%.2f\t", m.P50Millis, m.P95Millis))
+		fs := ""
+		if rep.Probes > 0 {
+			fs = fmt.Sprintf("%.3f\t", m.FalseSurface)
+		}
+		row(m.Mode, m.Overall, fs+fmt.Sprintf("%.2f\t%.2f\t", m.P50Millis, m.P95Millis))
 	}
 	fmt.Fprintln(tw, "\t\t\t")
 	for _, m := range rep.Modes {
 		for _, c := range m.Categories {
-			row(m.Mode, c, "\t\t")
+			row(m.Mode, c, strings.Repeat("\t", len(probes)/len("false-surface\t"))+"\t\t")
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -92,5 +102,31 @@ func Print(w io.Writer, rep *Report) error {
 		}
 		fmt.Fprintln(w)
 	}
+	printSweeps(w, rep)
 	return nil
+}
+
+// printSweeps writes each mode's sweep (Config.Sweep): recall at the
+// largest k and the false-surface rate, at the thresholds where either
+// changes by at least 0.01.
+func printSweeps(w io.Writer, rep *Report) {
+	kmax := rep.Ks[len(rep.Ks)-1]
+	for _, m := range rep.Modes {
+		if len(m.Sweep) == 0 {
+			continue
+		}
+		what := "relevance"
+		if m.Mode == BM25Mode {
+			what = "score"
+		}
+		fmt.Fprintf(w, "\nsweep %s (%s ≥ threshold): threshold R@%d false-surface\n", m.Mode, what, kmax)
+		var last SweepPoint
+		for i, p := range m.Sweep {
+			if i > 0 && i < len(m.Sweep)-1 && math.Abs(p.Recall[kmax]-last.Recall[kmax]) < 0.01 && math.Abs(p.FalseSurface-last.FalseSurface) < 0.01 {
+				continue
+			}
+			fmt.Fprintf(w, "  %8.3f %.3f %.3f\n", p.Threshold, p.Recall[kmax], p.FalseSurface)
+			last = p
+		}
+	}
 }

@@ -45,6 +45,20 @@ type Config struct {
 	NoBM25 bool
 	// PerQuestion keeps every question's top-k ids per mode in the report.
 	PerQuestion bool
+	// MinRelevance is every search's minimum relevance
+	// (memory.Query.MinRelevance: 0 the memory's default, negative none).
+	// The reference BM25 has none.
+	MinRelevance float32
+	// Sweep also asks every question (and probe) without a minimum
+	// relevance and reports, per mode, recall and the false-surface rate
+	// at each threshold of a grid (ModeReport.Sweep): the memory's modes
+	// over relevance, the reference BM25 over its score.
+	Sweep bool
+	// Samples keeps, for every question and probe and every memory mode,
+	// what the paths found of each of the top hits asked without a
+	// minimum relevance, and whether it is evidence (Report.Samples): the
+	// data engine's relevance is fitted on.
+	Samples bool
 	// Open, if set, opens the (empty) memory under test instead of a fresh
 	// in-process longterm.Memory, e.g. a memory/postgres store; Options are
 	// then not used. header is the index header WithSpeaker and WithDate
@@ -76,6 +90,38 @@ type ModeReport struct {
 	Categories []Scores `json:"categories"`
 	P50Millis  float64  `json:"search_p50_ms"`
 	P95Millis  float64  `json:"search_p95_ms"`
+	// FalseSurface is the share of probes (questions whose right answer
+	// is nothing) for which the mode returned at least one hit.
+	FalseSurface float64 `json:"false_surface"`
+	// Sweep is recall and the false-surface rate at each threshold
+	// (Config.Sweep).
+	Sweep []SweepPoint `json:"sweep,omitempty"`
+}
+
+// SweepPoint is one threshold of a sweep: the recall@k of the answerable
+// questions and the false-surface rate of the probes when hits below the
+// threshold are left out.
+type SweepPoint struct {
+	Threshold    float64         `json:"threshold"`
+	Recall       map[int]float64 `json:"recall"`
+	FalseSurface float64         `json:"false_surface"`
+}
+
+// Sample is one hit of a question asked without a minimum relevance: what
+// each path found of it (memory.Explanation's Keyword and Vector) and
+// whether it is evidence of the question (never, for a probe's).
+type Sample struct {
+	Mode    string  `json:"mode"`
+	Rank    int     `json:"rank"`
+	Keyword float64 `json:"keyword"`
+	Vector  float64 `json:"vector"`
+	// BestKeyword, BestVector and Coverage are the search's (see
+	// memory.Explanation).
+	BestKeyword float64 `json:"best_keyword"`
+	BestVector  float64 `json:"best_vector"`
+	Coverage    float64 `json:"coverage"`
+	Evidence    bool    `json:"evidence"`
+	Probe       bool    `json:"probe"`
 }
 
 // QuestionResult is one question's top ids per mode.
@@ -96,7 +142,7 @@ type Report struct {
 	Turns         int     `json:"turns"`
 	Conversations int     `json:"conversations"`
 	Questions     int     `json:"questions"`
-	Skipped       int     `json:"skipped"`       // questions without evidence
+	Probes        int     `json:"probes"`        // questions without evidence: the right answer is nothing
 	SkippedTurns  int     `json:"skipped_turns"` // turns without a word, not stored
 	AskedAt       int     `json:"asked_at"`      // questions asked at their asked_at turn
 	Chunks        int     `json:"chunks"`
@@ -113,6 +159,7 @@ type Report struct {
 	Ceiling     map[int]float64  `json:"recall_ceiling"`
 	Modes       []ModeReport     `json:"modes"`
 	PerQuestion []QuestionResult `json:"per_question,omitempty"`
+	Samples     []Sample         `json:"samples,omitempty"`
 }
 
 // DateTag prefixes the tag that keeps a turn's date as written.
@@ -200,10 +247,6 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 		Ks: ks, Ceiling: map[int]float64{},
 	}
 	for _, q := range d.Questions {
-		if len(q.Evidence) == 0 {
-			rep.Skipped++
-			continue
-		}
 		convs[q.Conv].qs = append(convs[q.Conv].qs, q)
 	}
 	names := make([]string, 0, len(modes)+1)
@@ -218,7 +261,7 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 		accs[i] = &modeAcc{byCat: map[string]*acc{}}
 	}
 	var ingest time.Duration
-	maxK := ks[len(ks)-1]
+	r := &runner{cfg: cfg, mem: mem, rep: rep, ks: ks, names: names, modes: modes, accs: accs}
 	for _, name := range order {
 		c := convs[name]
 		cut := func(q Question) int {
@@ -253,43 +296,8 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 			if err := ingestTo(cut(q)); err != nil {
 				return nil, err
 			}
-			if q.AskedAt != "" {
-				rep.AskedAt++
-			}
-			rep.Questions++
-			for _, k := range ks {
-				rep.Ceiling[k] += float64(min(k, len(q.Evidence), in)) / float64(len(q.Evidence))
-			}
-			cat := CategoryLabel(q.Category)
-			var qr *QuestionResult
-			if cfg.PerQuestion {
-				rep.PerQuestion = append(rep.PerQuestion, QuestionResult{
-					QID: q.QID, Conv: q.Conv, Category: cat, Evidence: q.Evidence, Top: map[string][]string{},
-				})
-				qr = &rep.PerQuestion[len(rep.PerQuestion)-1]
-			}
-			for i, mode := range names {
-				t0 := time.Now()
-				var got []string
-				if mode == BM25Mode {
-					for _, j := range ref.rank(q.Question, maxK) {
-						got = append(got, c.turns[j].ID)
-					}
-				} else {
-					hits, err := mem.Query(ctx, longterm.Query{Text: q.Question, Namespace: q.Conv, Mode: modes[i], K: maxK})
-					if err != nil {
-						return nil, fmt.Errorf("eval: question %s: %w", q.QID, err)
-					}
-					prefix := Key(q.Conv, "")
-					for _, h := range hits {
-						got = append(got, strings.TrimPrefix(h.ID, prefix))
-					}
-				}
-				accs[i].lat = append(accs[i].lat, time.Since(t0))
-				accs[i].add(ks, cat, q.Evidence, got)
-				if qr != nil {
-					qr.Top[mode] = got
-				}
+			if err := r.ask(ctx, q, c, ref, in); err != nil {
+				return nil, err
 			}
 		}
 		if err := ingestTo(len(c.turns)); err != nil {
@@ -301,6 +309,7 @@ func Run(ctx context.Context, d *Dataset, cfg Config) (*Report, error) {
 			rep.Ceiling[k] /= float64(rep.Questions)
 		}
 	}
+	r.finish()
 	rep.Turns = len(d.Turns) - rep.SkippedTurns
 	if c, ok := mem.(interface{ Chunks() int }); ok {
 		rep.Chunks = c.Chunks()
@@ -400,9 +409,11 @@ func (a *acc) scores(cat string) Scores {
 }
 
 type modeAcc struct {
-	all   acc
-	byCat map[string]*acc
-	lat   []time.Duration
+	all          acc
+	byCat        map[string]*acc
+	lat          []time.Duration
+	falseSurface float64
+	sweep        []SweepPoint
 }
 
 func (m *modeAcc) add(ks []int, cat string, evidence, got []string) {
@@ -428,6 +439,7 @@ func (m *modeAcc) report(name string) ModeReport {
 	slices.Sort(m.lat)
 	mr.P50Millis = Percentile(m.lat, 0.50)
 	mr.P95Millis = Percentile(m.lat, 0.95)
+	mr.FalseSurface, mr.Sweep = m.falseSurface, m.sweep
 	return mr
 }
 

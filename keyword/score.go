@@ -146,3 +146,31 @@ func (a *accum) reset() {
 	}
 	a.keys = a.keys[:0]
 }
+
+// MaxScore is the most a document can score for groups by BM25 with p
+// among n documents where df(term) is a term's document frequency: what
+// a document that holds every term of the query, each infinitely often,
+// would score. A term in no document counts with the idf it would have in
+// one (IDF(n, 0)): a query about words a collection has never seen has a
+// high bound that nothing in it reaches. A score divided by it is in
+// [0, 1] and means the same in every collection: how much of the query a
+// document matches, weighted by how rare the words it matches are.
+func MaxScore(groups []QueryGroup, p Params, n float64, df func(term string) int) float64 {
+	w := func(t string) float64 { return TermWeight(n, float64(df(t)), p.QueryIDF) }
+	total := 0.0
+	for _, g := range groups {
+		best := 0.0
+		for _, t := range g.Main {
+			best = max(best, w(t))
+		}
+		if len(g.Parts) > 0 {
+			parts := 0.0
+			for _, t := range g.Parts {
+				parts += w(t)
+			}
+			best = max(best, PartWeight/float64(len(g.Parts))*parts)
+		}
+		total += cmp.Or(g.Weight, 1) * best
+	}
+	return total * (p.K1 + 1)
+}

@@ -44,10 +44,16 @@ type Memory interface {
 
 // Hit is one remembered segment found by a search.
 type Hit struct {
-	ID    string    // the memory's identifier within its store
-	Text  string    // the remembered segment (for long-term memory: the whole parent)
-	Score float32   // relevance: the cosine similarity for vector search, the fused score for hybrid search
-	Time  time.Time // when it was said or stored; zero if unknown
+	ID    string  // the memory's identifier within its store
+	Text  string  // the remembered segment (for long-term memory: the whole parent)
+	Score float32 // the ranking's score: the cosine similarity for vector search, the fused score for hybrid search
+	// Relevance is how likely the hit is what the query looks for, in
+	// [0, 1], with one meaning in every store, namespace and mode: a
+	// probability fitted on conversations (package engine says how). A
+	// search returns no hit below its minimum relevance
+	// (Query.MinRelevance). 0 for a memory that does not compute it.
+	Relevance float32
+	Time      time.Time // when it was said or stored; zero if unknown
 	// Snippets are the parts of Text that matched (long-term memory's
 	// small-to-big children); nil when the whole Text was the match.
 	Snippets []string
@@ -66,6 +72,37 @@ type Hit struct {
 	// them (Query.Neighbours): the question a found answer replies to, the
 	// answer a found question got.
 	Before, After []Record
+	// Explain says why the hit surfaced, when the query asked for it
+	// (Query.Explain); nil otherwise.
+	Explain *Explanation
+}
+
+// An Explanation says why a hit surfaced: what each retrieval path found
+// and how they were fused into its relevance.
+type Explanation struct {
+	// Keyword is the keyword path's score: BM25 over the record's words,
+	// with what its neighbours and its conversation lend it, relative to
+	// the most any record of its namespace could score for the query (so
+	// about [0, 1], comparable between namespaces); 0 when the path did
+	// not find it.
+	Keyword float64
+	// Vector is the cosine similarity of the record's best chunk to the
+	// query; 0 when the path did not find it.
+	Vector float64
+	// Fused is the score of the hybrid fusion (Hit.Score).
+	Fused float64
+	// BestKeyword and BestVector are the best keyword score and cosine
+	// among the search's candidates; Coverage is the share of the query's
+	// weight (rarer words weigh more) that occurs anywhere in the hit's
+	// namespace. With Keyword and Vector they make the hit's relevance:
+	// whether the memory holds what the question is about, and whether
+	// this hit is the part that does.
+	BestKeyword, BestVector, Coverage float64
+	// Paths are the paths that found it: "keyword", "vector".
+	Paths []string
+	// Terms are the query's terms (as the keyword path's tokenizer cuts
+	// them: lower case, stemmed) that the record's text holds.
+	Terms []string
 }
 
 // Texts returns the Text of each hit, in order.
@@ -112,6 +149,13 @@ type Query struct {
 	// MinScore is the minimum cosine similarity of a vector-path match;
 	// 0 means the memory's default. The keyword path has no threshold.
 	MinScore float32
+	// MinRelevance is the lowest relevance (Hit.Relevance) a hit may
+	// have: 0 means the memory's default, a negative value keeps every hit
+	// that matched the query at all. A search may so return fewer than K
+	// hits, or none: "nothing relevant" is an answer.
+	MinRelevance float32
+	// Explain asks for each hit's Explanation (Hit.Explain).
+	Explain bool
 	// Neighbours asks for up to this many records before and after each
 	// hit (Hit.Before, Hit.After): those written just before and after it
 	// in its namespace, in the same conversation (a gap of more than a

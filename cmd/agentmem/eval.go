@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,9 @@ func newEvalCmd(a *app) *cobra.Command {
 		turnsPath     string
 		qPath         string
 		minScore      float32
+		minRelevance  float32
+		sweep         bool
+		calibrate     bool
 		fusion        string
 		bm25Tok       string
 		neighbour     float64
@@ -146,9 +150,13 @@ ids per mode too.`,
 				return usageError{err}
 			}
 			cfg.Embedder = emb
+			cfg.MinRelevance, cfg.Sweep, cfg.Samples = minRelevance, sweep, calibrate
 			rep, err := eval.Run(cmd.Context(), data, cfg)
 			if err != nil {
 				return err
+			}
+			if calibrate && !a.json {
+				return printCalibration(cmd.OutOrStdout(), rep)
 			}
 			if a.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -165,6 +173,9 @@ ids per mode too.`,
 	f.BoolVar(&withDate, "with-date", false, `index every chunk of a turn as "[DATE] CHUNK"`)
 	f.BoolVar(&noCaptions, "no-captions", false, `leave turns' image_caption out (by default a turn is remembered as "TEXT [image: CAPTION]", and the BM25 reference indexes the same, as bm25.py --with-captions)`)
 	f.Float32Var(&minScore, "min-score", 0, "minimum cosine similarity of a vector-path match")
+	f.Float32Var(&minRelevance, "min-relevance", 0, "minimum relevance of a hit (0: the memory's default; negative: none); questions without evidence are probes, whose right answer is nothing, and the false-surface rate is the share of them that surfaced a hit")
+	f.BoolVar(&sweep, "sweep-relevance", false, "also print, per mode, recall and the false-surface rate at each relevance threshold (BM25: at each score threshold)")
+	f.BoolVar(&calibrate, "calibrate", false, "fit the relevance model (package engine's calibrations) on this data's top hits and print it (with --json: the report with the samples it is fitted on)")
 	f.StringVar(&fusion, "fusion", "default", "how hybrid mode fuses the paths: default (the memory's: margin, or score over an Ollama model), margin (the vector path by its margin over the median cosine, --vector-weight), score (min–max calibrated scores, --vector-weight), rrf (reciprocal rank, k=60) or weighted (0.5·cosine + 0.5·BM25/max)")
 	f.Float64Var(&neighbour, "neighbour-weight", longterm.DefaultNeighbourWeight, "keyword path: weight of the previous turn's words")
 	f.Float64Var(&speaker, "speaker-boost", longterm.DefaultSpeakerBoost, "keyword path: boost of turns spoken by a speaker the question names")
@@ -185,4 +196,18 @@ ids per mode too.`,
 	f.StringVar(&turnsPath, "turns", "", "turns file (default DIR/turns.jsonl)")
 	f.StringVar(&qPath, "questions", "", "questions file (default DIR/questions.jsonl)")
 	return cmd
+}
+
+// printCalibration fits the relevance model on rep's samples and prints
+// it, as memory/engine's calibrations table is written.
+func printCalibration(w io.Writer, rep *eval.Report) error {
+	cals, err := eval.Fit(rep.Samples)
+	if err != nil {
+		return err
+	}
+	for _, c := range cals {
+		fmt.Fprintf(w, "%-8s {bias: %.4f, kw: %.4f, sqrtKW: %.4f, cos: %.4f, kwBest: %.4f, cosBest: %.4f, cover: %.4f}  (%d samples, %d evidence; log loss %.4f, base rate's %.4f)\n",
+			c.Mode, c.Bias, c.Keyword, c.SqrtKeyword, c.Vector, c.BestKeyword, c.BestVector, c.Coverage, c.Samples, c.Positives, c.LogLoss, c.BaseLogLoss)
+	}
+	return nil
 }

@@ -97,10 +97,12 @@ type Parallel interface {
 // candidate is a record found by one or both paths.
 type candidate[K comparable] struct {
 	ranking.Paths
-	key     K
-	vecKids []ranking.Child // chunks matched by the vector path, best first
-	score   float64         // fused
-	doc     Doc
+	key       K
+	vecKids   []ranking.Child // chunks matched by the vector path, best first
+	score     float64         // fused
+	relevance float64
+	cover     float64 // its namespace's coverage of the query (nsSearch.cover)
+	doc       Doc
 }
 
 // CheckQuery returns an error wrapping memory.ErrInvalidArgument for a
@@ -162,10 +164,11 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 	if err != nil {
 		return nil, err
 	}
+	list = s.relevant(list, q.MinRelevance)
 	if list, err = s.best(ctx, list, keep); err != nil {
 		return nil, err
 	}
-	hits := makeHits(e, text, list)
+	hits := makeHits(s, text, list, q.Explain)
 	keys := make([]K, len(list))
 	for i, c := range list {
 		keys[i] = c.key

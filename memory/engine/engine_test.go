@@ -163,6 +163,14 @@ func (v *refNSView) Episodes(_ context.Context, groups []keyword.QueryGroup, p k
 	return v.n.episodes.SearchGroups(groups, p, k, nil), nil
 }
 
+func (v *refNSView) DocFreqs(_ context.Context, terms []string) (int, []int, error) {
+	df := make([]int, len(terms))
+	for i, t := range terms {
+		df[i] = v.n.text.DocFreq(t)
+	}
+	return v.n.text.Len(), df, nil
+}
+
 func (v *refNSView) Links(context.Context, []int64, []int64) error { return nil }
 
 func (v *refNSView) Link(at int64) (engine.Link, bool) {

@@ -42,6 +42,13 @@ func (s *search[K]) keyword(ctx context.Context) ([]scored[K], error) {
 type nsSearch[K comparable] struct {
 	*search[K]
 	ns Namespace[K]
+	// bound is the most a record of the namespace can score for the
+	// query (keyword.MaxScore): scores are reported divided by it.
+	bound float64
+	// cover is the share of that bound the namespace's records reach
+	// together: the query's words (weighted by rarity) that occur in the
+	// namespace at all.
+	cover float64
 	// ids is scored's scratch.
 	ids []int64
 }
@@ -148,6 +155,10 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	if err := addField(groups); err != nil {
 		return nil, err
 	}
+	var err error
+	if n.bound, n.cover, err = s.maxScore(ctx, ns, groups); err != nil {
+		return nil, err
+	}
 	if cfg.related != nil || cfg.feedbackDocs > 0 {
 		asked := map[string]bool{} // the query's own terms
 		for _, t := range tok.Tokens(rest) {
@@ -193,6 +204,38 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		}
 	}
 	return n.rank(ctx, scores, speakers, s.depth)
+}
+
+// maxScore returns the most a record of ns can score for groups
+// (keyword.MaxScore with the namespace's statistics), and the share of it
+// that the query's words that occur in the namespace make up.
+func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyword.QueryGroup) (bound, cover float64, err error) {
+	var terms []string
+	for _, g := range groups {
+		terms = append(append(terms, g.Main...), g.Parts...)
+	}
+	docs, df, err := ns.DocFreqs(ctx, terms)
+	if err != nil {
+		return 0, 0, err
+	}
+	at := make(map[string]int, len(terms))
+	for i, t := range terms {
+		at[t] = df[i]
+	}
+	p := s.e.cfg.bm25
+	bound = keyword.MaxScore(groups, p, float64(docs), func(t string) int { return at[t] })
+	if bound <= 0 {
+		return 1, 0, nil
+	}
+	// The groups that occur: a word whose whole or parts are in some
+	// record.
+	var known []keyword.QueryGroup
+	for _, g := range groups {
+		if slices.ContainsFunc(slices.Concat(g.Main, g.Parts), func(t string) bool { return at[t] > 0 }) {
+			known = append(known, g)
+		}
+	}
+	return bound, keyword.MaxScore(known, p, float64(docs), func(t string) int { return at[t] }) / bound, nil
 }
 
 // addEpisodes adds to scores what the records' conversations (episodes)
@@ -260,7 +303,7 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speake
 		if len(speakers) > 0 && slices.Contains(speakers, l.Speaker) {
 			sc *= 1 + n.e.cfg.speakerBoost
 		}
-		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: l.ID, score: sc})
+		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: l.ID, score: sc / n.bound, cover: n.cover})
 	}
 	return topScored(out, depth), nil
 }

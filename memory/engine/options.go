@@ -86,9 +86,10 @@ type Reranker interface {
 
 // config is what the options set.
 type config struct {
-	topK     int
-	minScore float32
-	mode     memory.Mode
+	topK         int
+	minScore     float32
+	minRelevance float32
+	mode         memory.Mode
 
 	fusion        ranking.FusionKind
 	fusionSet     bool // an option chose fusion; else ranking.DefaultKind
@@ -117,6 +118,7 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		topK:            DefaultTopK,
+		minRelevance:    DefaultMinRelevance,
 		rrfK:            DefaultRRFK,
 		bm25:            keyword.DefaultParams(),
 		neighbourWeight: DefaultNeighbourWeight,

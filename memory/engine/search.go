@@ -18,6 +18,9 @@ type search[K comparable] struct {
 	text     string
 	depth    int
 	minScore float32
+	// top are the search's best keyword score, cosine and namespace
+	// coverage (nsSearch.cover), for relevance.
+	top struct{ keyword, vector, cover float64 }
 }
 
 // scored is a record the keyword path found, with its score.
@@ -26,6 +29,7 @@ type scored[K comparable] struct {
 	nsID  int64 // its id in its namespace
 	id    string
 	score float64
+	cover float64 // its namespace's nsSearch.cover
 }
 
 // candidates runs the query's paths and returns their candidates with
@@ -92,6 +96,18 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c := get(r.key)
 		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		c.doc.Record.ID = r.id
+		c.cover = r.cover
+		s.top.keyword = max(s.top.keyword, r.score)
+		s.top.cover = max(s.top.cover, r.cover)
+	}
+	for _, c := range cands {
+		if c.HasVec {
+			s.top.vector = max(s.top.vector, c.VecScore)
+		}
+		if !c.HasKW {
+			// Found by the vector path alone: the best namespace's.
+			c.cover = s.top.cover
+		}
 	}
 	list := slices.Collect(maps.Values(cands))
 	f := ranking.Fusion{Kind: s.e.cfg.fusion, VectorWeight: s.e.cfg.vectorWeight, KeywordWeight: s.e.cfg.keywordWeight, RRFK: s.e.cfg.rrfK}
@@ -103,6 +119,31 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		list[i].score = sc
 	}
 	return list, nil
+}
+
+// relevant returns the candidates of list whose relevance is at least
+// min (0: the engine's WithMinRelevance; negative: every candidate), each
+// with its relevance set. A candidate that matched nothing (no keyword
+// score, no positive cosine) is never kept.
+func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] {
+	if min == 0 {
+		min = s.e.cfg.minRelevance
+	}
+	out := list[:0]
+	for _, c := range list {
+		cos := 0.0
+		if c.HasVec {
+			cos = c.VecScore
+		}
+		if c.KWScore <= 0 && cos <= 0 {
+			continue
+		}
+		c.relevance = relevance(s.mode, features{kw: c.KWScore, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover})
+		if c.relevance >= float64(min) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // best returns the best keep of list, in order (ranking.Order), with their
@@ -140,7 +181,8 @@ func (s *search[K]) best(ctx context.Context, list []*candidate[K], keep int) ([
 // makeHits turns candidates into results with snippets: the chunks that
 // share the most query terms (ranking.SnippetRatio of the most any chunk
 // shares), and those the vector path matched nearly as well as the best.
-func makeHits[K comparable](e *Engine, text string, list []*candidate[K]) []memory.Hit {
+func makeHits[K comparable](s *search[K], text string, list []*candidate[K], explain bool) []memory.Hit {
+	e := s.e
 	qterms := map[string]bool{}
 	for _, t := range e.tok.Tokens(text) {
 		qterms[t] = true
@@ -159,8 +201,33 @@ func makeHits[K comparable](e *Engine, text string, list []*candidate[K]) []memo
 		hits[i] = memory.Hit{
 			ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
 			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
-			VectorRank: c.VecRank, KeywordRank: c.KWRank,
+			VectorRank: c.VecRank, KeywordRank: c.KWRank, Relevance: float32(c.relevance),
+		}
+		if explain {
+			hits[i].Explain = explanation(s, qterms, c)
 		}
 	}
 	return hits
+}
+
+// explanation says why c surfaced.
+func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
+	e := s.e
+	x := &memory.Explanation{Keyword: c.KWScore, Vector: c.VecScore, Fused: c.score, Coverage: c.cover,
+		BestKeyword: s.top.keyword, BestVector: s.top.vector}
+	if c.HasKW {
+		x.Paths = append(x.Paths, "keyword")
+	}
+	if c.HasVec {
+		x.Paths = append(x.Paths, "vector")
+	}
+	seen := map[string]bool{}
+	for _, t := range e.tok.Tokens(c.doc.Record.Text) {
+		if qterms[t] && !seen[t] {
+			seen[t] = true
+			x.Terms = append(x.Terms, t)
+		}
+	}
+	slices.Sort(x.Terms)
+	return x
 }

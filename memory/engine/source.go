@@ -51,6 +51,9 @@ type Namespace[K comparable] interface {
 	// groups by BM25 with p, and returns the best n, best first (ties by
 	// ascending id), only those whose time is in scope's range.
 	Search(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, n int, scope Scope) ([]keyword.Result, error)
+	// DocFreqs returns how many records the namespace holds and in how
+	// many of them each of terms occurs (its BM25 statistics).
+	DocFreqs(ctx context.Context, terms []string) (docs int, df []int, err error)
 	// Episodes scores the namespace's episodes (conversations as whole
 	// documents: all their records' texts) for groups by BM25 with p,
 	// and returns the best n, best first.

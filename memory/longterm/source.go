@@ -154,3 +154,11 @@ func (s *nsView) Newest(ctx context.Context) (time.Time, error) {
 	}
 	return s.n.last.rec.Time, nil
 }
+
+func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, error) {
+	df := make([]int, len(terms))
+	for i, t := range terms {
+		df[i] = s.n.text.DocFreq(t)
+	}
+	return s.n.text.Len(), df, nil
+}

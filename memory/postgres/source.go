@@ -546,3 +546,19 @@ func (s *nsView) Newest(ctx context.Context) (time.Time, error) {
 	}
 	return t, nil
 }
+
+func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, error) {
+	groups := make([]keyword.QueryGroup, len(terms))
+	for i, t := range terms {
+		groups[i] = keyword.QueryGroup{Main: []string{t}}
+	}
+	post, err := s.postings(ctx, groups)
+	if err != nil {
+		return 0, nil, err
+	}
+	df := make([]int, len(terms))
+	for i, t := range terms {
+		df[i] = len(post[t])
+	}
+	return int(s.info.textDocs), df, nil
+}
