@@ -17,7 +17,8 @@ import (
 )
 
 // broken is a memory that passes every rule — a longterm.Memory, which
-// it also makes return memory.ErrClosed from every method after Close —
+// it also makes return memory.ErrClosed from every method after Close and
+// refuse a Forget with a done context (longterm's known failures) —
 // except where a hook replaces a method: each breaker below sets hooks
 // that break one rule, and TestMemorytestCatchesBroken checks that the
 // rule fails.
@@ -84,6 +85,9 @@ func (b *broken) Forget(ctx context.Context, id string) error {
 	if b.forget != nil {
 		return b.forget(ctx, id)
 	}
+	if err := ctx.Err(); err != nil {
+		return err // longterm's Forget half forgets with a done context
+	}
 	return b.m.Forget(ctx, id)
 }
 
@@ -114,21 +118,19 @@ func (b *broken) Close() error {
 
 // openBroken returns an Open of a longterm store on a directory, with
 // Reopen, each handle wrapped in a broken that spoil sets the hooks of.
+// The longterm memory is closed as the rule ends, whatever the hooks do.
 func openBroken(spoil func(b *broken)) Open {
-	return func(t *testing.T) Subject {
-		dir, emb := t.TempDir(), hashEmbedder(t)
-		open := func() memory.Memory {
-			m, err := longterm.Open(t.Context(), dir, emb)
-			require.NoError(t, err)
-			t.Cleanup(func() { m.Close() })
-			b := &broken{m: m}
-			if spoil != nil {
-				spoil(b)
-			}
-			return b
+	return OpenDir(func(ctx context.Context, dir string) (memory.Memory, error) {
+		m, err := longterm.Open(ctx, dir, embedder)
+		if err != nil {
+			return nil, err
 		}
-		return Subject{Memory: open(), Reopen: open}
-	}
+		b := &broken{m: m}
+		if spoil != nil {
+			spoil(b)
+		}
+		return b, nil
+	})
 }
 
 // A breaker breaks one rule.
@@ -236,6 +238,14 @@ var breakers = []breaker{
 			return b.m.Add(ctx, rec)
 		}
 	}),
+	spoil("ContextCancelled", "forgets a record although its context is cancelled, and says it failed", func(b *broken) {
+		b.forget = func(ctx context.Context, id string) error {
+			if err := b.m.Forget(context.WithoutCancel(ctx), id); err != nil {
+				return err
+			}
+			return ctx.Err()
+		}
+	}),
 	spoil("CloseIdempotent", "fails a second Close", func(b *broken) {
 		var done atomic.Bool
 		b.close = func() error {
@@ -246,10 +256,16 @@ var breakers = []breaker{
 		}
 	}),
 	spoil("UseAfterClose", "goes on working after Close", func(b *broken) {
-		b.close = func() error { return nil }
+		var calls atomic.Int32
+		b.close = func() error {
+			if calls.Add(1) == 1 {
+				return nil // the rule's Close; the cleanup's closes
+			}
+			return b.m.Close()
+		}
 	}),
 	{"Reopen", "forgets everything when reopened", func(t *testing.T) Subject {
-		return Subject{Memory: openLongterm(t), Reopen: func() memory.Memory { return openLongterm(t) }}
+		return Subject{Memory: openLongterm(t), Reopen: func() (memory.Memory, error) { return openLongterm(t), nil }}
 	}},
 	spoil("AddGet", "loses a record's speaker and tags", func(b *broken) {
 		b.get = func(id string) (memory.Record, bool) {

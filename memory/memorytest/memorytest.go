@@ -53,13 +53,14 @@ type Subject struct {
 	// memory.Records, memory.Querier, memory.Lister and io.Closer.
 	Memory memory.Memory
 	// Reopen, for a persistent memory, opens the same store again and
-	// returns the new handle; nil means the memory is not persistent
-	// (then the Reopen rule is skipped, saying so). The suite closes the
-	// previous handle (when it is an io.Closer) before it calls Reopen,
-	// and may call Reopen several times. Like Open, Reopen fails the test
-	// when the store cannot be opened and registers the handle's Close
-	// with t.Cleanup.
-	Reopen func() memory.Memory
+	// returns the new handle, or the error opening it failed with (which
+	// fails the rule: a store that was closed must open again). nil means
+	// the memory is not persistent (then the Reopen rule is skipped,
+	// saying so). The suite closes the previous handle (when it is an
+	// io.Closer) before it calls Reopen, and may call Reopen several
+	// times. Like Open, Reopen registers the handle's Close with
+	// t.Cleanup.
+	Reopen func() (memory.Memory, error)
 }
 
 // Open returns a new, empty memory for one subtest. It should fail the
@@ -70,26 +71,31 @@ type Open func(t *testing.T) Subject
 
 // OpenDir returns an Open of a memory kept in a directory, with Reopen:
 // each rule's store is a fresh t.TempDir() that open opens (creating the
-// store), and Subject.Reopen calls open on the same directory again. Each
-// memory open returns is closed (when it is an io.Closer) as the rule
-// ends. open should fail the test if the store cannot be opened.
+// store) with the rule's context, and Subject.Reopen calls open on the
+// same directory again. Each memory open returns is closed (when it is an
+// io.Closer) as the rule ends.
 //
-//	memorytest.Run(t, memorytest.OpenDir(func(t *testing.T, dir string) memory.Memory {
-//		m, err := longterm.Open(t.Context(), dir, emb)
-//		require.NoError(t, err)
-//		return m
+//	memorytest.Run(t, memorytest.OpenDir(func(ctx context.Context, dir string) (memory.Memory, error) {
+//		return longterm.Open(ctx, dir, emb)
 //	}))
-func OpenDir(open func(t *testing.T, dir string) memory.Memory) Open {
+func OpenDir(open func(ctx context.Context, dir string) (memory.Memory, error)) Open {
 	return func(t *testing.T) Subject {
 		dir := t.TempDir()
-		reopen := func() memory.Memory {
-			m := open(t, dir)
+		reopen := func() (memory.Memory, error) {
+			m, err := open(t.Context(), dir)
+			if err != nil {
+				return nil, err
+			}
 			if c, ok := m.(io.Closer); ok {
 				t.Cleanup(func() { c.Close() })
 			}
-			return m
+			return m, nil
 		}
-		return Subject{Memory: reopen(), Reopen: reopen}
+		m, err := reopen()
+		if err != nil {
+			t.Fatalf("memorytest: open the store in %s: %v", dir, err)
+		}
+		return Subject{Memory: m, Reopen: reopen}
 	}
 }
 
@@ -125,8 +131,8 @@ func KnownFailure(rule, reason string) Option {
 // subtests named after the rule they check:
 //
 //   - memory.Memory: SearchEmpty, UpdateSearch, UpdateEmptyText,
-//     QueryTextRepaired, Concurrent, CloseIdempotent, UseAfterClose and
-//     Reopen (when Subject.Reopen is set);
+//     QueryTextRepaired, Concurrent, ContextCancelled, CloseIdempotent,
+//     UseAfterClose and Reopen (when Subject.Reopen is set);
 //   - memory.Records: AddGet, GeneratedIDs, AddSameIDReplaces, AddBatch,
 //     AddBatchAtomic, Forget, AddEmptyText, InvalidUTF8, ReturnsCopies,
 //     ConcurrentSameID;
@@ -234,7 +240,7 @@ func (e *env) ctx() context.Context { return e.t.Context() }
 
 // subject is an opened memory with the interfaces it implements.
 type subject struct {
-	reopen func() memory.Memory
+	reopen func() (memory.Memory, error)
 	m      memory.Memory
 	rs     memory.Records // nil if not implemented
 	q      memory.Querier // nil if not implemented
@@ -242,7 +248,7 @@ type subject struct {
 	closer io.Closer      // nil if not implemented
 }
 
-func newSubject(m memory.Memory, reopen func() memory.Memory) *subject {
+func newSubject(m memory.Memory, reopen func() (memory.Memory, error)) *subject {
 	s := &subject{m: m, reopen: reopen}
 	s.rs, _ = m.(memory.Records)
 	s.q, _ = m.(memory.Querier)
@@ -319,7 +325,9 @@ func (r *recorder) Fatalf(format string, args ...any) {
 }
 
 func (r *recorder) FailNow() {
-	r.note(true, false, "FailNow")
+	r.mu.Lock()
+	r.failed = true
+	r.mu.Unlock()
 	runtime.Goexit()
 }
 
@@ -344,17 +352,25 @@ func (r *recorder) report() string {
 	return strings.Join(out, "\n")
 }
 
-// brief returns "Messages: Error" of a testify message, or msg itself.
+// brief returns "Messages: Error" of a testify message (its Error up to
+// a Diff), or msg itself.
 func brief(msg string) string {
-	var text, err string
+	var text string
+	var errs []string
+	inErr := false
 	for line := range strings.Lines(msg) {
 		line = strings.TrimSpace(line)
 		if v, ok := strings.CutPrefix(line, "Messages:"); ok {
-			text = strings.TrimSpace(v)
+			text, inErr = strings.TrimSpace(v), false
 		} else if v, ok := strings.CutPrefix(line, "Error:"); ok {
-			err = strings.TrimSpace(v)
+			errs, inErr = append(errs, strings.TrimSpace(v)), true
+		} else if strings.HasPrefix(line, "Test:") || strings.HasPrefix(line, "Diff:") {
+			inErr = false
+		} else if inErr && line != "" {
+			errs = append(errs, line)
 		}
 	}
+	err := strings.Join(errs, " ")
 	switch {
 	case text != "" && err != "":
 		return text + ": " + err

@@ -15,29 +15,33 @@ import (
 	_ "github.com/agentmem/agentmem/vdb/inmem"
 )
 
-func hashEmbedder(t *testing.T) embed.Embedder {
-	t.Helper()
+// embedder is the offline hash embedder the suite's own tests use.
+var embedder = func() embed.Embedder {
 	emb, err := embed.Open("hash:64")
-	require.NoError(t, err)
+	if err != nil {
+		panic(err)
+	}
 	return emb
-}
+}()
 
 // openLongterm opens a longterm memory in memory.
 func openLongterm(t *testing.T) *longterm.Memory {
 	t.Helper()
-	m, err := longterm.New(t.Context(), hashEmbedder(t))
+	m, err := longterm.New(t.Context(), embedder)
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	return m
 }
 
-// longtermClosed is memory/longterm's known failure of UseAfterClose: a
-// question without letters or digits is answered after Close.
-var longtermClosed = KnownFailure("UseAfterClose", "longterm answers Search and Query of a question without letters or digits after Close with no hits and no error")
+// longtermKnown are memory/longterm's known failures.
+var longtermKnown = []Option{
+	KnownFailure("UseAfterClose", "longterm answers Search and Query of a question without letters or digits after Close with no hits and no error"),
+	KnownFailure("ContextCancelled", "longterm's Forget with a done context logs the forget, drops the record's children and then fails at the vector index: the record stays half forgotten"),
+}
 
 // TestMemorytestLongterm runs the suite on memory/longterm in memory.
 func TestMemorytestLongterm(t *testing.T) {
-	Run(t, func(t *testing.T) Subject { return Subject{Memory: openLongterm(t)} }, longtermClosed)
+	Run(t, func(t *testing.T) Subject { return Subject{Memory: openLongterm(t)} }, longtermKnown...)
 }
 
 // bare is a memory that implements memory.Memory and nothing more.
@@ -58,7 +62,7 @@ func TestMemorytestBareMemory(t *testing.T) {
 			rec := checkRule(t, r.name, open)
 			report := rec.report()
 			switch r.name {
-			case "SearchEmpty", "UpdateSearch", "UpdateEmptyText", "QueryTextRepaired", "Concurrent":
+			case "SearchEmpty", "UpdateSearch", "UpdateEmptyText", "QueryTextRepaired", "Concurrent", "ContextCancelled":
 				assert.False(t, rec.failed || rec.skipped, "rule %s on a bare memory.Memory:\n%s", r.name, report)
 			case "CloseIdempotent", "UseAfterClose":
 				assert.True(t, rec.skipped && strings.Contains(report, "io.Closer"), "rule %s on a memory without Close:\n%s", r.name, report)

@@ -18,6 +18,7 @@ var memoryRules = []rule{
 	{"UpdateEmptyText", updateEmptyText},
 	{"QueryTextRepaired", queryTextRepaired},
 	{"Concurrent", concurrent},
+	{"ContextCancelled", contextCancelled},
 	{"CloseIdempotent", closeIdempotent},
 	{"UseAfterClose", useAfterClose},
 	{"Reopen", reopen},

@@ -122,6 +122,11 @@ func queryMinScore(e *env) {
 		top := s.query(e, memory.Query{Text: sentence(3), Mode: memory.VectorOnly, K: 6, MinScore: cut}, "rule: Query succeeds")
 		assert.Equal(e.t, []string{"m3"}, hitIDs(top), "rule: MinScore is the least cosine a VectorOnly hit has (MinScore %v, cosines %v and below)", cut, hits[1].Score)
 	}
+	// The keyword path has no threshold.
+	for _, mode := range []memory.Mode{memory.KeywordOnly, memory.Hybrid} {
+		hits := s.query(e, memory.Query{Text: "note", Mode: mode, K: 10, MinScore: 0.999}, "rule: Query succeeds")
+		assert.Len(e.t, hitIDs(hits), 6, "rule: MinScore does not apply to the keyword path: every keyword match is found (%v)", mode)
+	}
 }
 
 func queryInvalid(e *env) {
@@ -225,6 +230,17 @@ func queryNeighbours(e *env) {
 	require.NoError(e.t, s.rs.Forget(e.ctx(), "n1"), "rule: Forget succeeds")
 	b, _ = around(2, 1, "conv")
 	assert.Equal(e.t, []string{"n0"}, b, "rule: a forgotten record leaves the records around it next to each other")
+
+	// Neighbours are the records written before and after, in the order
+	// they were written, whatever their Times say.
+	for _, i := range []int{6, 8, 7} {
+		s.add(e, memory.Record{ID: fmt.Sprint("n", i), Text: sentence(i), Time: base.Add(100*time.Hour + time.Duration(i)*time.Minute), Namespace: "conv"}, "rule: Add succeeds")
+	}
+	b, a = around(8, 2, "conv")
+	assert.Equal(e.t, []string{"n6"}, b, "rule: Neighbours are the records written just before a hit, in the order written (not by Time)")
+	assert.Equal(e.t, []string{"n7"}, a, "rule: Neighbours are the records written just after a hit, in the order written (not by Time)")
+	_, a = around(6, 2, "conv")
+	assert.Equal(e.t, []string{"n8", "n7"}, a, "rule: Neighbours are the records written just after a hit, in the order written (not by Time)")
 }
 
 // text returns the stored text of id.

@@ -2,6 +2,7 @@ package memorytest
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,16 @@ type kept struct {
 	segments []string
 	records  map[string]memory.Record
 	gone     []string
+	// conv are the sentences of the records of namespace "conv", which
+	// are ids "c8", "c9"…, in the order they were written.
+	conv []int
+}
+
+// addConv adds the record of sentence i to the conversation.
+func (k *kept) addConv(e *env, s *subject, i int) {
+	e.t.Helper()
+	k.put(s.add(e, memory.Record{ID: fmt.Sprint("c", i), Text: sentence(i), Time: base.Add(time.Duration(i) * time.Minute), Namespace: "conv"}, "rule: Add succeeds"))
+	k.conv = append(k.conv, i)
 }
 
 // reopen: everything written (updates, adds, replacements, batches,
@@ -43,8 +54,11 @@ func reopen(e *env) {
 			batch[i].ID = ids[i]
 			k.put(batch[i])
 		}
+		for i := 8; i < 11; i++ {
+			k.addConv(e, s, i)
+		}
 	}
-	s = e.reopened(s)
+	s = e.reopened(s, "after Close")
 	k.check(e, s, "after closing and reopening the store")
 
 	if s.rs != nil {
@@ -52,23 +66,29 @@ func reopen(e *env) {
 		require.NoError(e.t, s.rs.Forget(e.ctx(), "keep"), "rule: Forget in a reopened memory succeeds")
 		delete(k.records, "keep")
 		k.gone = append(k.gone, "keep")
+		k.addConv(e, s, 11)
+		require.NoError(e.t, s.rs.Forget(e.ctx(), "c8"), "rule: Forget in a reopened memory succeeds")
+		delete(k.records, "c8")
+		k.gone = append(k.gone, "c8")
+		k.conv = k.conv[1:]
 	} else {
 		require.NoError(e.t, s.m.Update(e.ctx(), sentence(7)), "rule: Update of a reopened memory succeeds")
 		k.segments = append(k.segments, sentence(7))
 	}
-	s = e.reopened(s)
+	s = e.reopened(s, "a second time")
 	k.check(e, s, "after reopening the store a second time")
 }
 
 func (k *kept) put(r memory.Record) { k.records[r.ID] = r }
 
 // reopened closes s and reopens its store.
-func (e *env) reopened(s *subject) *subject {
+func (e *env) reopened(s *subject, when string) *subject {
 	e.t.Helper()
 	if s.closer != nil {
 		require.NoError(e.t, s.closer.Close(), "rule: Close succeeds")
 	}
-	m := s.reopen()
+	m, err := s.reopen()
+	require.NoError(e.t, err, "rule: a store opens again %s", when)
 	require.NotNil(e.t, m, "memorytest: Subject.Reopen returned no memory")
 	return newSubject(m, s.reopen)
 }
@@ -104,10 +124,31 @@ func (k *kept) check(e *env, s *subject, when string) {
 		return
 	}
 	for id, want := range k.records {
-		hits := s.query(e, memory.Query{Text: want.Text, Mode: memory.KeywordOnly}, "rule: Query succeeds "+when)
+		// In its namespace: keyword scores of namespaces with their own
+		// statistics need not compare.
+		got, _ := s.rs.Get(id)
+		hits := s.query(e, memory.Query{Text: want.Text, Mode: memory.KeywordOnly, Namespace: got.Namespace}, "rule: Query succeeds "+when)
 		if assert.NotEmpty(e.t, hits, "rule: a stored record is found by its text %s: %q", when, id) {
 			assert.Equal(e.t, id, hits[0].ID, "rule: a stored record is found by its text %s", when)
 		}
+	}
+	// A conversation keeps its order: each record's neighbours are the
+	// records written before and after it.
+	for j, i := range k.conv {
+		hits := s.query(e, memory.Query{Text: topics[i], Mode: memory.KeywordOnly, Namespace: "conv", Neighbours: 1}, "rule: Query succeeds "+when)
+		h := find(hits, fmt.Sprint("c", i))
+		if !assert.NotNil(e.t, h, "rule: a stored record is found by a word only it contains %s: c%d", when, i) {
+			continue
+		}
+		var before, after []string
+		if j > 0 {
+			before = []string{fmt.Sprint("c", k.conv[j-1])}
+		}
+		if j+1 < len(k.conv) {
+			after = []string{fmt.Sprint("c", k.conv[j+1])}
+		}
+		assert.Equal(e.t, fmt.Sprint(before, after), fmt.Sprint(recordIDs(h.Before), recordIDs(h.After)),
+			"rule: a record's neighbours (before, after) are kept %s: c%d", when, i)
 	}
 	// The replaced text is gone from the keyword index, the forgotten
 	// records from every path.
