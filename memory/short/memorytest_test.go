@@ -1,6 +1,7 @@
 package short_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,10 +24,8 @@ func TestConformance(t *testing.T) {
 		}, knownFailures...)
 	})
 	t.Run("Open", func(t *testing.T) {
-		memorytest.Run(t, memorytest.OpenDir(func(t *testing.T, dir string) memory.Memory {
-			m, err := short.Open(t.Context(), dir, emb)
-			require.NoError(t, err)
-			return m
+		memorytest.Run(t, memorytest.OpenDir(func(ctx context.Context, dir string) (memory.Memory, error) {
+			return short.Open(ctx, dir, emb)
 		}), knownFailures...)
 	})
 }
@@ -35,4 +34,5 @@ func TestConformance(t *testing.T) {
 // memory/longterm, the engine it runs on.
 var knownFailures = []memorytest.Option{
 	memorytest.KnownFailure("UseAfterClose", "longterm's Query answers a question without letters or digits after Close with no hits and a nil error instead of ErrClosed"),
+	memorytest.KnownFailure("ContextCancelled", "longterm's Forget with a done context logs the forget and drops the record's children, then fails at the vector index: the record stays half forgotten, and the store does not open again"),
 }
