@@ -264,6 +264,14 @@ var breakers = []breaker{
 			return b.m.Close()
 		}
 	}),
+	spoil("CloseWhileBusy", "fails a search after Close with an error of its own", func(b *broken) {
+		b.search = func(ctx context.Context, q string) ([]memory.Hit, error) {
+			if b.closed.Load() {
+				return nil, errors.New("search index released")
+			}
+			return b.m.Search(ctx, q)
+		}
+	}),
 	{"Reopen", "forgets everything when reopened", func(t *testing.T) Subject {
 		return Subject{Memory: openLongterm(t), Reopen: func() (memory.Memory, error) { return openLongterm(t), nil }}
 	}},

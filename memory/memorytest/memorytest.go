@@ -132,7 +132,8 @@ func KnownFailure(rule, reason string) Option {
 //
 //   - memory.Memory: SearchEmpty, UpdateSearch, UpdateEmptyText,
 //     QueryTextRepaired, Concurrent, ContextCancelled, CloseIdempotent,
-//     UseAfterClose and Reopen (when Subject.Reopen is set);
+//     UseAfterClose, CloseWhileBusy and Reopen (when Subject.Reopen is
+//     set);
 //   - memory.Records: AddGet, GeneratedIDs, AddSameIDReplaces, AddBatch,
 //     AddBatchAtomic, Forget, AddEmptyText, InvalidUTF8, ReturnsCopies,
 //     ConcurrentSameID;

@@ -1,8 +1,10 @@
 package memorytest
 
 import (
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,6 +23,7 @@ var memoryRules = []rule{
 	{"ContextCancelled", contextCancelled},
 	{"CloseIdempotent", closeIdempotent},
 	{"UseAfterClose", useAfterClose},
+	{"CloseWhileBusy", closeWhileBusy},
 	{"Reopen", reopen},
 }
 
@@ -225,4 +228,68 @@ func useAfterClose(e *env) {
 		_, _, err = s.l.List(e.ctx(), memory.ListOptions{})
 		assert.ErrorIs(e.t, err, memory.ErrClosed, "%s: List", msg)
 	}
+}
+
+// closeWhileBusy: Close while other goroutines use the memory; each call
+// either does its work or fails with ErrClosed, and once Close has
+// returned every call fails with ErrClosed.
+func closeWhileBusy(e *env) {
+	s := e.fresh(needCloser)
+	for i := range 4 {
+		require.NoError(e.t, s.m.Update(e.ctx(), harbor(i)), "rule: Update succeeds")
+	}
+	var closed atomic.Bool
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := 0; i < 100000; i++ {
+				after := closed.Load()
+				var err error
+				what := "Update"
+				switch (g + i) % 5 {
+				case 0:
+					err = s.m.Update(e.ctx(), harbor(i))
+				case 1:
+					what = "Search"
+					_, err = s.m.Search(e.ctx(), harbor(i))
+				case 2:
+					if s.q != nil {
+						what = "Query"
+						_, err = s.q.Query(e.ctx(), memory.Query{Text: shared, Mode: modes[i%3], Neighbours: 1})
+					}
+				case 3:
+					if s.l != nil {
+						what = "List"
+						_, _, err = s.l.List(e.ctx(), memory.ListOptions{Limit: 3})
+					}
+				case 4:
+					if s.rs != nil {
+						what = "Add"
+						_, err = s.rs.Add(e.ctx(), memory.Record{ID: fmt.Sprint("g", g), Text: harbor(i)})
+					}
+				}
+				switch {
+				case err != nil && !errors.Is(err, memory.ErrClosed):
+					e.t.Errorf("rule: a call made while the memory closes succeeds or fails with ErrClosed: %s: %v", what, err)
+					return
+				case err != nil:
+					return
+				case after:
+					e.t.Errorf("rule: every call fails with ErrClosed once Close has returned: %s succeeded", what)
+					return
+				}
+			}
+			e.t.Errorf("rule: every call fails with ErrClosed once Close has returned: goroutine %d never saw ErrClosed", g)
+		})
+	}
+	for i := range 10 {
+		if s.rs != nil {
+			s.rs.Get(fmt.Sprint("g", i%4))
+		} else {
+			_, _ = s.m.Search(e.ctx(), shared)
+		}
+	}
+	assert.NoError(e.t, s.closer.Close(), "rule: Close succeeds while the memory is in use")
+	closed.Store(true)
+	wg.Wait()
 }

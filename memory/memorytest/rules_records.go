@@ -120,6 +120,23 @@ func addSameIDReplaces(e *env) {
 	// The same record again is still one record.
 	s.add(e, want, "rule: Add of the same record again succeeds")
 	s.checkCount(e, 2, "rule: Add of the same record twice stores it once")
+
+	// A replacement's Time moves the record in List and in time ranges.
+	s.add(e, memory.Record{ID: "x", Text: sentence(1), Time: hour(0)}, "rule: Add with a stored id succeeds")
+	if s.l != nil {
+		recs, _ := s.list(e, memory.ListOptions{}, "rule: List succeeds")
+		assert.Equal(e.t, []string{"x", "y"}, recordIDs(recs), "rule: Add with a stored id replaces the record's Time: List orders it by the new one")
+		recs, _ = s.list(e, memory.ListOptions{From: hour(1)}, "rule: List succeeds")
+		assert.Equal(e.t, []string{"y"}, recordIDs(recs), "rule: Add with a stored id replaces the record's Time: List's From sees the new one")
+	}
+	if s.q != nil {
+		for _, mode := range modes {
+			hits := s.query(e, memory.Query{Text: sentence(1), Mode: mode, MinScore: everything, From: hour(1)}, "rule: Query succeeds")
+			assert.Nil(e.t, find(hits, "x"), "rule: Add with a stored id replaces the record's Time: a Query's From sees the new one (%v)", mode)
+			hits = s.query(e, memory.Query{Text: sentence(1), Mode: mode, MinScore: everything, To: hour(1)}, "rule: Query succeeds")
+			assert.NotNil(e.t, find(hits, "x"), "rule: Add with a stored id replaces the record's Time: a Query's To sees the new one (%v)", mode)
+		}
+	}
 }
 
 func addBatch(e *env) {
