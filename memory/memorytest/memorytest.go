@@ -30,7 +30,13 @@
 // [memory.ErrEmptyText] or [memory.ErrInvalidArgument]); a query or list
 // whose To is before its From finds nothing (or is refused with
 // [memory.ErrInvalidArgument]); an empty AddBatch stores nothing; an id
-// is the store's, so adding it in another namespace moves the record.
+// is the store's, so adding it in another namespace moves the record; a
+// Time is kept to the microsecond at least; a text with a NUL byte is
+// stored as given or refused with [memory.ErrInvalidArgument]; a write
+// with a cancelled context fails with context.Canceled and changes
+// nothing, or succeeds whole; a call made while the memory closes
+// succeeds or fails with [memory.ErrClosed]; a hit's neighbours are the
+// records written before and after it, in the order written.
 //
 // Run a single rule with -run 'TestConformance/Forget'.
 package memorytest

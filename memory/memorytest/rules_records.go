@@ -32,7 +32,8 @@ func addGet(e *env) {
 	recs := []memory.Record{
 		{ID: "r1", Text: sentence(0), Time: hour(1), Namespace: "alpha", Speaker: "user", Tags: []string{"travel", "plan"}},
 		{ID: "r2", Text: sentence(1), Time: hour(2), Speaker: "assistant"},
-		{ID: "r 3/ü", Text: sentence(2) + "\nA second line, ünïcödé ✓.", Time: hour(3), Tags: []string{"two words", "ü"}},
+		{ID: "r 3/ü", Text: sentence(2) + "\nA second line, ünïcödé ✓.", Time: hour(3), Tags: []string{"two words", "ü", "", "ü", " a "}},
+		{ID: " ", Text: sentence(4), Time: hour(4)},
 	}
 	for _, r := range recs {
 		s.add(e, r, "rule: Add succeeds")
@@ -61,6 +62,17 @@ func addGet(e *env) {
 	_, ok := s.rs.Get("missing")
 	assert.False(e.t, ok, "rule: Get of an id never stored finds nothing")
 	s.checkCount(e, len(recs)+1, "rule: each Add of a new id stores one record")
+	fine := hour(5).Add(123456789 * time.Nanosecond).In(zone)
+	s.add(e, memory.Record{ID: "fine", Text: sentence(5), Time: fine}, "rule: Add succeeds")
+	if got, _ := s.rs.Get("fine"); got.Time.Sub(fine).Abs() >= time.Microsecond {
+		e.t.Errorf("rule: a record's Time is kept to the microsecond at least: got %v, want %v", got.Time, fine)
+	}
+	if _, err := s.rs.Add(e.ctx(), memory.Record{ID: "nul", Text: "a NUL \x00 byte"}); err != nil {
+		assert.ErrorIs(e.t, err, memory.ErrInvalidArgument, "rule: a text with a NUL byte is stored as given or refused with ErrInvalidArgument")
+	} else {
+		got, _ := s.rs.Get("nul")
+		assert.Equal(e.t, "a NUL \x00 byte", got.Text, "rule: a text with a NUL byte is stored as given or refused with ErrInvalidArgument")
+	}
 	for _, want := range recs {
 		hits, err := s.m.Search(e.ctx(), want.Text)
 		require.NoError(e.t, err, "rule: Search succeeds")
