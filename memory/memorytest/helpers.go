@@ -190,6 +190,9 @@ func (s *subject) list(e *env, opts memory.ListOptions, msg string) ([]memory.Re
 	e.t.Helper()
 	recs, total, err := s.l.List(e.ctx(), opts)
 	require.NoError(e.t, err, "%s: List %+v", msg, opts)
+	if opts.Offset == 0 && opts.Limit == 0 && len(recs) != total {
+		e.t.Errorf("rule: List without Offset and Limit lists every record it counts: %d listed, total %d", len(recs), total)
+	}
 	return recs, total
 }
 

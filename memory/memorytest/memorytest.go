@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -216,15 +217,7 @@ type rule struct {
 
 // rules are Run's subtests, in order. The lists are in the files that
 // define their checks.
-var rules = concat(memoryRules, recordRules, queryRules, listRules)
-
-func concat(lists ...[]rule) []rule {
-	var out []rule
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	return out
-}
+var rules = slices.Concat(memoryRules, recordRules, queryRules, listRules)
 
 func findRule(name string) *rule {
 	for i := range rules {

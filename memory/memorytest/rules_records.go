@@ -54,10 +54,8 @@ func addGet(e *env) {
 		if got.Time.Before(before.Add(-time.Second)) || got.Time.After(after.Add(time.Second)) {
 			e.t.Errorf("rule: a zero Time means the time of Add: got %v, Add ran from %v to %v", got.Time, before, after)
 		}
-		if recs[1].Namespace == "" {
-			r2, _ := s.rs.Get("r2")
-			assert.Equal(e.t, r2.Namespace, got.Namespace, "rule: every record without a Namespace is in the one default namespace")
-		}
+		r2, _ := s.rs.Get("r2")
+		assert.Equal(e.t, r2.Namespace, got.Namespace, "rule: every record without a Namespace is in the one default namespace")
 	}
 	_, ok := s.rs.Get("missing")
 	assert.False(e.t, ok, "rule: Get of an id never stored finds nothing")
