@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -238,48 +239,64 @@ func closeWhileBusy(e *env) {
 	for i := range 4 {
 		require.NoError(e.t, s.m.Update(e.ctx(), harbor(i)), "rule: Update succeeds")
 	}
+	// call makes a call of one of five kinds; what is "" for a kind the
+	// memory does not implement.
+	call := func(kind, g, i int) (what string, err error) {
+		switch kind {
+		case 0:
+			return "Update", s.m.Update(e.ctx(), harbor(i))
+		case 1:
+			_, err = s.m.Search(e.ctx(), harbor(i))
+			return "Search", err
+		case 2:
+			if s.q != nil {
+				_, err = s.q.Query(e.ctx(), memory.Query{Text: shared, Mode: modes[i%3], Neighbours: 1})
+				return "Query", err
+			}
+		case 3:
+			if s.l != nil {
+				_, _, err = s.l.List(e.ctx(), memory.ListOptions{Limit: 3})
+				return "List", err
+			}
+		case 4:
+			if s.rs != nil {
+				_, err = s.rs.Add(e.ctx(), memory.Record{ID: fmt.Sprint("g", g), Text: harbor(i)})
+				return "Add", err
+			}
+		}
+		return "", nil
+	}
 	var closed atomic.Bool
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
-			for i := 0; i < 100000; i++ {
+			for i := 0; ; i++ {
 				after := closed.Load()
-				var err error
-				what := "Update"
-				switch (g + i) % 5 {
-				case 0:
-					err = s.m.Update(e.ctx(), harbor(i))
-				case 1:
-					what = "Search"
-					_, err = s.m.Search(e.ctx(), harbor(i))
-				case 2:
-					if s.q != nil {
-						what = "Query"
-						_, err = s.q.Query(e.ctx(), memory.Query{Text: shared, Mode: modes[i%3], Neighbours: 1})
-					}
-				case 3:
-					if s.l != nil {
-						what = "List"
-						_, _, err = s.l.List(e.ctx(), memory.ListOptions{Limit: 3})
-					}
-				case 4:
-					if s.rs != nil {
-						what = "Add"
-						_, err = s.rs.Add(e.ctx(), memory.Record{ID: fmt.Sprint("g", g), Text: harbor(i)})
-					}
-				}
-				switch {
-				case err != nil && !errors.Is(err, memory.ErrClosed):
+				what, err := call((g+i)%5, g, i)
+				if err != nil && !errors.Is(err, memory.ErrClosed) {
 					e.t.Errorf("rule: a call made while the memory closes succeeds or fails with ErrClosed: %s: %v", what, err)
 					return
-				case err != nil:
-					return
-				case after:
+				}
+				if err != nil {
+					break
+				}
+				if after && what != "" {
 					e.t.Errorf("rule: every call fails with ErrClosed once Close has returned: %s succeeded", what)
 					return
 				}
+				if i == 100000 {
+					e.t.Errorf("rule: every call fails with ErrClosed once Close has returned: goroutine %d never saw ErrClosed", g)
+					return
+				}
 			}
-			e.t.Errorf("rule: every call fails with ErrClosed once Close has returned: goroutine %d never saw ErrClosed", g)
+			for !closed.Load() {
+				time.Sleep(time.Millisecond)
+			}
+			for kind := range 5 {
+				if what, err := call(kind, g, kind); what != "" && !errors.Is(err, memory.ErrClosed) {
+					e.t.Errorf("rule: every call fails with ErrClosed once Close has returned: %s: %v", what, err)
+				}
+			}
 		})
 	}
 	for i := range 10 {
