@@ -1,0 +1,216 @@
+package memorytest
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
+)
+
+// base is the time of the suite's records with times: whole seconds, in
+// the past, so that any storage precision keeps them.
+var base = time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
+
+// hour returns base plus h hours.
+func hour(h int) time.Time { return base.Add(time.Duration(h) * time.Hour) }
+
+// topics are words that occur in one text of the suite each, so that a
+// search for one finds one record on every path.
+var topics = []string{
+	"kumquat", "zeppelin", "quasar", "marimba", "obsidian", "tundra",
+	"saffron", "walrus", "origami", "basalt", "trombone", "glacier",
+}
+
+// sentence returns the suite's i-th distinct text, about topics[i].
+func sentence(i int) string {
+	return fmt.Sprintf("The note about the %s was written by %s on day %s.",
+		topics[i%len(topics)], people[i%len(people)], days[i%len(days)])
+}
+
+var (
+	people = []string{"Alice", "Bruno", "Chiara", "Dmitri", "Esther", "Farid", "Greta"}
+	days   = []string{"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+)
+
+// shared is a word that the texts of harbor contain, and absent one
+// that no text of the suite contains.
+const (
+	shared = "harbor"
+	absent = "xylqvoz"
+)
+
+// harbor returns the i-th text that contains the word shared.
+func harbor(i int) string {
+	return fmt.Sprintf("At the %s the %s was unloaded by %s.", shared, topics[i%len(topics)], people[i%len(people)])
+}
+
+// modes are the retrieval modes of a Query.
+var modes = []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly}
+
+// everything is a Query.MinScore that every vector-path match passes.
+const everything = -1
+
+// diffRecord says how got differs from want, as stored by Add: the same
+// id, text, speaker and tags (nil and empty alike), a time equal to
+// want's (when want has one) and want's namespace (when want names one).
+func diffRecord(want, got memory.Record) string {
+	var d []string
+	if got.ID != want.ID {
+		d = append(d, fmt.Sprintf("ID %q, want %q", got.ID, want.ID))
+	}
+	if got.Text != want.Text {
+		d = append(d, fmt.Sprintf("Text %q, want %q", got.Text, want.Text))
+	}
+	if !want.Time.IsZero() && !got.Time.Equal(want.Time) {
+		d = append(d, fmt.Sprintf("Time %v, want %v", got.Time, want.Time))
+	}
+	if want.Namespace != "" && got.Namespace != want.Namespace {
+		d = append(d, fmt.Sprintf("Namespace %q, want %q", got.Namespace, want.Namespace))
+	}
+	if got.Speaker != want.Speaker {
+		d = append(d, fmt.Sprintf("Speaker %q, want %q", got.Speaker, want.Speaker))
+	}
+	if !slices.Equal(got.Tags, want.Tags) {
+		d = append(d, fmt.Sprintf("Tags %q, want %q", got.Tags, want.Tags))
+	}
+	return strings.Join(d, "; ")
+}
+
+// diffHit says how a hit differs from the record it found: the same id
+// and text, and metadata that is either the record's or empty (a memory
+// may keep none).
+func diffHit(want memory.Record, h memory.Hit) string {
+	var d []string
+	if h.ID != want.ID {
+		d = append(d, fmt.Sprintf("ID %q, want %q", h.ID, want.ID))
+	}
+	if h.Text != want.Text {
+		d = append(d, fmt.Sprintf("Text %q, want %q", h.Text, want.Text))
+	}
+	if !h.Time.IsZero() && !want.Time.IsZero() && !h.Time.Equal(want.Time) {
+		d = append(d, fmt.Sprintf("Time %v, want %v or zero", h.Time, want.Time))
+	}
+	if h.Namespace != "" && want.Namespace != "" && h.Namespace != want.Namespace {
+		d = append(d, fmt.Sprintf("Namespace %q, want %q or empty", h.Namespace, want.Namespace))
+	}
+	if h.Speaker != "" && h.Speaker != want.Speaker {
+		d = append(d, fmt.Sprintf("Speaker %q, want %q or empty", h.Speaker, want.Speaker))
+	}
+	if len(h.Tags) > 0 && !slices.Equal(h.Tags, want.Tags) {
+		d = append(d, fmt.Sprintf("Tags %q, want %q or none", h.Tags, want.Tags))
+	}
+	return strings.Join(d, "; ")
+}
+
+// checkHits checks the rules every result list keeps: best first (scores
+// do not increase), each record once, finite scores, snippets that are
+// parts of the text, and neighbours only when asked for.
+func checkHits(t tb, hits []memory.Hit, neighbours int, what string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i, h := range hits {
+		if seen[h.ID] {
+			t.Errorf("rule: a search returns each record once: %s: id %q twice (%v)", what, h.ID, hitIDs(hits))
+		}
+		seen[h.ID] = true
+		if math.IsNaN(float64(h.Score)) || math.IsInf(float64(h.Score), 0) {
+			t.Errorf("rule: a hit's Score is a number: %s: hit %d (%q) scores %v", what, i, h.ID, h.Score)
+		}
+		if i > 0 && h.Score > hits[i-1].Score {
+			t.Errorf("rule: hits come best first (scores do not increase): %s: hit %d (%q) %v after hit %d (%q) %v",
+				what, i, h.ID, h.Score, i-1, hits[i-1].ID, hits[i-1].Score)
+		}
+		for _, s := range h.Snippets {
+			if !strings.Contains(h.Text, s) {
+				t.Errorf("rule: a hit's Snippets are parts of its Text: %s: snippet %q of %q", what, s, h.Text)
+			}
+		}
+		if len(h.Before) > neighbours || len(h.After) > neighbours {
+			t.Errorf("rule: a hit has at most Query.Neighbours records before and after it: %s: %d before, %d after, asked for %d",
+				what, len(h.Before), len(h.After), neighbours)
+		}
+	}
+}
+
+func hitIDs(hits []memory.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+func recordIDs(recs []memory.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// find returns the hit with the given id, or nil.
+func find(hits []memory.Hit, id string) *memory.Hit {
+	for i := range hits {
+		if hits[i].ID == id {
+			return &hits[i]
+		}
+	}
+	return nil
+}
+
+// add stores rec, failing the rule (with msg) if Add fails, and returns
+// rec with the id Add returned.
+func (s *subject) add(e *env, rec memory.Record, msg string) memory.Record {
+	e.t.Helper()
+	id, err := s.rs.Add(e.ctx(), rec)
+	require.NoError(e.t, err, "%s: Add(%q)", msg, rec.ID)
+	if rec.ID != "" {
+		require.Equal(e.t, rec.ID, id, "rule: Add returns the id of a record that names one")
+	}
+	rec.ID = id
+	return rec
+}
+
+// query runs q, failing the rule if it fails.
+func (s *subject) query(e *env, q memory.Query, msg string) []memory.Hit {
+	e.t.Helper()
+	hits, err := s.q.Query(e.ctx(), q)
+	require.NoError(e.t, err, "%s: Query %+v", msg, q)
+	checkHits(e.t, hits, q.Neighbours, fmt.Sprintf("Query(%q, %v)", q.Text, q.Mode))
+	return hits
+}
+
+// list runs List, failing the rule if it fails.
+func (s *subject) list(e *env, opts memory.ListOptions, msg string) ([]memory.Record, int) {
+	e.t.Helper()
+	recs, total, err := s.l.List(e.ctx(), opts)
+	require.NoError(e.t, err, "%s: List %+v", msg, opts)
+	if opts.Offset == 0 && opts.Limit == 0 && len(recs) != total {
+		e.t.Errorf("rule: List without Offset and Limit lists every record it counts: %d listed, total %d", len(recs), total)
+	}
+	return recs, total
+}
+
+// count returns how many records the memory holds, by List, or -1 when
+// it is no Lister.
+func (s *subject) count(e *env) int {
+	e.t.Helper()
+	if s.l == nil {
+		return -1
+	}
+	_, total := s.list(e, memory.ListOptions{}, "rule: List succeeds")
+	return total
+}
+
+// checkCount checks that the memory holds n records, when it can tell.
+func (s *subject) checkCount(e *env, n int, msg string) {
+	e.t.Helper()
+	if got := s.count(e); got >= 0 && got != n {
+		e.t.Errorf("%s: List's total is %d, want %d", msg, got, n)
+	}
+}

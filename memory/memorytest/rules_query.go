@@ -1,0 +1,310 @@
+package memorytest
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
+)
+
+// queryRules are the rules of memory.Querier, and of namespaces.
+var queryRules = []rule{
+	{"QueryFindsText", queryFindsText},
+	{"QueryModes", queryModes},
+	{"QueryK", queryK},
+	{"QueryMinScore", queryMinScore},
+	{"QueryInvalid", queryInvalid},
+	{"QueryTimeRange", queryTimeRange},
+	{"QueryNeighbours", queryNeighbours},
+	{"Namespaces", namespaces},
+}
+
+// zone is a time zone other than UTC, for bounds that name an instant
+// with another wall clock.
+var zone = time.FixedZone("UTC+9", 9*3600)
+
+func queryFindsText(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	var recs []memory.Record
+	for i := range 6 {
+		r := memory.Record{ID: fmt.Sprint("q", i), Text: sentence(i), Time: hour(i)}
+		if i%2 == 0 {
+			r.Namespace, r.Speaker, r.Tags = "alpha", "user", []string{"even"}
+		}
+		recs = append(recs, s.add(e, r, "rule: Add succeeds"))
+	}
+	for i, want := range recs {
+		for _, mode := range modes {
+			hits := s.query(e, memory.Query{Text: want.Text, Mode: mode}, "rule: Query succeeds")
+			if !assert.NotEmpty(e.t, hits, "rule: Query finds a record by its own text (%v): %q", mode, want.ID) {
+				continue
+			}
+			if d := diffHit(want, hits[0]); d != "" {
+				e.t.Errorf("rule: a record is the best match for its own text, and the hit is the record as stored (%v): %s", mode, d)
+			}
+		}
+		hits := s.query(e, memory.Query{Text: topics[i], Mode: memory.KeywordOnly}, "rule: Query succeeds")
+		if assert.NotEmpty(e.t, hits, "rule: a KeywordOnly Query finds a record by a word only it contains: %q", topics[i]) {
+			assert.Equal(e.t, want.ID, hits[0].ID, "rule: a KeywordOnly Query finds a record by a word only it contains: %q", topics[i])
+		}
+	}
+}
+
+// queryModes: each mode runs the paths it names.
+func queryModes(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i := range 6 {
+		s.add(e, memory.Record{ID: fmt.Sprint("h", i), Text: harbor(i), Time: hour(i)}, "rule: Add succeeds")
+	}
+	hits := s.query(e, memory.Query{Text: absent, Mode: memory.KeywordOnly, MinScore: everything}, "rule: Query succeeds")
+	assert.Empty(e.t, hitIDs(hits), "rule: KeywordOnly runs only the keyword path: a word that no record contains finds nothing, whatever MinScore says")
+	for _, mode := range []memory.Mode{memory.VectorOnly, memory.Hybrid} {
+		hits := s.query(e, memory.Query{Text: absent, Mode: mode, K: 3, MinScore: everything}, "rule: Query succeeds")
+		assert.Len(e.t, hitIDs(hits), 3, "rule: %v runs the vector path: with MinScore -1 every record matches, even for a word that no record contains", mode)
+	}
+	hits = s.query(e, memory.Query{Text: topics[2], Mode: memory.KeywordOnly}, "rule: Query succeeds")
+	if assert.NotEmpty(e.t, hits, "rule: KeywordOnly finds a record by a word only it contains") {
+		assert.Equal(e.t, "h2", hits[0].ID, "rule: KeywordOnly finds a record by a word only it contains")
+	}
+	for _, h := range hits {
+		assert.Zero(e.t, h.VectorRank, "rule: a KeywordOnly hit has no VectorRank (the vector path did not run): %q", h.ID)
+	}
+	hits = s.query(e, memory.Query{Text: harbor(2), Mode: memory.VectorOnly, K: 6, MinScore: everything}, "rule: Query succeeds")
+	if assert.NotEmpty(e.t, hits, "rule: VectorOnly finds a record by its own text") {
+		assert.Equal(e.t, "h2", hits[0].ID, "rule: VectorOnly finds a record by its own text first")
+	}
+	for _, h := range hits {
+		assert.Zero(e.t, h.KeywordRank, "rule: a VectorOnly hit has no KeywordRank (the keyword path did not run): %q", h.ID)
+	}
+	def := s.query(e, memory.Query{Text: harbor(4), K: 6, MinScore: everything}, "rule: Query succeeds")
+	hyb := s.query(e, memory.Query{Text: harbor(4), Mode: memory.Hybrid, K: 6, MinScore: everything}, "rule: Query succeeds")
+	assert.Equal(e.t, hitIDs(hyb), hitIDs(def), "rule: Query's zero Mode is Hybrid")
+}
+
+func queryK(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	const n = 8
+	for i := range n {
+		s.add(e, memory.Record{ID: fmt.Sprint("k", i), Text: harbor(i), Time: hour(i)}, "rule: Add succeeds")
+	}
+	for _, mode := range modes {
+		q := memory.Query{Text: shared, Mode: mode, MinScore: everything}
+		for _, k := range []int{1, 3, n, n + 1, 50} {
+			q.K = k
+			hits := s.query(e, q, "rule: Query succeeds")
+			assert.Len(e.t, hitIDs(hits), min(k, n), "rule: Query returns K hits when at least K records match, else every match (%v, K=%d, %d match)", mode, k, n)
+		}
+		q.K = 0
+		hits := s.query(e, q, "rule: Query succeeds")
+		assert.NotEmpty(e.t, hits, "rule: K 0 means the memory's default, which is not 0 (%v)", mode)
+		assert.LessOrEqual(e.t, len(hits), n, "rule: a Query finds only stored records (%v)", mode)
+	}
+}
+
+func queryMinScore(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i := range 6 {
+		s.add(e, memory.Record{ID: fmt.Sprint("m", i), Text: sentence(i), Time: hour(i)}, "rule: Add succeeds")
+	}
+	hits := s.query(e, memory.Query{Text: sentence(3), Mode: memory.VectorOnly, K: 6, MinScore: everything}, "rule: Query succeeds")
+	require.Len(e.t, hitIDs(hits), 6, "rule: with MinScore -1 every record matches on the vector path")
+	assert.Equal(e.t, "m3", hits[0].ID, "rule: VectorOnly finds a record by its own text first")
+	assert.InDelta(e.t, 1, hits[0].Score, 1e-3, "rule: a VectorOnly hit's Score is its cosine similarity: 1 for the record's own text")
+	for _, h := range hits {
+		assert.True(e.t, h.Score >= -1-1e-3 && h.Score <= 1+1e-3, "rule: a VectorOnly hit's Score is its cosine similarity, in [-1, 1]: %q %v", h.ID, h.Score)
+	}
+	cut := (hits[1].Score + hits[0].Score) / 2
+	if hits[1].Score < hits[0].Score {
+		top := s.query(e, memory.Query{Text: sentence(3), Mode: memory.VectorOnly, K: 6, MinScore: cut}, "rule: Query succeeds")
+		assert.Equal(e.t, []string{"m3"}, hitIDs(top), "rule: MinScore is the least cosine a VectorOnly hit has (MinScore %v, cosines %v and below)", cut, hits[1].Score)
+	}
+	// The keyword path has no threshold.
+	for _, mode := range []memory.Mode{memory.KeywordOnly, memory.Hybrid} {
+		hits := s.query(e, memory.Query{Text: "note", Mode: mode, K: 10, MinScore: 0.999}, "rule: Query succeeds")
+		assert.Len(e.t, hitIDs(hits), 6, "rule: MinScore does not apply to the keyword path: every keyword match is found (%v)", mode)
+	}
+}
+
+func queryInvalid(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	s.add(e, memory.Record{ID: "v", Text: harbor(0), Time: hour(1)}, "rule: Add succeeds")
+	bad := map[string]memory.Query{
+		"K -1":                         {K: -1},
+		"K -100":                       {K: -100},
+		"Mode 3":                       {Mode: 3},
+		"Mode -1":                      {Mode: -1},
+		"Neighbours -1":                {Neighbours: -1},
+		"Neighbours MaxNeighbours + 1": {Neighbours: memory.MaxNeighbours + 1},
+	}
+	for what, q := range bad {
+		q.Text = shared
+		_, err := s.q.Query(e.ctx(), q)
+		assert.ErrorIs(e.t, err, memory.ErrInvalidArgument, "rule: Query with %s fails with ErrInvalidArgument", what)
+	}
+	s.query(e, memory.Query{Text: shared, Neighbours: memory.MaxNeighbours}, "rule: Query with Neighbours MaxNeighbours is valid")
+	for _, mode := range modes {
+		q := memory.Query{Text: shared, Mode: mode, From: hour(2), To: hour(0), MinScore: everything}
+		hits, err := s.q.Query(e.ctx(), q)
+		if err != nil {
+			assert.ErrorIs(e.t, err, memory.ErrInvalidArgument, "rule: a Query whose To is before its From finds nothing or fails with ErrInvalidArgument (%v)", mode)
+		} else {
+			assert.Empty(e.t, hitIDs(hits), "rule: a Query whose To is before its From finds nothing or fails with ErrInvalidArgument (%v)", mode)
+		}
+		hits = s.query(e, memory.Query{Text: shared, Mode: mode, From: hour(1), To: hour(1), MinScore: everything}, "rule: a Query whose From equals its To is valid")
+		assert.Empty(e.t, hitIDs(hits), "rule: From ≤ Time < To: a Query whose From equals its To finds nothing (%v)", mode)
+	}
+}
+
+func queryTimeRange(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i := range 4 {
+		s.add(e, memory.Record{ID: fmt.Sprint("t", i), Text: harbor(i), Time: hour(i)}, "rule: Add succeeds")
+	}
+	cases := []struct {
+		what     string
+		from, to time.Time
+		want     []string
+	}{
+		{"From t1, To t3", hour(1), hour(3), []string{"t1", "t2"}},
+		{"From t1", hour(1), time.Time{}, []string{"t1", "t2", "t3"}},
+		{"To t1", time.Time{}, hour(1), []string{"t0"}},
+		{"From t1 + 1s", hour(1).Add(time.Second), time.Time{}, []string{"t2", "t3"}},
+		{"To t3 - 1s", time.Time{}, hour(3).Add(-time.Second), []string{"t0", "t1", "t2"}},
+		{"From t1, To t3, in UTC+9", hour(1).In(zone), hour(3).In(zone), []string{"t1", "t2"}},
+		{"From t5", hour(5), time.Time{}, nil},
+	}
+	for _, c := range cases {
+		for _, mode := range modes {
+			hits := s.query(e, memory.Query{Text: shared, Mode: mode, K: 10, MinScore: everything, From: c.from, To: c.to}, "rule: Query with From and To succeeds")
+			assert.ElementsMatch(e.t, c.want, hitIDs(hits), "rule: a Query finds exactly the matching records with From ≤ Time < To (%s, %v)", c.what, mode)
+		}
+	}
+}
+
+func queryNeighbours(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	minute := func(i int) time.Time { return base.Add(time.Duration(i) * time.Minute) }
+	for i := range 5 {
+		s.add(e, memory.Record{ID: fmt.Sprint("n", i), Text: sentence(i), Time: minute(i), Namespace: "conv"}, "rule: Add succeeds")
+		if i == 2 {
+			s.add(e, memory.Record{ID: "other", Text: sentence(8), Time: minute(2).Add(30 * time.Second), Namespace: "elsewhere"}, "rule: Add succeeds")
+		}
+	}
+	s.add(e, memory.Record{ID: "n5", Text: sentence(5), Time: base.Add(48 * time.Hour), Namespace: "conv"}, "rule: Add succeeds")
+
+	around := func(i, n int, ns string) (before, after []string) {
+		e.t.Helper()
+		id := fmt.Sprint("n", i)
+		hits := s.query(e, memory.Query{Text: topics[i], Mode: memory.KeywordOnly, Namespace: ns, Neighbours: n}, "rule: Query with Neighbours succeeds")
+		h := find(hits, id)
+		require.NotNil(e.t, h, "rule: a KeywordOnly Query finds a record by a word only it contains: %q", id)
+		for _, r := range h.Before {
+			before = append(before, r.ID)
+			assert.Equal(e.t, s.text(e, r.ID), r.Text, "rule: a neighbour is a whole record")
+		}
+		for _, r := range h.After {
+			after = append(after, r.ID)
+			assert.Equal(e.t, s.text(e, r.ID), r.Text, "rule: a neighbour is a whole record")
+		}
+		return before, after
+	}
+	for _, ns := range []string{"conv", ""} {
+		b, a := around(2, 1, ns)
+		assert.Equal(e.t, []string{"n1"}, b, "rule: Neighbours 1 gives the record written just before, in the hit's namespace (Query namespace %q)", ns)
+		assert.Equal(e.t, []string{"n3"}, a, "rule: Neighbours 1 gives the record written just after, in the hit's namespace (Query namespace %q)", ns)
+	}
+	b, a := around(2, 2, "conv")
+	assert.Equal(e.t, []string{"n0", "n1"}, b, "rule: Neighbours gives the records before a hit oldest first")
+	assert.Equal(e.t, []string{"n3", "n4"}, a, "rule: Neighbours gives the records after a hit oldest first")
+	b, a = around(2, 0, "conv")
+	assert.Empty(e.t, append(b, a...), "rule: Neighbours 0 gives no neighbours")
+	b, a = around(0, 3, "conv")
+	assert.Empty(e.t, b, "rule: the first record of a conversation has nothing before it")
+	assert.Equal(e.t, []string{"n1", "n2", "n3"}, a, "rule: Neighbours gives up to that many records after a hit")
+	_, a = around(4, 2, "conv")
+	assert.Empty(e.t, a, "rule: a gap of more than a few hours (here two days) ends a conversation: nothing after its last record")
+	require.NoError(e.t, s.rs.Forget(e.ctx(), "n1"), "rule: Forget succeeds")
+	b, _ = around(2, 1, "conv")
+	assert.Equal(e.t, []string{"n0"}, b, "rule: a forgotten record leaves the records around it next to each other")
+
+	// Neighbours are the records written before and after, in the order
+	// they were written, whatever their Times say.
+	for _, i := range []int{6, 8, 7} {
+		s.add(e, memory.Record{ID: fmt.Sprint("n", i), Text: sentence(i), Time: base.Add(100*time.Hour + time.Duration(i)*time.Minute), Namespace: "conv"}, "rule: Add succeeds")
+	}
+	b, a = around(8, 2, "conv")
+	assert.Equal(e.t, []string{"n6"}, b, "rule: Neighbours are the records written just before a hit, in the order written (not by Time)")
+	assert.Equal(e.t, []string{"n7"}, a, "rule: Neighbours are the records written just after a hit, in the order written (not by Time)")
+	_, a = around(6, 2, "conv")
+	assert.Equal(e.t, []string{"n8", "n7"}, a, "rule: Neighbours are the records written just after a hit, in the order written (not by Time)")
+}
+
+// text returns the stored text of id.
+func (s *subject) text(e *env, id string) string {
+	r, _ := s.rs.Get(id)
+	return r.Text
+}
+
+func namespaces(e *env) {
+	if e.cfg.noNamespaces {
+		e.t.Skipf("memorytest: Run was given NoNamespaces: rule not applicable")
+	}
+	s := e.fresh(needRecords | needQuerier)
+	recs := []memory.Record{
+		{ID: "a1", Text: harbor(0), Time: hour(0), Namespace: "alpha"},
+		{ID: "a2", Text: harbor(1), Time: hour(1), Namespace: "alpha"},
+		{ID: "b1", Text: harbor(2), Time: hour(2), Namespace: "beta"},
+		{ID: "d1", Text: harbor(3), Time: hour(3)},
+	}
+	for _, r := range recs {
+		s.add(e, r, "rule: Add succeeds")
+	}
+	d1, _ := s.rs.Get("d1")
+	check := func(ns string, want []string, rule string) {
+		e.t.Helper()
+		for _, mode := range modes {
+			hits := s.query(e, memory.Query{Text: shared, Namespace: ns, Mode: mode, K: 10, MinScore: everything}, "rule: Query succeeds")
+			assert.ElementsMatch(e.t, want, hitIDs(hits), "rule: %s (namespace %q, %v)", rule, ns, mode)
+			for _, h := range hits {
+				if h.Namespace != "" && ns != "" {
+					assert.Equal(e.t, ns, h.Namespace, "rule: a hit's Namespace is its record's")
+				}
+			}
+		}
+		if s.l != nil {
+			recs, total := s.list(e, memory.ListOptions{Namespace: ns}, "rule: List succeeds")
+			assert.ElementsMatch(e.t, want, recordIDs(recs), "rule: List %s (namespace %q)", rule, ns)
+			assert.Equal(e.t, len(want), total, "rule: List counts %s (namespace %q)", rule, ns)
+		}
+	}
+	check("alpha", []string{"a1", "a2"}, "with a Namespace finds only that namespace's records")
+	check("beta", []string{"b1"}, "with a Namespace finds only that namespace's records")
+	check("", []string{"a1", "a2", "b1", "d1"}, "without a Namespace searches every namespace")
+	check("nowhere", nil, "of a namespace that holds nothing finds nothing, and is no error")
+	if d1.Namespace != "" {
+		check(d1.Namespace, []string{"d1"}, "a record without a Namespace is in the default namespace, the one Get reports")
+	}
+	hits, err := s.m.Search(e.ctx(), harbor(2))
+	require.NoError(e.t, err)
+	if assert.NotEmpty(e.t, hits, "rule: Search searches every namespace") {
+		assert.Equal(e.t, "b1", hits[0].ID, "rule: Search searches every namespace")
+	}
+	// An id is the store's, not a namespace's: adding it in another
+	// namespace moves the record.
+	s.add(e, memory.Record{ID: "b1", Text: harbor(2), Time: hour(2), Namespace: "alpha"}, "rule: Add with a stored id succeeds")
+	check("beta", nil, "Add with a stored id in another namespace moves the record: nothing left behind")
+	check("alpha", []string{"a1", "a2", "b1"}, "Add with a stored id in another namespace moves the record there")
+	got, _ := s.rs.Get("b1")
+	assert.Equal(e.t, "alpha", got.Namespace, "rule: Add with a stored id in another namespace moves the record there")
+	var err2 error
+	_, err2 = s.rs.Add(e.ctx(), memory.Record{ID: "s", Text: harbor(4), Namespace: "with space/ü"})
+	if err2 == nil {
+		check("with space/ü", []string{"s"}, "with a Namespace finds only that namespace's records")
+	} else if !errors.Is(err2, memory.ErrInvalidArgument) {
+		e.t.Errorf("rule: a namespace name the memory does not accept is refused with ErrInvalidArgument: %v", err2)
+	}
+}
