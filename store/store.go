@@ -26,11 +26,11 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/faissfmt"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/memory/short"
 	"github.com/agentmem/agentmem/vdb"
-	"github.com/agentmem/agentmem/vdb/faiss"
 )
 
 // Kind is a store's memory kind.
@@ -171,9 +171,9 @@ func legacyBackend(dir, backend string) string {
 	}
 	for _, path := range files { // every namespace has the same index type
 		if f, err := os.Open(path); err == nil {
-			h, err := faiss.ReadHeader(f)
+			h, err := faissfmt.ReadHeader(f)
 			f.Close()
-			if err == nil && h.Factory != "" && h.Factory != faiss.DefaultFactory {
+			if err == nil && h.Factory != "" && h.Factory != faissfmt.DefaultFactory {
 				return "faiss:" + h.Factory
 			}
 		}
