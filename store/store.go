@@ -139,6 +139,9 @@ func (s *Store) Short() *short.Memory { return s.short }
 // error wrapping fs.ErrNotExist; a short-term store of the previous release
 // one wrapping memory.ErrVersion that names `agentmem migrate`.
 func Info(dir string) (kind Kind, embedder, backend string, err error) {
+	if err := checkDir(dir, "store.Info"); err != nil {
+		return "", "", "", err
+	}
 	man, err := longterm.ReadManifest(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -189,6 +192,9 @@ func legacyBackend(dir, backend string) string {
 // vdb.ErrUnknownBackend) leaves a new store uncreated and an old one as it
 // was.
 func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
+	if err := checkDir(dir, "store.Open (OpenURL opens both)"); err != nil {
+		return nil, err
+	}
 	kind, emb, opts, err := resolve(ctx, dir, cfg, false)
 	if err != nil {
 		return nil, err
@@ -207,19 +213,30 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	return &Store{Memory: lt, kind: Long}, nil
 }
 
-// Verify checks the store in dir without writing to it or taking its lock
-// (longterm.Verify); cfg is read as Open reads it. Damage makes the error
-// wrap memory.ErrCorrupt; the report lists it.
-func Verify(ctx context.Context, dir string, cfg Config) (longterm.VerifyReport, error) {
+// Verify checks the store target names. A store directory is checked
+// without writing to it or taking its lock (longterm.Verify); cfg is read
+// as Open reads it. A PostgreSQL store's schema version and manifest are
+// checked, then it is opened as a reader opens it and its records and
+// chunks are counted (a fuller check is to come). Damage makes the error
+// wrap memory.ErrCorrupt (or ErrVersion, ErrEmbedderMismatch); the report
+// lists it.
+func Verify(ctx context.Context, target string, cfg Config) (VerifyReport, error) {
+	if err := CheckTarget(target); err != nil {
+		return VerifyReport{VerifyReport: longterm.VerifyReport{Dir: Redact(target)}}, err
+	}
+	if IsURL(target) {
+		return verifyPostgres(ctx, target, cfg)
+	}
 	cfg.Create, cfg.ReadOnly = false, true
-	kind, emb, opts, err := resolve(ctx, dir, cfg, false)
+	kind, emb, opts, err := resolve(ctx, target, cfg, false)
 	if err != nil {
-		return longterm.VerifyReport{Dir: dir, Problems: []string{err.Error()}}, err
+		return VerifyReport{VerifyReport: longterm.VerifyReport{Dir: target, Problems: []string{err.Error()}}}, err
 	}
 	if kind == Short {
 		opts = append(short.Options(), opts...)
 	}
-	return longterm.Verify(ctx, dir, emb, opts...)
+	rep, err := longterm.Verify(ctx, target, emb, opts...)
+	return VerifyReport{VerifyReport: rep}, err
 }
 
 // Repair makes a damaged store in dir openable again (longterm.Repair):
@@ -228,6 +245,9 @@ func Verify(ctx context.Context, dir string, cfg Config) (longterm.VerifyReport,
 // Backend then say what the store was; the defaults otherwise) and rebuilds
 // the snapshot; the report says what it dropped.
 func Repair(ctx context.Context, dir string, cfg Config) (longterm.RepairReport, error) {
+	if err := checkDir(dir, "repair"); err != nil {
+		return longterm.RepairReport{Dir: Redact(dir)}, err
+	}
 	cfg.Create, cfg.ReadOnly = false, false
 	if _, err := os.Stat(filepath.Join(dir, "memories.log")); err != nil && !Exists(dir) {
 		return longterm.RepairReport{Dir: dir}, fmt.Errorf("store: no memory store in %s: %w", dir, fs.ErrNotExist)
