@@ -215,7 +215,7 @@ func verifyPostgres(ctx context.Context, url string, cfg Config) (VerifyReport, 
 	p, _, err := openPostgres(ctx, url, cfg)
 	switch {
 	case errors.Is(err, embed.ErrBadSpec):
-		return damage(fmt.Errorf("store: %w: schema %q's manifest names embedder %q: %w", memory.ErrCorrupt, man.Schema, man.Embedder, err))
+		return damage(fmt.Errorf("store: %w: schema %q's manifest names embedder %q: %v", memory.ErrCorrupt, man.Schema, man.Embedder, err))
 	case errors.Is(err, memory.ErrEmbedderMismatch):
 		return damage(err) // the manifest's dimension is not its embedder's
 	}
