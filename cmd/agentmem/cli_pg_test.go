@@ -197,6 +197,7 @@ func TestCLI_Postgres_Refusals(t *testing.T) {
 	r = run("search", "--embedder", "hash:128", "x")
 	assert.Equal(t, exitFailure, r.code)
 	assert.Contains(t, r.stderr, "built with embedder hash:512")
+	assert.Equal(t, 1, strings.Count(r.stderr, "agentmem: "), "one prefix: %s", r.stderr)
 
 	entries, err := os.ReadDir(wd)
 	require.NoError(t, err)
