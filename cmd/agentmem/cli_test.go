@@ -37,6 +37,7 @@ func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 const conversation = "../../testdata/conversation.jsonl"
 
 func TestCLI_ImportThenSearch(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "import", conversation, "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -87,6 +88,7 @@ func TestCLI_ImportThenSearch(t *testing.T) {
 }
 
 func TestCLI_AddSearchStats(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "add", "--store", store, "user: the wifi password is tulip-42\nassistant: saved", "user: book a table for two at 7pm")
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -118,6 +120,7 @@ func TestCLI_AddSearchStats(t *testing.T) {
 }
 
 func TestCLI_StoreRemembersEmbedder(t *testing.T) {
+	t.Parallel()
 	r := checkStoreRemembersEmbedder(t)
 	assert.Contains(t, r.stderr, "hash:512")
 }
@@ -143,6 +146,7 @@ func checkStoreRemembersEmbedder(t *testing.T, addFlags ...string) cliResult {
 }
 
 func TestCLI_Errors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	write := func(name, data string) string {
@@ -192,6 +196,7 @@ func TestCLI_Errors(t *testing.T) {
 }
 
 func TestCLI_ImportFromStdin(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	in := `{"text":"user: 我的工号是 NW-20417\nassistant: 已记住","role":"ignored"}` + "\n" + `{"text":"user: ping\nassistant: pong"}`
 	r := runCLI(t, in, "import", "-", "--store", store, "--batch", "1")
@@ -215,6 +220,7 @@ func requireReimportSkipsAll(t *testing.T, store string, n int) {
 }
 
 func TestCLI_MigrateOldShortStore(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	require.NoError(t, os.CopyFS(store, os.DirFS("../../store/testdata/v1-short")))
 
