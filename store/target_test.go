@@ -132,3 +132,13 @@ func TestOpen_DirectoryStoreStats(t *testing.T) {
 		Backend: DefaultBackend, TopK: 5}, st)
 	assert.False(t, strings.Contains(st.Store, "://"))
 }
+
+// TestOpen_BackendSpecHidesPassword: a backend spec that cannot be opened
+// is named without the password of the DSN it holds.
+func TestOpen_BackendSpecHidesPassword(t *testing.T) {
+	for _, spec := range []string{"nosuch:postgres://u:hunter22@h/db", "pgvector:postgres://u:hunter22@127.0.0.1:1/db?connect_timeout=2"} {
+		_, err := Open(t.Context(), filepath.Join(t.TempDir(), "s"), Config{Create: true, Backend: spec, Logger: quietLogger()})
+		require.Error(t, err, spec)
+		assert.NotContains(t, err.Error(), "hunter22", spec)
+	}
+}

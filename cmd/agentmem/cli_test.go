@@ -289,3 +289,14 @@ func TestErrorLine(t *testing.T) {
 	assert.Equal(t, "agentmem: not found: x: corrupt data", errorLine(err))
 	assert.Equal(t, "agentmem: plain", errorLine(errors.New("plain")))
 }
+
+// TestCLI_BackendPasswordNotShown: a --backend spec holding a DSN is named
+// in errors without its password.
+func TestCLI_BackendPasswordNotShown(t *testing.T) {
+	t.Parallel()
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "--store", store, "--backend", "nosuch:postgres://u:hunter22@h/db", "add", "x")
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "nosuch:postgres://u:xxxxx@h/db")
+	assert.NotContains(t, r.stderr, "hunter22")
+}
