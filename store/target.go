@@ -65,20 +65,42 @@ var passwordParam = regexp.MustCompile(`(?i)(\bpassword=)[^&\s#]*`)
 // without one is returned as it is. Everything that prints a target or
 // wraps it into an error goes through Redact.
 func Redact(target string) string {
-	if i := strings.Index(target, "://"); i >= 0 {
-		start := i + len("://")
-		rest := target[start:]
-		end := strings.IndexAny(rest, "/?#")
-		if end < 0 {
-			end = len(rest)
-		}
-		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
-			if colon := strings.Index(rest[:at], ":"); colon >= 0 {
-				target = target[:start+colon+1] + Redacted + target[start+at:]
-			}
-		}
+	if start, at, colon := userInfo(target); colon >= 0 {
+		target = target[:start+colon+1] + Redacted + target[start+at:]
 	}
 	return passwordParam.ReplaceAllString(target, "${1}"+Redacted)
+}
+
+// userInfo finds a URL's user information: it starts at start, after
+// "://", and ends at start+at, at an "@"; colon is the offset from start
+// of the ":" before the password, or -1 for none (also when there is no
+// "://" or no "@"). The "@" is the last one before the query, or, when
+// there is none, the last one of all: a password that a careless URL
+// leaves unescaped may hold "/", "?", "#" or "@", and redacting too much
+// is better than showing part of it. The ":" must come before the first
+// "/", "?" or "#" (in the authority).
+func userInfo(target string) (start, at, colon int) {
+	i := strings.Index(target, "://")
+	if i < 0 {
+		return 0, 0, -1
+	}
+	start = i + len("://")
+	rest := target[start:]
+	at = -1
+	if end := strings.IndexAny(rest, "?#"); end >= 0 {
+		at = strings.LastIndex(rest[:end], "@")
+	}
+	if at < 0 {
+		at = strings.LastIndex(rest, "@")
+	}
+	colon = strings.Index(rest, ":")
+	if at < 0 || colon < 0 || colon > at {
+		return start, 0, -1
+	}
+	if auth := strings.IndexAny(rest, "/?#"); auth >= 0 && auth < colon {
+		return start, 0, -1
+	}
+	return start, at, colon
 }
 
 // passwords returns the passwords target holds (as written and, when
@@ -95,16 +117,8 @@ func passwords(target string) []string {
 			out = append(out, dec)
 		}
 	}
-	if i := strings.Index(target, "://"); i >= 0 {
-		rest := target[i+3:]
-		if end := strings.IndexAny(rest, "/?#"); end >= 0 {
-			rest = rest[:end]
-		}
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
-				add(pw)
-			}
-		}
+	if start, at, colon := userInfo(target); colon >= 0 {
+		add(target[start+colon+1 : start+at])
 	}
 	for _, m := range passwordParam.FindAllStringIndex(target, -1) {
 		_, pw, _ := strings.Cut(target[m[0]:m[1]], "=")
@@ -126,6 +140,11 @@ const minRedactedLen = 4
 func redactError(err error, target string) error {
 	if err == nil {
 		return nil
+	}
+	if start, at, colon := userInfo(target); colon >= 0 && strings.Contains(target[start+colon+1:start+at], "@") {
+		// The driver's own redaction stops at the first "@" and shows
+		// the rest: say only what is wrong.
+		return &redactedError{msg: fmt.Sprintf("store: %s: the password holds an unescaped \"@\": percent-encode it (%%40)", Redact(target)), err: err}
 	}
 	msg := err.Error()
 	red := msg

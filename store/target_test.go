@@ -35,6 +35,12 @@ func TestRedact(t *testing.T) {
 		{"pgvector:postgres://u:s3cret@h/db?exact=1", "pgvector:postgres://u:xxxxx@h/db?exact=1"},
 		{"pgvector:host=h password=s3cret dbname=d", "pgvector:host=h password=xxxxx dbname=d"},
 		{"postgres://u:s3cret@h/db?q=a@b", "postgres://u:xxxxx@h/db?q=a@b"},
+		{"postgres://u:pa/ss@w@h/db", "postgres://u:xxxxx@h/db"},
+		{"postgres://h/db?host=/tmp/a:b@c", "postgres://h/db?host=/tmp/a:b@c"},
+		{"postgres://u:12?x@h/db", "postgres://u:xxxxx@h/db"},
+		{"postgres://u:p#w@h/db", "postgres://u:xxxxx@h/db"},
+		{"postgres://h:5432/db?sslmode=require", "postgres://h:5432/db?sslmode=require"},
+		{"postgres://u@h:5432/db", "postgres://u@h:5432/db"},
 	} {
 		assert.Equal(t, tc.want, Redact(tc.in), tc.in)
 	}
@@ -91,6 +97,8 @@ func TestOpenURL_FailedConnectionHidesPassword(t *testing.T) {
 		"postgres://agent:hunter22@127.0.0.1:1/memory?connect_timeout=2",
 		"postgresql://agent@127.0.0.1:1/memory?password=hunter22&connect_timeout=2",
 		"postgres://agent:hunter22@127.0.0.1:badport/memory",
+		"postgres://agent:hunter22@xy@127.0.0.1:badport/memory",
+		"postgres://agent:xy@hunter22@127.0.0.1:1/memory?connect_timeout=2",
 	} {
 		_, err := OpenURL(ctx, target, Config{Create: true, Logger: quietLogger()})
 		require.Error(t, err, target)
