@@ -13,6 +13,11 @@
 // Both kinds share one format (memory/longterm's manifest, lock, CRC-framed
 // log and snapshots); a short-term store of the previous release
 // (segments.jsonl) is converted by [Migrate].
+//
+// [OpenURL] is the opener for a program that takes whatever store a user
+// names: a store directory, or a PostgreSQL URL (postgres://…, package
+// memory/postgres). It refuses any other scheme:// ([CheckTarget]), and
+// neither it nor [Verify] puts a URL's password in an error ([Redact]).
 package store
 
 import (
