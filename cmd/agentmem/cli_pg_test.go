@@ -205,25 +205,43 @@ func TestCLI_Postgres_Refusals(t *testing.T) {
 }
 
 // TestCLI_Postgres_VerifyNamesDamage: a manifest whose dimension is not
-// its embedder's is damage: verify exits 1 and names it.
+// its embedder's, and a schema newer than this build, are damage: verify
+// exits 1 and names it.
 func TestCLI_Postgres_VerifyNamesDamage(t *testing.T) {
 	t.Parallel()
 	run, st, _ := pgCLI(t)
 	r := run("add", "a memory")
 	require.Equal(t, exitOK, r.code, r.stderr)
-
-	conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
-	require.NoError(t, err)
 	schema := schemaOf(t, st)
-	_, err = conn.Exec(t.Context(), `UPDATE `+pgx.Identifier{schema, "manifest"}.Sanitize()+` SET dim = 7`)
-	require.NoError(t, conn.Close(t.Context()))
-	require.NoError(t, err)
+	execSQL := func(sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
+		require.NoError(t, err)
+		_, err = conn.Exec(t.Context(), sql)
+		require.NoError(t, conn.Close(t.Context()))
+		require.NoError(t, err)
+	}
+	manifest := pgx.Identifier{schema, "manifest"}.Sanitize()
 
+	execSQL(`UPDATE ` + manifest + ` SET dim = 7`)
 	r = run("verify")
 	assert.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "DAMAGE")
 	assert.Contains(t, r.stdout, "dimension 7")
 	assert.NotContains(t, r.stdout, "\nok\n")
+
+	execSQL(`UPDATE ` + manifest + ` SET dim = 512; INSERT INTO ` + pgx.Identifier{schema, "schema_migrations"}.Sanitize() + ` (version, name) VALUES (999, 'future')`)
+	r = run("--json", "verify")
+	assert.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
+	var rep struct {
+		Problems      []string `json:"problems"`
+		SchemaVersion int      `json:"schema_version"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	assert.Equal(t, 999, rep.SchemaVersion)
+	require.Len(t, rep.Problems, 1)
+	assert.Contains(t, rep.Problems[0], "is at version 999")
+	assert.Contains(t, r.stderr, "upgrade agentmem")
 }
 
 // schemaOf returns the schema=NAME of a store URL.
