@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/longterm"
 )
 
 // Limits on requests. Bodies larger than the server's body limit are
@@ -17,8 +16,9 @@ import (
 const (
 	// DefaultMaxBodyBytes is the default limit on a request body (WithMaxBodyBytes).
 	DefaultMaxBodyBytes = 1 << 20
-	// MaxK is the most memories one search returns.
-	MaxK = 1000
+	// DefaultK is how many memories a search returns when the request
+	// gives no k; MaxK is the most it returns.
+	DefaultK, MaxK = 5, 1000
 	// DefaultListLimit is how many memories a listing returns by default,
 	// MaxListLimit the most it returns.
 	DefaultListLimit, MaxListLimit = 50, 1000
@@ -71,7 +71,7 @@ type AddRequest struct {
 }
 
 // records turns the request into the records to store, namespace ns.
-func (r *AddRequest) records(ns string) ([]longterm.Record, error) {
+func (r *AddRequest) records(ns string) ([]memory.Record, error) {
 	text := cmp.Or(r.Text, r.Content)
 	if text != "" && len(r.Messages) > 0 {
 		return nil, invalid("give text or messages, not both")
@@ -91,14 +91,14 @@ func (r *AddRequest) records(ns string) ([]longterm.Record, error) {
 	}
 	tags := mergeTags(r.Tags, r.Metadata)
 	if text != "" {
-		return []longterm.Record{{ID: r.ID, Text: text, Time: t, Namespace: ns, Speaker: r.Speaker, Tags: tags}}, nil
+		return []memory.Record{{ID: r.ID, Text: text, Time: t, Namespace: ns, Speaker: r.Speaker, Tags: tags}}, nil
 	}
-	recs := make([]longterm.Record, len(r.Messages))
+	recs := make([]memory.Record, len(r.Messages))
 	for i, m := range r.Messages {
 		if m.Content == "" {
 			return nil, invalid(fmt.Sprintf("messages[%d]: content is required", i))
 		}
-		recs[i] = longterm.Record{Text: m.Content, Time: t, Namespace: ns, Speaker: cmp.Or(m.Role, r.Speaker), Tags: tags}
+		recs[i] = memory.Record{Text: m.Content, Time: t, Namespace: ns, Speaker: cmp.Or(m.Role, r.Speaker), Tags: tags}
 	}
 	return recs, nil
 }
@@ -118,7 +118,7 @@ type UpdateRequest struct {
 }
 
 // apply returns old with the request's fields applied.
-func (r *UpdateRequest) apply(old longterm.Record) (longterm.Record, error) {
+func (r *UpdateRequest) apply(old memory.Record) (memory.Record, error) {
 	rec := old
 	if text := cmp.Or(r.Text, r.Content); text != "" {
 		rec.Text = text
@@ -158,10 +158,10 @@ type SearchRequest struct {
 	Neighbours int `json:"neighbours,omitempty" jsonschema:"also return up to this many memories said just before and just after each hit in its conversation (0..50): the question an answer replies to"`
 }
 
-// query turns the request into a longterm.Query in namespace ns and the
+// query turns the request into a memory.Query in namespace ns and the
 // tags every hit must carry.
-func (r *SearchRequest) query(ns string) (longterm.Query, []string, error) {
-	q := longterm.Query{Text: cmp.Or(r.Query, r.Q), Namespace: ns, MinScore: r.MinScore}
+func (r *SearchRequest) query(ns string) (memory.Query, []string, error) {
+	q := memory.Query{Text: cmp.Or(r.Query, r.Q), Namespace: ns, MinScore: r.MinScore}
 	if strings.TrimSpace(q.Text) == "" {
 		return q, nil, invalid("query is required")
 	}
@@ -171,7 +171,7 @@ func (r *SearchRequest) query(ns string) (longterm.Query, []string, error) {
 	}
 	q.K = k
 	if r.Mode != "" {
-		m, err := longterm.ParseMode(strings.ToLower(r.Mode))
+		m, err := memory.ParseMode(strings.ToLower(r.Mode))
 		if err != nil {
 			return q, nil, invalid(fmt.Sprintf("mode %q: want hybrid, vector or keyword", r.Mode))
 		}
@@ -282,7 +282,7 @@ type Stats struct {
 	ReadOnly bool `json:"read_only"`
 }
 
-func toMemory(r longterm.Record) Memory {
+func toMemory(r memory.Record) Memory {
 	m := Memory{ID: r.ID, Text: r.Text, Namespace: r.Namespace, Time: r.Time, Speaker: r.Speaker, Tags: r.Tags}
 	for _, t := range r.Tags {
 		if k, v, ok := strings.Cut(t, "="); ok && k != "" {
@@ -295,14 +295,14 @@ func toMemory(r longterm.Record) Memory {
 	return m
 }
 
-func toHit(h longterm.Hit) Hit {
-	m := toMemory(longterm.Record{ID: h.ID, Text: h.Text, Namespace: h.Namespace, Time: h.Time, Speaker: h.Speaker, Tags: h.Tags})
+func toHit(h memory.Hit) Hit {
+	m := toMemory(memory.Record{ID: h.ID, Text: h.Text, Namespace: h.Namespace, Time: h.Time, Speaker: h.Speaker, Tags: h.Tags})
 	return Hit{Memory: m, Score: h.Score, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
 		Before: toMemories(h.Before), After: toMemories(h.After)}
 }
 
 // toMemories converts records; none is nil.
-func toMemories(rs []longterm.Record) []Memory {
+func toMemories(rs []memory.Record) []Memory {
 	if len(rs) == 0 {
 		return nil
 	}

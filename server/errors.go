@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/agentmem/agentmem/internal/errs"
-	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/memory"
 )
 
 // Error codes: the "code" of every error the HTTP API answers with, and the
@@ -62,17 +61,15 @@ func classify(err error) (status int, code string) {
 	switch {
 	case errors.As(err, &ae):
 		return ae.status, ae.code
-	case errors.As(err, &mbe), errors.Is(err, errs.TooLarge):
+	case errors.As(err, &mbe), errors.Is(err, memory.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge, CodeTooLarge
-	case errors.Is(err, longterm.ErrNotFound), errors.Is(err, errs.NotFound):
+	case errors.Is(err, memory.ErrNotFound):
 		return http.StatusNotFound, CodeNotFound
-	case errors.Is(err, longterm.ErrEmptyText), errors.Is(err, longterm.ErrInvalidUTF8),
-		errors.Is(err, longterm.ErrInvalidQuery), errors.Is(err, errs.InvalidArgument),
-		errors.Is(err, errs.EmptyInput):
+	case errors.Is(err, memory.ErrInvalidArgument), errors.Is(err, memory.ErrEmptyText):
 		return http.StatusBadRequest, CodeInvalidArgument
-	case errors.Is(err, longterm.ErrClosed), errors.Is(err, errs.Closed):
+	case errors.Is(err, memory.ErrClosed):
 		return http.StatusServiceUnavailable, CodeUnavailable
-	case errors.Is(err, errs.Unsupported), errors.Is(err, errors.ErrUnsupported), errors.Is(err, longterm.ErrNotDurable):
+	case errors.Is(err, memory.ErrUnsupported), errors.Is(err, errors.ErrUnsupported):
 		return http.StatusNotImplemented, CodeUnsupported
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout, CodeCanceled

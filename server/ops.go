@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem/internal/errs"
-	"github.com/agentmem/agentmem/memory/longterm"
 )
 
 // The operations below are what both the HTTP API and the MCP tools do:
@@ -115,7 +114,7 @@ func (s *Server) search(ctx context.Context, p *principal, req *SearchRequest) (
 	}
 	k := q.K
 	if k == 0 {
-		k = longterm.DefaultTopK
+		k = DefaultK
 	}
 	if len(tags) > 0 {
 		q.K = min(k*searchOverfetch, MaxK)

@@ -93,6 +93,9 @@ type legacySegment struct {
 // format is an error wrapping memory.ErrInvalidArgument; a missing one,
 // fs.ErrNotExist; one in use, memory.ErrLocked.
 func Migrate(ctx context.Context, dir string, cfg MigrateConfig) (MigrateResult, error) {
+	if err := checkDir(dir, "migrate"); err != nil {
+		return MigrateResult{}, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()

@@ -13,6 +13,11 @@
 // Both kinds share one format (memory/longterm's manifest, lock, CRC-framed
 // log and snapshots); a short-term store of the previous release
 // (segments.jsonl) is converted by [Migrate].
+//
+// [OpenURL] is the opener for a program that takes whatever store a user
+// names: a store directory, or a PostgreSQL URL (postgres://…, package
+// memory/postgres). It refuses any other scheme:// ([CheckTarget]), and
+// neither it nor [Verify] puts a URL's password in an error ([Redact]).
 package store
 
 import (
@@ -26,11 +31,11 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/faissfmt"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/memory/short"
 	"github.com/agentmem/agentmem/vdb"
-	"github.com/agentmem/agentmem/vdb/faiss"
 )
 
 // Kind is a store's memory kind.
@@ -139,6 +144,9 @@ func (s *Store) Short() *short.Memory { return s.short }
 // error wrapping fs.ErrNotExist; a short-term store of the previous release
 // one wrapping memory.ErrVersion that names `agentmem migrate`.
 func Info(dir string) (kind Kind, embedder, backend string, err error) {
+	if err := checkDir(dir, "store.Info"); err != nil {
+		return "", "", "", err
+	}
 	man, err := longterm.ReadManifest(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -171,9 +179,9 @@ func legacyBackend(dir, backend string) string {
 	}
 	for _, path := range files { // every namespace has the same index type
 		if f, err := os.Open(path); err == nil {
-			h, err := faiss.ReadHeader(f)
+			h, err := faissfmt.ReadHeader(f)
 			f.Close()
-			if err == nil && h.Factory != "" && h.Factory != faiss.DefaultFactory {
+			if err == nil && h.Factory != "" && h.Factory != faissfmt.DefaultFactory {
 				return "faiss:" + h.Factory
 			}
 		}
@@ -189,6 +197,9 @@ func legacyBackend(dir, backend string) string {
 // vdb.ErrUnknownBackend) leaves a new store uncreated and an old one as it
 // was.
 func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
+	if err := checkDir(dir, "store.Open (OpenURL opens both)"); err != nil {
+		return nil, err
+	}
 	kind, emb, opts, err := resolve(ctx, dir, cfg, false)
 	if err != nil {
 		return nil, err
@@ -207,19 +218,30 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 	return &Store{Memory: lt, kind: Long}, nil
 }
 
-// Verify checks the store in dir without writing to it or taking its lock
-// (longterm.Verify); cfg is read as Open reads it. Damage makes the error
-// wrap memory.ErrCorrupt; the report lists it.
-func Verify(ctx context.Context, dir string, cfg Config) (longterm.VerifyReport, error) {
+// Verify checks the store target names. A store directory is checked
+// without writing to it or taking its lock (longterm.Verify); cfg is read
+// as Open reads it. A PostgreSQL store's schema version and manifest are
+// checked, then it is opened as a reader opens it and its records and
+// chunks are counted (a fuller check is to come). Damage makes the error
+// wrap memory.ErrCorrupt (or ErrVersion, ErrEmbedderMismatch); the report
+// lists it.
+func Verify(ctx context.Context, target string, cfg Config) (VerifyReport, error) {
+	if err := CheckTarget(target); err != nil {
+		return VerifyReport{VerifyReport: longterm.VerifyReport{Dir: Redact(target)}}, err
+	}
+	if IsURL(target) {
+		return verifyPostgres(ctx, target, cfg)
+	}
 	cfg.Create, cfg.ReadOnly = false, true
-	kind, emb, opts, err := resolve(ctx, dir, cfg, false)
+	kind, emb, opts, err := resolve(ctx, target, cfg, false)
 	if err != nil {
-		return longterm.VerifyReport{Dir: dir, Problems: []string{err.Error()}}, err
+		return VerifyReport{VerifyReport: longterm.VerifyReport{Dir: target, Problems: []string{err.Error()}}}, err
 	}
 	if kind == Short {
 		opts = append(short.Options(), opts...)
 	}
-	return longterm.Verify(ctx, dir, emb, opts...)
+	rep, err := longterm.Verify(ctx, target, emb, opts...)
+	return VerifyReport{VerifyReport: rep}, err
 }
 
 // Repair makes a damaged store in dir openable again (longterm.Repair):
@@ -228,6 +250,9 @@ func Verify(ctx context.Context, dir string, cfg Config) (longterm.VerifyReport,
 // Backend then say what the store was; the defaults otherwise) and rebuilds
 // the snapshot; the report says what it dropped.
 func Repair(ctx context.Context, dir string, cfg Config) (longterm.RepairReport, error) {
+	if err := checkDir(dir, "repair"); err != nil {
+		return longterm.RepairReport{Dir: Redact(dir)}, err
+	}
 	cfg.Create, cfg.ReadOnly = false, false
 	if _, err := os.Stat(filepath.Join(dir, "memories.log")); err != nil && !Exists(dir) {
 		return longterm.RepairReport{Dir: dir}, fmt.Errorf("store: no memory store in %s: %w", dir, fs.ErrNotExist)
@@ -318,7 +343,7 @@ func probeBackend(ctx context.Context, emb embed.Embedder, backend string) error
 	}
 	db, err := vdb.Open(ctx, backend, vdb.Config{Dim: dim})
 	if err != nil {
-		return fmt.Errorf("store: backend %q: %w", backend, err)
+		return fmt.Errorf("store: backend %q: %w", Redact(backend), err)
 	}
 	return db.Close()
 }

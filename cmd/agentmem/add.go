@@ -53,7 +53,7 @@ things, prefers what that speaker said.`,
 			if id != "" && len(segs) > 1 {
 				return usageError{fmt.Errorf("--id names one memory, but %d segments were given", len(segs))}
 			}
-			return a.withStore(cmd, true, store.Config{}, func(st *store.Store) error {
+			return a.withStore(cmd, true, store.Config{}, func(st store.Memory) error {
 				recs := make([]memory.Record, len(segs))
 				for i, s := range segs {
 					recs[i] = memory.Record{ID: id, Text: s, Namespace: namespace, Speaker: speaker, Time: when, Tags: tags}
@@ -67,9 +67,9 @@ things, prefers what that speaker said.`,
 					return json.NewEncoder(out).Encode(struct {
 						IDs   []string `json:"ids"`
 						Store string   `json:"store"`
-					}{ids, a.store})
+					}{ids, a.where()})
 				}
-				_, err = fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(ids), plural(len(ids), noun(st)), strings.Join(ids, ", "), a.store)
+				_, err = fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(ids), plural(len(ids), noun(st)), strings.Join(ids, ", "), a.where())
 				return err
 			})
 		},

@@ -24,6 +24,15 @@ import (
 // the workflow track, inside the store directory.
 const chatStateFile = "chat.json"
 
+// chatState is the session's state file in the store directory, or ""
+// for a PostgreSQL store (the session then starts afresh each time).
+func chatState(target string) string {
+	if store.IsURL(target) {
+		return ""
+	}
+	return filepath.Join(target, chatStateFile)
+}
+
 // chatOptions are the chat command's flags.
 type chatOptions struct {
 	model     string
@@ -46,7 +55,8 @@ for that input, the workflow track and the recent rounds of the conversation.
 A round is remembered only when it succeeded: it joins the conversation
 window, and rounds the window forgets settle into the store's memory. The
 window and the workflow track are saved in STORE/` + chatStateFile + ` after every
-round, so the conversation continues when chat is started again. With a
+round, so the conversation continues when chat is started again (not with
+a PostgreSQL store, which keeps no such file). With a
 long-term store (--memory long), recall is its hybrid search over every
 namespace and forgotten rounds are stored in its "default" namespace.
 
@@ -129,7 +139,11 @@ func runChat(ctx context.Context, cmd *cobra.Command, ap *app, o chatOptions, ar
 	out := cmd.OutOrStdout()
 	opts := []agent.Option{
 		agent.WithSystem(o.system), agent.WithMemory(mem), agent.WithWindow(w), agent.WithTrack(tr),
-		agent.WithBudget(o.budget), agent.WithStateFile(filepath.Join(ap.store, chatStateFile)),
+		agent.WithBudget(o.budget),
+	}
+	state := chatState(ap.store)
+	if state != "" {
+		opts = append(opts, agent.WithStateFile(state))
 	}
 	if !ap.json {
 		opts = append(opts, agent.WithStream(out))
@@ -222,9 +236,11 @@ func chatLoop(ctx context.Context, ap *app, a *agent.Agent, in io.Reader, out, e
 			return nil
 		case strings.HasPrefix(line, "/"):
 			if err := trackCommand(a.Track(), line, out); err != nil {
-				fmt.Fprintln(errOut, "agentmem:", err)
-			} else if err := a.Save(filepath.Join(ap.store, chatStateFile)); err != nil {
-				fmt.Fprintln(errOut, "agentmem:", err)
+				fmt.Fprintln(errOut, errorLine(err))
+			} else if state := chatState(ap.store); state != "" {
+				if err := a.Save(state); err != nil {
+					fmt.Fprintln(errOut, errorLine(err))
+				}
 			}
 			continue
 		}
@@ -234,7 +250,7 @@ func chatLoop(ctx context.Context, ap *app, a *agent.Agent, in io.Reader, out, e
 		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 			return err
 		case errors.Is(err, agent.ErrRemember):
-			fmt.Fprintln(errOut, "agentmem: answered, but:", err) // the answer was shown
+			fmt.Fprintln(errOut, "agentmem: answered, but:", message(err)) // the answer was shown
 		default:
 			fmt.Fprintln(errOut, "agentmem:", err, "(nothing was remembered from this round)")
 		}

@@ -105,6 +105,7 @@ func TestChatCmd_NoServerGivesHint(t *testing.T) {
 }
 
 func TestChatCmd_BadUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"chat", "--store", t.TempDir()},                          // no --model
 		{"chat", "--store", t.TempDir(), "--dry-run"},             // no input

@@ -12,7 +12,11 @@ import (
 	memstore "github.com/agentmem/agentmem/store"
 )
 
+// buildTags are the tags of this test build, for the binary the tests run.
+const buildTags = "faiss"
+
 func TestCLI_FaissBackend(t *testing.T) {
+	t.Parallel()
 	for _, index := range []string{"", "HNSW32,Flat"} {
 		t.Run("index="+index, func(t *testing.T) {
 			store := filepath.Join(t.TempDir(), "store")
@@ -38,6 +42,7 @@ func TestCLI_FaissBackend(t *testing.T) {
 }
 
 func TestCLI_FaissBadIndex(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "add", "--store", store, "--backend", "faiss", "--index", "NoSuchIndex", "hello")
 	assert.NotEqual(t, exitOK, r.code)
@@ -51,6 +56,7 @@ func TestCLI_FaissBadIndex(t *testing.T) {
 }
 
 func TestCLI_LongTerm_FaissBackend(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "import", "--memory", "long", "--store", store, "--backend", "faiss", "--index", "HNSW32,Flat", conversation)
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -73,6 +79,7 @@ func TestCLI_LongTerm_FaissBackend(t *testing.T) {
 }
 
 func TestCLI_LongTerm_SwitchBackend(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "add", "--memory", "long", "--store", store, "user: the wifi password is tulip-42")
 	require.Equal(t, exitOK, r.code, r.stderr)

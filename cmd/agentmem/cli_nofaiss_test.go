@@ -10,7 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
+// buildTags are the tags of this test build, for the binary the tests run.
+const buildTags = ""
+
 func TestCLI_FaissBackendWithoutTag(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "add", "--store", store, "--backend", "faiss", "--index", "HNSW32,Flat", "hello")
 	assert.Equal(t, exitFailure, r.code)

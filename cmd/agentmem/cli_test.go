@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
 )
 
 // cliResult is what one in-process run of the CLI produced.
@@ -33,6 +37,7 @@ func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 const conversation = "../../testdata/conversation.jsonl"
 
 func TestCLI_ImportThenSearch(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "import", conversation, "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -83,6 +88,7 @@ func TestCLI_ImportThenSearch(t *testing.T) {
 }
 
 func TestCLI_AddSearchStats(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "add", "--store", store, "user: the wifi password is tulip-42\nassistant: saved", "user: book a table for two at 7pm")
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -114,6 +120,7 @@ func TestCLI_AddSearchStats(t *testing.T) {
 }
 
 func TestCLI_StoreRemembersEmbedder(t *testing.T) {
+	t.Parallel()
 	r := checkStoreRemembersEmbedder(t)
 	assert.Contains(t, r.stderr, "hash:512")
 }
@@ -139,6 +146,7 @@ func checkStoreRemembersEmbedder(t *testing.T, addFlags ...string) cliResult {
 }
 
 func TestCLI_Errors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	write := func(name, data string) string {
@@ -188,6 +196,7 @@ func TestCLI_Errors(t *testing.T) {
 }
 
 func TestCLI_ImportFromStdin(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	in := `{"text":"user: 我的工号是 NW-20417\nassistant: 已记住","role":"ignored"}` + "\n" + `{"text":"user: ping\nassistant: pong"}`
 	r := runCLI(t, in, "import", "-", "--store", store, "--batch", "1")
@@ -211,6 +220,7 @@ func requireReimportSkipsAll(t *testing.T, store string, n int) {
 }
 
 func TestCLI_MigrateOldShortStore(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	require.NoError(t, os.CopyFS(store, os.DirFS("../../store/testdata/v1-short")))
 
@@ -241,4 +251,52 @@ func TestCLI_MigrateOldShortStore(t *testing.T) {
 	r = runCLI(t, "", "migrate", "--store", store)
 	assert.Equal(t, exitFailure, r.code)
 	assert.Contains(t, r.stderr, "already in the current format")
+}
+
+// TestCLI_OnePrefixPerError: an error is printed with one "agentmem: "
+// prefix, at the start, though the library's sentinels carry it too
+// (memory.ErrNotFound is "agentmem: not found").
+func TestCLI_OnePrefixPerError(t *testing.T) {
+	t.Parallel()
+	store := filepath.Join(t.TempDir(), "store")
+	require.Equal(t, exitOK, runCLI(t, "", "--store", store, "--memory", "long", "add", "a note").code)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"get", "nope"}, exitFailure, "agentmem: not found: " + store + " holds no memory with id nope\n"},
+		{[]string{"forget", "nope"}, exitFailure, "agentmem: not found: " + store + " holds no memory with id nope; nothing forgotten\n"},
+		{[]string{"migrate"}, exitFailure, "agentmem: store: migrate: invalid argument: " + store + " is already in the current format\n"},
+		{[]string{"--memory", "short", "search", "x"}, exitUsage, "agentmem: --memory short, but "},
+		{[]string{"--store", "mysql://root:hunter22@db/x", "stats"}, exitUsage, `agentmem: store: invalid argument: mysql://root:xxxxx@db/x: no store of scheme "mysql": want a store directory or a PostgreSQL URL`},
+	} {
+		args := append([]string{"--store", store}, tc.args...)
+		r := runCLI(t, "", args...)
+		assert.Equal(t, tc.code, r.code, "%v: %s", tc.args, r.stderr)
+		assert.True(t, strings.HasPrefix(r.stderr, tc.want), "%v: got %q, want %q…", tc.args, r.stderr, tc.want)
+		assert.Equal(t, 1, strings.Count(r.stderr, "agentmem: "), "%v: %q", tc.args, r.stderr)
+	}
+}
+
+// TestErrorLine: the sentinels' prefix goes wherever it stands; a store
+// path that ends in "agentmem" keeps its name.
+func TestErrorLine(t *testing.T) {
+	t.Parallel()
+	err := fmt.Errorf("store: migrate: %w: /home/u/.agentmem: is current", memory.ErrInvalidArgument)
+	assert.Equal(t, "agentmem: store: migrate: invalid argument: /home/u/.agentmem: is current", errorLine(err))
+	err = fmt.Errorf("%w: x: %w", memory.ErrNotFound, memory.ErrCorrupt)
+	assert.Equal(t, "agentmem: not found: x: corrupt data", errorLine(err))
+	assert.Equal(t, "agentmem: plain", errorLine(errors.New("plain")))
+}
+
+// TestCLI_BackendPasswordNotShown: a --backend spec holding a DSN is named
+// in errors without its password.
+func TestCLI_BackendPasswordNotShown(t *testing.T) {
+	t.Parallel()
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "--store", store, "--backend", "nosuch:postgres://u:hunter22@h/db", "add", "x")
+	assert.Equal(t, exitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "nosuch:postgres://u:xxxxx@h/db")
+	assert.NotContains(t, r.stderr, "hunter22")
 }

@@ -24,6 +24,7 @@ func hashStore(t *testing.T, dir string) map[string]string {
 }
 
 func TestCLI_ListGetForgetVersion(t *testing.T) {
+	t.Parallel()
 	st := filepath.Join(t.TempDir(), "s")
 	imp := filepath.Join(t.TempDir(), "in.jsonl")
 	var lines []string
@@ -86,6 +87,7 @@ func TestCLI_ListGetForgetVersion(t *testing.T) {
 // the damage, leaves every file as it was, verify says so, and repair
 // keeps a backup and says what it dropped.
 func TestCLI_TruncatedLogIsNamedAndRepairable(t *testing.T) {
+	t.Parallel()
 	st := filepath.Join(t.TempDir(), "s")
 	r := runCLI(t, "", "--store", st, "--memory", "long", "import", conversation)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -130,6 +132,7 @@ func TestCLI_TruncatedLogIsNamedAndRepairable(t *testing.T) {
 // store whose writer was killed (a log tail after the snapshot) change no
 // file; the previous release wrote a snapshot at each Close.
 func TestCLI_ReadersWriteNothing(t *testing.T) {
+	t.Parallel()
 	st := filepath.Join(t.TempDir(), "s")
 	r := runCLI(t, "", "--store", st, "--memory", "long", "import", conversation)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -150,22 +153,11 @@ func TestCLI_ReadersWriteNothing(t *testing.T) {
 	assert.Equal(t, before, hashStore(t, st))
 }
 
-// buildCLI builds the agentmem binary into a temporary directory.
-func buildCLI(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "agentmem")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
-}
-
 // TestCLI_TwoProcessesWrite: two agentmem processes import 200 memories
 // each into one store at the same time; the second waits for the first
 // (--wait) and all 400 are stored, while a reader searches meanwhile.
 func TestCLI_TwoProcessesWrite(t *testing.T) {
+	t.Parallel()
 	bin := buildCLI(t)
 	st := filepath.Join(t.TempDir(), "s")
 	tmp := t.TempDir()
@@ -201,6 +193,7 @@ func TestCLI_TwoProcessesWrite(t *testing.T) {
 // TestCLI_FullDiskStoresNothing: with writes failing (a file size limit,
 // as a full disk fails them), add exits 1 and the store holds nothing new.
 func TestCLI_FullDiskStoresNothing(t *testing.T) {
+	t.Parallel()
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Skip("needs prlimit")
@@ -229,6 +222,7 @@ func TestCLI_FullDiskStoresNothing(t *testing.T) {
 // (snap-N.turns, a cache) is a warning, not damage: verify prints it and
 // exits 0, and the next write's close rewrites the file.
 func TestCLI_VerifyWarnsOfUnusableKeywordIndex(t *testing.T) {
+	t.Parallel()
 	st := filepath.Join(t.TempDir(), "s")
 	r := runCLI(t, "", "--store", st, "--memory", "long", "import", conversation)
 	require.Equal(t, 0, r.code, r.stderr)

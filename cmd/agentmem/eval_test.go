@@ -24,6 +24,7 @@ func runEvalCLI(t *testing.T, args ...string) (int, string) {
 }
 
 func TestEvalCommand(t *testing.T) {
+	t.Parallel()
 	code, out := runEvalCLI(t, "--mode", "all", "--k", "1,5,10", "--json=false", "../../testdata/eval")
 	require.Equal(t, exitOK, code)
 	for _, want := range []string{"hybrid", "vector", "keyword", "R@10", "H@5", "p95 ms", "turns/s", "best recall@10: hybrid"} {
@@ -55,6 +56,7 @@ func TestEvalCommand(t *testing.T) {
 }
 
 func TestEvalCommand_RetrievalOptionsAndGlove(t *testing.T) {
+	t.Parallel()
 	// A tiny GloVe file: enough words of the bundled set to give vectors.
 	vecs := filepath.Join(t.TempDir(), "tiny.txt")
 	require.NoError(t, os.WriteFile(vecs, []byte(

@@ -78,7 +78,7 @@ A progress bar is shown on standard error when it is a terminal.`,
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd, true, store.Config{}, func(st *store.Store) error {
+			return a.withStore(cmd, true, store.Config{}, func(st store.Memory) error {
 				todo, skipped := newRecords(st, lines, namespace)
 				took, err := importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
 					_, err := st.AddBatch(cmd.Context(), todo[lo:hi])
@@ -97,9 +97,9 @@ A progress bar is shown on standard error when it is a terminal.`,
 						Imported int     `json:"imported"`
 						Skipped  int     `json:"skipped"`
 						Seconds  float64 `json:"seconds"`
-					}{name, a.store, imported, skipped, secs})
+					}{name, a.where(), imported, skipped, secs})
 				}
-				fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, noun), name, a.store)
+				fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, noun), name, a.where())
 				if skipped > 0 {
 					fmt.Fprintf(out, " (%d already stored)", skipped)
 				}

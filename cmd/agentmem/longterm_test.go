@@ -33,6 +33,7 @@ func searchJSON(t *testing.T, args ...string) longSearch {
 }
 
 func TestCLI_LongTerm_ImportSearchStats(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "import", "--memory", "long", conversation, "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -84,6 +85,7 @@ func TestCLI_LongTerm_ImportSearchStats(t *testing.T) {
 }
 
 func TestCLI_LongTerm_ImportFields(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	in := `{"text": "user: my badge number is NW-20417", "id": "badge", "namespace": "mara", "speaker": "user", "time": "2026-03-01T09:30:00+01:00"}
 {"text": "user: my badge number is QX-555", "namespace": "tom"}
@@ -133,6 +135,7 @@ func TestCLI_LongTerm_ImportFields(t *testing.T) {
 }
 
 func TestCLI_LongTerm_Add(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "add", "--memory", "long", "--store", store, "--namespace", "ops", "user: the wifi password is tulip-42\nassistant: saved")
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -167,6 +170,7 @@ func TestCLI_LongTerm_Add(t *testing.T) {
 // TestCLI_LongTerm_AddFields: add sets the id, speaker, time and tags of
 // a memory, and the same id replaces it.
 func TestCLI_LongTerm_AddFields(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	add := func(args ...string) cliResult {
 		return runCLI(t, "", append([]string{"add", "--memory", "long", "--store", store, "--namespace", "mara"}, args...)...)
@@ -218,10 +222,12 @@ func TestCLI_LongTerm_AddFields(t *testing.T) {
 }
 
 func TestCLI_LongTerm_StoreRemembersEmbedder(t *testing.T) {
+	t.Parallel()
 	checkStoreRemembersEmbedder(t, "--memory", "long")
 }
 
 func TestCLI_MemoryKindErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	short := filepath.Join(dir, "short")
 	long := filepath.Join(dir, "long")
@@ -298,6 +304,7 @@ func TestChatCmd_LongTerm(t *testing.T) {
 // TestCLI_LongTerm_SearchNeighbours: --neighbours prints, and --json
 // returns, the memories said just before and after each hit.
 func TestCLI_LongTerm_SearchNeighbours(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	r := runCLI(t, "", "import", "--memory", "long", conversation, "--store", store)
 	require.Equal(t, exitOK, r.code, r.stderr)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/vdb/faiss"
 
@@ -45,7 +46,7 @@ const (
 type app struct {
 	stdout, stderr io.Writer
 
-	store    string        // store directory
+	store    string        // store directory or PostgreSQL URL (print it as where())
 	embedder string        // embedder spec, e.g. "hash:512"
 	json     bool          // machine-readable output
 	backend  string        // vector backend spec (vdb.Open): "inmem", "faiss[:FACTORY]", "pgvector:DSN"
@@ -61,8 +62,9 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentmem",
 		Short: "Memory for LLM agents: store, search and evaluate what an agent remembers",
-		Long: `agentmem keeps what an LLM agent was told in a store directory and finds it
-again by meaning (vector search) and by exact words (keyword search).
+		Long: `agentmem keeps what an LLM agent was told in a store directory (or in
+PostgreSQL: --store postgres://…) and finds it again by meaning (vector
+search) and by exact words (keyword search).
 
 The default embedder, hash:512, runs offline and needs no model server.
 Use --embedder ollama:MODEL to embed with an Ollama server (OLLAMA_HOST).`,
@@ -71,7 +73,10 @@ Use --embedder ollama:MODEL to embed with an Ollama server (OLLAMA_HOST).`,
 		Version:       version(),
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			if strings.TrimSpace(a.store) == "" {
-				return usageError{errors.New("--store is empty: give a store directory")}
+				return usageError{errors.New("--store is empty: give " + store.TargetForms)}
+			}
+			if err := store.CheckTarget(a.store); err != nil {
+				return usageError{err}
 			}
 			if a.wait < 0 {
 				return usageError{fmt.Errorf("--wait must be ≥ 0, got %s", a.wait)}
@@ -83,7 +88,7 @@ Use --embedder ollama:MODEL to embed with an Ollama server (OLLAMA_HOST).`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.store, "store", ".agentmem", "store directory")
+	pf.StringVar(&a.store, "store", ".agentmem", `store directory, or a PostgreSQL store's URL ("postgres://user@host/db?schema=NAME")`)
 	pf.StringVar(&a.embedder, "embedder", store.DefaultEmbedder, `embedder spec: "hash:DIM" (offline) or "ollama:MODEL"; default: the store's, else hash:512`)
 	pf.BoolVar(&a.json, "json", false, "print JSON instead of text")
 	pf.StringVar(&a.backend, "backend", store.DefaultBackend,
@@ -121,12 +126,37 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "agentmem:", err)
+	fmt.Fprintln(stderr, errorLine(err))
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
 		return exitUsage
 	}
 	return exitFailure
+}
+
+// errorLine is err as the CLI prints it: one "agentmem: " prefix, at the
+// start. The library's sentinel errors carry the prefix too
+// (memory.ErrNotFound is "agentmem: not found") and packages wrap them
+// with their own ("store: migrate: agentmem: invalid argument: …"); the
+// sentinels' prefix goes, the package names stay.
+func errorLine(err error) string { return "agentmem: " + message(err) }
+
+// message is err's text without the sentinels' "agentmem: " prefix.
+func message(err error) string { return cleanText(err.Error()) }
+
+// cleanText is an error's text without the sentinels' "agentmem: " prefix.
+func cleanText(msg string) string {
+	for _, s := range sentinels {
+		text := s.Error()
+		msg = strings.ReplaceAll(msg, text, strings.TrimPrefix(text, "agentmem: "))
+	}
+	return msg
+}
+
+// sentinels are the library's shared errors, whose texts start "agentmem: ".
+var sentinels = []error{
+	memory.ErrCorrupt, memory.ErrVersion, memory.ErrClosed, memory.ErrLocked, memory.ErrEmptyText, memory.ErrDimension,
+	memory.ErrEmbedderMismatch, memory.ErrInvalidArgument, memory.ErrNotFound, memory.ErrUnsupported, memory.ErrTooLarge,
 }
 
 // version is the module version and VCS revision the binary was built

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -30,9 +29,10 @@ written as it is; migrate rewrites its log in the current format
 		Example: `  agentmem migrate --store .agentmem`,
 		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := store.MigrateConfig{
-				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+			if err := a.dirOnly(cmd); err != nil {
+				return err
 			}
+			cfg := store.MigrateConfig{Logger: a.logger(cmd)}
 			if flagChanged(cmd, "embedder") {
 				cfg.Embedder = a.embedder
 			}

@@ -91,7 +91,7 @@ it, so it works while another process writes.`,
 				return err
 			}
 			opts.Limit, opts.Offset = limit, offset
-			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st *store.Store) error {
+			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st store.Memory) error {
 				recs, total, err := st.List(cmd.Context(), opts)
 				if err != nil {
 					return err
@@ -148,7 +148,7 @@ and time. An id the store does not hold is an error (exit 1) after the
 others are printed. It reads the store without locking it.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st *store.Store) error {
+			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st store.Memory) error {
 				out := cmd.OutOrStdout()
 				var missing []string
 				for i, id := range args {
@@ -177,7 +177,7 @@ others are printed. It reads the store without locking it.`,
 					fmt.Fprintf(out, "\n%s\n", r.Text)
 				}
 				if len(missing) > 0 {
-					return fmt.Errorf("%w: %s holds no memory with id %s", memory.ErrNotFound, a.store, strings.Join(missing, ", "))
+					return fmt.Errorf("%w: %s holds no memory with id %s", memory.ErrNotFound, a.where(), strings.Join(missing, ", "))
 				}
 				return nil
 			})
@@ -209,7 +209,7 @@ memories stay in the log file until the store is compacted.`,
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd, false, store.Config{}, func(st *store.Store) error {
+			return a.withStore(cmd, false, store.Config{}, func(st store.Memory) error {
 				ids := args
 				if len(ids) == 0 {
 					recs, _, err := st.List(cmd.Context(), opts)
@@ -230,7 +230,7 @@ memories stay in the log file until the store is compacted.`,
 						}
 					}
 					if len(missing) > 0 {
-						return fmt.Errorf("%w: %s holds no memory with id %s; nothing forgotten", memory.ErrNotFound, a.store, strings.Join(missing, ", "))
+						return fmt.Errorf("%w: %s holds no memory with id %s; nothing forgotten", memory.ErrNotFound, a.where(), strings.Join(missing, ", "))
 					}
 				}
 				for i, id := range ids {
@@ -242,9 +242,9 @@ memories stay in the log file until the store is compacted.`,
 					return json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
 						Forgotten []string `json:"forgotten"`
 						Store     string   `json:"store"`
-					}{ids, a.store})
+					}{ids, a.where()})
 				}
-				_, err = fmt.Fprintf(cmd.OutOrStdout(), "forgot %d %s in %s\n", len(ids), plural(len(ids), noun(st)), a.store)
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "forgot %d %s in %s\n", len(ids), plural(len(ids), noun(st)), a.where())
 				return err
 			})
 		},

@@ -68,15 +68,16 @@ and after it in its conversation (the question an answer replies to).`,
 			if err != nil {
 				return usageError{fmt.Errorf("--mode: %w", err)}
 			}
-			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st *store.Store) error {
-				if st.Kind() == store.Long {
+			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st store.Memory) error {
+				sm, ok := st.(*store.Store)
+				if !ok || sm.Short() == nil {
 					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k, Neighbours: neighbours}
 					if flagChanged(cmd, "min-score") {
 						q.MinScore = minScore
 					}
 					return a.searchLong(cmd, st, q)
 				}
-				hits, err := st.Short().SearchN(cmd.Context(), query, k, minScore)
+				hits, err := sm.Short().SearchN(cmd.Context(), query, k, minScore)
 				if err != nil {
 					return err
 				}
@@ -110,7 +111,7 @@ type longHit struct {
 }
 
 // searchLong runs q on the long-term store st and prints the hits.
-func (a *app) searchLong(cmd *cobra.Command, st *store.Store, q memory.Query) error {
+func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) error {
 	hits, err := st.Query(cmd.Context(), q)
 	if err != nil {
 		return err

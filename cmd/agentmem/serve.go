@@ -37,22 +37,12 @@ MCP client config: {"command": "agentmem", "args": ["serve", "--stdio", "--store
 			if err != nil {
 				return usageError{err}
 			}
-			var st store.Memory
-			if store.IsURL(a.store) { // a PostgreSQL store (memory/postgres)
-				cfg := store.Config{Create: !readOnly}
-				if flagChanged(cmd, "embedder") {
-					cfg.Embedder = a.embedder
-				}
-				if st, err = store.OpenURL(cmd.Context(), a.store, cfg); err != nil {
-					return err
-				}
-			} else {
-				if !store.Exists(a.store) && !flagChanged(cmd, "memory") {
-					a.memory = string(store.Long)
-				}
-				if st, err = a.open(cmd, !readOnly, store.Config{}); err != nil {
-					return err
-				}
+			if !store.IsURL(a.store) && !store.Exists(a.store) && !flagChanged(cmd, "memory") {
+				a.memory = string(store.Long)
+			}
+			st, err := a.open(cmd, !readOnly, store.Config{})
+			if err != nil {
+				return err
 			}
 			defer closeStore(st, &err) // after the server stopped: every acknowledged write is in it
 			opts := []server.Option{server.WithTokens(toks),

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -15,17 +14,13 @@ import (
 	"github.com/agentmem/agentmem/internal/pgtest"
 )
 
-// TestMain finds or starts the PostgreSQL of the tests that serve a
-// PostgreSQL store (internal/pgtest); without one they skip, except under
-// CI.
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, "cmd/agentmem")) }
-
 // TestServe_TwoServersOnePostgres runs two `agentmem serve` processes (the
 // real binary) on one PostgreSQL store while eight clients write to each,
 // kills one with SIGKILL, and then reads every write either server
 // acknowledged through the survivor: two servers share one memory, and a
 // killed server loses no acknowledged write.
 func TestServe_TwoServersOnePostgres(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	bin := buildCLI(t)
 	schema := pgtest.UniqueName()

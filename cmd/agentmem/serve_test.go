@@ -35,6 +35,7 @@ func freeAddr(t *testing.T) string {
 // HTTP, stops it as SIGTERM would (its context), and finds the write in the
 // store afterwards.
 func TestCLI_ServeThenHealth(t *testing.T) {
+	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
 	addr := freeAddr(t)
 	ctx, stop := context.WithCancel(t.Context())
@@ -156,6 +157,7 @@ func requireStored(t *testing.T, bin, store string, ids []string) {
 // clients write over HTTP, restarts it on the same store, and finds every
 // write the server acknowledged.
 func TestServe_Kill9UnderWriteLoad(t *testing.T) {
+	t.Parallel()
 	bin := buildCLI(t)
 	store := filepath.Join(t.TempDir(), "store")
 	var all []string
@@ -175,6 +177,7 @@ func TestServe_Kill9UnderWriteLoad(t *testing.T) {
 // TestServe_SIGTERMUnderWriteLoad stops the server with SIGTERM while eight
 // clients write: it exits 0 and every acknowledged write is stored.
 func TestServe_SIGTERMUnderWriteLoad(t *testing.T) {
+	t.Parallel()
 	bin := buildCLI(t)
 	store := filepath.Join(t.TempDir(), "store")
 	proc, _, acked, stopWriters := serveUnderLoad(t, bin, store)

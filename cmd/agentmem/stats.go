@@ -17,17 +17,17 @@ func newStatsCmd(a *app) *cobra.Command {
 		Long: `Stats describes the store: its kind, the number of memories (segments in
 a short-term store, records in a long-term one) and of the chunks they are
 indexed as (a long-term store splits records into sentences), the vectors,
-the embedder and the vector backend.`,
+the embedder and the vector backend (and a PostgreSQL store's schema).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st *store.Store) error {
-				info := st.Info()
+			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st store.Memory) error {
+				s := st.Stats()
 				rep := storeStats{
-					Store: a.store, Memory: info.Kind, Memories: info.Records, Chunks: info.Chunks, Vectors: info.Vectors,
-					Embedder: info.Embedder, Dim: info.Dim, Backend: info.Backend,
+					Store: a.where(), Memory: string(s.Kind), Memories: s.Records, Chunks: s.Chunks, Vectors: s.Vectors,
+					Embedder: s.Embedder, Dim: s.Dim, Backend: s.Backend, Schema: s.Schema, SchemaVersion: s.SchemaVersion,
 				}
-				if st.Short() != nil {
-					rep.TopK, rep.MinScore = info.TopK, new(info.MinScore)
+				if s.Kind == store.Short {
+					rep.TopK, rep.MinScore = s.TopK, new(s.MinScore)
 				}
 				out := cmd.OutOrStdout()
 				if a.json {
@@ -42,6 +42,9 @@ the embedder and the vector backend.`,
 				fmt.Fprintf(tw, "vectors\t%d\n", rep.Vectors)
 				fmt.Fprintf(tw, "embedder\t%s (dim %d)\n", rep.Embedder, rep.Dim)
 				fmt.Fprintf(tw, "backend\t%s\n", rep.Backend)
+				if rep.Schema != "" {
+					fmt.Fprintf(tw, "schema\t%s (version %d)\n", rep.Schema, rep.SchemaVersion)
+				}
 				if rep.MinScore != nil {
 					fmt.Fprintf(tw, "search\ttop %d, min score %.2f\n", rep.TopK, *rep.MinScore)
 				}
@@ -60,7 +63,10 @@ type storeStats struct {
 	Vectors  int    `json:"vectors"`
 	Embedder string `json:"embedder"`
 	Dim      int    `json:"dim"`
-	Backend  string `json:"backend"`
+	Backend  string `json:"backend"` // "postgres" for a PostgreSQL store
+	// Schema and SchemaVersion are a PostgreSQL store's.
+	Schema        string `json:"schema,omitempty"`
+	SchemaVersion int    `json:"schema_version,omitempty"`
 	// TopK and MinScore are a short-term store's search defaults.
 	TopK     int      `json:"top_k,omitempty"`
 	MinScore *float32 `json:"min_score,omitempty"`

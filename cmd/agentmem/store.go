@@ -16,39 +16,62 @@ import (
 	"github.com/agentmem/agentmem/vdb"
 )
 
-// open opens the store in --store through package store. With create false
-// a missing store is an error (search and stats have nothing to read).
+// open opens the store in --store through the store opener
+// (store.OpenURL): a store directory or a PostgreSQL URL. With create
+// false a missing store is an error (search and stats have nothing to
+// read).
 //
-// The kind, embedder and backend are the store's unless --memory,
-// --embedder, --backend or --index are given; for a new store they are
-// the flags' (defaults: short, hash:512, inmem). An explicit --memory or
-// --embedder that conflicts with the store is an error; another backend
-// switches the store to it (its vector indexes are rebuilt from the log,
-// without re-embedding). cfg carries command-specific settings (TopK,
-// MinScore).
-func (a *app) open(cmd *cobra.Command, create bool, cfg store.Config) (*store.Store, error) {
+// The kind, embedder and backend of a store directory are the store's
+// unless --memory, --embedder, --backend or --index are given; for a new
+// store they are the flags' (defaults: short, hash:512, inmem). An
+// explicit --memory or --embedder that conflicts with the store is an
+// error; another backend switches the store to it (its vector indexes are
+// rebuilt from the log, without re-embedding). A PostgreSQL store is
+// long-term and keeps its vectors itself: --memory short, --backend and
+// --index are usage errors for it (see kind). cfg carries
+// command-specific settings (TopK, MinScore, ReadOnly).
+func (a *app) open(cmd *cobra.Command, create bool, cfg store.Config) (store.Memory, error) {
 	kind, err := a.kind(cmd)
 	if err != nil {
 		return nil, err
 	}
 	exists := store.Exists(a.store)
-	if !exists || flagChanged(cmd, "memory") {
+	if (!exists && !store.IsURL(a.store)) || flagChanged(cmd, "memory") {
 		cfg.Kind = kind
 	}
-	if !exists || flagChanged(cmd, "embedder") {
+	if (!exists && !store.IsURL(a.store)) || flagChanged(cmd, "embedder") {
 		cfg.Embedder = a.embedder
 	}
-	if cfg.Backend, err = a.backendSpec(cmd, exists); err != nil {
-		return nil, err
+	if !store.IsURL(a.store) {
+		if cfg.Backend, err = a.backendSpec(cmd, exists); err != nil {
+			return nil, err
+		}
 	}
 	cfg.Create = create
 	cfg.LockWait = a.lockWait()
-	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := store.Open(cmd.Context(), a.store, cfg)
+	cfg.Logger = a.logger(cmd)
+	st, err := store.OpenURL(cmd.Context(), a.store, cfg)
 	if err != nil {
 		return nil, a.storeError(err, cfg)
 	}
 	return st, nil
+}
+
+// logger is the stores' logger: warnings on standard error.
+func (a *app) logger(cmd *cobra.Command) *slog.Logger {
+	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// where is --store as the CLI prints it: a URL without its password.
+func (a *app) where() string { return store.Redact(a.store) }
+
+// dirOnly refuses a command that applies to store directories only
+// (repair, migrate) for a PostgreSQL store.
+func (a *app) dirOnly(cmd *cobra.Command) error {
+	if !store.IsURL(a.store) {
+		return nil
+	}
+	return usageError{fmt.Errorf("%s applies to store directories, not to a PostgreSQL store (%s)", cmd.Name(), a.where())}
 }
 
 // lockWait is --wait as store.Config.LockWait (negative: do not wait).
@@ -59,21 +82,21 @@ func (a *app) lockWait() time.Duration {
 	return a.wait
 }
 
-// storeError explains an error of store.Open (or Verify, Repair) for the
-// command line, and marks usage mistakes.
+// storeError explains an error of the store opener (or Verify, Repair)
+// for the command line, and marks usage mistakes.
 func (a *app) storeError(err error, cfg store.Config) error {
-	exists := store.Exists(a.store)
+	url := store.IsURL(a.store)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && !exists:
-		return fmt.Errorf("no memory store in %s (add or import something first, or pass --store DIR)", a.store)
+	case errors.Is(err, fs.ErrNotExist) && (url || !store.Exists(a.store)):
+		return fmt.Errorf("no memory store in %s (add or import something first, or pass --store DIR or --store postgres://…)", a.where())
 	case errors.Is(err, embed.ErrUnknownScheme) || errors.Is(err, embed.ErrBadSpec):
 		return usageError{fmt.Errorf("--embedder: %w", err)}
 	case errors.Is(err, vdb.ErrUnsupported) || (errors.Is(err, vdb.ErrUnknownBackend) && isFaiss(cfg.Backend)):
 		// A backend this binary was built without: not a usage mistake.
 		return fmt.Errorf("--backend faiss: not built into this binary: rebuild with -tags faiss (needs cgo and libfaiss-dev): %w", err)
 	case errors.Is(err, vdb.ErrUnknownBackend):
-		return usageError{fmt.Errorf("unknown --backend %q: %w", a.backend, err)}
-	case errors.Is(err, memory.ErrCorrupt):
+		return usageError{fmt.Errorf("unknown --backend %q: %w", store.Redact(a.backend), err)}
+	case errors.Is(err, memory.ErrCorrupt) && !url:
 		return fmt.Errorf("%w\n(agentmem verify --store %s describes the damage; agentmem repair --store %s repairs it, keeping a backup)", err, a.store, a.store)
 	}
 	return err
@@ -86,11 +109,21 @@ func isFaiss(spec string) bool {
 
 // kind returns the kind of memory the command works on: the kind of the
 // store in --store if there is one (an explicit --memory that disagrees is
-// a usage error), else --memory.
+// a usage error), else --memory. A PostgreSQL store is long-term; --memory
+// short, --backend and --index are usage errors for it.
 func (a *app) kind(cmd *cobra.Command) (store.Kind, error) {
 	flag, err := store.ParseKind(a.memory)
 	if err != nil {
 		return "", usageError{fmt.Errorf(`unknown --memory %q (known: short, long)`, a.memory)}
+	}
+	if store.IsURL(a.store) {
+		switch {
+		case flagChanged(cmd, "memory") && flag != store.Long:
+			return "", usageError{fmt.Errorf("--memory %s, but a PostgreSQL store is long-term (drop --memory, or pass a store directory)", flag)}
+		case flagChanged(cmd, "backend") || flagChanged(cmd, "index"):
+			return "", usageError{errors.New("--backend and --index apply to store directories: a PostgreSQL store keeps its vectors in its own tables")}
+		}
+		return store.Long, nil
 	}
 	if !store.Exists(a.store) {
 		return flag, nil
@@ -189,7 +222,7 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 
 // noun is what the store's kind calls one memory: a segment (short) or a
 // memory (long).
-func noun(st *store.Store) string {
+func noun(st store.Memory) string {
 	if st.Kind() == store.Long {
 		return "memory"
 	}
@@ -198,7 +231,7 @@ func noun(st *store.Store) string {
 
 // withStore opens the store (a.open), runs do with it and closes it; a
 // failed close (a snapshot not written) joins do's error.
-func (a *app) withStore(cmd *cobra.Command, create bool, cfg store.Config, do func(*store.Store) error) (err error) {
+func (a *app) withStore(cmd *cobra.Command, create bool, cfg store.Config, do func(store.Memory) error) (err error) {
 	st, err := a.open(cmd, create, cfg)
 	if err != nil {
 		return err

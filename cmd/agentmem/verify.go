@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +22,12 @@ on any damage (a torn log tail included), 0 otherwise. Files left by
 interrupted writes are listed but are no damage (the next write removes them),
 nor is a keyword index file that cannot be used (a warning: searches build
 the index from the records, and the next write's close rewrites it).
-Run "agentmem repair" to repair a damaged store.`,
+Run "agentmem repair" to repair a damaged store.
+
+For a PostgreSQL store (--store postgres://…) verify checks the schema
+version and the manifest (the embedder and its dimension), opens the store
+as a reader does (an older schema is migrated) and counts its memories and
+chunks.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.config(cmd)
@@ -37,15 +41,25 @@ Run "agentmem repair" to repair a damaged store.`,
 					return err
 				}
 			} else {
-				fmt.Fprintf(out, "store      %s\nmemories   %d\nlog        %d records, %d bytes\n", a.store, rep.Records, rep.LogFrames, rep.LogBytes)
+				fmt.Fprintf(out, "store      %s\n", a.where())
+				if store.IsURL(a.store) {
+					if rep.Schema != "" { // the manifest was read
+						fmt.Fprintf(out, "schema     %s (version %d)\nembedder   %s (dim %d)\n", rep.Schema, rep.SchemaVersion, rep.Embedder, rep.Dim)
+					}
+					if verr == nil { // it opened: the counts are its
+						fmt.Fprintf(out, "memories   %d\nchunks     %d\n", rep.Records, rep.Chunks)
+					}
+				} else {
+					fmt.Fprintf(out, "memories   %d\nlog        %d records, %d bytes\n", rep.Records, rep.LogFrames, rep.LogBytes)
+				}
 				for _, f := range rep.Leftovers {
 					fmt.Fprintf(out, "leftover   %s (removed by the next write)\n", f)
 				}
 				for _, w := range rep.Warnings {
-					fmt.Fprintf(out, "warning    %s\n", w)
+					fmt.Fprintf(out, "warning    %s\n", cleanText(w))
 				}
 				for _, p := range rep.Problems {
-					fmt.Fprintf(out, "DAMAGE     %s\n", p)
+					fmt.Fprintf(out, "DAMAGE     %s\n", cleanText(p))
 				}
 				if len(rep.Problems) == 0 && verr == nil {
 					fmt.Fprintln(out, "ok")
@@ -72,6 +86,9 @@ of the log it dropped and the ids of memories the old snapshot held that the
 repaired store does not. It waits for --wait for a writer to finish.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.dirOnly(cmd); err != nil {
+				return err
+			}
 			cfg, err := a.config(cmd)
 			if err != nil {
 				return err
@@ -88,7 +105,7 @@ repaired store does not. It waits for --wait for a writer to finish.`,
 			if rep.RecordsBefore >= 0 {
 				before = fmt.Sprint(rep.RecordsBefore)
 			}
-			fmt.Fprintf(out, "repaired %s: %d memories (the snapshot held %s)\nbackup   %s\n", a.store, rep.RecordsAfter, before, rep.Backup)
+			fmt.Fprintf(out, "repaired %s: %d memories (the snapshot held %s)\nbackup   %s\n", a.where(), rep.RecordsAfter, before, rep.Backup)
 			for _, r := range rep.Dropped {
 				fmt.Fprintf(out, "dropped  log bytes %d-%d (%d bytes): no intact record\n", r.Offset, r.Offset+r.Length, r.Length)
 			}
@@ -105,7 +122,11 @@ repaired store does not. It waits for --wait for a writer to finish.`,
 // the store's own kind, embedder and backend unless given.
 func (a *app) config(cmd *cobra.Command) (store.Config, error) {
 	var cfg store.Config
-	if flagChanged(cmd, "memory") {
+	if store.IsURL(a.store) {
+		if _, err := a.kind(cmd); err != nil {
+			return cfg, err
+		}
+	} else if flagChanged(cmd, "memory") {
 		k, err := store.ParseKind(a.memory)
 		if err != nil {
 			return cfg, usageError{err}
@@ -115,16 +136,18 @@ func (a *app) config(cmd *cobra.Command) (store.Config, error) {
 	if flagChanged(cmd, "embedder") {
 		cfg.Embedder = a.embedder
 	}
-	exists := store.Exists(a.store)
-	spec, err := a.backendSpec(cmd, exists && !errors.Is(infoErr(a.store), memory.ErrCorrupt))
-	if err != nil {
-		return cfg, err
-	}
-	if flagChanged(cmd, "backend") || flagChanged(cmd, "index") {
-		cfg.Backend = spec
+	if !store.IsURL(a.store) {
+		exists := store.Exists(a.store)
+		spec, err := a.backendSpec(cmd, exists && !errors.Is(infoErr(a.store), memory.ErrCorrupt))
+		if err != nil {
+			return cfg, err
+		}
+		if flagChanged(cmd, "backend") || flagChanged(cmd, "index") {
+			cfg.Backend = spec
+		}
 	}
 	cfg.LockWait = a.lockWait()
-	cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Logger = a.logger(cmd)
 	return cfg, nil
 }
 

@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/internal/faissfmt"
 	"github.com/agentmem/agentmem/vdb"
 )
 
 // DefaultFactory is the index-factory string [New] uses without
 // [WithFactory]: exact inner-product search over every stored vector.
-const DefaultFactory = "IDMap,Flat"
+const DefaultFactory = faissfmt.DefaultFactory
 
 // Option configures an Index.
 type Option func(*config)

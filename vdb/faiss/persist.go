@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/agentmem/agentmem/internal/faissfmt"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -125,12 +126,12 @@ func (ix *Index) importFrom(ctx context.Context, r io.Reader) error {
 // decode reads one stream into a new handle (owned by the caller) and its
 // label table. Nothing of ix but immutable fields is used.
 func (ix *Index) decode(ctx context.Context, r io.Reader) (*C.shim_index, *tombstones, error) {
-	rd := &reader{r: r, crc: crc32.New(castagnoli)}
-	hdr, err := readHeader(rd)
+	rd := faissfmt.NewReader(r)
+	hdr, err := rd.Header()
 	if err != nil {
 		return nil, nil, err
 	}
-	dim, factory, metric, flags, blobLen := hdr.Dim, hdr.Factory, hdr.metric, hdr.flags, hdr.blobLen
+	dim, factory, metric, flags, blobLen := hdr.Dim, hdr.Factory, hdr.Metric, hdr.Flags, hdr.BlobLen
 	switch {
 	case dim != ix.dim:
 		return nil, nil, fmt.Errorf("faiss: import: %w: stream has dimension %d, index %d", vdb.ErrDimension, dim, ix.dim)
@@ -154,11 +155,11 @@ func (ix *Index) decode(ctx context.Context, r io.Reader) (*C.shim_index, *tombs
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		if err := rd.full(blob[off:min(off+chunkSize, len(blob))], "Faiss index"); err != nil {
+		if err := rd.Full(blob[off:min(off+chunkSize, len(blob))], "Faiss index"); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := rd.checkCRC("Faiss index"); err != nil {
+	if err := rd.CheckCRC("Faiss index"); err != nil {
 		return nil, nil, err
 	}
 	var h *C.shim_index
@@ -188,8 +189,8 @@ func (ix *Index) decode(ctx context.Context, r io.Reader) (*C.shim_index, *tombs
 
 // readLabels reads a tombstoned index's label table, which must have one
 // entry per Faiss vector and no live ID twice.
-func readLabels(rd *reader, ntotal int64) (*tombstones, error) {
-	n, err := rd.u64("label count")
+func readLabels(rd *faissfmt.Reader, ntotal int64) (*tombstones, error) {
+	n, err := rd.U64("label count")
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +201,7 @@ func readLabels(rd *reader, ntotal int64) (*tombstones, error) {
 	b := make([]byte, 8*min(n, chunkSize/8))
 	for off := uint64(0); off < n; {
 		c := min(n-off, uint64(len(b)/8))
-		if err := rd.full(b[:8*c], "label table"); err != nil {
+		if err := rd.Full(b[:8*c], "label table"); err != nil {
 			return nil, err
 		}
 		for i := range c {
@@ -208,7 +209,7 @@ func readLabels(rd *reader, ntotal int64) (*tombstones, error) {
 		}
 		off += c
 	}
-	if err := rd.checkCRC("label table"); err != nil {
+	if err := rd.CheckCRC("label table"); err != nil {
 		return nil, err
 	}
 	for slot, id := range t.slots {
