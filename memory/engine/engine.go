@@ -134,13 +134,21 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 	k := cmp.Or(q.K, e.cfg.topK)
 	minScore := cmp.Or(q.MinScore, e.cfg.minScore)
 	text := strings.ToValidUTF8(q.Text, "\uFFFD")
-	if !HasWord(text) {
-		return []memory.Hit{}, nil
-	}
 	// How many candidates reach the fusion (and the reranker), and how
 	// many each path brings.
 	keep := max(k, e.cfg.rerankDepth)
 	depth := ranking.Depth(keep)
+	if !HasWord(text) {
+		// Nothing to find; but a closed store says so.
+		src, err := st.View(ctx)
+		if err != nil {
+			return nil, err
+		}
+		src.Close()
+		return []memory.Hit{}, nil
+	}
+	// The query is embedded before the view is opened: a model server's
+	// time holds no lock and no transaction.
 	var qvec []float32
 	if q.Mode != memory.KeywordOnly {
 		v, err := embed.EmbedQuery(ctx, e.emb, text)

@@ -35,7 +35,6 @@ func TestConformance(t *testing.T) {
 
 // knownFailures are the rules memory/longterm is known to break.
 var knownFailures = []memorytest.Option{
-	memorytest.KnownFailure("UseAfterClose", "Query (and Search) answers a question without letters or digits after Close with no hits and a nil error instead of ErrClosed"),
 	memorytest.KnownFailure("ContextCancelled", "Forget with a done context appends the forget to the log and drops the record's children, then fails at the vector index's Delete: "+
 		"the record stays, found by Get and the keyword path but not the vector path, and the snapshot Close writes is one Open refuses as corrupt"),
 }

@@ -35,7 +35,6 @@ func openLongterm(t *testing.T) *longterm.Memory {
 
 // longtermKnown are memory/longterm's known failures.
 var longtermKnown = []Option{
-	KnownFailure("UseAfterClose", "longterm answers Search and Query of a question without letters or digits after Close with no hits and no error"),
 	KnownFailure("ContextCancelled", "longterm's Forget with a done context logs the forget, drops the record's children and then fails at the vector index: the record stays half forgotten"),
 }
 

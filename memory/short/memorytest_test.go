@@ -33,6 +33,5 @@ func TestConformance(t *testing.T) {
 // knownFailures are the rules memory/short is known to break: those of
 // memory/longterm, the engine it runs on.
 var knownFailures = []memorytest.Option{
-	memorytest.KnownFailure("UseAfterClose", "longterm's Query answers a question without letters or digits after Close with no hits and a nil error instead of ErrClosed"),
 	memorytest.KnownFailure("ContextCancelled", "longterm's Forget with a done context logs the forget and drops the record's children, then fails at the vector index: the record stays half forgotten, and the store does not open again"),
 }
