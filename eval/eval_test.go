@@ -155,14 +155,22 @@ func TestRun_BundledSet(t *testing.T) {
 	require.NoError(t, err)
 	emb, err := hash.New(512)
 	require.NoError(t, err)
-	rep, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, Modes: []longterm.Mode{longterm.Hybrid, longterm.VectorOnly, longterm.KeywordOnly}})
+	modes := []longterm.Mode{longterm.Hybrid, longterm.VectorOnly, longterm.KeywordOnly}
+	// The ranking: every hit that matched, hybrid first.
+	all, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, Modes: modes, MinRelevance: -1})
 	require.NoError(t, err)
 	var sb strings.Builder
-	require.NoError(t, eval.Print(&sb, rep))
+	require.NoError(t, eval.Print(&sb, all))
 	t.Log("\n" + sb.String())
-	h := rep.Modes[0].Overall.Recall[10]
-	for _, m := range rep.Modes[1:] {
+	h := all.Modes[0].Overall.Recall[10]
+	for _, m := range all.Modes[1:] {
 		assert.GreaterOrEqual(t, h, m.Overall.Recall[10], "hybrid recall@10 vs %s", m.Mode)
+	}
+	// The default minimum relevance keeps 95% of it.
+	def, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, Modes: modes})
+	require.NoError(t, err)
+	for i, m := range def.Modes {
+		assert.GreaterOrEqual(t, m.Overall.Recall[10], 0.95*all.Modes[i].Overall.Recall[10], "%s recall@10 with the default minimum relevance", m.Mode)
 	}
 }
 

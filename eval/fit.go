@@ -5,51 +5,57 @@ import (
 	"math"
 )
 
-// Calibration is a fitted logistic model of the probability that a hit is
-// evidence of its question, for one mode: 1/(1 + e^−z) with z = Bias +
-// Keyword·kw + SqrtKeyword·√kw + Vector·cos + BestKeyword·kwBest +
-// BestVector·cosBest + Coverage·cover, from memory.Explanation's fields
-// of the same names (a mode without a path has 0 for its weights).
+// Calibration is a fitted logistic model of whether the memory holds what
+// a question asks about, for one mode: P = 1/(1 + e^−z) with z = Bias +
+// BestKeyword·kwBest + SqrtBestKeyword·√kwBest + BestVector·cosBest +
+// Coverage·cover, from a search's memory.Explanation (BestKeyword,
+// BestVector, Coverage; a mode without a path has 0 for its weights).
+// memory/engine's relevance is this probability times the hit's strength
+// relative to the search's best.
 type Calibration struct {
-	Mode                                                                  string
-	Bias, Keyword, SqrtKeyword, Vector, BestKeyword, BestVector, Coverage float64
-	Samples, Positives                                                    int
-	LogLoss, BaseLogLoss                                                  float64 // per sample: the model's, and a constant's (the base rate)
+	Mode                                                     string
+	Bias, BestKeyword, SqrtBestKeyword, BestVector, Coverage float64
+	Questions, Answerable                                    int
+	LogLoss, BaseLogLoss                                     float64 // per question: the model's, and a constant's (the base rate)
 }
 
 // names are the features a mode's model has, in order after the constant.
 func names(mode string) []string {
 	switch mode {
 	case "vector":
-		return []string{"cos", "cosBest"}
+		return []string{"cosBest"}
 	case "keyword":
-		return []string{"kw", "sqrtKW", "kwBest", "cover"}
+		return []string{"kwBest", "sqrtKWBest", "cover"}
 	}
-	return []string{"kw", "sqrtKW", "cos", "kwBest", "cosBest", "cover"}
+	return []string{"kwBest", "sqrtKWBest", "cosBest", "cover"}
 }
 
 // features returns the model's inputs for a sample in a mode: the
-// constant, then the keyword terms (not in vector mode), then the cosine
-// (not in keyword mode).
+// constant, then names(mode)'s.
 func features(mode string, s Sample) []float64 {
 	f := []float64{1}
 	for _, n := range names(mode) {
-		f = append(f, map[string]float64{"kw": s.Keyword, "sqrtKW": math.Sqrt(max(s.Keyword, 0)), "cos": s.Vector,
-			"kwBest": s.BestKeyword, "cosBest": s.BestVector, "cover": s.Coverage}[n])
+		f = append(f, map[string]float64{"kwBest": s.BestKeyword, "sqrtKWBest": math.Sqrt(max(s.BestKeyword, 0)),
+			"cosBest": s.BestVector, "cover": s.Coverage}[n])
 	}
 	return f
 }
 
-// Fit fits each mode's calibration on the samples, probes' hits (never
-// evidence) among them, by Newton's method on the log-likelihood with a
-// small ridge (1e-3) that keeps it finite. The probability it fits is
-// that of a hit being evidence among questions asked as the samples' are:
-// with as many probes as questions, of a memory asked on every turn about
-// things it may never have been told.
+// Fit fits each mode's calibration on the samples' searches (one per
+// question or probe and mode: its best hit's sample; a search without
+// hits has nothing to calibrate), whether the question is answerable
+// (has evidence) or a probe, by Newton's method on the log-likelihood with
+// a small ridge (1e-3) that keeps it finite. The probability it fits
+// assumes the samples' share of probes: with scripts/cross-probes.py, as
+// many as questions, a memory asked on every turn about things it may
+// never have been told.
 func Fit(samples []Sample) ([]Calibration, error) {
 	byMode := map[string][]Sample{}
 	var modes []string
 	for _, s := range samples {
+		if s.Rank != 1 {
+			continue
+		}
 		if _, ok := byMode[s.Mode]; !ok {
 			modes = append(modes, s.Mode)
 		}
@@ -62,23 +68,21 @@ func Fit(samples []Sample) ([]Calibration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("eval: fit %s: %w", mode, err)
 		}
-		c := Calibration{Mode: mode, Samples: len(ss), Bias: w[0]}
+		c := Calibration{Mode: mode, Questions: len(ss), Bias: w[0]}
 		for i, n := range names(mode) {
-			*map[string]*float64{"kw": &c.Keyword, "sqrtKW": &c.SqrtKeyword, "cos": &c.Vector,
-				"kwBest": &c.BestKeyword, "cosBest": &c.BestVector, "cover": &c.Coverage}[n] = w[i+1]
+			*map[string]*float64{"kwBest": &c.BestKeyword, "sqrtKWBest": &c.SqrtBestKeyword,
+				"cosBest": &c.BestVector, "cover": &c.Coverage}[n] = w[i+1]
 		}
-		pos := 0
 		for _, s := range ss {
-			if s.Evidence {
-				pos++
+			if !s.Probe {
+				c.Answerable++
 			}
 		}
-		c.Positives = pos
-		base := float64(pos) / float64(len(ss))
+		base := float64(c.Answerable) / float64(len(ss))
 		for _, s := range ss {
 			p := sigmoid(dot(w, features(mode, s)))
-			c.LogLoss += logLoss(p, s.Evidence)
-			c.BaseLogLoss += logLoss(base, s.Evidence)
+			c.LogLoss += logLoss(p, !s.Probe)
+			c.BaseLogLoss += logLoss(base, !s.Probe)
 		}
 		c.LogLoss /= float64(len(ss))
 		c.BaseLogLoss /= float64(len(ss))
@@ -102,9 +106,9 @@ func logistic(mode string, ss []Sample) ([]float64, error) {
 		for _, s := range ss {
 			x := features(mode, s)
 			p := sigmoid(dot(w, x))
-			y := 0.0
-			if s.Evidence {
-				y = 1
+			y := 1.0
+			if s.Probe {
+				y = 0
 			}
 			for i := range x {
 				grad[i] += (p - y) * x[i]

@@ -156,12 +156,16 @@ type SearchRequest struct {
 	Tags     []string          `json:"tags,omitempty" jsonschema:"only memories with all these labels"`
 	// Neighbours asks for context: memory.Query.Neighbours.
 	Neighbours int `json:"neighbours,omitempty" jsonschema:"also return up to this many memories said just before and just after each hit in its conversation (0..50): the question an answer replies to"`
+	// MinRelevance is memory.Query.MinRelevance.
+	MinRelevance float32 `json:"min_relevance,omitempty" jsonschema:"lowest relevance of a hit, 0..1 (0: the store's default; -1: every memory that matched at all); fewer than k hits, or none, means nothing more is relevant"`
+	// Explain is memory.Query.Explain.
+	Explain bool `json:"explain,omitempty" jsonschema:"also say why each memory surfaced"`
 }
 
 // query turns the request into a memory.Query in namespace ns and the
 // tags every hit must carry.
 func (r *SearchRequest) query(ns string) (memory.Query, []string, error) {
-	q := memory.Query{Text: cmp.Or(r.Query, r.Q), Namespace: ns, MinScore: r.MinScore}
+	q := memory.Query{Text: cmp.Or(r.Query, r.Q), Namespace: ns, MinScore: r.MinScore, MinRelevance: r.MinRelevance, Explain: r.Explain}
 	if strings.TrimSpace(q.Text) == "" {
 		return q, nil, invalid("query is required")
 	}
@@ -179,6 +183,9 @@ func (r *SearchRequest) query(ns string) (memory.Query, []string, error) {
 	}
 	if r.MinScore < 0 || r.MinScore > 1 {
 		return q, nil, invalid(fmt.Sprintf("min_score = %g, want 0..1", r.MinScore))
+	}
+	if !(r.MinRelevance >= -1 && r.MinRelevance <= 1) {
+		return q, nil, invalid(fmt.Sprintf("min_relevance = %g, want 0..1 (or -1: none)", r.MinRelevance))
 	}
 	if r.Neighbours < 0 || r.Neighbours > memory.MaxNeighbours {
 		return q, nil, invalid(fmt.Sprintf("neighbours = %d, want 0..%d", r.Neighbours, memory.MaxNeighbours))
@@ -238,6 +245,11 @@ type Memory struct {
 type Hit struct {
 	Memory
 	Score float32 `json:"score"`
+	// Relevance is how likely the memory is what the search looks for,
+	// 0..1, with one meaning in every mode and namespace.
+	Relevance float32 `json:"relevance"`
+	// Explain says why it surfaced, when the search asked.
+	Explain *Explanation `json:"explain,omitempty"`
 	// Snippets are the parts of Text that matched.
 	Snippets []string `json:"snippets,omitempty"`
 	// VectorRank and KeywordRank are the 1-based ranks on each retrieval
@@ -257,10 +269,27 @@ type AddResult struct {
 	IDs []string `json:"ids"`
 }
 
+// Explanation says why a hit surfaced (memory.Explanation).
+type Explanation struct {
+	Paths       []string `json:"paths"`
+	Terms       []string `json:"terms"`
+	Keyword     float64  `json:"keyword"`
+	Vector      float64  `json:"vector"`
+	Fused       float64  `json:"fused"`
+	BestKeyword float64  `json:"best_keyword"`
+	BestVector  float64  `json:"best_vector"`
+	Coverage    float64  `json:"coverage"`
+}
+
 // SearchResult answers a search.
 type SearchResult struct {
 	Hits []Hit `json:"hits"`
+	// Reason says why there are no hits.
+	Reason string `json:"reason,omitempty"`
 }
+
+// NoRelevantMemory is a SearchResult's Reason when it has no hits.
+const NoRelevantMemory = "no memory is relevant"
 
 // ListResult answers a listing: one page and how many match in all.
 type ListResult struct {
@@ -297,8 +326,13 @@ func toMemory(r memory.Record) Memory {
 
 func toHit(h memory.Hit) Hit {
 	m := toMemory(memory.Record{ID: h.ID, Text: h.Text, Namespace: h.Namespace, Time: h.Time, Speaker: h.Speaker, Tags: h.Tags})
-	return Hit{Memory: m, Score: h.Score, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
+	out := Hit{Memory: m, Score: h.Score, Relevance: h.Relevance, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
 		Before: toMemories(h.Before), After: toMemories(h.After)}
+	if x := h.Explain; x != nil {
+		out.Explain = &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, Vector: x.Vector, Fused: x.Fused,
+			BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage}
+	}
+	return out
 }
 
 // toMemories converts records; none is nil.

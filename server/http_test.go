@@ -67,6 +67,27 @@ func TestHTTP_Roundtrip(t *testing.T) {
 	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Biscuit", To: "2020-01-01"})
 	r.decode(t, &sr)
 	assert.Empty(t, sr.Hits)
+	assert.Equal(t, NoRelevantMemory, sr.Reason, "an empty result says why")
+
+	// Relevance: every hit has one in (0, 1]; min_relevance leaves out
+	// those below it; explain says why each surfaced.
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "LH401", MinRelevance: -1, Explain: true})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	r.decode(t, &sr)
+	require.NotEmpty(t, sr.Hits)
+	for _, h := range sr.Hits {
+		assert.Positive(t, h.Relevance, h.ID)
+		assert.LessOrEqual(t, h.Relevance, float32(1), h.ID)
+		require.NotNil(t, h.Explain, h.ID)
+		assert.NotEmpty(t, h.Explain.Paths, h.ID)
+	}
+	assert.Contains(t, sr.Hits[0].Explain.Terms, "lh401")
+	top := sr.Hits[0].Relevance
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "LH401", MinRelevance: min(1, top+0.001)})
+	r.decode(t, &sr)
+	assert.Empty(t, sr.Hits, "no hit is above the best one's relevance")
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "LH401", MinRelevance: 1.5})
+	assert.Equal(t, http.StatusBadRequest, r.status, "body: %s", r.body)
 
 	// Neighbours: each hit with what was said just before and after it in
 	// its conversation (the flight, a year earlier, is another one).

@@ -132,6 +132,9 @@ func (s *Server) search(ctx context.Context, p *principal, req *SearchRequest) (
 			out.Hits = append(out.Hits, toHit(h))
 		}
 	}
+	if len(out.Hits) == 0 {
+		out.Reason = NoRelevantMemory
+	}
 	return out, nil
 }
 

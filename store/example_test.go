@@ -40,11 +40,17 @@ func ExampleOpen() {
 	defer st.Close()
 	info := st.Info()
 	fmt.Println(st.Kind(), info.Embedder, info.Backend, info.Records)
-	hits, _ := st.Query(ctx, memory.Query{Text: "when does the flight to Berlin leave?", Namespace: "user:42", K: 1})
-	for _, h := range hits {
-		fmt.Println(h.Text)
+	for _, q := range []string{"when does my flight leave?", "which hotel did I book in Lisbon?"} {
+		hits, _ := st.Query(ctx, memory.Query{Text: q, Namespace: "user:42", K: 1})
+		if len(hits) == 0 {
+			fmt.Printf("%s: no memory is relevant\n", q)
+		}
+		for _, h := range hits {
+			fmt.Printf("%s: %s\n", q, h.Text)
+		}
 	}
 	// Output:
 	// long hash:256 inmem 1
-	// My flight LH 2043 leaves Munich at 09:40 on March 14.
+	// when does my flight leave?: My flight LH 2043 leaves Munich at 09:40 on March 14.
+	// which hotel did I book in Lisbon?: no memory is relevant
 }

@@ -206,8 +206,8 @@ func printCalibration(w io.Writer, rep *eval.Report) error {
 		return err
 	}
 	for _, c := range cals {
-		fmt.Fprintf(w, "%-8s {bias: %.4f, kw: %.4f, sqrtKW: %.4f, cos: %.4f, kwBest: %.4f, cosBest: %.4f, cover: %.4f}  (%d samples, %d evidence; log loss %.4f, base rate's %.4f)\n",
-			c.Mode, c.Bias, c.Keyword, c.SqrtKeyword, c.Vector, c.BestKeyword, c.BestVector, c.Coverage, c.Samples, c.Positives, c.LogLoss, c.BaseLogLoss)
+		fmt.Fprintf(w, "%-8s {bias: %.4f, kwBest: %.4f, sqrtKWBest: %.4f, cosBest: %.4f, cover: %.4f}  (%d searches, %d answerable; log loss %.4f, base rate's %.4f)\n",
+			c.Mode, c.Bias, c.BestKeyword, c.SqrtBestKeyword, c.BestVector, c.Coverage, c.Questions, c.Answerable, c.LogLoss, c.BaseLogLoss)
 	}
 	return nil
 }

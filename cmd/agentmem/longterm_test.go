@@ -17,6 +17,7 @@ import (
 
 // longSearch is `search --json` on a long-term store.
 type longSearch struct {
+	Reason    string    `json:"reason"`
 	Query     string    `json:"query"`
 	Mode      string    `json:"mode"`
 	Namespace string    `json:"namespace"`
@@ -47,7 +48,7 @@ func TestCLI_LongTerm_ImportSearchStats(t *testing.T) {
 	r = runCLI(t, "", "search", "--store", store, "LH 2043")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	first, _, _ := strings.Cut(r.stdout, "\n\n")
-	assert.Regexp(t, `^1\. score [01]\.\d{4}  id [0-9a-f]{24}  \d{4}-\d\d-\d\d \d\d:\d\d  default  \(vector #1, keyword #1\)\n`, first)
+	assert.Regexp(t, `^1\. relevance [01]\.\d\d  score [01]\.\d{4}  id [0-9a-f]{24}  \d{4}-\d\d-\d\d \d\d:\d\d  default  \(vector #1, keyword #1\)\n`, first)
 	assert.Contains(t, first, "   Flight LH 2043 leaves Munich at 09:40.\n", "the matching sentence is a snippet")
 
 	// The keyword path alone finds the code too; --json has the whole memory.
@@ -160,7 +161,7 @@ func TestCLI_LongTerm_Add(t *testing.T) {
 	r = runCLI(t, "", "search", "--store", store, "--mode", "keyword", "zebra")
 	require.Equal(t, exitOK, r.code, "no match is not a failure")
 	assert.Empty(t, r.stdout)
-	assert.Contains(t, r.stderr, "no remembered memory matches")
+	assert.Contains(t, r.stderr, "no memory is relevant")
 
 	r = runCLI(t, "", "add", "--store", store, "?!")
 	assert.Equal(t, exitUsage, r.code)
@@ -337,4 +338,40 @@ func TestCLI_LongTerm_SearchNeighbours(t *testing.T) {
 	r = runCLI(t, "", "search", "--store", short, "--neighbours", "1", "note")
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.stderr, "--neighbours needs a long-term memory store")
+}
+
+// TestCLI_LongTerm_Relevance: a search says when no memory is relevant
+// (text and --json), --min-relevance -1 shows every memory that matched
+// at all, and --explain says why a memory surfaced.
+func TestCLI_LongTerm_Relevance(t *testing.T) {
+	t.Parallel()
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "import", "--memory", "long", conversation, "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+
+	res := searchJSON(t, "--store", store, "-k", "3", "LH 2043")
+	require.NotEmpty(t, res.Hits)
+	assert.Empty(t, res.Reason)
+	for _, h := range res.Hits {
+		assert.Positive(t, h.Relevance, h.ID)
+		assert.LessOrEqual(t, h.Relevance, float32(1), h.ID)
+	}
+	res = searchJSON(t, "--store", store, "--mode", "keyword", "zebra")
+	assert.Empty(t, res.Hits)
+	assert.Equal(t, "no memory is relevant", res.Reason)
+
+	all := searchJSON(t, "--store", store, "-k", "50", "--min-relevance", "-1", "what did we say about the weather")
+	some := searchJSON(t, "--store", store, "-k", "50", "--min-relevance", "0.9", "what did we say about the weather")
+	assert.Greater(t, len(all.Hits), len(some.Hits), "a higher minimum relevance keeps fewer memories")
+	for _, h := range some.Hits {
+		assert.GreaterOrEqual(t, h.Relevance, float32(0.9))
+	}
+
+	r = runCLI(t, "", "search", "--store", store, "-k", "1", "--explain", "LH 2043")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "why: found by keyword and vector")
+	assert.Contains(t, r.stdout, "matched terms: ")
+
+	r = runCLI(t, "", "search", "--store", store, "--min-relevance", "2", "x")
+	assert.Equal(t, exitUsage, r.code)
 }

@@ -25,8 +25,9 @@ type searchHit struct {
 
 func newSearchCmd(a *app) *cobra.Command {
 	var k, neighbours int
-	var minScore float32
+	var minScore, minRelevance float32
 	var namespace, mode string
+	var explain bool
 	cmd := &cobra.Command{
 		Use:   "search QUERY...",
 		Short: "Find remembered segments similar to a query",
@@ -37,15 +38,21 @@ In a long-term store (--memory long) search runs the vector path, the
 keyword path (exact words, names, codes; Chinese too) or both (--mode
 hybrid, the default, fuses their rankings), optionally in one --namespace,
 and prints each memory found with the sentences that matched; --json gives
-the whole memory too. Scores are then fusion scores (about 0.03 at best),
-and --min-score applies to the vector path only (default 0: none).
---neighbours N prints with each memory up to N memories said just before
-and after it in its conversation (the question an answer replies to).`,
+the whole memory too. Each hit has a relevance in [0, 1] that means the
+same in every mode and namespace (how likely it is what the query looks
+for); hits below --min-relevance are left out, so a search may print
+fewer than -k memories, or say that no memory is relevant. Scores are the
+ranking's own (fused, in hybrid mode), and --min-score applies to the
+vector path's cosine only (default 0: none). --explain prints why each
+memory surfaced. --neighbours N prints with each memory up to N memories
+said just before and after it in its conversation (the question an
+answer replies to).`,
 		Example: `  agentmem search "when is my flight?"
   agentmem search -k 3 --min-score 0 花生
   agentmem search --json "deploy error" | jq -r '.hits[0].text'
   agentmem search --memory long --mode keyword "LH 2043"
-  agentmem search --memory long --neighbours 1 "Luigi's"`,
+  agentmem search --memory long --neighbours 1 "Luigi's"
+  agentmem search --min-relevance -1 --explain "anything at all"`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if k <= 0 {
@@ -61,7 +68,10 @@ and after it in its conversation (the question an answer replies to).`,
 			if neighbours < 0 || neighbours > memory.MaxNeighbours {
 				return usageError{fmt.Errorf("--neighbours must be in [0, %d], got %d", memory.MaxNeighbours, neighbours)}
 			}
-			if err := a.longOnly(cmd, "namespace", "mode", "neighbours"); err != nil {
+			if !(minRelevance >= -1 && minRelevance <= 1) {
+				return usageError{fmt.Errorf("--min-relevance must be in [-1, 1], got %v", minRelevance)}
+			}
+			if err := a.longOnly(cmd, "namespace", "mode", "neighbours", "min-relevance", "explain"); err != nil {
 				return err
 			}
 			m, err := memory.ParseMode(mode)
@@ -71,7 +81,7 @@ and after it in its conversation (the question an answer replies to).`,
 			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st store.Memory) error {
 				sm, ok := st.(*store.Store)
 				if !ok || sm.Short() == nil {
-					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k, Neighbours: neighbours}
+					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k, Neighbours: neighbours, MinRelevance: minRelevance, Explain: explain}
 					if flagChanged(cmd, "min-score") {
 						q.MinScore = minScore
 					}
@@ -91,6 +101,8 @@ and after it in its conversation (the question an answer replies to).`,
 	f.StringVar(&namespace, "namespace", "", "search only this namespace (long-term store only; default: all)")
 	f.StringVar(&mode, "mode", memory.Hybrid.String(), `retrieval paths: "hybrid", "vector" or "keyword" (long-term store only)`)
 	f.IntVar(&neighbours, "neighbours", 0, "also print up to `N` memories said just before and after each hit in its conversation (long-term store only)")
+	f.Float32Var(&minRelevance, "min-relevance", 0, "lowest relevance `R` of a hit, in [0, 1]; 0: the store's default, negative: every hit that matched at all (long-term store only)")
+	f.BoolVar(&explain, "explain", false, "print why each memory surfaced: what each path found, the search's best, the share of the query its namespace holds (long-term store only)")
 	return cmd
 }
 
@@ -98,6 +110,7 @@ and after it in its conversation (the question an answer replies to).`,
 type longHit struct {
 	ID          string    `json:"id"`
 	Score       float32   `json:"score"`
+	Relevance   float32   `json:"relevance"`
 	Time        time.Time `json:"time"`
 	Namespace   string    `json:"namespace"`
 	Speaker     string    `json:"speaker,omitempty"`
@@ -108,7 +121,32 @@ type longHit struct {
 	// Before and After are the hit's neighbours (--neighbours).
 	Before []recordJSON `json:"before,omitempty"`
 	After  []recordJSON `json:"after,omitempty"`
+	// Explain is why it surfaced (--explain).
+	Explain *explainJSON `json:"explain,omitempty"`
 }
+
+// explainJSON is a memory.Explanation as printed with --json.
+type explainJSON struct {
+	Paths       []string `json:"paths"`
+	Terms       []string `json:"terms"`
+	Keyword     float64  `json:"keyword"`
+	Vector      float64  `json:"vector"`
+	Fused       float64  `json:"fused"`
+	BestKeyword float64  `json:"best_keyword"`
+	BestVector  float64  `json:"best_vector"`
+	Coverage    float64  `json:"coverage"`
+}
+
+func toExplainJSON(x *memory.Explanation) *explainJSON {
+	if x == nil {
+		return nil
+	}
+	return &explainJSON{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, Vector: x.Vector, Fused: x.Fused,
+		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage}
+}
+
+// noHitsReason is the reason --json gives for a search without hits.
+const noHitsReason = "no memory is relevant"
 
 // searchLong runs q on the long-term store st and prints the hits.
 func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) error {
@@ -123,11 +161,17 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			Mode      string    `json:"mode"`
 			Namespace string    `json:"namespace,omitempty"`
 			Hits      []longHit `json:"hits"`
-		}{q.Text, q.Mode.String(), q.Namespace, make([]longHit, len(hits))}
+			// Reason says why there are no hits.
+			Reason string `json:"reason,omitempty"`
+		}{Query: q.Text, Mode: q.Mode.String(), Namespace: q.Namespace, Hits: make([]longHit, len(hits))}
+		if len(hits) == 0 {
+			res.Reason = noHitsReason
+		}
 		for i, h := range hits {
 			res.Hits[i] = longHit{
-				ID: h.ID, Score: h.Score, Time: h.Time, Namespace: h.Namespace, Speaker: h.Speaker,
+				ID: h.ID, Score: h.Score, Relevance: h.Relevance, Time: h.Time, Namespace: h.Namespace, Speaker: h.Speaker,
 				Text: h.Text, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
+				Explain: toExplainJSON(h.Explain),
 			}
 			for _, r := range h.Before {
 				res.Hits[i].Before = append(res.Hits[i].Before, toJSON(r))
@@ -143,7 +187,7 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 		if q.Namespace != "" {
 			where = " in namespace " + q.Namespace
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "no remembered memory matches %q%s (%s search)\n", q.Text, where, q.Mode)
+		fmt.Fprintf(cmd.ErrOrStderr(), "no memory is relevant to %q%s (%s search; --min-relevance -1 shows every memory that matched at all)\n", q.Text, where, q.Mode)
 		return nil
 	}
 	for i, h := range hits {
@@ -154,7 +198,11 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 		if h.Speaker != "" {
 			who += "/" + h.Speaker
 		}
-		fmt.Fprintf(out, "%d. score %.4f  id %s  %s  %s%s\n", i+1, h.Score, h.ID, h.Time.Local().Format("2006-01-02 15:04"), who, ranks(h))
+		fmt.Fprintf(out, "%d. relevance %.2f  score %.4f  id %s  %s  %s%s\n", i+1, h.Relevance, h.Score, h.ID, h.Time.Local().Format("2006-01-02 15:04"), who, ranks(h))
+		if x := h.Explain; x != nil {
+			fmt.Fprintf(out, "   why: found by %s; keyword %.3f (best %.3f), cosine %.3f (best %.3f), fused %.4f; the namespace holds %.0f%% of the query; matched terms: %s\n",
+				strings.Join(x.Paths, " and "), x.Keyword, x.BestKeyword, x.Vector, x.BestVector, x.Fused, 100*x.Coverage, strings.Join(x.Terms, ", "))
+		}
 		snips := h.Snippets
 		if len(snips) == 0 {
 			snips = []string{h.Text}

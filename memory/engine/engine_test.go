@@ -269,13 +269,17 @@ func TestSearch_SameThroughEverySource(t *testing.T) {
 				{Text: "puppy name", K: 2, Neighbours: 2},
 			} {
 				for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
-					q.Mode = mode
-					want, err := lt.Query(ctx, q)
-					require.NoError(t, err)
-					got, err := engine.Search(ctx, e, ref, q)
-					require.NoError(t, err)
-					require.NotEmpty(t, want, "%q %v", q.Text, mode)
-					assert.Equal(t, want, got, "%q %v", q.Text, mode)
+					for _, min := range []float32{0, -1} { // the default minimum relevance, and none
+						q.Mode, q.MinRelevance = mode, min
+						want, err := lt.Query(ctx, q)
+						require.NoError(t, err)
+						got, err := engine.Search(ctx, e, ref, q)
+						require.NoError(t, err)
+						if min < 0 {
+							require.NotEmpty(t, want, "%q %v", q.Text, mode)
+						}
+						assert.Equal(t, want, got, "%q %v min relevance %v", q.Text, mode, min)
+					}
 				}
 			}
 		})

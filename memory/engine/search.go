@@ -139,7 +139,7 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 			continue
 		}
 		c.relevance = relevance(s.mode, features{kw: c.KWScore, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover})
-		if c.relevance >= float64(min) {
+		if float32(c.relevance) >= min { // as Hit.Relevance reports it
 			out = append(out, c)
 		}
 	}

@@ -78,7 +78,7 @@ func TestDefaultWeights_ByEmbedderKind(t *testing.T) {
 		{"model, margin option", conceptModel{}, []Option{WithMarginFusion(0.2, 0.8)}, 0.2, 0.8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := New(ctx, tc.emb, tc.opts...)
+			m, err := New(ctx, tc.emb, append([]Option{everyMatch}, tc.opts...)...)
 			require.NoError(t, err)
 			t.Cleanup(func() { m.Close() })
 			_, err = m.AddBatch(ctx, recs)
@@ -128,7 +128,7 @@ func (angleLexical) Kind() embed.Kind { return embed.Lexical }
 // they keep the vector path's order (ranking.Order), not their ids'.
 func TestMarginFusion_CrowdKeepsVectorOrder(t *testing.T) {
 	ctx := t.Context()
-	m, err := New(ctx, angleLexical{})
+	m, err := New(ctx, angleLexical{}, everyMatch)
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"}

@@ -1,6 +1,8 @@
 package longterm
 
 import (
+	"github.com/agentmem/agentmem/memory/engine"
+
 	"context"
 	"errors"
 	"log/slog"
@@ -44,3 +46,7 @@ func crash(m *Memory) {
 	m.log.close()
 	m.lock.Close()
 }
+
+// everyMatch makes a memory return every hit that matched the query at
+// all (no minimum relevance): the tests of ranking see its whole order.
+var everyMatch = WithEngine(engine.WithMinRelevance(0))

@@ -21,7 +21,7 @@ import (
 
 func newMem(t *testing.T, opts ...Option) *Memory {
 	t.Helper()
-	m, err := New(t.Context(), newCounting(t, 256), opts...)
+	m, err := New(t.Context(), newCounting(t, 256), append([]Option{everyMatch}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	return m

@@ -21,7 +21,7 @@ import (
 // holding recs, closed when the test ends.
 func newFilled(t *testing.T, recs []Record, opts ...Option) *Memory {
 	t.Helper()
-	m, err := New(t.Context(), newCounting(t, 256), opts...)
+	m, err := New(t.Context(), newCounting(t, 256), append([]Option{everyMatch}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	_, err = m.AddBatch(t.Context(), recs)

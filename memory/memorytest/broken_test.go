@@ -396,6 +396,19 @@ var breakers = []breaker{
 	spoilQuery("QueryModes", "runs every Query in Hybrid mode", func(q *memory.Query) {
 		q.Mode = memory.Hybrid
 	}),
+	spoil("QueryRelevance", "ignores MinRelevance", func(b *broken) {
+		b.query = func(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+			min := q.MinRelevance
+			q.MinRelevance = -1
+			hits, err := b.m.Query(ctx, q)
+			if min > 0 && len(hits) > 0 {
+				// Every hit claims at least the minimum, the weakest
+				// below it.
+				hits[len(hits)-1].Relevance = min / 2
+			}
+			return hits, err
+		}
+	}),
 	spoilQuery("QueryK", "ignores K", func(q *memory.Query) {
 		q.K = 0
 	}),

@@ -179,10 +179,32 @@ func (s *subject) add(e *env, rec memory.Record, msg string) memory.Record {
 // query runs q, failing the rule if it fails.
 func (s *subject) query(e *env, q memory.Query, msg string) []memory.Hit {
 	e.t.Helper()
+	if q.MinRelevance == 0 {
+		// The rules check what a search finds; how much a memory leaves
+		// out by default is its own choice (QueryRelevance checks what a
+		// minimum means).
+		q.MinRelevance = everything
+	}
 	hits, err := s.q.Query(e.ctx(), q)
 	require.NoError(e.t, err, "%s: Query %+v", msg, q)
 	checkHits(e.t, hits, q.Neighbours, fmt.Sprintf("Query(%q, %v)", q.Text, q.Mode))
+	checkRelevance(e.t, hits, q.MinRelevance, fmt.Sprintf("Query(%q, %v)", q.Text, q.Mode))
 	return hits
+}
+
+// checkRelevance checks the hits' relevance against the query's minimum:
+// each in [0, 1], none below a positive minimum. A memory that computes no
+// relevance (all 0) passes when asked for none (min ≤ 0).
+func checkRelevance(t tb, hits []memory.Hit, min float32, what string) {
+	t.Helper()
+	for i, h := range hits {
+		if !(h.Relevance >= 0 && h.Relevance <= 1) {
+			t.Errorf("rule: a hit's Relevance is in [0, 1]: %s: hit %d (%q) has %v", what, i, h.ID, h.Relevance)
+		}
+		if min > 0 && h.Relevance < min {
+			t.Errorf("rule: no hit is below the query's MinRelevance: %s: hit %d (%q) has %v < %v", what, i, h.ID, h.Relevance, min)
+		}
+	}
 }
 
 // list runs List, failing the rule if it fails.

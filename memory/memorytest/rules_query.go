@@ -15,6 +15,7 @@ import (
 var queryRules = []rule{
 	{"QueryFindsText", queryFindsText},
 	{"QueryModes", queryModes},
+	{"QueryRelevance", queryRelevance},
 	{"QueryK", queryK},
 	{"QueryMinScore", queryMinScore},
 	{"QueryInvalid", queryInvalid},
@@ -317,4 +318,31 @@ func namespaces(e *env) {
 	} else if !errors.Is(err2, memory.ErrInvalidArgument) {
 		e.t.Errorf("rule: a namespace name the memory does not accept is refused with ErrInvalidArgument: %v", err2)
 	}
+}
+
+// queryRelevance: a hit's relevance is in [0, 1], none is below the
+// query's MinRelevance, a higher minimum keeps no more hits, and a hit
+// that matched nothing (a word no record holds, asked of the keyword
+// path) is never returned.
+func queryRelevance(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i := range 6 {
+		s.add(e, memory.Record{ID: fmt.Sprint("r", i), Text: harbor(i), Time: hour(i)}, "rule: Add succeeds")
+	}
+	all := s.query(e, memory.Query{Text: harbor(3), K: 6, MinRelevance: everything}, "rule: Query succeeds")
+	require.NotEmpty(e.t, all, "rule: a record is found by its own text with no minimum relevance")
+	best := all[0].Relevance
+	for _, h := range all {
+		best = max(best, h.Relevance)
+	}
+	if best > 0 {
+		above := s.query(e, memory.Query{Text: harbor(3), K: 6, MinRelevance: best}, "rule: Query succeeds")
+		assert.NotEmpty(e.t, above, "rule: the best hit's relevance as the minimum keeps it")
+		assert.LessOrEqual(e.t, len(above), len(all), "rule: a higher MinRelevance keeps no more hits")
+		for _, h := range above {
+			assert.GreaterOrEqual(e.t, h.Relevance, best, "rule: no hit is below the query's MinRelevance: %q", h.ID)
+		}
+	}
+	none := s.query(e, memory.Query{Text: absent, Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
+	assert.Empty(e.t, hitIDs(none), "rule: a hit that matched nothing is never returned, whatever the minimum relevance")
 }

@@ -156,6 +156,7 @@ func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []
 						for i := range want {
 							assert.Equal(t, want[i].ID, got[i].ID, "%s hit %d", msg, i)
 							assert.InDelta(t, want[i].Score, got[i].Score, 1e-5, "%s hit %d", msg, i)
+							assert.InDelta(t, want[i].Relevance, got[i].Relevance, 1e-5, "%s hit %d: relevance", msg, i)
 							assert.Equal(t, want[i].VectorRank, got[i].VectorRank, "%s hit %d", msg, i)
 							assert.Equal(t, want[i].KeywordRank, got[i].KeywordRank, "%s hit %d", msg, i)
 							assert.Equal(t, want[i].Snippets, got[i].Snippets, "%s hit %d", msg, i)

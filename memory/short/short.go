@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
@@ -75,6 +76,8 @@ func Options() []longterm.Option {
 		longterm.WithWeightedFusion(1, 0),
 		longterm.WithTopK(DefaultTopK),
 		longterm.WithMinScore(DefaultMinScore),
+		// The seed's contract is the cosine's minimum, not a relevance.
+		longterm.WithEngine(engine.WithMinRelevance(0)),
 	}
 }
 
