@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
@@ -465,5 +466,42 @@ func TestQuery_NextTurnField(t *testing.T) {
 		noErr(t, err)
 		assert.Empty(t, hits, "a forgotten record's words leave its neighbours' fields too (w=%v)", w)
 		m.Close()
+	}
+}
+
+// TestQuery_ExactCodeFirstAcrossNamespaces: a code stored once, in a small
+// namespace, is found first by a search of every namespace, though a
+// large namespace holds a record with one of its parts: a word rare among
+// many records weighs far more there (idf) than the whole code among two,
+// so raw BM25 scores would put the large namespace's part first. Each
+// namespace's keyword scores count relative to the most a record of it
+// could score for the query (keyword.MaxScore), so one namespace's
+// statistics do not push another's exact match down.
+func TestQuery_ExactCodeFirstAcrossNamespaces(t *testing.T) {
+	var recs []Record
+	for i := range 400 {
+		recs = append(recs, Record{ID: fmt.Sprintf("big%03d", i), Namespace: "ops",
+			Text: fmt.Sprintf("Shipment %d left the %s warehouse on time.", i, []string{"north", "south", "east"}[i%3])})
+	}
+	recs = append(recs,
+		Record{ID: "part", Namespace: "ops", Text: "Invoice 20417 was paid by the warehouse."},
+		Record{ID: "code", Namespace: "support", Text: "The customer's case is NW-20417, escalated to tier 2."},
+		Record{ID: "other", Namespace: "support", Text: "Tier 2 answers within a day."},
+	)
+	emb, err := hash.New(256) // lexical: margin fusion, the default
+	require.NoError(t, err)
+	m, err := New(t.Context(), emb)
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	_, err = m.AddBatch(t.Context(), recs)
+	require.NoError(t, err)
+	for _, mode := range []Mode{Hybrid, KeywordOnly} {
+		hits, err := m.Query(t.Context(), Query{Text: "NW-20417", Mode: mode, K: 5})
+		require.NoError(t, err)
+		require.NotEmpty(t, hits, mode)
+		assert.Equal(t, "code", hits[0].ID, "%v: %v", mode, ids(hits))
+		within, err := m.Query(t.Context(), Query{Text: "NW-20417", Mode: mode, K: 5, Namespace: "support"})
+		require.NoError(t, err)
+		assert.Equal(t, "code", within[0].ID, mode)
 	}
 }
