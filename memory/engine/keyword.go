@@ -254,15 +254,14 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 	if err := n.ns.Links(ctx, n.scored(scores), nil); err != nil {
 		return err
 	}
+	ids := n.ids // n.scored(scores), as Links was asked
+	eps := make([]int64, len(ids))
 	var best float64
-	first, several := int64(-1), false
-	for id, sc := range scores {
-		best = max(best, sc)
-		if ep := n.link(id).Episode; first < 0 {
-			first = ep
-		} else if ep != first {
-			several = true
-		}
+	several := false
+	for i, id := range ids {
+		best = max(best, scores[id])
+		eps[i] = n.link(id).Episode
+		several = several || eps[i] != eps[0]
 	}
 	if best <= 0 || !several {
 		// One conversation lends the same to all it found: no order to
@@ -278,9 +277,9 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 		bestEpisode = l.Episode
 	}
 	bonus := ranking.EpisodeBonuses(w, best, top, bestEpisode)
-	for id := range scores {
-		l := n.link(id)
-		if b, ok := bonus[l.Episode]; ok && n.scope.Contains(l.Time) {
+	timed := n.scope.Timed()
+	for i, id := range ids {
+		if b, ok := bonus[eps[i]]; ok && (!timed || n.scope.Contains(n.link(id).Time)) {
 			scores[id] += b
 		}
 	}
@@ -291,11 +290,25 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 // boosting those spoken by a named speaker; a record the source does not
 // know is left out.
 func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speakers []string, depth int) ([]scored[K], error) {
-	if err := n.ns.Links(ctx, n.scored(scores), nil); err != nil {
+	ids := n.scored(scores)
+	if len(speakers) == 0 && len(ids) > 2*depth {
+		// Without a speaker's boost the order is the scores' (ties by
+		// record id): a record below the depth-th best score cannot make
+		// the first depth, and its link need not be read.
+		vals := make([]float64, len(ids))
+		for i, id := range ids {
+			vals[i] = scores[id]
+		}
+		slices.Sort(vals)
+		cut := vals[len(vals)-depth]
+		ids = slices.DeleteFunc(ids, func(id int64) bool { return scores[id] < cut })
+	}
+	if err := n.ns.Links(ctx, ids, nil); err != nil {
 		return nil, err
 	}
-	out := make([]scored[K], 0, len(scores))
-	for id, sc := range scores {
+	out := make([]scored[K], 0, len(ids))
+	for _, id := range ids {
+		sc := scores[id]
 		l, ok := n.ns.Link(id)
 		if !ok {
 			continue
@@ -308,16 +321,61 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speake
 	return topScored(out, depth), nil
 }
 
-// topScored sorts out by descending score, ties by record id, and keeps
-// the first depth.
+// compareScored orders by descending score, ties by record id.
+func compareScored[K comparable](a, b scored[K]) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	return strings.Compare(a.id, b.id)
+}
+
+// topScored returns the first depth of out in compareScored's order
+// (reordering out). Past twice depth it keeps the best depth in a heap
+// whose root is the worst of them, instead of sorting everything: a
+// namespace's scored records are often thousands, its depth 200.
 func topScored[K comparable](out []scored[K], depth int) []scored[K] {
-	slices.SortFunc(out, func(a, b scored[K]) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
+	if len(out) <= 2*depth {
+		slices.SortFunc(out, compareScored[K])
+		return out[:min(len(out), depth)]
+	}
+	h := out[:0:depth] // the heap lives in out's first depth places
+	worse := func(i, j int) bool { return compareScored(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			l, w := 2*i+1, i
+			if l < len(h) && worse(l, w) {
+				w = l
+			}
+			if r := l + 1; r < len(h) && worse(r, w) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
 		}
-		return strings.Compare(a.id, b.id)
-	})
-	return out[:min(len(out), depth)]
+	}
+	for i := range out {
+		c := out[i]
+		switch {
+		case len(h) < depth:
+			h = append(h, c)
+			for j := len(h) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !worse(j, p) {
+					break
+				}
+				h[j], h[p] = h[p], h[j]
+				j = p
+			}
+		case depth > 0 && compareScored(c, h[0]) < 0:
+			h[0] = c
+			down(0)
+		}
+	}
+	slices.SortFunc(h, compareScored[K])
+	return h
 }
 
 // relatedTerms returns the terms of the words WithQueryExpansion relates

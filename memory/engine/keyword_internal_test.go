@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestTopScored: the heap's best depth are the full sort's, in its order,
+// ties (many equal scores) by record id.
+func TestTopScored(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 7, 200, 401, 5000} {
+		for _, depth := range []int{0, 1, 5, 200} {
+			out := make([]scored[int], n)
+			for i := range out {
+				out[i] = scored[int]{key: i, id: fmt.Sprintf("r%05d", rng.IntN(n+1)), score: float64(rng.IntN(50))}
+			}
+			want := slices.Clone(out)
+			slices.SortFunc(want, compareScored[int])
+			want = want[:min(n, depth)]
+			got := topScored(out, depth)
+			if len(want) == 0 {
+				assert.Empty(t, got, "n %d depth %d", n, depth)
+				continue
+			}
+			for i := range want { // equal ids may come in either order: compare what orders them
+				assert.Equal(t, want[i].score, got[i].score, "n %d depth %d at %d", n, depth, i)
+				assert.Equal(t, want[i].id, got[i].id, "n %d depth %d at %d", n, depth, i)
+			}
+		}
+	}
+}
