@@ -1,10 +1,13 @@
 package longterm
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"hash/crc32"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,6 +64,7 @@ func FuzzLoadTurns(f *testing.F) {
 	path := filepath.Join(f.TempDir(), "turns")
 
 	f.Add(valid[:len(valid)-4])
+	f.Add(twoLeaders(f, base))
 	f.Add(valid[:len(valid)/2])
 	f.Add([]byte(turnsMagic + "\x01\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -100,4 +104,27 @@ func FuzzLoadTurns(f *testing.F) {
 			}
 		}
 	})
+}
+
+// twoLeaders returns (without its checksum) the turn index of m's ns0 with
+// one more link, from a record that has no follower to one that has a
+// leader already: the file of an index whose links do not agree.
+func twoLeaders(f *testing.F, m *Memory) []byte {
+	n := m.turnIdx().get("ns0", m)
+	for _, l := range slices.Sorted(maps.Keys(n.follower)) {
+		fl := n.follower[l]
+		for id := range fl {
+			if _, ok := n.follower[id]; !ok && n.parents[id] != nil {
+				n.follower[id] = fl
+				var buf bytes.Buffer
+				w := bufio.NewWriter(&buf)
+				require.NoError(f, m.writeTurns(w, []string{"ns0"}))
+				require.NoError(f, w.Flush())
+				delete(n.follower, id)
+				return buf.Bytes()[:buf.Len()-4]
+			}
+		}
+	}
+	f.Fatal("no record to give a second leader")
+	return nil
 }
