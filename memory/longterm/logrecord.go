@@ -259,7 +259,7 @@ func decodeAdd(typ byte, p []byte) (*addRecord, error) {
 		c.start = int(d.uvarint())
 		c.end = int(d.uvarint())
 		if d.byte() == 0 {
-			if d.err == nil && (c.start > c.end || c.end > len(a.rec.Text)) {
+			if d.err == nil && (c.start < 0 || c.start > c.end || c.end > len(a.rec.Text)) {
 				d.err = fmt.Errorf("child span [%d,%d) outside text of %d bytes", c.start, c.end, len(a.rec.Text))
 			}
 			if d.err == nil {
@@ -269,7 +269,13 @@ func decodeAdd(typ byte, p []byte) (*addRecord, error) {
 			c.text = d.string()
 		}
 	}
-	a.dim = int(d.uvarint())
+	// No vector of a larger dim fits a frame; and a larger one could
+	// make the dense size check below wrap around.
+	if dim := d.uvarint(); d.err == nil && dim > maxPayload/4 {
+		d.err = fmt.Errorf("vectors: dim %d", dim)
+	} else {
+		a.dim = int(dim)
+	}
 	if typ == recAddSparse {
 		a.vecs = d.sparseVectors(nc, a.dim)
 		if d.err == nil && len(d.b) != 0 {
