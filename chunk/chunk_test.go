@@ -28,6 +28,8 @@ func texts(cs []chunk.Chunk) []string {
 }
 
 func TestSplit_Boundaries(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name string
 		in   string
@@ -79,12 +81,16 @@ func TestSplit_Boundaries(t *testing.T) {
 }
 
 func TestSplit_Empty(t *testing.T) {
+	t.Parallel()
+
 	for _, in := range []string{"", " ", "\n\n", " \t\r\n\u3000\u00a0"} {
 		assert.Empty(t, chunk.Split(in, nil), "%q", in)
 	}
 }
 
 func TestSplit_Merge(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name string
 		in   string
@@ -109,6 +115,8 @@ func TestSplit_Merge(t *testing.T) {
 }
 
 func TestSplit_MergeRespectsMax(t *testing.T) {
+	t.Parallel()
+
 	opts := &chunk.Options{MinRunes: 10, MaxRunes: 20}
 	got := chunk.Split("aaaaaaaaaaaaaaaaa. Ok. bbbbbbbbbbbbbbbbb.", opts)
 	assert.Equal(t, []string{"aaaaaaaaaaaaaaaaa.", "Ok.", "bbbbbbbbbbbbbbbbb."}, texts(got))
@@ -116,6 +124,8 @@ func TestSplit_MergeRespectsMax(t *testing.T) {
 }
 
 func TestSplit_Cut(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name string
 		opts *chunk.Options
@@ -151,6 +161,8 @@ func TestSplit_Cut(t *testing.T) {
 }
 
 func TestSplit_OptionsClamp(t *testing.T) {
+	t.Parallel()
+
 	// MaxRunes below 2 is raised to 2; MinRunes above MaxRunes is lowered.
 	got := chunk.Split("abcde", &chunk.Options{MinRunes: 50, MaxRunes: 1})
 	assert.Equal(t, []string{"ab", "cd", "e"}, texts(got))
@@ -159,6 +171,8 @@ func TestSplit_OptionsClamp(t *testing.T) {
 }
 
 func TestSplit_InvalidUTF8(t *testing.T) {
+	t.Parallel()
+
 	in := "bad \xff\xfe bytes. next \xc3"
 	got := chunk.Split(in, noMerge)
 	assert.Equal(t, []string{"bad \xff\xfe bytes.", "next \xc3"}, texts(got))
@@ -166,6 +180,8 @@ func TestSplit_InvalidUTF8(t *testing.T) {
 }
 
 func TestSplit_Large(t *testing.T) {
+	t.Parallel()
+
 	in := strings.Repeat("这是一个很长的句子，没有句号但是有逗号", 2000) + strings.Repeat("word ", 50_000)
 	got := chunk.Split(in, nil)
 	require.NotEmpty(t, got)
@@ -258,6 +274,8 @@ func (c *countingCtx) Err() error {
 }
 
 func TestSplitContext_SameAsSplit(t *testing.T) {
+	t.Parallel()
+
 	text := bigText("prose", 32<<10)
 	for _, opts := range []*chunk.Options{nil, noMerge, {MinRunes: 30, MaxRunes: 50}} {
 		got, err := chunk.SplitContext(context.Background(), text, opts)
@@ -268,6 +286,8 @@ func TestSplitContext_SameAsSplit(t *testing.T) {
 }
 
 func TestSplitContext_TooLarge(t *testing.T) {
+	t.Parallel()
+
 	// 50 MiB: refused before any work (the context is never consulted).
 	huge := strings.Repeat("fifty megabytes of text. ", (50<<20)/25)
 	ctx := &countingCtx{Context: context.Background(), ok: 1 << 30}
@@ -294,6 +314,8 @@ func TestSplitContext_TooLarge(t *testing.T) {
 }
 
 func TestSplitContext_Cancel(t *testing.T) {
+	t.Parallel()
+
 	text := bigText("runon", chunk.DefaultMaxBytes)
 
 	// Already cancelled: the context's error, no chunks, no work.
@@ -324,6 +346,8 @@ func TestSplitContext_Cancel(t *testing.T) {
 // blank lines and checks it gives the parts' chunks, shifted: no state
 // leaks across a line break when merging is off.
 func TestSplit_ConcatenatedParts(t *testing.T) {
+	t.Parallel()
+
 	parts := []string{bigText("prose", 100_000), bigText("runon", 300_000), bigText("prose", 7)}
 	var whole strings.Builder
 	var want []chunk.Chunk

@@ -38,6 +38,8 @@ func adversarial(size int) map[string]string {
 // long sentence at every cut: about len/200 visits per rune, 5,000 per rune
 // for 1 MiB of run-on text.
 func TestSplit_LinearWork(t *testing.T) {
+	t.Parallel()
+
 	small, large := adversarial(8<<10), adversarial(128<<10)
 	for name, text := range large {
 		t.Run(name, func(t *testing.T) {

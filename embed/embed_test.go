@@ -19,6 +19,8 @@ import (
 )
 
 func TestOpen_KnownSpecs(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		spec     string
 		wantName string
@@ -47,6 +49,8 @@ func TestOpen_KnownSpecs(t *testing.T) {
 }
 
 func TestOpen_UnknownScheme(t *testing.T) {
+	t.Parallel()
+
 	for _, spec := range []string{"", "faiss:x", "openai:text-embedding-3-small", "512"} {
 		_, err := embed.Open(spec)
 		require.ErrorIs(t, err, embed.ErrUnknownScheme, "spec %q", spec)
@@ -55,6 +59,8 @@ func TestOpen_UnknownScheme(t *testing.T) {
 }
 
 func TestOpen_BadSpecs(t *testing.T) {
+	t.Parallel()
+
 	for _, spec := range []string{"hash:abc", "hash:0", "hash:-3", "hash:1e3", "hash:99999999", "ollama", "ollama:", "ollama:  "} {
 		e, err := embed.Open(spec)
 		require.ErrorIs(t, err, embed.ErrBadSpec, "spec %q", spec)
@@ -64,15 +70,21 @@ func TestOpen_BadSpecs(t *testing.T) {
 }
 
 func TestSchemes(t *testing.T) {
+	t.Parallel()
+
 	assert.Subset(t, embed.Schemes(), []string{"hash", "ollama"})
 }
 
 func TestRegister_ProgrammingErrorsPanic(t *testing.T) {
+	t.Parallel()
+
 	assert.Panics(t, func() { embed.Register("hash", func(string) (embed.Embedder, error) { return nil, nil }) })
 	assert.Panics(t, func() { embed.Register("nil-opener", nil) })
 }
 
 func TestDimension_Hash(t *testing.T) {
+	t.Parallel()
+
 	e, err := embed.Open("hash:32")
 	require.NoError(t, err)
 	d, err := embed.Dimension(t.Context(), e)
@@ -138,6 +150,8 @@ func (c *counted) Embed(_ context.Context, texts []string) ([][]float32, error) 
 }
 
 func TestEmbedAll(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	texts := []string{"a", "bb", "ccc", "dddd", "eeeee"}
 	c := &counted{}
@@ -163,6 +177,8 @@ func TestEmbedAll(t *testing.T) {
 // are slices of it, each capped); an embedder without EmbedInto, or a
 // buffer too small, falls back to EmbedAll and leaves the buffer alone.
 func TestEmbedAllInto(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	h, err := embed.Open("hash:16")
 	require.NoError(t, err)

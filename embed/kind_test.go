@@ -18,6 +18,8 @@ func (meaningModel) Dim() int                                             { retu
 func (meaningModel) Name() string                                         { return "model" }
 
 func TestKindOf(t *testing.T) {
+	t.Parallel()
+
 	h, err := embed.Open("hash:64")
 	require.NoError(t, err)
 	assert.Equal(t, embed.Lexical, embed.KindOf(h))

@@ -44,6 +44,8 @@ func split(rs []keyword.Result) (ids []int64, scores []float64) {
 }
 
 func TestAppendIsAddOfTheWholeText(t *testing.T) {
+	t.Parallel()
+
 	pieces := []string{"the dog learned a trick", "which trick? rolling over", "and the cat sleeps", "dog food prices"}
 	grown := keyword.NewIndex(nil)
 	whole := keyword.NewIndex(nil)
@@ -60,6 +62,8 @@ func TestAppendIsAddOfTheWholeText(t *testing.T) {
 }
 
 func TestWithdrawUndoesAppend(t *testing.T) {
+	t.Parallel()
+
 	ix := keyword.NewIndex(nil)
 	ref := keyword.NewIndex(nil)
 	for _, x := range []*keyword.Index{ix, ref} {
@@ -86,6 +90,8 @@ func TestWithdrawUndoesAppend(t *testing.T) {
 }
 
 func TestAddTokensAndAppendTokensIndexAsAddAndAppend(t *testing.T) {
+	t.Parallel()
+
 	texts := []string{"the dog learned a trick", "花生过敏 and peanut allergy", "Deploy error E1234 at 7pm", "dog food prices"}
 	byText := keyword.NewIndex(nil)
 	byTokens := keyword.NewIndex(nil)
@@ -110,6 +116,8 @@ func TestAddTokensAndAppendTokensIndexAsAddAndAppend(t *testing.T) {
 // sorted references) and checks the result against one Add, byte for byte
 // in the snapshot, and that withdrawing the pieces again finds every term.
 func TestAppendManyTermsKeepsTermsSorted(t *testing.T) {
+	t.Parallel()
+
 	grown := keyword.NewIndex(nil)
 	whole := keyword.NewIndex(nil)
 	var pieces []string

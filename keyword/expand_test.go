@@ -10,6 +10,8 @@ import (
 )
 
 func TestIndex_SearchTermsWeighsEachTerm(t *testing.T) {
+	t.Parallel()
+
 	ix := addDocs(plainIndex(t), "apple banana", "apple apple cherry", "cherry date")
 
 	full := ix.Search("apple", 10, nil)
@@ -26,6 +28,8 @@ func TestIndex_SearchTermsWeighsEachTerm(t *testing.T) {
 }
 
 func TestIndex_TermsAndIDF(t *testing.T) {
+	t.Parallel()
+
 	ix := addDocs(plainIndex(t), "apple banana apple", "cherry")
 	terms, n := ix.Terms(1)
 	assert.Equal(t, 3, n)
@@ -41,6 +45,8 @@ func TestIndex_TermsAndIDF(t *testing.T) {
 }
 
 func TestIndex_QueryTF(t *testing.T) {
+	t.Parallel()
+
 	ix := addDocs(plainIndex(t, keyword.WithQueryTF(1)), "apple banana", "cherry date")
 	once := ix.Search("apple cherry", 10, nil)
 	twice := ix.Search("apple cherry apple", 10, nil)
@@ -55,6 +61,8 @@ func TestIndex_QueryTF(t *testing.T) {
 }
 
 func TestIndex_QueryIDF(t *testing.T) {
+	t.Parallel()
+
 	// "trip" and "plan" are each in four of twelve documents, "kayak" in
 	// one: plain BM25 ranks the document with both common words above the
 	// one with the rare word; weighting the query's words by idf as well

@@ -32,6 +32,8 @@ func addDocs(ix *keyword.Index, texts ...string) *keyword.Index {
 }
 
 func TestIndex_BM25(t *testing.T) {
+	t.Parallel()
+
 	ix := addDocs(plainIndex(t), "apple banana", "apple apple cherry", "cherry date")
 
 	// N = 3, avgdl = 7/3, k1 = 1.2, b = 0.75, idf = ln(1 + (N-df+0.5)/(df+0.5)).
@@ -60,6 +62,8 @@ func TestIndex_BM25(t *testing.T) {
 }
 
 func TestIndex_CodeCountsOnce(t *testing.T) {
+	t.Parallel()
+
 	ix := addDocs(plainIndex(t), "13800138000", "138-0013-9999", "apple")
 	// Query groups: {whole 138-0013-8000, 13800138000; parts 138, 0013, 8000}.
 	// Doc 1 matches a whole form: its score is that term's BM25 alone.
@@ -75,6 +79,8 @@ func TestIndex_CodeCountsOnce(t *testing.T) {
 }
 
 func TestIndex_Params(t *testing.T) {
+	t.Parallel()
+
 	ix := addDocs(plainIndex(t, keyword.WithK1(0), keyword.WithB(0)), "apple banana", "apple apple cherry", "cherry date")
 	got := ix.Search("apple", 10, nil)
 	require.Len(t, got, 2)
@@ -84,6 +90,8 @@ func TestIndex_Params(t *testing.T) {
 }
 
 func TestIndex_BadParamsMeanDefaults(t *testing.T) {
+	t.Parallel()
+
 	want := plainIndex(t)
 	got := plainIndex(t, keyword.WithK1(-1), keyword.WithK1(math.NaN()), keyword.WithK1(math.Inf(1)),
 		keyword.WithB(1.5), keyword.WithB(-0.1), keyword.WithB(math.NaN()))
@@ -95,6 +103,8 @@ func TestIndex_BadParamsMeanDefaults(t *testing.T) {
 }
 
 func TestIndex_ReplaceAndDeleteKeepStats(t *testing.T) {
+	t.Parallel()
+
 	ix := addDocs(plainIndex(t), "red green", "red blue blue", "green")
 	assert.Equal(t, keyword.Stats{Docs: 3, Terms: 3, AvgLength: 2}, ix.Stats())
 	assert.Equal(t, 2, ix.DocFreq("red"))
@@ -123,6 +133,8 @@ func TestIndex_ReplaceAndDeleteKeepStats(t *testing.T) {
 // TestIndex_MatchesRebuild checks, after random adds, replaces and deletes,
 // that scores equal those of an index built from the surviving texts alone.
 func TestIndex_MatchesRebuild(t *testing.T) {
+	t.Parallel()
+
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := []string{"alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "数据", "库"}
 	text := func() string {
@@ -162,6 +174,8 @@ func TestIndex_MatchesRebuild(t *testing.T) {
 }
 
 func TestIndex_TopKMatchesFullSort(t *testing.T) {
+	t.Parallel()
+
 	ix := plainIndex(t)
 	for i := range 500 {
 		ix.Add(int64(i), fmt.Sprintf("common w%d w%d", i%7, i%13))
@@ -173,6 +187,8 @@ func TestIndex_TopKMatchesFullSort(t *testing.T) {
 }
 
 func TestIndex_Concurrent(t *testing.T) {
+	t.Parallel()
+
 	ix := keyword.NewIndex(nil)
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -205,6 +221,8 @@ func TestIndex_Concurrent(t *testing.T) {
 }
 
 func TestIndex_ExportImport(t *testing.T) {
+	t.Parallel()
+
 	ix := keyword.NewIndex(nil)
 	ix.Add(5, "订单服务迁移到 PostgreSQL, ERR_CONN_RESET")
 	ix.Add(-3, "call 138-0013-8000")
@@ -239,6 +257,8 @@ func TestIndex_ExportImport(t *testing.T) {
 }
 
 func TestIndex_ImportErrors(t *testing.T) {
+	t.Parallel()
+
 	ix := addDocs(keyword.NewIndex(nil), "keep me", "and me too 数据库")
 	var snap bytes.Buffer
 	require.NoError(t, ix.Export(&snap))
@@ -342,6 +362,8 @@ func ExampleIndex_Search() {
 }
 
 func TestIndex_ImportThenEdit(t *testing.T) {
+	t.Parallel()
+
 	ix := plainIndex(t)
 	for i := range 50 {
 		ix.Add(int64(i), fmt.Sprintf("shared w%d w%d", i%5, i%7))
@@ -401,6 +423,8 @@ func FuzzIndexImport(f *testing.F) {
 // TestIndex_FindsCodes checks that the written forms of a code find each
 // other in both directions, among distractors that share parts of them.
 func TestIndex_FindsCodes(t *testing.T) {
+	t.Parallel()
+
 	forms := [][2]string{
 		{"my flight is LH401 tomorrow", "LH 401"},
 		{"flight LH 401 boards at gate B", "LH401"},

@@ -58,6 +58,8 @@ func evalRetrieval(t *testing.T, set retrievalSet, ix *keyword.Index) retrievalS
 // Chinese memories and reworded questions (testdata/zh_retrieval.json).
 // Run with -v to see the numbers.
 func TestRetrieval_Chinese(t *testing.T) {
+	t.Parallel()
+
 	data, err := os.ReadFile("testdata/zh_retrieval.json")
 	require.NoError(t, err)
 	var set retrievalSet

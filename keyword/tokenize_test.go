@@ -34,6 +34,8 @@ func segmenterTok(t testing.TB) keyword.Tokenizer {
 }
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name string
 		in   string
@@ -92,6 +94,8 @@ func TestTokens(t *testing.T) {
 }
 
 func TestTokens_Snowball(t *testing.T) {
+	t.Parallel()
+
 	tok := newTok(t)
 	assert.Equal(t, []string{"meet", "meet", "class", "class", "run", "run", "lh401", "lh", "401", "e1234", "1234"},
 		tok.Tokens("meetings meeting classes class running runs LH401 E1234"))
@@ -102,6 +106,8 @@ func TestTokens_Snowball(t *testing.T) {
 }
 
 func TestTokens_Chinese(t *testing.T) {
+	t.Parallel()
+
 	const in = "我们决定把订单服务迁移到PostgreSQL数据库。"
 	t.Run("bigrams", func(t *testing.T) {
 		got := newTok(t, keyword.WithCJK(keyword.Bigrams)).Tokens(in)
@@ -123,6 +129,8 @@ func TestTokens_Chinese(t *testing.T) {
 }
 
 func TestTokens_Match(t *testing.T) {
+	t.Parallel()
+
 	// Each pair must share a term, in both CJK modes.
 	pairs := [][2]string{
 		{"LH401", "LH 401"},
@@ -154,6 +162,8 @@ func TestTokens_Match(t *testing.T) {
 }
 
 func TestWithStopWords(t *testing.T) {
+	t.Parallel()
+
 	tok := newTok(t, keyword.WithStopWords())
 	assert.Equal(t, []string{"the", "cat"}, tok.Tokens("The cat"))
 	tok = newTok(t, keyword.WithStopWords("Cat"))
@@ -162,12 +172,16 @@ func TestWithStopWords(t *testing.T) {
 }
 
 func TestNewTokenizer_BadMode(t *testing.T) {
+	t.Parallel()
+
 	_, err := keyword.NewTokenizer(keyword.WithCJK(keyword.CJKMode(7)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "unknown CJK mode")
 }
 
 func TestTokens_Concurrent(t *testing.T) {
+	t.Parallel()
+
 	tok := segmenterTok(t) // gse must be safe to share
 	want := tok.Tokens("并发分词测试 concurrent ERR_CONN_RESET")
 	var wg sync.WaitGroup
@@ -197,6 +211,8 @@ func FuzzTokens(f *testing.F) {
 }
 
 func TestSegmenterModeName(t *testing.T) {
+	t.Parallel()
+
 	// Snapshots record the tokenizer; the two modes must not be confused.
 	ix := keyword.NewIndex(newTok(t))
 	ix.Add(1, "数据库")

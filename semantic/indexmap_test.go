@@ -33,6 +33,8 @@ func collect[V any](m semantic.IndexMap[V]) []semantic.Item[V] {
 
 // TestIndexMap runs the IndexMap contract against both implementations.
 func TestIndexMap(t *testing.T) {
+	t.Parallel()
+
 	kinds := map[string]func(t *testing.T) semantic.IndexMap[rec]{
 		"mem": func(*testing.T) semantic.IndexMap[rec] { return semantic.NewMemIndexMap[rec]() },
 		"jsonl": func(t *testing.T) semantic.IndexMap[rec] {
@@ -76,6 +78,8 @@ func TestIndexMap(t *testing.T) {
 }
 
 func TestMemIndexMap_SaveLoad(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	path := filepath.Join(dir, "index.json")
 	m := semantic.NewMemIndexMap[rec]()
@@ -120,6 +124,8 @@ func TestMemIndexMap_SaveLoad(t *testing.T) {
 }
 
 func TestJSONLIndexMap_Reopen(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "log.jsonl")
 	m, err := semantic.OpenJSONLIndexMap[rec](path)
 	require.NoError(t, err)
@@ -157,6 +163,8 @@ func TestJSONLIndexMap_Reopen(t *testing.T) {
 }
 
 func TestJSONLIndexMap_RepairTornTail(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "log.jsonl")
 	good := "{\"id\":0,\"value\":{\"text\":\"a\",\"n\":1}}\n{\"id\":1,\"deleted\":true}\n"
 	torn := good + `{"id":2,"value":{"te`
@@ -187,6 +195,8 @@ func TestJSONLIndexMap_RepairTornTail(t *testing.T) {
 }
 
 func TestJSONLIndexMap_CorruptLine(t *testing.T) {
+	t.Parallel()
+
 	good := `{"id":0,"value":{"text":"a","n":1}}` + "\n"
 	tests := []struct {
 		name, data string
@@ -223,6 +233,8 @@ func TestJSONLIndexMap_CorruptLine(t *testing.T) {
 }
 
 func TestJSONLIndexMap_LongLine(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "log.jsonl")
 	m, err := semantic.OpenJSONLIndexMap[rec](path)
 	require.NoError(t, err)
@@ -239,6 +251,8 @@ func TestJSONLIndexMap_LongLine(t *testing.T) {
 }
 
 func TestJSONLIndexMap_OpenErrors(t *testing.T) {
+	t.Parallel()
+
 	dir := t.TempDir()
 	_, err := semantic.OpenJSONLIndexMap[rec](filepath.Join(dir, "no", "such", "dir", "log.jsonl"))
 	require.ErrorIs(t, err, os.ErrNotExist)
@@ -311,6 +325,8 @@ func FuzzIndexMapOpen(f *testing.F) {
 // Deletes (which share fsyncs) are all durable and visible when they
 // return, and that the log replays to the same state.
 func TestJSONLIndexMap_ConcurrentWriters(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "log.jsonl")
 	m, err := semantic.OpenJSONLIndexMap[rec](path)
 	require.NoError(t, err)

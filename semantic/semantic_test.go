@@ -28,6 +28,8 @@ func newHash(t testing.TB) *hash.Embedder {
 }
 
 func TestSemanticMap_PutSearch(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	m, err := semantic.NewMap[note](newHash(t), newTestDB(t, 256), nil)
 	require.NoError(t, err)
@@ -70,6 +72,8 @@ func TestSemanticMap_PutSearch(t *testing.T) {
 }
 
 func TestSemanticMap_BadInput(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	db := newTestDB(t, 256)
 	m, err := semantic.NewMap[note](newHash(t), db, nil)
@@ -102,6 +106,8 @@ func TestSemanticMap_BadInput(t *testing.T) {
 }
 
 func TestSemanticMap_Consistency(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	t.Run("embedding fails", func(t *testing.T) {
 		db := newTestDB(t, 256)
@@ -136,6 +142,8 @@ func TestSemanticMap_Consistency(t *testing.T) {
 }
 
 func TestSemanticMap_DeleteNeverReusesIDs(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "map.jsonl")
 	open := func() (*semantic.SemanticMap[note], *faultyDB) {
@@ -177,6 +185,8 @@ func TestSemanticMap_DeleteNeverReusesIDs(t *testing.T) {
 }
 
 func TestSemanticMap_Replay(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	idx, err := semantic.OpenJSONLIndexMap[semantic.Entry[note]](filepath.Join(t.TempDir(), "map.jsonl"))
 	require.NoError(t, err)
@@ -210,6 +220,8 @@ func TestSemanticMap_Replay(t *testing.T) {
 }
 
 func TestSemanticMap_Concurrent(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	idx, err := semantic.OpenJSONLIndexMap[semantic.Entry[int]](filepath.Join(t.TempDir(), "map.jsonl"))
 	require.NoError(t, err)
@@ -251,6 +263,8 @@ func TestSemanticMap_Concurrent(t *testing.T) {
 }
 
 func TestSemanticSet(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	s, err := semantic.NewSet(newHash(t), newTestDB(t, 256), nil)
 	require.NoError(t, err)
@@ -269,6 +283,8 @@ func TestSemanticSet(t *testing.T) {
 }
 
 func TestSemanticSet_LogHoldsTextOnce(t *testing.T) {
+	t.Parallel()
+
 	path := filepath.Join(t.TempDir(), "set.jsonl")
 	idx, err := semantic.OpenJSONLIndexMap[semantic.Entry[struct{}]](path)
 	require.NoError(t, err)

@@ -45,6 +45,8 @@ func cos(a, b []float32) float64 {
 }
 
 func TestReadFormats(t *testing.T) {
+	t.Parallel()
+
 	v, err := glove.Read(strings.NewReader(tiny))
 	require.NoError(t, err)
 	assert.Equal(t, 4, v.Dim())
@@ -63,6 +65,8 @@ func TestReadFormats(t *testing.T) {
 }
 
 func TestReadErrorsNameTheLine(t *testing.T) {
+	t.Parallel()
+
 	for _, tc := range []struct {
 		name, text string
 		line       int
@@ -91,6 +95,8 @@ func TestReadErrorsNameTheLine(t *testing.T) {
 }
 
 func TestEmbedMeaning(t *testing.T) {
+	t.Parallel()
+
 	v, err := glove.Read(strings.NewReader(tiny))
 	require.NoError(t, err)
 	for _, w := range []glove.Weighting{glove.SIF, glove.IDF, glove.Mean} {
@@ -114,6 +120,8 @@ func TestEmbedMeaning(t *testing.T) {
 }
 
 func TestUnknownWordsAreHashed(t *testing.T) {
+	t.Parallel()
+
 	v, err := glove.Read(strings.NewReader(tiny))
 	require.NoError(t, err)
 	e, err := glove.New(v)
@@ -134,6 +142,8 @@ func TestUnknownWordsAreHashed(t *testing.T) {
 }
 
 func TestNeighbours(t *testing.T) {
+	t.Parallel()
+
 	v, err := glove.Read(strings.NewReader(tiny))
 	require.NoError(t, err)
 	nb := v.Neighbours("plane", 1, 0)
@@ -145,6 +155,8 @@ func TestNeighbours(t *testing.T) {
 }
 
 func TestOpenSpec(t *testing.T) {
+	t.Parallel()
+
 	p := write(t, tiny)
 	e, err := embed.Open("glove:" + p + "?weight=idf&pc=0")
 	require.NoError(t, err)

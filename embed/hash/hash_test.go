@@ -49,6 +49,8 @@ func requireUnit(t *testing.T, v []float32) {
 }
 
 func TestNew(t *testing.T) {
+	t.Parallel()
+
 	for _, dim := range []int{1, 2, 16, DefaultDim, 4096, MaxDim} {
 		e, err := New(dim)
 		require.NoError(t, err, "dim %d", dim)
@@ -67,6 +69,8 @@ func TestNew(t *testing.T) {
 // change to tokenising, hashing or weighting must be deliberate (and must
 // come with a new Name, or stores built before would silently mismatch).
 func TestEmbed_GoldenValues(t *testing.T) {
+	t.Parallel()
+
 	assert.Equal(t, uint64(0x32fd0025808e70f1), key(kindWord, []rune("flight")), "word hash")
 	assert.Equal(t, uint64(0x133f517f53d467fc), key(kindCJK2, []rune("航班")), "CJK bigram hash")
 
@@ -95,6 +99,8 @@ func TestEmbed_GoldenValues(t *testing.T) {
 }
 
 func TestEmbed_Deterministic(t *testing.T) {
+	t.Parallel()
+
 	e := newEmbedder(t, DefaultDim)
 	texts := []string{"The quick brown fox", "東京タワーに行きました", "서울에서 만나요", "LH 401, Friday 7:30", "..."}
 	want, err := e.Embed(t.Context(), texts)
@@ -118,6 +124,8 @@ func TestEmbed_Deterministic(t *testing.T) {
 }
 
 func TestEmbed_UnitVectors(t *testing.T) {
+	t.Parallel()
+
 	e := newEmbedder(t, DefaultDim)
 	texts := []string{
 		"a",
@@ -144,6 +152,8 @@ func TestEmbed_UnitVectors(t *testing.T) {
 }
 
 func TestEmbed_CaseAndPunctuationInsensitive(t *testing.T) {
+	t.Parallel()
+
 	e := newEmbedder(t, DefaultDim)
 	a := embedOne(t, e, "My Flight is on FRIDAY")
 	b := embedOne(t, e, "my flight, is on friday!")
@@ -156,6 +166,8 @@ func TestEmbed_CaseAndPunctuationInsensitive(t *testing.T) {
 }
 
 func TestEmbed_RelatedScoresHigher(t *testing.T) {
+	t.Parallel()
+
 	e := newEmbedder(t, DefaultDim)
 	tests := []struct {
 		name, anchor, related, unrelated string
@@ -191,6 +203,8 @@ func TestEmbed_RelatedScoresHigher(t *testing.T) {
 }
 
 func TestEmbed_CJKUsesBigrams(t *testing.T) {
+	t.Parallel()
+
 	e := newEmbedder(t, DefaultDim)
 	// The same characters in another order share unigrams but not bigrams.
 	a := embedOne(t, e, "航班")
@@ -203,6 +217,8 @@ func TestEmbed_CJKUsesBigrams(t *testing.T) {
 }
 
 func TestEmbed_Errors(t *testing.T) {
+	t.Parallel()
+
 	e := newEmbedder(t, DefaultDim)
 	for _, texts := range [][]string{{""}, {" \t\n"}, {"ok", "\u3000"}, {"ok", "fine", ""}} {
 		v, err := e.Embed(t.Context(), texts)
@@ -218,12 +234,16 @@ func TestEmbed_Errors(t *testing.T) {
 }
 
 func TestEmbed_EmptyBatch(t *testing.T) {
+	t.Parallel()
+
 	v, err := newEmbedder(t, 8).Embed(t.Context(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, v)
 }
 
 func TestEmbed_VectorsDoNotAlias(t *testing.T) {
+	t.Parallel()
+
 	e := newEmbedder(t, 8)
 	vs, err := e.Embed(t.Context(), []string{"one", "two"})
 	require.NoError(t, err)
@@ -233,6 +253,8 @@ func TestEmbed_VectorsDoNotAlias(t *testing.T) {
 }
 
 func TestEmbed_LargeBatchSameAsOneByOne(t *testing.T) {
+	t.Parallel()
+
 	// A batch large enough to be embedded in parallel gives every text the
 	// vector it gets alone, in order.
 	e := newEmbedder(t, DefaultDim)
@@ -256,6 +278,8 @@ func TestEmbed_LargeBatchSameAsOneByOne(t *testing.T) {
 // whatever the buffer held; a buffer of the wrong size and a blank text
 // are errors.
 func TestEmbedInto(t *testing.T) {
+	t.Parallel()
+
 	e := newEmbedder(t, 64)
 	var _ embed.IntoEmbedder = e
 	for _, n := range []int{1, 3, 2000} { // 2000: embedded in parallel

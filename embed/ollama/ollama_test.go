@@ -116,6 +116,8 @@ func normalized(v []float32) []float32 {
 }
 
 func TestEmbed_FakeOllamaServer_Batches(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "all-minilm")
 	e := f.newEmbedder(t, WithBatchSize(3))
 	texts := []string{"a", "bb", "ccc", "dddd", "eeeee", "ffffff", "ggggggg"}
@@ -134,6 +136,8 @@ func TestEmbed_FakeOllamaServer_Batches(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_DefaultBatchSize(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "all-minilm")
 	e := f.newEmbedder(t)
 	texts := make([]string, DefaultBatchSize+1)
@@ -150,6 +154,8 @@ func TestEmbed_FakeOllamaServer_DefaultBatchSize(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_LearnsAndEnforcesDimension(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "all-minilm")
 	e := f.newEmbedder(t)
 	assert.Equal(t, 0, e.Dim(), "the dimension is unknown before the first answer")
@@ -169,6 +175,8 @@ func TestEmbed_FakeOllamaServer_LearnsAndEnforcesDimension(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_MixedDimensionsInOneAnswer(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "all-minilm")
 	f.setAnswer(func(_ api.EmbedRequest, input []string) (int, any) {
 		return http.StatusOK, api.EmbedResponse{Embeddings: [][]float32{{1, 2, 3}, {1, 2}}}
@@ -178,6 +186,8 @@ func TestEmbed_FakeOllamaServer_MixedDimensionsInOneAnswer(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_WithDimensions(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "all-minilm")
 	e := f.newEmbedder(t, WithDimensions(4), WithKeepAlive(time.Minute))
 	assert.Equal(t, 4, e.Dim(), "WithDimensions makes the dimension known up front")
@@ -197,6 +207,8 @@ func TestEmbed_FakeOllamaServer_WithDimensions(t *testing.T) {
 type vectors [][]float32
 
 func TestEmbed_FakeOllamaServer_BadAnswers(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name   string
 		answer any
@@ -227,6 +239,8 @@ func TestEmbed_FakeOllamaServer_BadAnswers(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_NotJSON(t *testing.T) {
+	t.Parallel()
+
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("<html>not ollama</html>"))
 	}))
@@ -239,6 +253,8 @@ func TestEmbed_FakeOllamaServer_NotJSON(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_ModelNotFound(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "nope")
 	f.setAnswer(func(api.EmbedRequest, []string) (int, any) {
 		// What Ollama answers for a model it has not pulled.
@@ -255,6 +271,8 @@ func TestEmbed_FakeOllamaServer_ModelNotFound(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_ServerError(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "all-minilm")
 	f.setAnswer(func(api.EmbedRequest, []string) (int, any) {
 		return http.StatusInternalServerError, map[string]string{"error": "llama runner process has terminated"}
@@ -269,6 +287,8 @@ func TestEmbed_FakeOllamaServer_ServerError(t *testing.T) {
 }
 
 func TestEmbed_Unreachable(t *testing.T) {
+	t.Parallel()
+
 	srv := httptest.NewServer(http.NotFoundHandler())
 	addr := srv.URL
 	srv.Close() // nothing listens there any more
@@ -291,6 +311,8 @@ func TestEmbed_Unreachable(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_Cancel(t *testing.T) {
+	t.Parallel()
+
 	arrived := make(chan struct{})
 	done := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -319,6 +341,8 @@ func TestEmbed_FakeOllamaServer_Cancel(t *testing.T) {
 }
 
 func TestEmbed_CancelledBeforeRequest(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "all-minilm")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -329,6 +353,8 @@ func TestEmbed_CancelledBeforeRequest(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_EmptyTextSendsNothing(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "all-minilm")
 	e := f.newEmbedder(t)
 	for _, texts := range [][]string{{""}, {"ok", "  \n"}} {
@@ -345,6 +371,8 @@ func TestEmbed_FakeOllamaServer_EmptyTextSendsNothing(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_Prefixes(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name            string
 		model           string
@@ -390,6 +418,8 @@ func TestNew_OllamaHostHonoured(t *testing.T) {
 }
 
 func TestNew_Errors(t *testing.T) {
+	t.Parallel()
+
 	tests := []struct {
 		name  string
 		model string
@@ -415,6 +445,8 @@ func TestNew_Errors(t *testing.T) {
 }
 
 func TestEmbed_FakeOllamaServer_Concurrent(t *testing.T) {
+	t.Parallel()
+
 	f := newFakeOllama(t, "all-minilm")
 	e := f.newEmbedder(t, WithBatchSize(2))
 	var wg sync.WaitGroup
@@ -430,6 +462,8 @@ func TestEmbed_FakeOllamaServer_Concurrent(t *testing.T) {
 }
 
 func TestDefaultPrefixes(t *testing.T) {
+	t.Parallel()
+
 	q, d := DefaultPrefixes("library/nomic-embed-text:latest")
 	assert.Equal(t, "search_query: ", q)
 	assert.Equal(t, "search_document: ", d)

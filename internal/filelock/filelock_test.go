@@ -5,10 +5,9 @@ package filelock
 import (
 	"fmt"
 	"os"
-	"time"
-
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,19 +39,24 @@ func TestLockWait_WaitsForRelease(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.Getpid(), Holder(path), "the holder writes its pid")
 
-	var saw int
+	waiting := make(chan int, 1) // the holder the waiter was told of
 	done := make(chan error, 1)
 	go func() {
-		f, err := LockWait(t.Context(), path, 5*time.Second, func(h int) { saw = h })
+		f, err := LockWait(t.Context(), path, time.Minute, func(h int) { waiting <- h })
 		if err == nil {
 			f.Close()
 		}
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Release the lock only once the waiter has found it held.
+	select {
+	case saw := <-waiting:
+		assert.Equal(t, os.Getpid(), saw, "the waiter was told whom it waited for")
+	case err := <-done:
+		t.Fatalf("LockWait returned before waiting: %v", err)
+	}
 	require.NoError(t, held.Close())
 	require.NoError(t, <-done, "the waiter gets the lock once it is released")
-	assert.Equal(t, os.Getpid(), saw, "the waiter was told whom it waited for")
 }
 
 func TestLockWait_TimesOut(t *testing.T) {

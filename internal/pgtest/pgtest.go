@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -37,6 +38,10 @@ var (
 func Main(m *testing.M, name string) int {
 	dsn = os.Getenv("AGENTMEM_TEST_PG")
 	if dsn != "" {
+		return m.Run()
+	}
+	if fuzzWorker() {
+		skipReason = "a fuzzing worker process starts no PostgreSQL"
 		return m.Run()
 	}
 	script, err := scriptPath()
@@ -64,6 +69,19 @@ func Main(m *testing.M, name string) int {
 		}
 	}()
 	return m.Run()
+}
+
+// fuzzWorker reports whether this process is a worker that go test -fuzz
+// started. A worker runs only the fuzz target, and the fuzz targets of
+// these packages need no server: starting one in every worker only slowed
+// the fuzzing down (and would leave it running if the worker were
+// killed). The process that runs the tests starts one as before.
+func fuzzWorker() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // scriptPath returns scripts/pg-test.sh of this module.

@@ -241,7 +241,9 @@ func (m *Memory) decodeTurns(d *decoder, ti *turnIndex, perNS map[string]int) (s
 		if d.err != nil {
 			return "", nil, fmt.Errorf("%w: %w", ErrCorrupt, d.err)
 		}
-		if n.parents[l] == nil || n.parents[f] == nil || f == l {
+		_, led := n.follower[l]
+		_, followed := n.leader[f]
+		if n.parents[l] == nil || n.parents[f] == nil || f == l || led || followed {
 			return "", nil, fmt.Errorf("%w: namespace %q: link %d → %d", errTurns, ns, l, f)
 		}
 		n.follower[l], n.leader[f] = f, l

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -56,7 +57,10 @@ func encodeBlock(ps []posting) []byte {
 
 var errBadBlock = errors.New("corrupt posting block")
 
-// decodeBlock appends the postings packed in data to out.
+// decodeBlock appends the postings packed in data to out. A block that
+// encodeBlock cannot have written (seqs not ascending from 1, a tf or dl
+// past int32, an episode after its record or before the first) is
+// errBadBlock.
 func decodeBlock(out []posting, data []byte) ([]posting, error) {
 	var prev int64
 	for len(data) > 0 {
@@ -67,6 +71,9 @@ func decodeBlock(out []posting, data []byte) ([]posting, error) {
 				return out, errBadBlock
 			}
 			v[i], data = x, data[n:]
+		}
+		if v[0] == 0 || v[0] > uint64(math.MaxInt64-prev) || v[1] > math.MaxInt32 || v[2] > math.MaxInt32 || v[3] >= uint64(prev)+v[0] {
+			return out, errBadBlock
 		}
 		seq := prev + int64(v[0])
 		out = append(out, posting{seq: seq, tf: int32(v[1]), dl: int32(v[2]), episode: seq - int64(v[3])})

@@ -89,6 +89,10 @@ func CheckBlocks(ctx context.Context, m *Memory) error {
 // folds of m's store (hashtextextended(key, 0) is the lock's key).
 func FoldLockKey(m *Memory) string { return m.foldLockKey() }
 
+// FoldSkips returns how many background folds of m found the fold lock
+// held by another session and skipped.
+func FoldSkips(m *Memory) int64 { return m.foldSkips.Load() }
+
 // SetPendingLimits sets the most chunks a write stores pending and the
 // estimated pending chunks past which writes go into the index, until the
 // returned function restores them.

@@ -177,6 +177,7 @@ func (m *Memory) fold(ctx context.Context, wait bool) (int64, error) {
 			return 0, m.wrap(ctx, "fold: lock", err)
 		}
 		if !ok {
+			m.foldSkips.Add(1)
 			return 0, nil
 		}
 	}

@@ -146,11 +146,13 @@ func TestBackgroundFold(t *testing.T) {
 	defer conn.Close(context.Background())
 	_, err = conn.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended($1, 0))`, postgres.FoldLockKey(m))
 	require.NoError(t, err)
+	skips := postgres.FoldSkips(m)
 	for _, r := range benchRecords(10) {
 		_, err := m.Add(ctx, r)
 		require.NoError(t, err)
 	}
-	time.Sleep(200 * time.Millisecond) // time for the fold to try
+	require.Eventually(t, func() bool { return postgres.FoldSkips(m) > skips }, 20*time.Second, 5*time.Millisecond,
+		"the background fold tried and found the lock held")
 	pending, _ := chunkStates(t, m)
 	assert.GreaterOrEqual(t, pending, 6, "no fold while another session holds the lock")
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)

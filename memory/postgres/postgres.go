@@ -164,6 +164,9 @@ type Memory struct {
 	// count (or 0 after a fold) plus what this process wrote pending
 	// since. Past pendingCap, writes go into the index.
 	pendingEst atomic.Int64
+	// foldSkips counts the background folds that found the fold lock
+	// held by another session and skipped (tests wait for one).
+	foldSkips atomic.Int64
 }
 
 var (

@@ -119,6 +119,8 @@ func clusteredVecs(r *rand.Rand, n, dim int) [][]float32 {
 // batches, serial and parallel scans, and a round trip through
 // Export/Import.
 func TestCodes_MatchPlainScan(t *testing.T) {
+	t.Parallel()
+
 	seeds := 40
 	if testing.Short() {
 		seeds = 8
@@ -180,6 +182,8 @@ func TestCodes_Generic(t *testing.T) {
 // TestCodes_RescoresFew checks that the bound is tight enough to be useful:
 // on random unit vectors most rows are never rescored.
 func TestCodes_RescoresFew(t *testing.T) {
+	t.Parallel()
+
 	const dim, n = 384, 20_000
 	r := rand.New(rand.NewPCG(1, 2))
 	db, err := inmem.New(dim, inmem.WithCodes(inmem.Int8), inmem.WithWorkers(1))
@@ -201,6 +205,8 @@ func TestCodes_RescoresFew(t *testing.T) {
 // without codes; the format has not changed since) into a database with
 // codes.
 func TestCodes_OldStream(t *testing.T) {
+	t.Parallel()
+
 	const dim, n = 8, 10
 	stream := exported(t, dim, n)
 	require.Equal(t, uint8(1), stream[8], "version 1 stream")
@@ -219,6 +225,8 @@ func TestCodes_OldStream(t *testing.T) {
 }
 
 func TestWithCodes_Error(t *testing.T) {
+	t.Parallel()
+
 	_, err := inmem.New(4, inmem.WithCodes(inmem.Codes(9)))
 	assert.Error(t, err)
 	assert.Equal(t, "int8", inmem.Int8.String())

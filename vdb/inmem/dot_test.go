@@ -22,6 +22,8 @@ func randFloats(r *rand.Rand, n int) []float32 {
 // AVX2) against a float64 reference, for dimensions and row counts around
 // its unrolling boundaries.
 func TestDotRowsMatchesGeneric(t *testing.T) {
+	t.Parallel()
+
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, d := range []int{1, 3, 8, 16, 24, 40, 384, 385} {
 		for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 130} {
@@ -76,6 +78,8 @@ func BenchmarkDotRows(b *testing.B) {
 // a row's score is the same float32, bit for bit, whether the row is scored
 // alone, in a group of four, in the tail, or paired with another query.
 func TestDotRowsBitIdentical(t *testing.T) {
+	t.Parallel()
+
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, d := range []int{8, 16, 24, 40, 384, 385} {
 		for _, n := range []int{1, 3, 4, 5, 9, 130} {
@@ -100,6 +104,8 @@ func TestDotRowsBitIdentical(t *testing.T) {
 // TestDotCodes checks the integer kernels against a direct sum, at the
 // extreme values the caller allows.
 func TestDotCodes(t *testing.T) {
+	t.Parallel()
+
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, d := range []int{16, 32, 48, 384, 400, 17} {
 		qm := queryMax(d)
@@ -137,6 +143,8 @@ func TestDotCodes(t *testing.T) {
 // has it) against a direct sum, for 1 to 6 queries and row counts around
 // the tile's four rows.
 func TestDotCodesN(t *testing.T) {
+	t.Parallel()
+
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, d := range []int{16, 48, 384, 24} {
 		qm := queryMax(d)
@@ -179,6 +187,8 @@ func TestDotCodesN(t *testing.T) {
 // TestDotBytesTile checks the VNNI byte kernel (where the CPU has it)
 // against a direct sum, at the extremes of both codes.
 func TestDotBytesTile(t *testing.T) {
+	t.Parallel()
+
 	if !useBytes(64) {
 		t.Skip("no VNNI byte kernel on this CPU or build")
 	}

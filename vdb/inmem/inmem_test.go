@@ -29,12 +29,16 @@ func opener(opts ...inmem.Option) vdbtest.Open {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
+
 	vdbtest.Run(t, opener())
 }
 
 // TestConformanceParallel runs the suite with every scan split across three
 // workers, the path large databases take.
 func TestConformanceParallel(t *testing.T) {
+	t.Parallel()
+
 	vdbtest.Run(t, opener(inmem.WithParallelMin(1), inmem.WithWorkers(3)))
 }
 
@@ -46,6 +50,8 @@ func TestConformanceGeneric(t *testing.T) {
 }
 
 func TestNew_Error(t *testing.T) {
+	t.Parallel()
+
 	for _, dim := range []int{0, -1} {
 		_, err := inmem.New(dim)
 		assert.ErrorIs(t, err, vdb.ErrDimension, "dim %d", dim)
@@ -70,6 +76,8 @@ func vecs(r *rand.Rand, n, dim int) [][]float32 {
 // TestGrowth checks that capacity tracks the size: a one-by-one fill does
 // not over-allocate much, and deleting most vectors gives memory back.
 func TestGrowth(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	const dim, n = 16, 5000
 	db, err := inmem.New(dim)
@@ -98,6 +106,8 @@ func TestGrowth(t *testing.T) {
 }
 
 func TestWithCapacity(t *testing.T) {
+	t.Parallel()
+
 	db, err := inmem.New(8, inmem.WithCapacity(1000))
 	require.NoError(t, err)
 	assert.Equal(t, 1000, db.Cap())
@@ -126,6 +136,8 @@ func reseal(b []byte) {
 }
 
 func TestImport_Error(t *testing.T) {
+	t.Parallel()
+
 	const dim, n = 8, 10
 	good := exported(t, dim, n)
 	require.Len(t, good, 28+n*8+n*dim*4+4, "documented stream layout")
@@ -184,6 +196,8 @@ func (f *failingRW) Write(p []byte) (int, error) {
 func (f *failingRW) Read(p []byte) (int, error) { return 0, errIO }
 
 func TestExportImport_IOErrors(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	db, err := inmem.New(8)
 	require.NoError(t, err)
@@ -202,6 +216,8 @@ func TestExportImport_IOErrors(t *testing.T) {
 // TestImport_Cancelled checks that a large import notices cancellation
 // between chunks.
 func TestImport_Cancelled(t *testing.T) {
+	t.Parallel()
+
 	data := exported(t, 256, 5000) // > one 4 MiB chunk
 	db, err := inmem.New(256)
 	require.NoError(t, err)
@@ -229,6 +245,8 @@ func (c *cancelAfter) Read(p []byte) (int, error) {
 // TestSearch_ParallelMatchesSerial compares a large database searched by
 // several workers with the same data searched by one.
 func TestSearch_ParallelMatchesSerial(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	const dim, n = 64, 3000
 	r := rand.New(rand.NewPCG(1, 2))
@@ -277,10 +295,14 @@ func TestExportImport_PortablePath(t *testing.T) {
 }
 
 func TestConformanceCodes(t *testing.T) {
+	t.Parallel()
+
 	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8)))
 }
 
 func TestConformanceCodesParallel(t *testing.T) {
+	t.Parallel()
+
 	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8), inmem.WithParallelMin(1), inmem.WithWorkers(3)))
 }
 

@@ -12,6 +12,8 @@ import (
 )
 
 func TestOpenSpecs(t *testing.T) {
+	t.Parallel()
+
 	ctx := t.Context()
 	vecs := [][]float32{{1, 0, 0, 0}, {0.6, 0.8, 0, 0}, {0, 0, 1, 0}}
 	var want []vdb.Result

@@ -57,6 +57,8 @@ func bruteTop(q []float32, live map[int64][]float32, k int) []int64 {
 // an export/import round trip. Rows already stored never move when the
 // database grows past its first segment.
 func TestSegments(t *testing.T) {
+	t.Parallel()
+
 	const dim = 8192 // a segment is 256 rows
 	seg := inmem.SegmentRows(dim)
 	require.Equal(t, 256, seg)

@@ -1,0 +1,108 @@
+package longterm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/chunk"
+)
+
+// prepareAll prepares every record; a large batch is split into contiguous
+// parts prepared in parallel (chunking is a record's own business). The
+// error is that of the first record that fails.
+func (m *Memory) prepareAll(ctx context.Context, recs []Record) ([]prepared, error) {
+	preps := make([]prepared, len(recs))
+	errs := make([]error, len(recs))
+	size := 0
+	for i := range recs {
+		size += len(recs[i].Text)
+	}
+	inParts(len(recs), size, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := recs[i]
+			errs[i] = m.prepare(ctx, &r, &preps[i])
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			if len(recs) > 1 {
+				return nil, fmt.Errorf("record %d: %w", i, err)
+			}
+			return nil, err
+		}
+	}
+	return preps, nil
+}
+
+// prepare validates rec, fills in defaults and splits it into chunks (one
+// chunk, the whole text, with WithWholeRecords). Splitting checks ctx, so a
+// long text can be cancelled; its size was checked before (checkSize).
+func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error {
+	for _, s := range append([]string{rec.ID, rec.Text, rec.Namespace, rec.Speaker}, rec.Tags...) {
+		if !utf8.ValidString(s) {
+			return fmt.Errorf("%w in record %q", ErrInvalidUTF8, strings.ToValidUTF8(rec.ID, "\uFFFD"))
+		}
+	}
+	if !hasWord(rec.Text) {
+		if strings.TrimSpace(rec.Text) == "" {
+			return fmt.Errorf("%w (record %q)", ErrEmptyText, rec.ID)
+		}
+		return fmt.Errorf("%w: record %q has no letter or digit to index", ErrEmptyText, rec.ID)
+	}
+	if rec.Namespace == "" {
+		rec.Namespace = DefaultNamespace
+	}
+	if rec.Time.IsZero() {
+		rec.Time = time.Now().UTC()
+	}
+	if rec.ID == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		rec.ID = hex.EncodeToString(b[:])
+	}
+	rec.Tags = slices.Clone(rec.Tags)
+	out.rec = *rec
+	if ti := m.turnIdx(); ti.built(rec.Namespace) {
+		out.terms = ti.tok.Tokens(m.header(&out.rec) + out.rec.Text)
+	}
+	if m.opts.wholeRecord {
+		out.chunks = []chunk.Chunk{{Text: rec.Text, Start: 0, End: len(rec.Text)}}
+		return nil
+	}
+	co := chunk.Options{MaxBytes: -1} // the record's size limit is WithMaxRecordBytes'
+	if m.opts.chunkOpts != nil {
+		co.MinRunes, co.MaxRunes = m.opts.chunkOpts.MinRunes, m.opts.chunkOpts.MaxRunes
+	}
+	chunks, err := chunk.SplitContext(ctx, rec.Text, &co)
+	if err != nil {
+		return err
+	}
+	for _, c := range chunks {
+		if hasWord(c.Text) {
+			out.chunks = append(out.chunks, c)
+		}
+	}
+	if len(out.chunks) == 0 {
+		// Chunking dropped nothing with words in it, so this cannot happen
+		// unless chunk changes; index the whole text then.
+		out.chunks = []chunk.Chunk{{Text: strings.TrimSpace(rec.Text), Start: 0, End: len(rec.Text)}}
+	}
+	return nil
+}
+
+// hasWord reports whether s has a letter or a digit.
+func hasWord(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,193 @@
+package longterm
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/vdb"
+)
+
+// Update stores segment as a record in DefaultNamespace with a generated id
+// and the current time. It implements memory.Memory.
+func (m *Memory) Update(ctx context.Context, segment string) error {
+	_, err := m.Add(ctx, Record{Text: segment})
+	return err
+}
+
+// Add stores rec and returns its id. When Add returns nil the record is in
+// the log and synced (unless WithoutSync), and searchable.
+func (m *Memory) Add(ctx context.Context, rec Record) (string, error) {
+	ids, err := m.AddBatch(ctx, []Record{rec})
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
+}
+
+// prepared is a validated record with its children, before id assignment.
+type prepared struct {
+	rec    Record
+	chunks []chunk.Chunk
+	vecs   [][]float32
+	// terms are the record's indexed text (header and text) tokenized for
+	// the turn index, in the parallel prepare phase, when its namespace's
+	// index is built; nil otherwise (added tokenizes then, if needed).
+	terms []string
+	// code is vecs as the log writes them, encoded beside the other
+	// records' before the commit, for a store on disk.
+	code vectorCode
+}
+
+// embedBatch is how many child texts go to the embedder in one call.
+const embedBatch = 512
+
+// AddBatch stores the records in order and returns their ids. The batch is
+// validated and embedded before anything is written: on a validation or
+// embedding error nothing is stored (the error names the record's index). The
+// batch is written to the log with one fsync (group commit).
+func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) {
+	if err := m.writable(); err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	for i := range recs {
+		if err := m.checkSize(&recs[i]); err != nil {
+			if len(recs) > 1 {
+				return nil, fmt.Errorf("record %d: %w", i, err)
+			}
+			return nil, err
+		}
+	}
+	preps, err := m.prepareAll(ctx, recs)
+	if err != nil {
+		return nil, err
+	}
+	var texts []string
+	for i := range preps {
+		header := m.header(&preps[i].rec)
+		for _, c := range preps[i].chunks {
+			texts = append(texts, header+c.Text)
+		}
+	}
+	buf, release := m.vecBuf(len(texts) * m.dim)
+	defer release()
+	vecs, err := embed.EmbedAllInto(ctx, m.emb, buf, texts, embedBatch)
+	if err != nil {
+		return nil, fmt.Errorf("longterm: %w", err)
+	}
+	for i, v := range vecs {
+		if err := vdb.CheckVector(v, m.dim); err != nil {
+			return nil, fmt.Errorf("longterm: embedder %s, text %q: %w", m.emb.Name(), texts[i], err)
+		}
+	}
+	k := 0
+	for i := range preps {
+		n := len(preps[i].chunks)
+		preps[i].vecs = vecs[k : k+n]
+		k += n
+	}
+	if m.dir != "" {
+		inParts(len(preps), len(vecs)*m.dim, func(lo, hi int) {
+			var buf []byte // one buffer for the part's codes
+			for i := lo; i < hi; i++ {
+				start := len(buf)
+				code := encodeVectors(buf, m.dim, preps[i].vecs)
+				buf = code.b
+				code.b = buf[start:len(buf):len(buf)]
+				preps[i].code = code
+			}
+		})
+	}
+	return m.commit(ctx, preps)
+}
+
+// maxPooledFloats is the largest embedding buffer AddBatch reuses (16 MiB):
+// a larger batch's vectors are allocated, and the allocation is small
+// beside the batch's own work.
+const maxPooledFloats = 1 << 22
+
+// vecBufs holds *[]float32 buffers that AddBatch embeds into (when the
+// embedder is an embed.IntoEmbedder) and hands back once the vectors are
+// copied into the index and the log. One pool for every Memory: a program
+// that opens memories for short jobs reuses them too.
+var vecBufs sync.Pool
+
+// vecBuf returns a reused buffer of n floats for a batch's vectors, and
+// the function that hands it back to vecBufs, to call once nothing refers
+// to the vectors (the vector index and the log copy them). It returns no
+// buffer (and a release that does nothing) when the embedder cannot write
+// into one or n is larger than maxPooledFloats.
+func (m *Memory) vecBuf(n int) (buf []float32, release func()) {
+	if _, ok := m.emb.(embed.IntoEmbedder); !ok || n > maxPooledFloats {
+		return nil, func() {}
+	}
+	b, _ := vecBufs.Get().(*[]float32)
+	if b == nil {
+		b = new([]float32)
+	}
+	if cap(*b) < n {
+		*b = make([]float32, n, min(max(n, 2*cap(*b)), maxPooledFloats))
+	}
+	*b = (*b)[:n]
+	return *b, func() { vecBufs.Put(b) }
+}
+
+// inParts calls do on contiguous parts of [0, n), on GOMAXPROCS goroutines
+// when the work (size bytes of text or vector entries) is large enough to
+// pay for them.
+func inParts(n, size int, do func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n, size/parallelTurns)
+	if workers <= 1 {
+		do(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { do(w*n/workers, (w+1)*n/workers) })
+	}
+	wg.Wait()
+}
+
+// Forget removes the record with the given id and its children from both
+// indexes and, for a memory on disk, appends a forget record to the log
+// (Compact then drops both from the file). An unknown id is ErrNotFound.
+func (m *Memory) Forget(ctx context.Context, id string) error {
+	if err := m.writable(); err != nil {
+		return err
+	}
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if err := m.Err(); err != nil {
+		return err
+	}
+	m.mu.RLock()
+	closed := m.closed
+	_, ok := m.parents[id]
+	m.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if m.log != nil {
+		if _, err := m.log.append([][]byte{encodeForget(nil, id)}, m.opts.sync); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	m.applied++
+	err := m.remove(ctx, m.parents[id])
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	m.maybeSnapshot(ctx)
+	return nil
+}
