@@ -233,12 +233,14 @@ func (m *Memory) remove(ctx context.Context, p *parent) error {
 	ids := make([]int64, len(p.children))
 	for i, c := range p.children {
 		ids[i] = c.id
-		delete(m.children, c.id)
 	}
 	if db := m.vecs[p.rec.Namespace]; db != nil {
 		if _, err := db.Delete(ctx, ids...); err != nil {
 			return err
 		}
+	}
+	for _, id := range ids {
+		delete(m.children, id)
 	}
 	delete(m.parents, p.rec.ID)
 	m.turnIdx().removed(p, m.header(&p.rec))

@@ -24,17 +24,11 @@ func TestConformance(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { m.Close() })
 			return memorytest.Subject{Memory: m}
-		}, knownFailures...)
+		})
 	})
 	t.Run("Open", func(t *testing.T) {
 		memorytest.Run(t, memorytest.OpenDir(func(ctx context.Context, dir string) (memory.Memory, error) {
 			return longterm.Open(ctx, dir, emb)
-		}), knownFailures...)
+		}))
 	})
-}
-
-// knownFailures are the rules memory/longterm is known to break.
-var knownFailures = []memorytest.Option{
-	memorytest.KnownFailure("ContextCancelled", "Forget with a done context appends the forget to the log and drops the record's children, then fails at the vector index's Delete: "+
-		"the record stays, found by Get and the keyword path but not the vector path, and the snapshot Close writes is one Open refuses as corrupt"),
 }

@@ -176,6 +176,12 @@ func (m *Memory) Forget(ctx context.Context, id string) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
+	// A done context stops the forget before it is logged; once logged,
+	// it is applied whatever the context says, so that the indexes agree
+	// with the log (and with the snapshot Close writes).
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if m.log != nil {
 		if _, err := m.log.append([][]byte{encodeForget(nil, id)}, m.opts.sync); err != nil {
 			return err
@@ -183,7 +189,7 @@ func (m *Memory) Forget(ctx context.Context, id string) error {
 	}
 	m.mu.Lock()
 	m.applied++
-	err := m.remove(ctx, m.parents[id])
+	err := m.remove(context.WithoutCancel(ctx), m.parents[id])
 	m.mu.Unlock()
 	if err != nil {
 		return err

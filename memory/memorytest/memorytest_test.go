@@ -33,14 +33,9 @@ func openLongterm(t *testing.T) *longterm.Memory {
 	return m
 }
 
-// longtermKnown are memory/longterm's known failures.
-var longtermKnown = []Option{
-	KnownFailure("ContextCancelled", "longterm's Forget with a done context logs the forget, drops the record's children and then fails at the vector index: the record stays half forgotten"),
-}
-
 // TestMemorytestLongterm runs the suite on memory/longterm in memory.
 func TestMemorytestLongterm(t *testing.T) {
-	Run(t, func(t *testing.T) Subject { return Subject{Memory: openLongterm(t)} }, longtermKnown...)
+	Run(t, func(t *testing.T) Subject { return Subject{Memory: openLongterm(t)} })
 }
 
 // bare is a memory that implements memory.Memory and nothing more.

@@ -21,17 +21,11 @@ func TestConformance(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { m.Close() })
 			return memorytest.Subject{Memory: m}
-		}, knownFailures...)
+		})
 	})
 	t.Run("Open", func(t *testing.T) {
 		memorytest.Run(t, memorytest.OpenDir(func(ctx context.Context, dir string) (memory.Memory, error) {
 			return short.Open(ctx, dir, emb)
-		}), knownFailures...)
+		}))
 	})
-}
-
-// knownFailures are the rules memory/short is known to break: those of
-// memory/longterm, the engine it runs on.
-var knownFailures = []memorytest.Option{
-	memorytest.KnownFailure("ContextCancelled", "longterm's Forget with a done context logs the forget and drops the record's children, then fails at the vector index: the record stays half forgotten, and the store does not open again"),
 }
