@@ -334,6 +334,20 @@ func WithReranker(r Reranker, depth int) Option {
 	}
 }
 
+// Options collects engine options for a store that takes them among its
+// own options: Add checks them as they are given, so that the store's
+// constructor fails on a bad one as New would.
+type Options []Option
+
+// Add checks opts (Check) and appends them.
+func (o *Options) Add(opts ...Option) error {
+	if err := Check(opts...); err != nil {
+		return err
+	}
+	*o = append(*o, opts...)
+	return nil
+}
+
 // Check returns the error New would return for opts (nil when they are
 // all valid), without an embedder: a store that takes engine options
 // among its own checks them when they are given.

@@ -71,7 +71,7 @@ type options struct {
 	mode     Mode
 	// ranking are the engine's options (WithEngine and the ranking
 	// options below), engine the engine they make (defaultFusion).
-	ranking []engine.Option
+	ranking engine.Options
 	engine  *engine.Engine
 
 	backend       string // vdb.Open spec
@@ -115,7 +115,7 @@ func WithTopK(k int) Option {
 		if err := setting.TopK(&o.topK, k); err != nil {
 			return err
 		}
-		return o.rank(engine.WithTopK(k))
+		return o.ranking.Add(engine.WithTopK(k))
 	}
 }
 
@@ -129,7 +129,7 @@ func WithMinScore(s float32) Option {
 		if err := setting.MinScore(&o.minScore, s); err != nil {
 			return err
 		}
-		return o.rank(engine.WithMinScore(s))
+		return o.ranking.Add(engine.WithMinScore(s))
 	}
 }
 
@@ -140,7 +140,7 @@ func WithMode(m Mode) Option {
 		if err := setting.Mode(&o.mode, m); err != nil {
 			return err
 		}
-		return o.rank(engine.WithMode(m))
+		return o.ranking.Add(engine.WithMode(m))
 	}
 }
 
@@ -371,18 +371,9 @@ func WithEngine(opts ...engine.Option) Option {
 	return withRanking(opts...)
 }
 
-// withRanking is an Option that adds engine options.
+// withRanking is an Option that adds engine options (checked as given).
 func withRanking(opts ...engine.Option) Option {
-	return func(o *options) error { return o.rank(opts...) }
-}
-
-// rank checks engine options and keeps them for the engine.
-func (o *options) rank(opts ...engine.Option) error {
-	if err := engine.Check(opts...); err != nil {
-		return err
-	}
-	o.ranking = append(o.ranking, opts...)
-	return nil
+	return func(o *options) error { return o.ranking.Add(opts...) }
 }
 
 // Reranker reorders the candidates of a search before they are cut to the

@@ -34,7 +34,7 @@ type options struct {
 	mode   memory.Mode // the engine's, for Search
 	// ranking are the engine's options (WithEngine and the ranking
 	// options below), engine the engine they make (Open).
-	ranking        []engine.Option
+	ranking        engine.Options
 	engine         *engine.Engine
 	header         func(memory.Record) string
 	chunkOpts      *chunk.Options
@@ -89,7 +89,7 @@ func WithMode(m memory.Mode) Option {
 		if err := setting.Mode(&o.mode, m); err != nil {
 			return err
 		}
-		return o.rank(engine.WithMode(m))
+		return o.ranking.Add(engine.WithMode(m))
 	}
 }
 
@@ -181,18 +181,9 @@ func WithEngine(opts ...engine.Option) Option {
 	return withRanking(opts...)
 }
 
-// withRanking is an Option that adds engine options.
+// withRanking is an Option that adds engine options (checked as given).
 func withRanking(opts ...engine.Option) Option {
-	return func(o *options) error { return o.rank(opts...) }
-}
-
-// rank checks engine options and keeps them for the engine.
-func (o *options) rank(opts ...engine.Option) error {
-	if err := engine.Check(opts...); err != nil {
-		return err
-	}
-	o.ranking = append(o.ranking, opts...)
-	return nil
+	return func(o *options) error { return o.ranking.Add(opts...) }
 }
 
 // DefaultMaintenanceWorkMem is the maintenance_work_mem (in MB) of the
