@@ -185,7 +185,13 @@ func TestGracefulShutdown(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Shut down once writes flow (64 acknowledged), the writers' next
+	// requests in flight, instead of after a guessed 300 ms.
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 64
+	}, time.Minute, 5*time.Millisecond, "no writes acknowledged")
 	close(stopping)
 	require.NoError(t, ts.stop())
 	wg.Wait()
