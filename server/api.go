@@ -328,11 +328,17 @@ func toHit(h memory.Hit) Hit {
 	m := toMemory(memory.Record{ID: h.ID, Text: h.Text, Namespace: h.Namespace, Time: h.Time, Speaker: h.Speaker, Tags: h.Tags})
 	out := Hit{Memory: m, Score: h.Score, Relevance: h.Relevance, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
 		Before: toMemories(h.Before), After: toMemories(h.After)}
-	if x := h.Explain; x != nil {
-		out.Explain = &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, Vector: x.Vector, Fused: x.Fused,
-			BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage}
-	}
+	out.Explain = Explain(h.Explain)
 	return out
+}
+
+// Explain returns x as the API reports it (nil for nil).
+func Explain(x *memory.Explanation) *Explanation {
+	if x == nil {
+		return nil
+	}
+	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, Vector: x.Vector, Fused: x.Fused,
+		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage}
 }
 
 // toMemories converts records; none is nil.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/short"
+	"github.com/agentmem/agentmem/server"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -121,32 +122,9 @@ type longHit struct {
 	// Before and After are the hit's neighbours (--neighbours).
 	Before []recordJSON `json:"before,omitempty"`
 	After  []recordJSON `json:"after,omitempty"`
-	// Explain is why it surfaced (--explain).
-	Explain *explainJSON `json:"explain,omitempty"`
+	// Explain is why it surfaced (--explain), as the HTTP API says it.
+	Explain *server.Explanation `json:"explain,omitempty"`
 }
-
-// explainJSON is a memory.Explanation as printed with --json.
-type explainJSON struct {
-	Paths       []string `json:"paths"`
-	Terms       []string `json:"terms"`
-	Keyword     float64  `json:"keyword"`
-	Vector      float64  `json:"vector"`
-	Fused       float64  `json:"fused"`
-	BestKeyword float64  `json:"best_keyword"`
-	BestVector  float64  `json:"best_vector"`
-	Coverage    float64  `json:"coverage"`
-}
-
-func toExplainJSON(x *memory.Explanation) *explainJSON {
-	if x == nil {
-		return nil
-	}
-	return &explainJSON{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, Vector: x.Vector, Fused: x.Fused,
-		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage}
-}
-
-// noHitsReason is the reason --json gives for a search without hits.
-const noHitsReason = "no memory is relevant"
 
 // searchLong runs q on the long-term store st and prints the hits.
 func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) error {
@@ -165,13 +143,13 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			Reason string `json:"reason,omitempty"`
 		}{Query: q.Text, Mode: q.Mode.String(), Namespace: q.Namespace, Hits: make([]longHit, len(hits))}
 		if len(hits) == 0 {
-			res.Reason = noHitsReason
+			res.Reason = server.NoRelevantMemory
 		}
 		for i, h := range hits {
 			res.Hits[i] = longHit{
 				ID: h.ID, Score: h.Score, Relevance: h.Relevance, Time: h.Time, Namespace: h.Namespace, Speaker: h.Speaker,
 				Text: h.Text, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
-				Explain: toExplainJSON(h.Explain),
+				Explain: server.Explain(h.Explain),
 			}
 			for _, r := range h.Before {
 				res.Hits[i].Before = append(res.Hits[i].Before, toJSON(r))
