@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/agentmem/agentmem/vdb"
@@ -208,15 +209,16 @@ func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, [][]float32, map[
 		return nil, nil, nil, corrupt("implausible vector count %d", count)
 	}
 	n := int(count)
-	// The header CRC has vouched for count, so allocate exactly once.
-	ids := make([]int64, n)
-	var segs [][]float32
-	if n <= db.segRows {
-		segs = [][]float32{newSegment(n*db.dim, n*db.dim)}
-	} else {
-		for lo := 0; lo < n; lo += db.segRows {
-			segs = append(segs, newSegment(min(db.segRows, n-lo)*db.dim, db.segRows*db.dim))
-		}
+	// The header's checksum vouches for count only as far as the header
+	// goes: a damaged or hostile stream can claim any count under the
+	// bound above. Memory is taken as the payload arrives (the ids as
+	// they are read, each segment when its rows begin), so that a claim
+	// the stream does not back ends in a truncation error, not in an
+	// allocation of the claimed size.
+	ids := make([]int64, 0, min(n, ioChunkBytes/8))
+	var segRows []int // rows of each segment
+	for lo := 0; lo < n; lo += db.segRows {
+		segRows = append(segRows, min(db.segRows, n-lo))
 	}
 	crc := uint32(0)
 	var scratch []byte
@@ -242,9 +244,13 @@ func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, [][]float32, map[
 		}
 		return nil
 	}
+	// more extends ids to the first hi/8 (the bytes read so far).
+	more := func(hi int) { ids = slices.Grow(ids, hi/8-len(ids))[:hi/8] }
 	err := readChunks(n*8, func(lo, hi int) []byte {
+		more(hi)
 		return int64Bytes(ids[lo/8:hi/8], &scratch)
 	}, func(lo int, b []byte) {
+		more(lo + len(b))
 		for i := 0; i < len(b); i += 8 {
 			ids[(lo+i)/8] = int64(binary.LittleEndian.Uint64(b[i:]))
 		}
@@ -252,7 +258,14 @@ func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, [][]float32, map[
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	for _, seg := range segs {
+	var segs [][]float32
+	for _, rows := range segRows {
+		capRows := db.segRows
+		if len(segRows) == 1 {
+			capRows = rows // one segment holds exactly its rows
+		}
+		seg := newSegment(rows*db.dim, capRows*db.dim)
+		segs = append(segs, seg)
 		err = readChunks(len(seg)*4, func(lo, hi int) []byte {
 			return float32Bytes(seg[lo/4:hi/4], &scratch)
 		}, func(lo int, b []byte) {
