@@ -173,6 +173,8 @@ func (v *refNSView) DocFreqs(_ context.Context, terms []string) (int, []int, err
 
 func (v *refNSView) Links(context.Context, []int64, []int64) error { return nil }
 
+func (v *refNSView) EpisodeOf(id int64) int64 { return v.n.episode[id] }
+
 func (v *refNSView) Link(at int64) (engine.Link, bool) {
 	if at < 0 || at >= int64(len(v.n.ids)) {
 		return engine.Link{}, false

@@ -260,7 +260,7 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 	several := false
 	for i, id := range ids {
 		best = max(best, scores[id])
-		eps[i] = n.link(id).Episode
+		eps[i] = n.ns.EpisodeOf(id)
 		several = several || eps[i] != eps[0]
 	}
 	if best <= 0 || !several {

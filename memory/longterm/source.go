@@ -125,6 +125,8 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 	return s.n.episodes.SearchGroups(groups, p, k, nil), nil
 }
 
+func (s *nsView) EpisodeOf(id int64) int64 { return s.n.episodeOf[id] }
+
 // Links has nothing to read: Link looks the records up.
 func (s *nsView) Links(ctx context.Context, ids, around []int64) error { return nil }
 

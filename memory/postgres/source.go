@@ -83,7 +83,7 @@ func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[in
 	}
 	out := make([]engine.Namespace[int64], len(infos))
 	for i, info := range infos {
-		out[i] = &nsView{v: v, info: info, post: map[string][]posting{}, links: map[int64]engine.Link{}}
+		out[i] = &nsView{v: v, info: info, post: map[string][]posting{}, links: map[int64]engine.Link{}, around: map[int64]bool{}}
 	}
 	return out, nil
 }
@@ -285,6 +285,8 @@ type nsView struct {
 	info  nsInfo
 	post  map[string][]posting
 	links map[int64]engine.Link // read by Links
+	// around are the records whose followers Links has read.
+	around map[int64]bool
 }
 
 func (s *nsView) Name() string        { return s.info.name }
@@ -459,6 +461,8 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 	return keyword.TopK(es, k), nil
 }
 
+func (s *nsView) EpisodeOf(seq int64) int64 { return s.links[seq].Episode }
+
 // Link returns a record's link read by Links.
 func (s *nsView) Link(seq int64) (engine.Link, bool) {
 	l, ok := s.links[seq]
@@ -466,7 +470,10 @@ func (s *nsView) Link(seq int64) (engine.Link, bool) {
 }
 
 // Links reads the links of the records ids and around that are not read
-// yet, and of the records before and after around's.
+// yet, and of the records before and after around's, in one statement.
+// A record's Next is known once it was asked as one of around (its
+// followers read with it); until then a Link holds -1 there, which only
+// the around records' links are read for.
 func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	var need, needAround []int64
 	for _, id := range ids {
@@ -475,50 +482,57 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 		}
 	}
 	for _, id := range around {
-		l, ok := s.links[id]
-		if !ok {
+		if !s.around[id] {
 			needAround = append(needAround, id)
-			continue
-		}
-		for _, nb := range [2]int64{l.Prev, l.Next} {
-			if _, ok := s.links[nb]; nb >= 0 && !ok {
-				need = append(need, nb)
-			}
 		}
 	}
 	if len(need) == 0 && len(needAround) == 0 {
 		return nil
 	}
 	// The records need and needAround, those that follow needAround's
-	// (whose prev_seq is theirs) and those they follow (their prev_seq);
-	// each with the record that follows it.
-	rows, err := s.v.tx.Query(ctx, `WITH s AS (
-		SELECT seq FROM records WHERE seq = ANY($1)
-		UNION SELECT seq FROM records WHERE prev_seq = ANY($2)
-		UNION SELECT prev_seq FROM records WHERE seq = ANY($2) AND prev_seq IS NOT NULL)
-		SELECT r.seq, r.prev_seq, (SELECT f.seq FROM records f WHERE f.prev_seq = r.seq ORDER BY f.seq LIMIT 1),
-			r.id, r.speaker, r.episode, r.time
-		FROM records r JOIN s ON s.seq = r.seq`, append(need, needAround...), needAround)
+	// (whose prev_seq is theirs) and those they follow (their prev_seq).
+	rows, err := s.v.tx.Query(ctx, `SELECT seq, prev_seq, id, speaker, episode, time FROM records WHERE seq = ANY($1)
+		UNION SELECT seq, prev_seq, id, speaker, episode, time FROM records WHERE prev_seq = ANY($2)
+		UNION SELECT l.seq, l.prev_seq, l.id, l.speaker, l.episode, l.time FROM records r JOIN records l ON l.seq = r.prev_seq WHERE r.seq = ANY($2)`,
+		append(need, needAround...), needAround)
 	if err != nil {
 		return s.wrap(ctx, "query: keyword records", err)
 	}
 	defer rows.Close()
+	asked := make(map[int64]bool, len(needAround))
+	for _, id := range needAround {
+		asked[id] = true
+		s.around[id] = true
+	}
+	var follows [][2]int64 // (record, the around record it follows)
 	for rows.Next() {
 		var seq int64
-		var prev, next *int64
+		var prev *int64
 		l := engine.Link{Prev: -1, Next: -1}
-		if err := rows.Scan(&seq, &prev, &next, &l.ID, &l.Speaker, &l.Episode, &l.Time); err != nil {
+		if err := rows.Scan(&seq, &prev, &l.ID, &l.Speaker, &l.Episode, &l.Time); err != nil {
 			return s.wrap(ctx, "query: keyword records", err)
 		}
 		if prev != nil {
 			l.Prev = *prev
+			if asked[*prev] {
+				follows = append(follows, [2]int64{seq, *prev})
+			}
 		}
-		if next != nil {
-			l.Next = *next
+		if old, ok := s.links[seq]; ok {
+			l.Next = old.Next
 		}
 		s.links[seq] = l
 	}
-	return s.wrap(ctx, "query: keyword records", rows.Err())
+	if err := rows.Err(); err != nil {
+		return s.wrap(ctx, "query: keyword records", err)
+	}
+	for _, f := range follows {
+		if l, ok := s.links[f[1]]; ok && (l.Next < 0 || f[0] < l.Next) {
+			l.Next = f[0]
+			s.links[f[1]] = l
+		}
+	}
+	return nil
 }
 
 // Terms counts the terms of the record's indexed text (its header and
