@@ -75,6 +75,19 @@ type Hit struct {
 	// Explain says why the hit surfaced, when the query asked for it
 	// (Query.Explain); nil otherwise.
 	Explain *Explanation
+	// Tokens is what the hit's text and its neighbours' cost of a token
+	// budget, when the query set one (Query.MaxTokens); 0 otherwise.
+	Tokens int
+}
+
+// Tokens returns what hits cost of a token budget (the sum of their
+// Tokens).
+func Tokens(hits []Hit) int {
+	n := 0
+	for _, h := range hits {
+		n += h.Tokens
+	}
+	return n
 }
 
 // An Explanation says why a hit surfaced: what each retrieval path found
@@ -156,6 +169,11 @@ type Query struct {
 	MinRelevance float32
 	// Explain asks for each hit's Explanation (Hit.Explain).
 	Explain bool
+	// MaxTokens is a budget in tokens for the hits' texts with their
+	// neighbours (as a prompt would hold them): the search keeps, in
+	// order, the hits that fit what is left of it, and each hit says what
+	// it costs (Hit.Tokens). 0 means no budget.
+	MaxTokens int
 	// Neighbours asks for up to this many records before and after each
 	// hit (Hit.Before, Hit.After): those written just before and after it
 	// in its namespace, in the same conversation (a gap of more than a

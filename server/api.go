@@ -160,12 +160,14 @@ type SearchRequest struct {
 	MinRelevance float32 `json:"min_relevance,omitempty" jsonschema:"lowest relevance of a hit, 0..1 (0: the store's default; -1: every memory that matched at all); fewer than k hits, or none, means nothing more is relevant"`
 	// Explain is memory.Query.Explain.
 	Explain bool `json:"explain,omitempty" jsonschema:"also say why each memory surfaced"`
+	// MaxTokens is memory.Query.MaxTokens.
+	MaxTokens int `json:"max_tokens,omitempty" jsonschema:"a budget in tokens for the memories returned, with their neighbours: the most relevant that fit (0: none)"`
 }
 
 // query turns the request into a memory.Query in namespace ns and the
 // tags every hit must carry.
 func (r *SearchRequest) query(ns string) (memory.Query, []string, error) {
-	q := memory.Query{Text: cmp.Or(r.Query, r.Q), Namespace: ns, MinScore: r.MinScore, MinRelevance: r.MinRelevance, Explain: r.Explain}
+	q := memory.Query{Text: cmp.Or(r.Query, r.Q), Namespace: ns, MinScore: r.MinScore, MinRelevance: r.MinRelevance, Explain: r.Explain, MaxTokens: r.MaxTokens}
 	if strings.TrimSpace(q.Text) == "" {
 		return q, nil, invalid("query is required")
 	}
@@ -183,6 +185,9 @@ func (r *SearchRequest) query(ns string) (memory.Query, []string, error) {
 	}
 	if r.MinScore < 0 || r.MinScore > 1 {
 		return q, nil, invalid(fmt.Sprintf("min_score = %g, want 0..1", r.MinScore))
+	}
+	if r.MaxTokens < 0 {
+		return q, nil, invalid(fmt.Sprintf("max_tokens = %d, want ≥ 0", r.MaxTokens))
 	}
 	if !(r.MinRelevance >= -1 && r.MinRelevance <= 1) {
 		return q, nil, invalid(fmt.Sprintf("min_relevance = %g, want 0..1 (or -1: none)", r.MinRelevance))
@@ -250,6 +255,8 @@ type Hit struct {
 	Relevance float32 `json:"relevance"`
 	// Explain says why it surfaced, when the search asked.
 	Explain *Explanation `json:"explain,omitempty"`
+	// Tokens is what it costs of the search's token budget (max_tokens).
+	Tokens int `json:"tokens,omitempty"`
 	// Snippets are the parts of Text that matched.
 	Snippets []string `json:"snippets,omitempty"`
 	// VectorRank and KeywordRank are the 1-based ranks on each retrieval
@@ -284,6 +291,9 @@ type Explanation struct {
 // SearchResult answers a search.
 type SearchResult struct {
 	Hits []Hit `json:"hits"`
+	// Tokens is what the hits cost of the search's token budget
+	// (max_tokens), 0 without one.
+	Tokens int `json:"tokens,omitempty"`
 	// Reason says why there are no hits.
 	Reason string `json:"reason,omitempty"`
 }
@@ -329,6 +339,7 @@ func toHit(h memory.Hit) Hit {
 	out := Hit{Memory: m, Score: h.Score, Relevance: h.Relevance, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
 		Before: toMemories(h.Before), After: toMemories(h.After)}
 	out.Explain = Explain(h.Explain)
+	out.Tokens = h.Tokens
 	return out
 }
 

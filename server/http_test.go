@@ -89,6 +89,22 @@ func TestHTTP_Roundtrip(t *testing.T) {
 	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "LH401", MinRelevance: 1.5})
 	assert.Equal(t, http.StatusBadRequest, r.status, "body: %s", r.body)
 
+	// A token budget: the hits that fit, each with its cost, and the sum.
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "Biscuit dog lake", "min_relevance": -1, "max_tokens": 30})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	sr = SearchResult{}
+	r.decode(t, &sr)
+	require.NotEmpty(t, sr.Hits)
+	sum := 0
+	for _, h := range sr.Hits {
+		assert.Positive(t, h.Tokens, h.ID)
+		sum += h.Tokens
+	}
+	assert.Equal(t, sum, sr.Tokens)
+	assert.LessOrEqual(t, sr.Tokens, 30)
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "Biscuit", "max_tokens": -3})
+	assert.Equal(t, http.StatusBadRequest, r.status, "body: %s", r.body)
+
 	// Neighbours: each hit with what was said just before and after it in
 	// its conversation (the flight, a year earlier, is another one).
 	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Biscuit", Mode: "keyword", Neighbours: 2, Scope: Scope{Namespace: "user:42"}})

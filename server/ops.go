@@ -130,6 +130,7 @@ func (s *Server) search(ctx context.Context, p *principal, req *SearchRequest) (
 		}
 		if hasTags(h.Tags, tags) {
 			out.Hits = append(out.Hits, toHit(h))
+			out.Tokens += h.Tokens
 		}
 	}
 	if len(out.Hits) == 0 {

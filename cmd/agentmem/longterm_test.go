@@ -18,6 +18,7 @@ import (
 // longSearch is `search --json` on a long-term store.
 type longSearch struct {
 	Reason    string    `json:"reason"`
+	Tokens    int       `json:"tokens"`
 	Query     string    `json:"query"`
 	Mode      string    `json:"mode"`
 	Namespace string    `json:"namespace"`
@@ -374,4 +375,11 @@ func TestCLI_LongTerm_Relevance(t *testing.T) {
 
 	r = runCLI(t, "", "search", "--store", store, "--min-relevance", "2", "x")
 	assert.Equal(t, exitUsage, r.code)
+
+	budget := searchJSON(t, "--store", store, "-k", "10", "--min-relevance", "-1", "--max-tokens", "60", "flight hotel Berlin")
+	require.NotEmpty(t, budget.Hits)
+	assert.LessOrEqual(t, budget.Tokens, 60)
+	r = runCLI(t, "", "search", "--store", store, "--max-tokens", "60", "flight hotel Berlin")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "of 60 tokens)")
 }

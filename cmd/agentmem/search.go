@@ -25,7 +25,7 @@ type searchHit struct {
 }
 
 func newSearchCmd(a *app) *cobra.Command {
-	var k, neighbours int
+	var k, neighbours, maxTokens int
 	var minScore, minRelevance float32
 	var namespace, mode string
 	var explain bool
@@ -72,7 +72,10 @@ answer replies to).`,
 			if !(minRelevance >= -1 && minRelevance <= 1) {
 				return usageError{fmt.Errorf("--min-relevance must be in [-1, 1], got %v", minRelevance)}
 			}
-			if err := a.longOnly(cmd, "namespace", "mode", "neighbours", "min-relevance", "explain"); err != nil {
+			if maxTokens < 0 {
+				return usageError{fmt.Errorf("--max-tokens must be ≥ 0, got %d", maxTokens)}
+			}
+			if err := a.longOnly(cmd, "namespace", "mode", "neighbours", "min-relevance", "explain", "max-tokens"); err != nil {
 				return err
 			}
 			m, err := memory.ParseMode(mode)
@@ -82,7 +85,7 @@ answer replies to).`,
 			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st store.Memory) error {
 				sm, ok := st.(*store.Store)
 				if !ok || sm.Short() == nil {
-					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k, Neighbours: neighbours, MinRelevance: minRelevance, Explain: explain}
+					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k, Neighbours: neighbours, MinRelevance: minRelevance, Explain: explain, MaxTokens: maxTokens}
 					if flagChanged(cmd, "min-score") {
 						q.MinScore = minScore
 					}
@@ -103,6 +106,7 @@ answer replies to).`,
 	f.StringVar(&mode, "mode", memory.Hybrid.String(), `retrieval paths: "hybrid", "vector" or "keyword" (long-term store only)`)
 	f.IntVar(&neighbours, "neighbours", 0, "also print up to `N` memories said just before and after each hit in its conversation (long-term store only)")
 	f.Float32Var(&minRelevance, "min-relevance", 0, "lowest relevance `R` of a hit, in [0, 1]; 0: the store's default, negative: every hit that matched at all (long-term store only)")
+	f.IntVar(&maxTokens, "max-tokens", 0, "a budget of `T` tokens for the memories printed, with their neighbours: the most relevant that fit (long-term store only; 0: none)")
 	f.BoolVar(&explain, "explain", false, "print why each memory surfaced: what each path found, the search's best, the share of the query its namespace holds (long-term store only)")
 	return cmd
 }
@@ -112,6 +116,7 @@ type longHit struct {
 	ID          string    `json:"id"`
 	Score       float32   `json:"score"`
 	Relevance   float32   `json:"relevance"`
+	Tokens      int       `json:"tokens,omitempty"`
 	Time        time.Time `json:"time"`
 	Namespace   string    `json:"namespace"`
 	Speaker     string    `json:"speaker,omitempty"`
@@ -141,13 +146,15 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			Hits      []longHit `json:"hits"`
 			// Reason says why there are no hits.
 			Reason string `json:"reason,omitempty"`
-		}{Query: q.Text, Mode: q.Mode.String(), Namespace: q.Namespace, Hits: make([]longHit, len(hits))}
+			// Tokens is what the hits cost of --max-tokens.
+			Tokens int `json:"tokens,omitempty"`
+		}{Tokens: memory.Tokens(hits), Query: q.Text, Mode: q.Mode.String(), Namespace: q.Namespace, Hits: make([]longHit, len(hits))}
 		if len(hits) == 0 {
 			res.Reason = server.NoRelevantMemory
 		}
 		for i, h := range hits {
 			res.Hits[i] = longHit{
-				ID: h.ID, Score: h.Score, Relevance: h.Relevance, Time: h.Time, Namespace: h.Namespace, Speaker: h.Speaker,
+				ID: h.ID, Score: h.Score, Relevance: h.Relevance, Tokens: h.Tokens, Time: h.Time, Namespace: h.Namespace, Speaker: h.Speaker,
 				Text: h.Text, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
 				Explain: server.Explain(h.Explain),
 			}
@@ -194,6 +201,9 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			}
 		}
 		printNeighbours(out, "after", h.After)
+	}
+	if q.MaxTokens > 0 {
+		fmt.Fprintf(out, "\n(%d of %d tokens)\n", memory.Tokens(hits), q.MaxTokens)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -118,6 +119,8 @@ func CheckQuery(q memory.Query) error {
 		return fmt.Errorf("%w: To %v is before From %v", memory.ErrInvalidArgument, q.To, q.From)
 	case q.Neighbours < 0 || q.Neighbours > memory.MaxNeighbours:
 		return fmt.Errorf("%w: Neighbours = %d, not in [0, %d]", memory.ErrInvalidArgument, q.Neighbours, memory.MaxNeighbours)
+	case q.MaxTokens < 0:
+		return fmt.Errorf("%w: MaxTokens = %d", memory.ErrInvalidArgument, q.MaxTokens)
 	}
 	return nil
 }
@@ -194,7 +197,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		hits, keys = hits[:k], keys[:k]
 	}
 	if q.Neighbours == 0 || len(hits) == 0 {
-		return hits, nil
+		return e.budget(hits, q.MaxTokens), nil
 	}
 	if src == nil {
 		if src, err = st.View(ctx); err != nil {
@@ -208,7 +211,33 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 	for i := range hits {
 		hits[i].Before, hits[i].After = before[i], after[i]
 	}
-	return hits, nil
+	return e.budget(hits, q.MaxTokens), nil
+}
+
+// budget keeps, in order, the hits whose text and neighbours fit what is
+// left of max tokens (WithTokenCounter counts them), each with its cost
+// in Tokens; max 0 keeps every hit and counts nothing. A hit too large for
+// what is left is passed over, so that a smaller one after it may still
+// fit.
+func (e *Engine) budget(hits []memory.Hit, max int) []memory.Hit {
+	if max <= 0 {
+		return hits
+	}
+	out := hits[:0]
+	used := 0
+	for _, h := range hits {
+		cost := e.cfg.tokens.Count(h.Text)
+		for _, r := range slices.Concat(h.Before, h.After) {
+			cost += e.cfg.tokens.Count(r.Text)
+		}
+		if used+cost > max {
+			continue
+		}
+		used += cost
+		h.Tokens = cost
+		out = append(out, h)
+	}
+	return out
 }
 
 // rerank reorders hits (and their keys alike) with r.

@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/memory/window/tokens"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )
@@ -313,5 +314,49 @@ func TestNew_ChecksOptions(t *testing.T) {
 		assert.Contains(t, err.Error(), engine.Check(o).Error())
 	}
 	_, err = engine.New(nil, tok)
+	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
+}
+
+// TestSearch_TokenBudget: with MaxTokens the hits kept are those of the
+// search without it, in its order, each that fits what is left of the
+// budget, with its cost (text and neighbours) in Tokens; none is left
+// out that would have fit.
+func TestSearch_TokenBudget(t *testing.T) {
+	ctx := t.Context()
+	emb, err := embed.Open("hash:256")
+	require.NoError(t, err)
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	ref := newRefStore(t, emb, tok, conversation())
+	e, err := engine.New(emb, tok)
+	require.NoError(t, err)
+	q := memory.Query{Text: "the lake house van weather", K: 10, MinRelevance: -1, Neighbours: 1}
+	all, err := engine.Search(ctx, e, ref, q)
+	require.NoError(t, err)
+	require.Greater(t, len(all), 3)
+	for _, budget := range []int{1, 20, 45, 90, 10000} {
+		q.MaxTokens = budget
+		got, err := engine.Search(ctx, e, ref, q)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, memory.Tokens(got), budget)
+		left, j := budget, 0
+		for _, h := range all {
+			cost := tokens.Default.Count(h.Text)
+			for _, r := range slices.Concat(h.Before, h.After) {
+				cost += tokens.Default.Count(r.Text)
+			}
+			if cost > left {
+				continue
+			}
+			left -= cost
+			require.Less(t, j, len(got), "budget %d: %q fits and is kept", budget, h.ID)
+			assert.Equal(t, h.ID, got[j].ID, "budget %d", budget)
+			assert.Equal(t, cost, got[j].Tokens, "budget %d", budget)
+			j++
+		}
+		assert.Len(t, got, j, "budget %d", budget)
+	}
+	q.MaxTokens = -1
+	_, err = engine.Search(ctx, e, ref, q)
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 }

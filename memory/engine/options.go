@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 	"github.com/agentmem/agentmem/memory/internal/setting"
+	"github.com/agentmem/agentmem/memory/window/tokens"
 )
 
 // Defaults of the options.
@@ -113,6 +114,8 @@ type config struct {
 
 	reranker    Reranker
 	rerankDepth int
+
+	tokens tokens.Counter // a query's token budget's
 }
 
 func defaultConfig() config {
@@ -125,6 +128,20 @@ func defaultConfig() config {
 		nextWeight:      DefaultNextWeight,
 		episodeWeight:   DefaultEpisodeWeight,
 		speakerBoost:    DefaultSpeakerBoost,
+		tokens:          tokens.Default,
+	}
+}
+
+// WithTokenCounter sets how a query's token budget (memory.Query.MaxTokens)
+// counts a hit's text: the model's tokenizer, or an estimate. Default
+// tokens.Default, the estimate memory/window counts its prompts with.
+func WithTokenCounter(c tokens.Counter) Option {
+	return func(cfg *config) error {
+		if c == nil {
+			return fmt.Errorf("nil token counter")
+		}
+		cfg.tokens = c
+		return nil
 	}
 }
 

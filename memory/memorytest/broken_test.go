@@ -409,6 +409,9 @@ var breakers = []breaker{
 			return hits, err
 		}
 	}),
+	spoilQuery("QueryTokenBudget", "ignores MaxTokens", func(q *memory.Query) {
+		q.MaxTokens = 0
+	}),
 	spoilQuery("QueryK", "ignores K", func(q *memory.Query) {
 		q.K = 0
 	}),

@@ -16,6 +16,7 @@ var queryRules = []rule{
 	{"QueryFindsText", queryFindsText},
 	{"QueryModes", queryModes},
 	{"QueryRelevance", queryRelevance},
+	{"QueryTokenBudget", queryTokenBudget},
 	{"QueryK", queryK},
 	{"QueryMinScore", queryMinScore},
 	{"QueryInvalid", queryInvalid},
@@ -345,4 +346,37 @@ func queryRelevance(e *env) {
 	}
 	none := s.query(e, memory.Query{Text: absent, Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
 	assert.Empty(e.t, hitIDs(none), "rule: a hit that matched nothing is never returned, whatever the minimum relevance")
+}
+
+// queryTokenBudget: with MaxTokens, the hits cost no more than the budget
+// (Hit.Tokens, summed) and come in the order of the search without it;
+// a budget too small for any hit returns none, and a negative one is an
+// error. A memory that does not count tokens (every Tokens 0 with a
+// budget that keeps hits) fails.
+func queryTokenBudget(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i := range 6 {
+		s.add(e, memory.Record{ID: fmt.Sprint("b", i), Text: harbor(i), Time: hour(i)}, "rule: Add succeeds")
+	}
+	q := memory.Query{Text: shared, K: 6, MinRelevance: everything}
+	all := s.query(e, q, "rule: Query succeeds")
+	require.NotEmpty(e.t, all, "rule: a shared word finds the records")
+	q.MaxTokens = 40
+	got := s.query(e, q, "rule: Query with a token budget succeeds")
+	assert.LessOrEqual(e.t, memory.Tokens(got), q.MaxTokens, "rule: the hits cost no more than MaxTokens")
+	if assert.NotEmpty(e.t, got, "rule: a budget that holds a hit keeps one") {
+		assert.Positive(e.t, got[0].Tokens, "rule: a hit kept under a token budget says what it costs")
+	}
+	at := 0
+	for _, h := range got {
+		for at < len(all) && all[at].ID != h.ID {
+			at++
+		}
+		assert.Less(e.t, at, len(all), "rule: a token budget keeps hits in the search's order: %q", h.ID)
+	}
+	q.MaxTokens = 1
+	assert.Empty(e.t, hitIDs(s.query(e, q, "rule: Query succeeds")), "rule: a budget too small for any hit returns none")
+	q.MaxTokens = -1
+	_, err := s.q.Query(e.ctx(), q)
+	assert.ErrorIs(e.t, err, memory.ErrInvalidArgument, "rule: a negative MaxTokens is an error wrapping ErrInvalidArgument")
 }
