@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -359,4 +361,69 @@ func TestSearch_TokenBudget(t *testing.T) {
 	q.MaxTokens = -1
 	_, err = engine.Search(ctx, e, ref, q)
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
+}
+
+// TestSearch_RelevanceProperty: over random stores and queries, in every
+// mode and at every minimum, each hit's relevance is in [0, 1], at or
+// above the minimum, and each hit matched something (a keyword score or
+// a positive cosine); a higher minimum keeps a prefix-ordered subset of a
+// lower one's hits.
+func TestSearch_RelevanceProperty(t *testing.T) {
+	ctx := t.Context()
+	emb, err := embed.Open("hash:128")
+	require.NoError(t, err)
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	e, err := engine.New(emb, tok)
+	require.NoError(t, err)
+	words := strings.Fields("apple harbor violet engine quartz meadow lantern copper falcon ribbon sierra tundra orbit maple pepper canyon")
+	rng := rand.New(rand.NewPCG(11, 12))
+	sentence := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = words[rng.IntN(len(words))]
+		}
+		return strings.Join(ws, " ")
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for store := range 6 {
+		var recs []memory.Record
+		for i := range 20 + rng.IntN(60) {
+			recs = append(recs, memory.Record{ID: fmt.Sprintf("s%d-%03d", store, i), Namespace: []string{"a", "b", "c"}[rng.IntN(3)],
+				Speaker: []string{"Ann", "Bob", ""}[rng.IntN(3)], Text: sentence(3 + rng.IntN(12)), Time: t0.Add(time.Duration(rng.IntN(100)) * time.Hour)})
+		}
+		ref := newRefStore(t, emb, tok, recs)
+		for range 25 {
+			q := memory.Query{Text: sentence(1+rng.IntN(5)) + " " + []string{"", "zebra", "xylophone"}[rng.IntN(3)], K: 1 + rng.IntN(15),
+				Namespace: []string{"", "a", "b"}[rng.IntN(3)]}
+			for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
+				q.Mode = mode
+				var prev []memory.Hit
+				for _, min := range []float32{-1, 0, 0.2, 0.5, 0.8} {
+					q.MinRelevance, q.Explain = min, true
+					hits, err := engine.Search(ctx, e, ref, q)
+					require.NoError(t, err)
+					for _, h := range hits {
+						assert.True(t, h.Relevance >= 0 && h.Relevance <= 1, "%q: relevance %v", q.Text, h.Relevance)
+						if min > 0 {
+							assert.GreaterOrEqual(t, h.Relevance, min, "%q %v: %s below the minimum", q.Text, mode, h.ID)
+						}
+						assert.True(t, h.Explain.Keyword > 0 || h.Explain.Vector > 0, "%q %v: %s matched nothing", q.Text, mode, h.ID)
+					}
+					if prev != nil && min > 0 {
+						kept := map[string]bool{}
+						for _, h := range prev {
+							kept[h.ID] = true
+						}
+						for _, h := range hits {
+							if h.Relevance >= min && len(prev) < q.K {
+								assert.True(t, kept[h.ID], "%q %v: a higher minimum keeps a subset: %s", q.Text, mode, h.ID)
+							}
+						}
+					}
+					prev = hits
+				}
+			}
+		}
+	}
 }
