@@ -178,6 +178,11 @@ func (v *refNSView) Links(context.Context, []int64, []int64) error { return nil 
 
 func (v *refNSView) EpisodeOf(id int64) int64 { return v.n.episode[id] }
 
+func (v *refNSView) Owner(id int64) (string, string, bool) {
+	l, ok := v.Link(id)
+	return l.ID, l.Speaker, ok
+}
+
 func (v *refNSView) Link(at int64) (engine.Link, bool) {
 	if at < 0 || at >= int64(len(v.n.ids)) {
 		return engine.Link{}, false

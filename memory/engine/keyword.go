@@ -309,14 +309,14 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speake
 	out := make([]scored[K], 0, len(ids))
 	for _, id := range ids {
 		sc := scores[id]
-		l, ok := n.ns.Link(id)
+		rid, speaker, ok := n.ns.Owner(id)
 		if !ok {
 			continue
 		}
-		if len(speakers) > 0 && slices.Contains(speakers, l.Speaker) {
+		if len(speakers) > 0 && slices.Contains(speakers, speaker) {
 			sc *= 1 + n.e.cfg.speakerBoost
 		}
-		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: l.ID, score: sc / n.bound, cover: n.cover})
+		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover})
 	}
 	return topScored(out, depth), nil
 }

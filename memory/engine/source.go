@@ -66,9 +66,11 @@ type Namespace[K comparable] interface {
 	// Link returns what the keyword path needs of record id, and whether
 	// the namespace has it, once Links asked for it.
 	Link(id int64) (Link, bool)
-	// EpisodeOf returns Link(id).Episode, for the keyword path's step
-	// that needs only that of every record it scored.
+	// EpisodeOf returns Link(id).Episode, and Owner Link(id)'s ID and
+	// Speaker, for the keyword path's steps that need only those of every
+	// record it scored.
 	EpisodeOf(id int64) int64
+	Owner(id int64) (recordID, speaker string, ok bool)
 	// Terms returns a record's distinct terms with their counts and its
 	// length in tokens, for relevance feedback.
 	Terms(ctx context.Context, id int64) ([]keyword.TermCount, int, error)

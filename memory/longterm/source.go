@@ -127,6 +127,14 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 
 func (s *nsView) EpisodeOf(id int64) int64 { return s.n.episodeOf[id] }
 
+func (s *nsView) Owner(id int64) (string, string, bool) {
+	p := s.n.parents[id]
+	if p == nil {
+		return "", "", false
+	}
+	return p.rec.ID, p.rec.Speaker, true
+}
+
 // Links has nothing to read: Link looks the records up.
 func (s *nsView) Links(ctx context.Context, ids, around []int64) error { return nil }
 

@@ -463,6 +463,11 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 
 func (s *nsView) EpisodeOf(seq int64) int64 { return s.links[seq].Episode }
 
+func (s *nsView) Owner(seq int64) (string, string, bool) {
+	l, ok := s.links[seq]
+	return l.ID, l.Speaker, ok
+}
+
 // Link returns a record's link read by Links.
 func (s *nsView) Link(seq int64) (engine.Link, bool) {
 	l, ok := s.links[seq]
