@@ -124,9 +124,14 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		if err := ns.Links(ctx, nil, ids); err != nil {
 			return err
 		}
+		// inRange is asked only of a record the links name (one that
+		// exists): out of the scope's time range is all it can be.
 		inRange := func(id int64) bool {
+			if !timed {
+				return true
+			}
 			l, ok := ns.Link(id)
-			return ok && (!timed || s.scope.Contains(l.Time))
+			return ok && s.scope.Contains(l.Time)
 		}
 		for _, r := range src {
 			l := n.link(r.ID)
@@ -295,12 +300,7 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speake
 		// Without a speaker's boost the order is the scores' (ties by
 		// record id): a record below the depth-th best score cannot make
 		// the first depth, and its link need not be read.
-		vals := make([]float64, len(ids))
-		for i, id := range ids {
-			vals[i] = scores[id]
-		}
-		slices.Sort(vals)
-		cut := vals[len(vals)-depth]
+		cut := kthLargest(ids, scores, depth)
 		ids = slices.DeleteFunc(ids, func(id int64) bool { return scores[id] < cut })
 	}
 	if err := n.ns.Links(ctx, ids, nil); err != nil {
@@ -319,6 +319,42 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speake
 		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover})
 	}
 	return topScored(out, depth), nil
+}
+
+// kthLargest returns the k-th largest of the scores of ids (k ≤ len(ids)),
+// through a heap of the k largest so far whose root is the smallest.
+func kthLargest(ids []int64, scores map[int64]float64, k int) float64 {
+	h := make([]float64, 0, k)
+	down := func(i int) {
+		for {
+			l, m := 2*i+1, i
+			if l < len(h) && h[l] < h[m] {
+				m = l
+			}
+			if r := l + 1; r < len(h) && h[r] < h[m] {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for _, id := range ids {
+		v := scores[id]
+		switch {
+		case len(h) < k:
+			h = append(h, v)
+			for j := len(h) - 1; j > 0 && h[j] < h[(j-1)/2]; j = (j - 1) / 2 {
+				h[j], h[(j-1)/2] = h[(j-1)/2], h[j]
+			}
+		case v > h[0]:
+			h[0] = v
+			down(0)
+		}
+	}
+	return h[0]
 }
 
 // compareScored orders by descending score, ties by record id.

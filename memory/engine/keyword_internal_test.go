@@ -34,3 +34,25 @@ func TestTopScored(t *testing.T) {
 		}
 	}
 }
+
+// TestKthLargest: the heap's k-th largest is the sorted scores'.
+func TestKthLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 2, 10, 401, 3000} {
+		for _, k := range []int{1, 2, 7, 200} {
+			if k > n {
+				continue
+			}
+			ids := make([]int64, n)
+			scores := map[int64]float64{}
+			vals := make([]float64, n)
+			for i := range ids {
+				ids[i] = int64(i)
+				scores[int64(i)] = float64(rng.IntN(40))
+				vals[i] = scores[int64(i)]
+			}
+			slices.Sort(vals)
+			assert.Equal(t, vals[n-k], kthLargest(ids, scores, k), "n %d k %d", n, k)
+		}
+	}
+}

@@ -52,23 +52,36 @@ var calibrations = [3]calibration{
 // best (its share of the best keyword score or cosine, whichever is
 // higher): a hit half as strong as the best keeps 0.84 of the search's
 // probability. Measured on the development set, a larger exponent drops
-// evidence faster than it drops false surfaces.
+// evidence faster than it drops false surfaces. strength computes it as
+// two square roots.
 const strengthExponent = 0.25
 
 // relevance is the probability that the memory holds what the query asks
-// about (the search's calibration), times the hit's strength relative to
-// the search's best, to the strengthExponent.
+// about (gate: the search's calibration), times the hit's strength
+// relative to the search's best, to the strengthExponent.
 func relevance(mode memory.Mode, f features) float64 {
+	return gate(mode, f) * strength(mode, f)
+}
+
+// gate is the probability that the memory holds what the query asks
+// about: the search's calibration, from f's kwBest, cosBest and cover.
+func gate(mode memory.Mode, f features) float64 {
 	c := calibrations[mode]
 	z := c.bias + c.kwBest*f.kwBest + c.sqrtKWBest*math.Sqrt(max(f.kwBest, 0)) + c.cosBest*f.cosBest + c.cover*f.cover
-	strength := 0.0
+	return 1 / (1 + math.Exp(-z))
+}
+
+// strength is a hit's share of the search's best keyword score or cosine,
+// whichever is higher, to the strengthExponent (¼: two square roots).
+func strength(mode memory.Mode, f features) float64 {
+	s := 0.0
 	if f.kwBest > 0 {
-		strength = f.kw / f.kwBest
+		s = f.kw / f.kwBest
 	}
 	if f.cosBest > 0 && mode != memory.KeywordOnly {
-		strength = max(strength, f.cos/f.cosBest)
+		s = max(s, f.cos/f.cosBest)
 	}
-	return 1 / (1 + math.Exp(-z)) * math.Pow(min(max(strength, 0), 1), strengthExponent)
+	return math.Sqrt(math.Sqrt(min(max(s, 0), 1)))
 }
 
 // WithMinRelevance sets the lowest relevance a hit may have when a query

@@ -130,6 +130,9 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		min = s.e.cfg.minRelevance
 	}
 	out := list[:0]
+	// The gate depends on the search and the candidate's namespace only:
+	// computed once per namespace's coverage.
+	lastCover, lastGate := -1.0, 0.0
 	for _, c := range list {
 		cos := 0.0
 		if c.HasVec {
@@ -138,7 +141,11 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if c.KWScore <= 0 && cos <= 0 {
 			continue
 		}
-		c.relevance = relevance(s.mode, features{kw: c.KWScore, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover})
+		f := features{kw: c.KWScore, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover}
+		if c.cover != lastCover {
+			lastCover, lastGate = c.cover, gate(s.mode, f)
+		}
+		c.relevance = lastGate * strength(s.mode, f)
 		if float32(c.relevance) >= min { // as Hit.Relevance reports it
 			out = append(out, c)
 		}
