@@ -250,7 +250,7 @@ func chatLoop(ctx context.Context, ap *app, a *agent.Agent, in io.Reader, out, e
 		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 			return err
 		case errors.Is(err, agent.ErrRemember):
-			fmt.Fprintln(errOut, "agentmem: answered, but:", message(err)) // the answer was shown
+			fmt.Fprintln(errOut, "agentmem: answered, but:", err) // the answer was shown
 		default:
 			fmt.Fprintln(errOut, "agentmem:", err, "(nothing was remembered from this round)")
 		}

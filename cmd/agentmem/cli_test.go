@@ -255,7 +255,7 @@ func TestCLI_MigrateOldShortStore(t *testing.T) {
 
 // TestCLI_OnePrefixPerError: an error is printed with one "agentmem: "
 // prefix, at the start, though the library's sentinels carry it too
-// (memory.ErrNotFound is "agentmem: not found").
+// (memory.ErrNotFound is "not found").
 func TestCLI_OnePrefixPerError(t *testing.T) {
 	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
@@ -279,8 +279,8 @@ func TestCLI_OnePrefixPerError(t *testing.T) {
 	}
 }
 
-// TestErrorLine: the sentinels' prefix goes wherever it stands; a store
-// path that ends in "agentmem" keeps its name.
+// TestErrorLine: one "agentmem: " prefix, the packages' names kept; a
+// store path that ends in "agentmem" keeps its name.
 func TestErrorLine(t *testing.T) {
 	t.Parallel()
 	err := fmt.Errorf("store: migrate: %w: /home/u/.agentmem: is current", memory.ErrInvalidArgument)

@@ -20,7 +20,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/vdb/faiss"
 
@@ -134,30 +133,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return exitFailure
 }
 
-// errorLine is err as the CLI prints it: one "agentmem: " prefix, at the
-// start. The library's sentinel errors carry the prefix too
-// (memory.ErrNotFound is "agentmem: not found") and packages wrap them
-// with their own ("store: migrate: agentmem: invalid argument: …"); the
-// sentinels' prefix goes, the package names stay.
-func errorLine(err error) string { return "agentmem: " + message(err) }
-
-// message is err's text without the sentinels' "agentmem: " prefix.
-func message(err error) string { return cleanText(err.Error()) }
-
-// cleanText is an error's text without the sentinels' "agentmem: " prefix.
-func cleanText(msg string) string {
-	for _, s := range sentinels {
-		text := s.Error()
-		msg = strings.ReplaceAll(msg, text, strings.TrimPrefix(text, "agentmem: "))
-	}
-	return msg
-}
-
-// sentinels are the library's shared errors, whose texts start "agentmem: ".
-var sentinels = []error{
-	memory.ErrCorrupt, memory.ErrVersion, memory.ErrClosed, memory.ErrLocked, memory.ErrEmptyText, memory.ErrDimension,
-	memory.ErrEmbedderMismatch, memory.ErrInvalidArgument, memory.ErrNotFound, memory.ErrUnsupported, memory.ErrTooLarge,
-}
+// errorLine is err as the CLI prints it: the program's name, once, then
+// the error (the library's sentinels carry no prefix of their own; the
+// packages that wrap them name themselves: "store: migrate: invalid
+// argument: …").
+func errorLine(err error) string { return "agentmem: " + err.Error() }
 
 // version is the module version and VCS revision the binary was built
 // from (runtime/debug.ReadBuildInfo), for --version.

@@ -56,10 +56,10 @@ chunks.`,
 					fmt.Fprintf(out, "leftover   %s (removed by the next write)\n", f)
 				}
 				for _, w := range rep.Warnings {
-					fmt.Fprintf(out, "warning    %s\n", cleanText(w))
+					fmt.Fprintf(out, "warning    %s\n", w)
 				}
 				for _, p := range rep.Problems {
-					fmt.Fprintf(out, "DAMAGE     %s\n", cleanText(p))
+					fmt.Fprintf(out, "DAMAGE     %s\n", p)
 				}
 				if len(rep.Problems) == 0 && verr == nil {
 					fmt.Fprintln(out, "ok")

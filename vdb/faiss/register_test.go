@@ -27,5 +27,5 @@ func TestParseArg(t *testing.T) {
 		assert.ErrorIs(t, err, errs.InvalidArgument, arg)
 	}
 	_, err := faiss.ParseArg("Flat?probes=4")
-	assert.EqualError(t, err, `faiss: unknown option "probes" in "Flat?probes=4" (known: nprobe, efSearch, threads, trainSize): agentmem: invalid argument`)
+	assert.EqualError(t, err, `faiss: unknown option "probes" in "Flat?probes=4" (known: nprobe, efSearch, threads, trainSize): invalid argument`)
 }
