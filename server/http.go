@@ -86,7 +86,17 @@ func (s *Server) routes() http.Handler {
 	fallback := anyone
 	if len(s.tokens) > 0 {
 		fallback = nil // every call must carry a token's principal
-		mcpHandler = auth.RequireBearerToken(s.verifyMCP, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(mcpHandler)
+		inner := auth.RequireBearerToken(s.verifyMCP, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(mcpHandler)
+		// The SDK's middleware answers 401 without a challenge: say, as
+		// the API does, which scheme the client must use.
+		mcpHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if s.lookup(bearer(r)) == nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="agentmem"`)
+				s.writeError(w, r, &apiError{http.StatusUnauthorized, CodeUnauthorized, "a valid bearer token is required (Authorization: Bearer …)"})
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
 	}
 	s.mcpHTTP = s.mcpServer(fallback)
 	mux.Handle("/mcp", mcpHandler)

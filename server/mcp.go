@@ -17,7 +17,9 @@ const mcpInstructions = `agentmem is a long-term memory. Save facts, preferences
 func (s *Server) mcpServer(fallback *principal) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "agentmem", Title: "agentmem memory", Version: s.version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: s.log, Capabilities: &mcp.ServerCapabilities{}})
-	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	// Every tool acts on this memory only (a closed world); reads change
+	// nothing and may be repeated.
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
 	addTool(s, srv, fallback, &mcp.Tool{Name: "search_memory", Annotations: ro,
 		Description: "Search the memory for what is relevant to a question or topic. Returns the best memories first, each with its id, text, score, time, namespace and the snippets that matched. Use it before answering anything that may depend on what was said or learned earlier."},
 		func(ctx context.Context, p *principal, in SearchRequest) (SearchResult, error) {
@@ -36,15 +38,15 @@ func (s *Server) mcpServer(fallback *principal) *mcp.Server {
 	if s.readOnly {
 		return srv
 	}
-	addTool(s, srv, fallback, &mcp.Tool{Name: "add_memory",
+	addTool(s, srv, fallback, &mcp.Tool{Name: "add_memory", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		Description: "Remember something: a fact, a preference, a decision, a note (text), or conversation turns (messages, each stored as its own memory). Returns the new memory ids. Give a namespace (or user_id / agent_id) to keep users and agents apart, and time when it was said if not now."},
 		func(ctx context.Context, p *principal, in AddRequest) (AddResult, error) { return s.add(ctx, p, &in) })
-	addTool(s, srv, fallback, &mcp.Tool{Name: "update_memory", Annotations: &mcp.ToolAnnotations{IdempotentHint: true},
+	addTool(s, srv, fallback, &mcp.Tool{Name: "update_memory", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 		Description: "Change a memory: the fields given (text, time, speaker, tags, metadata) replace the stored ones; the others are kept. Returns the updated memory."},
 		func(ctx context.Context, p *principal, in UpdateRequest) (Memory, error) {
 			return s.update(ctx, p, cmp.Or(in.ID, in.MemoryID), &in)
 		})
-	addTool(s, srv, fallback, &mcp.Tool{Name: "delete_memory", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false},
+	addTool(s, srv, fallback, &mcp.Tool{Name: "delete_memory", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
 		Description: "Forget a memory by its id, for good."},
 		func(ctx context.Context, p *principal, in IDRequest) (DeleteResult, error) {
 			id := cmp.Or(in.ID, in.MemoryID)

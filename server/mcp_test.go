@@ -183,13 +183,37 @@ func TestMCP_ReadOnlyOffersOnlyReads(t *testing.T) {
 		names = append(names, tool.Name)
 		require.NotNil(t, tool.Annotations, tool.Name)
 		assert.True(t, tool.Annotations.ReadOnlyHint, tool.Name)
+		assert.True(t, tool.Annotations.IdempotentHint, "%s: a read may be repeated", tool.Name)
 	}
 	assert.ElementsMatch(t, []string{"search_memory", "get_memory", "list_memories"}, names)
 }
 
+// TestMCP_EveryToolAnnotated: every tool says whether it writes, destroys
+// and may be repeated, and that it acts on this memory only.
+func TestMCP_EveryToolAnnotated(t *testing.T) {
+	srv, err := New(newMemory(t), WithLogger(quiet))
+	require.NoError(t, err)
+	tools, err := connectPipe(t, srv).ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	for _, tool := range tools.Tools {
+		a := tool.Annotations
+		require.NotNil(t, a, tool.Name)
+		require.NotNil(t, a.OpenWorldHint, tool.Name)
+		assert.False(t, *a.OpenWorldHint, tool.Name)
+		if !a.ReadOnlyHint {
+			require.NotNil(t, a.DestructiveHint, tool.Name)
+		}
+	}
+}
+
 func TestMCP_AuthAndPinning(t *testing.T) {
 	ts := start(t, nil, WithToken("admin", "*"), WithToken("bob-token", "user:bob"))
-	_, err := connectHTTP(t, ts, "")
+	res, err := http.Post(ts.url+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	assert.Equal(t, `Bearer realm="agentmem"`, res.Header.Get("WWW-Authenticate"), "a 401 says which scheme to use")
+	_, err = connectHTTP(t, ts, "")
 	assert.Error(t, err, "no token: the connection is refused")
 	_, err = connectHTTP(t, ts, "guess")
 	assert.Error(t, err, "a wrong token is refused")
