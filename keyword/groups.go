@@ -52,6 +52,25 @@ func ParseQuery(tok Tokenizer, query string, k3 float64) []QueryGroup {
 	return out
 }
 
+// Terms returns the distinct terms of groups (their whole forms and
+// parts), in the order they first occur: what a BM25 index kept elsewhere
+// must read the postings and statistics of to score groups.
+func Terms(groups []QueryGroup) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, g := range groups {
+		for _, list := range [2][]string{g.Main, g.Parts} {
+			for _, t := range list {
+				if !seen[t] {
+					seen[t] = true
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // WeightedGroups returns terms as query groups of one term each, at their
 // weights, as [Index.SearchTerms] scores them: terms with a weight ≤ 0 or
 // infinite are left out; a term given twice counts twice.

@@ -215,10 +215,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 // (keyword.MaxScore with the namespace's statistics), and the share of it
 // that the query's words that occur in the namespace make up.
 func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyword.QueryGroup) (bound, cover float64, err error) {
-	var terms []string
-	for _, g := range groups {
-		terms = append(append(terms, g.Main...), g.Parts...)
-	}
+	terms := keyword.Terms(groups)
 	docs, df, err := ns.DocFreqs(ctx, terms)
 	if err != nil {
 		return 0, 0, err

@@ -296,15 +296,12 @@ func (s *nsView) wrap(ctx context.Context, op string, err error) error {
 	return s.v.m.wrap(ctx, op, err)
 }
 
-// postings returns the postings of groups' terms, reading those not read
-// yet.
-func (s *nsView) postings(ctx context.Context, groups []keyword.QueryGroup) (map[string][]posting, error) {
+// postings returns the postings of terms, reading those not read yet.
+func (s *nsView) postings(ctx context.Context, terms []string) (map[string][]posting, error) {
 	var need []string
-	for _, g := range groups {
-		for _, t := range slices.Concat(g.Main, g.Parts) {
-			if _, ok := s.post[t]; !ok {
-				need = append(need, t)
-			}
+	for _, t := range terms {
+		if _, ok := s.post[t]; !ok {
+			need = append(need, t)
 		}
 	}
 	if len(need) > 0 {
@@ -327,17 +324,16 @@ func (s *nsView) score(ctx context.Context, groups []keyword.QueryGroup, p keywo
 	if len(groups) == 0 || s.info.textDocs == 0 {
 		return nil, nil
 	}
-	post, err := s.postings(ctx, groups)
+	terms := keyword.Terms(groups)
+	post, err := s.postings(ctx, terms)
 	if err != nil {
 		return nil, err
 	}
 	n := float64(s.info.textDocs)
 	lo, hi, count := int64(math.MaxInt64), int64(math.MinInt64), 0
-	for _, g := range groups {
-		for _, t := range slices.Concat(g.Main, g.Parts) {
-			if ps := post[t]; len(ps) > 0 {
-				lo, hi, count = min(lo, ps[0].seq), max(hi, ps[len(ps)-1].seq), count+len(ps)
-			}
+	for _, t := range terms {
+		if ps := post[t]; len(ps) > 0 {
+			lo, hi, count = min(lo, ps[0].seq), max(hi, ps[len(ps)-1].seq), count+len(ps)
 		}
 	}
 	return keyword.Score(groups, p, n, float64(s.info.textLen)/n, lo, hi, count,
@@ -407,28 +403,24 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 	if len(groups) == 0 {
 		return nil, nil
 	}
-	post, err := s.postings(ctx, groups)
+	terms := keyword.Terms(groups)
+	post, err := s.postings(ctx, terms)
 	if err != nil {
 		return nil, err
 	}
-	epTF := make(map[string]map[int64]float64, len(post))
+	epTF := make(map[string]map[int64]float64, len(terms))
 	var eps []int64
 	seen := map[int64]bool{}
-	for _, g := range groups {
-		for _, t := range slices.Concat(g.Main, g.Parts) {
-			if _, ok := epTF[t]; ok {
-				continue
+	for _, t := range terms {
+		tf := map[int64]float64{}
+		for _, p := range post[t] {
+			tf[p.episode] += float64(p.tf)
+			if !seen[p.episode] {
+				seen[p.episode] = true
+				eps = append(eps, p.episode)
 			}
-			tf := map[int64]float64{}
-			for _, p := range post[t] {
-				tf[p.episode] += float64(p.tf)
-				if !seen[p.episode] {
-					seen[p.episode] = true
-					eps = append(eps, p.episode)
-				}
-			}
-			epTF[t] = tf
 		}
+		epTF[t] = tf
 	}
 	if len(eps) == 0 {
 		return nil, nil
@@ -567,11 +559,7 @@ func (s *nsView) Newest(ctx context.Context) (time.Time, error) {
 }
 
 func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, error) {
-	groups := make([]keyword.QueryGroup, len(terms))
-	for i, t := range terms {
-		groups[i] = keyword.QueryGroup{Main: []string{t}}
-	}
-	post, err := s.postings(ctx, groups)
+	post, err := s.postings(ctx, terms)
 	if err != nil {
 		return 0, nil, err
 	}
