@@ -63,6 +63,12 @@ type Hit struct {
 	Namespace string
 	Speaker   string
 	Tags      []string
+	// ValidFrom, ValidUntil, Supersedes and SupersededBy are the record's
+	// validity and versions (Record): a hit of a search with
+	// Query.History whose ValidUntil is set is a version that no longer
+	// holds (or not yet, if ValidFrom is after the search's moment).
+	ValidFrom, ValidUntil    time.Time
+	Supersedes, SupersededBy string
 	// VectorRank and KeywordRank are the memory's 1-based rank on each
 	// retrieval path (0: not found by that path, or no such path), for
 	// explaining a result.
@@ -144,6 +150,38 @@ type Record struct {
 	Speaker string
 	// Tags are free labels, stored and returned as given.
 	Tags []string
+
+	// ValidFrom and ValidUntil are when what the record says holds (its
+	// valid time), beside Time, when it was said or learnt: it holds from
+	// ValidFrom (zero: from its Time) until ValidUntil (zero: still). A
+	// search reads the records valid at its moment (Query.AsOf, now by
+	// default); [Facts.Supersede] closes a record at its successor's
+	// ValidFrom.
+	ValidFrom, ValidUntil time.Time
+	// Supersedes is the id of the record this one replaced, SupersededBy
+	// that of the record that replaced it ([Facts.Supersede]); empty when
+	// none. A store sets SupersededBy; a write that sets it is refused.
+	Supersedes, SupersededBy string
+	// Seen is how many times the same text was written again to the
+	// record's namespace and merged into it ([Facts.Remember]), LastSeen
+	// when it was last; set by the store.
+	Seen     int
+	LastSeen time.Time
+}
+
+// Since returns when the record starts to hold: ValidFrom, or Time when
+// ValidFrom is zero.
+func (r *Record) Since() time.Time {
+	if r.ValidFrom.IsZero() {
+		return r.Time
+	}
+	return r.ValidFrom
+}
+
+// Current reports whether the record holds at t: Since() ≤ t, before
+// ValidUntil if it has one, and not superseded before t.
+func (r *Record) Current(t time.Time) bool {
+	return !t.Before(r.Since()) && (r.ValidUntil.IsZero() || t.Before(r.ValidUntil))
 }
 
 // A Query is a search request. Its zero values mean the defaults.
@@ -169,6 +207,13 @@ type Query struct {
 	MinRelevance float32
 	// Explain asks for each hit's Explanation (Hit.Explain).
 	Explain bool
+	// AsOf is the moment a search looks at: it reads the records that
+	// held then (Record.Current), so a superseded fact is not found after
+	// its successor's ValidFrom and is found before. Zero means now.
+	AsOf time.Time
+	// History reads every version, superseded or not yet valid ones too
+	// (each hit says which: Hit.ValidUntil, Hit.SupersededBy).
+	History bool
 	// MaxTokens is a budget in tokens for the hits' texts with their
 	// neighbours (as a prompt would hold them): the search keeps, in
 	// order, the hits that fit what is left of it, and each hit says what
@@ -243,6 +288,45 @@ type Records interface {
 	Forget(ctx context.Context, id string) error
 }
 
+// Facts is the optional interface of a memory whose records are facts
+// that change: written once however often they are said, replaced by newer
+// versions that keep the old ones as history. memory/longterm and
+// memory/postgres implement it.
+type Facts interface {
+	Records
+	// Remember stores rec as Add does and says what it did. A record
+	// without an ID whose normalised text (NormalText) a current record of
+	// its namespace already holds is not stored again: the outcome names
+	// that record as a duplicate, and its Seen count goes up. A record
+	// with an ID is an event (a turn of conversation, an import's line)
+	// and is stored as Add stores it, even if its text repeats another's.
+	Remember(ctx context.Context, rec Record) (Outcome, error)
+	// Supersede stores rec as the new version of the record old: rec
+	// starts to hold at its ValidFrom (its Time, or now, when zero), old
+	// stops then (its ValidUntil), and they are linked (Supersedes,
+	// SupersededBy). rec's namespace is old's when empty, and may not be
+	// another. Compare and set: if old is missing the error wraps
+	// [ErrNotFound], if it was superseded already [ErrSuperseded], and
+	// nothing is changed.
+	Supersede(ctx context.Context, old string, rec Record) (Outcome, error)
+	// History returns the versions of the chain that the record id
+	// belongs to, oldest first; a missing id is an error wrapping
+	// [ErrNotFound].
+	History(ctx context.Context, id string) ([]Record, error)
+}
+
+// An Outcome says what a write (Facts.Remember, Facts.Supersede) did.
+type Outcome struct {
+	// ID is the record written, or the stored record a duplicate was
+	// merged into.
+	ID string
+	// Duplicate reports that the text was stored already: nothing new
+	// was stored and ID is the existing record's.
+	Duplicate bool
+	// Superseded is the id of the record this write closed (Supersede).
+	Superseded string
+}
+
 // Querier is the optional interface of a memory that answers a structured
 // [Query] (namespace, time range, mode, count, minimum score).
 type Querier interface {
@@ -304,4 +388,8 @@ var (
 	ErrUnsupported = errs.Unsupported
 	// ErrTooLarge: an input exceeds a documented size limit.
 	ErrTooLarge = errs.TooLarge
+	// ErrSuperseded: a record to supersede ([Facts.Supersede]) is no longer
+	// current: another write superseded it meanwhile. Nothing was changed;
+	// read its history and decide again.
+	ErrSuperseded = errs.Superseded
 )

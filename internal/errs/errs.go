@@ -38,4 +38,7 @@ var (
 	Unsupported = errors.New("unsupported")
 	// TooLarge: an input exceeds a documented size limit.
 	TooLarge = errors.New("input too large")
+	// Superseded: a record to supersede or update is no longer current (a
+	// newer version replaced it meanwhile).
+	Superseded = errors.New("superseded")
 )

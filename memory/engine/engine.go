@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/agentmem/agentmem/embed"
@@ -170,7 +171,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		}
 	}()
 	s := &search[K]{e: e, src: src, mode: q.Mode, text: text, depth: depth, minScore: minScore,
-		scope: Scope{Namespace: q.Namespace, From: q.From, To: q.To}}
+		scope: Scope{Namespace: q.Namespace, From: q.From, To: q.To, AsOf: cmp.Or(q.AsOf, time.Now()), History: q.History}}
 	list, err := s.candidates(ctx, qvec)
 	if err != nil {
 		return nil, err

@@ -110,7 +110,7 @@ func (s *refStore) Vectors(ctx context.Context, scope engine.Scope, qvec []float
 	var out []engine.Chunk[int]
 	for _, r := range all {
 		rec := s.recs[s.owner[r.ID]]
-		if (scope.Namespace == "" || rec.Namespace == scope.Namespace) && scope.Contains(rec.Time) {
+		if (scope.Namespace == "" || rec.Namespace == scope.Namespace) && scope.Holds(&rec) {
 			out = append(out, engine.Chunk[int]{Record: s.owner[r.ID], Index: s.ord[r.ID], Score: float64(r.Score)})
 		}
 	}
@@ -159,7 +159,7 @@ func (v *refNSView) Speakers() []string {
 }
 
 func (v *refNSView) Search(_ context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
-	return v.n.text.SearchGroups(groups, p, k, func(id int64) bool { return scope.Contains(v.s.recs[v.n.ids[id]].Time) }), nil
+	return v.n.text.SearchGroups(groups, p, k, func(id int64) bool { return scope.Holds(&v.s.recs[v.n.ids[id]]) }), nil
 }
 
 func (v *refNSView) Episodes(_ context.Context, groups []keyword.QueryGroup, p keyword.Params, k int) ([]keyword.Result, error) {
@@ -188,7 +188,7 @@ func (v *refNSView) Link(at int64) (engine.Link, bool) {
 		return engine.Link{}, false
 	}
 	r := v.s.recs[v.n.ids[at]]
-	l := engine.Link{ID: r.ID, Speaker: r.Speaker, Time: r.Time, Episode: v.n.episode[at], Prev: -1, Next: -1}
+	l := engine.Link{ID: r.ID, Speaker: r.Speaker, Time: r.Time, Since: r.Since(), Until: r.ValidUntil, Episode: v.n.episode[at], Prev: -1, Next: -1}
 	if at > 0 && v.n.episode[at-1] == l.Episode {
 		l.Prev = at - 1
 	}

@@ -90,7 +90,9 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	}
 	named, rest := st.NamedSpeakers(tok, len(speakerList), s.text)
 	speakers, rest := ranking.KeywordQuery(tok, s.text, words, named, rest)
-	timed := s.scope.Timed()
+	// A record that the scope leaves out (its time, its validity) gets no
+	// words from its neighbours.
+	filtered := s.scope.Timed() || !s.scope.History
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * s.depth
@@ -111,9 +113,9 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			return nil
 		}
 		src := found
-		if timed {
+		if s.scope.Timed() {
 			// A neighbour in range may follow a match out of range.
-			if src, err = ns.Search(ctx, groups, cfg.bm25, fetch, Scope{}); err != nil {
+			if src, err = ns.Search(ctx, groups, cfg.bm25, fetch, Scope{History: true}); err != nil {
 				return err
 			}
 		}
@@ -125,13 +127,13 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			return err
 		}
 		// inRange is asked only of a record the links name (one that
-		// exists): out of the scope's time range is all it can be.
+		// exists): out of the scope is all it can be.
 		inRange := func(id int64) bool {
-			if !timed {
+			if !filtered {
 				return true
 			}
 			l, ok := ns.Link(id)
-			return ok && s.scope.Contains(l.Time)
+			return ok && s.scope.Admits(l)
 		}
 		for _, r := range src {
 			l := n.link(r.ID)
@@ -279,9 +281,9 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 		bestEpisode = l.Episode
 	}
 	bonus := ranking.EpisodeBonuses(w, best, top, bestEpisode)
-	timed := n.scope.Timed()
+	filtered := n.scope.Timed() || !n.scope.History
 	for i, id := range ids {
-		if b, ok := bonus[eps[i]]; ok && (!timed || n.scope.Contains(n.link(id).Time)) {
+		if b, ok := bonus[eps[i]]; ok && (!filtered || n.scope.Admits(n.link(id))) {
 			scores[id] += b
 		}
 	}

@@ -209,6 +209,7 @@ func makeHits[K comparable](s *search[K], text string, list []*candidate[K], exp
 			ID: r.ID, Text: r.Text, Score: float32(c.score), Time: r.Time, Snippets: snips,
 			Namespace: r.Namespace, Speaker: r.Speaker, Tags: slices.Clone(r.Tags),
 			VectorRank: c.VecRank, KeywordRank: c.KWRank, Relevance: float32(c.relevance),
+			ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, Supersedes: r.Supersedes, SupersededBy: r.SupersededBy,
 		}
 		if explain {
 			hits[i].Explain = explanation(s, qterms, c)

@@ -79,13 +79,14 @@ type Namespace[K comparable] interface {
 }
 
 // Link is what the keyword path needs of a record: its id, speaker, time,
-// episode, and the records just before and after it in its conversation
-// (-1: none).
+// when it holds (memory.Record.Since and ValidUntil), episode, and the
+// records just before and after it in its conversation (-1: none).
 type Link struct {
-	ID, Speaker string
-	Time        time.Time
-	Episode     int64
-	Prev, Next  int64
+	ID, Speaker  string
+	Time         time.Time
+	Since, Until time.Time
+	Episode      int64
+	Prev, Next   int64
 }
 
 // Chunk is a chunk the vector path found: its record, its index among the
@@ -102,15 +103,29 @@ type Doc struct {
 	Chunks []string
 }
 
-// Scope is what a search reads: a namespace (empty: all) and a time range
-// (From ≤ Time < To; a zero bound is open).
+// Scope is what a search reads: a namespace (empty: all), a time range
+// (From ≤ Time < To; a zero bound is open) and the records that hold at
+// AsOf (memory.Record.Current), or every version (History).
 type Scope struct {
 	Namespace string
 	From, To  time.Time
+	AsOf      time.Time
+	History   bool
 }
 
 // Timed reports whether the scope has a time range.
 func (s Scope) Timed() bool { return !s.From.IsZero() || !s.To.IsZero() }
+
+// Holds reports whether r is in the scope's time range and holds at its
+// moment (or the scope reads history).
+func (s Scope) Holds(r *memory.Record) bool {
+	return s.Contains(r.Time) && (s.History || r.Current(s.AsOf))
+}
+
+// Admits reports whether the record of l is in the scope (Holds).
+func (s Scope) Admits(l Link) bool {
+	return s.Contains(l.Time) && (s.History || !s.AsOf.Before(l.Since) && (l.Until.IsZero() || s.AsOf.Before(l.Until)))
+}
 
 // Contains reports whether t is in the scope's time range.
 func (s Scope) Contains(t time.Time) bool {

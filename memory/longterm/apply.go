@@ -127,6 +127,7 @@ func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, 
 			m.children[c.id] = childRef{p: p, i: j}
 		}
 		m.parents[p.rec.ID] = p
+		m.added(p)
 		ids[i] = p.rec.ID
 	}
 	if done != nil {
@@ -190,12 +191,14 @@ func (m *Memory) restore(ctx context.Context, p *parent) error {
 // apply adds a record (replacing one with the same id) to the in-memory
 // indexes. m.mu must be held for writing.
 func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off int64) error {
+	rec := a.rec
 	if old, ok := m.parents[a.rec.ID]; ok {
+		carryOver(&rec, &old.rec)
 		if err := m.remove(ctx, old); err != nil {
 			return err
 		}
 	}
-	p := &parent{rec: a.rec, children: a.children, off: off}
+	p := &parent{rec: rec, children: a.children, off: off}
 	db, err := m.namespaceDB(ctx, p.rec.Namespace)
 	if err != nil {
 		return err
@@ -215,6 +218,7 @@ func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off 
 		}
 	}
 	m.parents[p.rec.ID] = p
+	m.added(p)
 	m.turnIdx().added(p, header, nil)
 	return nil
 }
@@ -243,6 +247,7 @@ func (m *Memory) remove(ctx context.Context, p *parent) error {
 		delete(m.children, id)
 	}
 	delete(m.parents, p.rec.ID)
+	m.removed(p)
 	m.turnIdx().removed(p, m.header(&p.rec))
 	return nil
 }

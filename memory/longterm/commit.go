@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"time"
 )
 
 // commitReq is one AddBatch call waiting for its records to be committed.
@@ -124,9 +125,10 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 	type part struct {
 		r        *commitReq
 		adds     []*addRecord
-		payloads [][]byte
-		next     int64 // next child id after the part
+		payloads [][]byte // the adds' frames, then the duplicates'
+		next     int64    // next child id after the part
 	}
+	res := resolver{m: m, now: time.Now().UTC()}
 	var parts []part
 	// The log payloads of the whole batch share one buffer, sized up front:
 	// appending a record's vectors float by float into a growing slice
@@ -150,21 +152,39 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 			finish(r, nil, err)
 			continue
 		}
-		pt := part{r: r, adds: make([]*addRecord, len(r.preps))}
+		if err := res.resolve(r.preps); err != nil {
+			finish(r, nil, err)
+			continue
+		}
+		if err := m.upgradeFor(r.preps); err != nil {
+			finish(r, nil, err)
+			continue
+		}
+		pt := part{r: r, adds: make([]*addRecord, 0, len(r.preps))}
+		var seen [][]byte
 		for i := range r.preps {
 			p := &r.preps[i]
+			if p.dupOf != "" {
+				if m.log != nil {
+					start := len(buf)
+					buf = encodeSeen(buf, p.dupOf, res.now)
+					seen = append(seen, buf[start:len(buf):len(buf)])
+				}
+				continue
+			}
 			a := &addRecord{rec: p.rec, dim: m.dim, children: make([]logChild, len(p.chunks))}
 			for j, c := range p.chunks {
 				a.children[j] = logChild{id: next, start: c.Start, end: c.End, text: c.Text}
 				next++
 			}
-			pt.adds[i] = a
+			pt.adds = append(pt.adds, a)
 			if m.log != nil {
 				start := len(buf)
 				buf = appendAdd(buf, &a.rec, a.children, p.code)
 				pt.payloads = append(pt.payloads, buf[start:len(buf):len(buf)])
 			}
 		}
+		pt.payloads = append(pt.payloads, seen...)
 		pt.next = next
 		parts = append(parts, pt)
 	}
@@ -190,7 +210,7 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 			k := 0
 			for i, pt := range parts {
 				offs[i] = flat[k : k+len(pt.adds)]
-				k += len(pt.adds)
+				k += len(pt.payloads)
 			}
 		}
 		rest := []part(nil)
@@ -202,9 +222,9 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 					o[j] = -1
 				}
 			}
-			ids, err := m.applyAll(pt.r.ctx, pt.adds, o, pt.next, pt.r.preps)
+			ids, err := m.applyAll(pt.r.ctx, pt.adds, o, pt.next, added(pt.r.preps))
 			if err == nil {
-				finish(pt.r, ids, nil)
+				finish(pt.r, m.applySeen(pt.r.preps, ids, res.now), nil)
 				continue
 			}
 			if m.log != nil {
@@ -224,4 +244,57 @@ func (m *Memory) commitLocked(batch []*commitReq) {
 		}
 		parts = rest
 	}
+}
+
+// added returns the records of preps that are stored (not duplicates),
+// in order: those applyAll applies.
+func added(preps []prepared) []prepared {
+	out := preps
+	for i := range preps {
+		if preps[i].dupOf != "" {
+			out = make([]prepared, 0, len(preps))
+			for j := range preps {
+				if preps[j].dupOf == "" {
+					out = append(out, preps[j])
+				}
+			}
+			break
+		}
+	}
+	return out
+}
+
+// applySeen counts the duplicates among preps as seen again at t, and
+// returns the ids of all of preps, in order: the stored records' ids
+// (stored, from applyAll) and the duplicates' originals.
+func (m *Memory) applySeen(preps []prepared, stored []string, t time.Time) []string {
+	if len(stored) == len(preps) {
+		return stored
+	}
+	ids := make([]string, len(preps))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := 0
+	for i := range preps {
+		if id := preps[i].dupOf; id != "" {
+			ids[i] = id
+			m.seen(id, t)
+			m.applied++
+			continue
+		}
+		ids[i] = stored[k]
+		k++
+	}
+	return ids
+}
+
+// upgradeFor makes the store format 2 (upgradeFormat) if one of preps
+// needs it: a record with validity or versions, or a duplicate.
+func (m *Memory) upgradeFor(preps []prepared) error {
+	for i := range preps {
+		if preps[i].dupOf != "" || hasFacts(&preps[i].rec) {
+			return m.upgradeFormat()
+		}
+	}
+	return nil
 }

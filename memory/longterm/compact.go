@@ -54,6 +54,9 @@ func (m *Memory) Compact(ctx context.Context) error {
 		payloads := make([][]byte, 0, end-start)
 		for _, p := range live[start:end] {
 			b, err := m.log.readFrame(p.off)
+			if err == nil && hasFacts(&p.rec) {
+				b, err = withState(b, &p.rec)
+			}
 			if err != nil {
 				return fail(err)
 			}
@@ -129,4 +132,27 @@ func (m *Memory) Sync() error {
 
 func sortByOffset(ps []*parent) {
 	slices.SortFunc(ps, func(a, b *parent) int { return cmp.Compare(a.off, b.off) })
+}
+
+// withState returns the payload of an added record's frame with the
+// record as it stands now (rec): closed by a successor, seen again. The
+// frames that told so (the successor's, recSeen) may be gone after the
+// compaction; the record's own frame then says it.
+func withState(payload []byte, rec *Record) ([]byte, error) {
+	typ, body, err := decodeRecord(payload)
+	if err != nil {
+		return nil, err
+	}
+	if !isAdd(typ) {
+		return nil, fmt.Errorf("%w: frame of %q is not an add", ErrCorrupt, rec.ID)
+	}
+	a, err := decodeAdd(typ, body)
+	if err != nil {
+		return nil, err
+	}
+	vecs := make([][]float32, len(a.children))
+	for i := range vecs {
+		vecs[i] = a.vecs[i*a.dim : (i+1)*a.dim : (i+1)*a.dim]
+	}
+	return encodeAdd(nil, rec, a.children, a.dim, vecs), nil
 }

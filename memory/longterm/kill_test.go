@@ -70,14 +70,30 @@ func TestKill9Helper(t *testing.T) {
 // TestKill9 kills a writing process with SIGKILL at several points and
 // checks after each that every acknowledged record is in the store.
 func TestKill9(t *testing.T) {
+	n := killRounds(t, "TestKill9Helper", killHelperEnv, []int{5, 23, 41, 3, 60, 11, 37, 2, 52, 17},
+		func(m *Memory, round int, acked map[string]bool) {
+			require.GreaterOrEqual(t, m.Len(), len(acked))
+		})
+	t.Logf("%d acknowledged records survived 10 kills", n)
+}
+
+// killRounds runs the helper test in a child process (env names the
+// store directory, env_ROUND the round), once per element of kills: it
+// kills the child with SIGKILL after that many acknowledged ("ack ID")
+// writes, opens the store, checks that every write acknowledged so far is
+// there and that a writer's open removed temporary files, calls check,
+// and closes the store (odd rounds, writing a snapshot) or leaves it as a
+// crash would. It returns how many writes were acknowledged.
+func killRounds(t *testing.T, helper, env string, kills []int, check func(m *Memory, round int, acked map[string]bool)) int {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
 	dir := t.TempDir()
 	acked := map[string]bool{}
-	for round, after := range []int{5, 23, 41, 3, 60, 11, 37, 2, 52, 17} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Helper$", "-test.count=1")
-		cmd.Env = append(os.Environ(), killHelperEnv+"="+dir, fmt.Sprintf("%s_ROUND=%d", killHelperEnv, round))
+	for round, after := range kills {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+helper+"$", "-test.count=1")
+		cmd.Env = append(os.Environ(), env+"="+dir, fmt.Sprintf("%s_ROUND=%d", env, round))
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
@@ -108,7 +124,6 @@ func TestKill9(t *testing.T) {
 		require.NoError(t, err)
 		m, err := Open(t.Context(), dir, emb)
 		require.NoError(t, err, "round %d", round)
-		require.GreaterOrEqual(t, m.Len(), len(acked))
 		entries, err := os.ReadDir(dir)
 		require.NoError(t, err)
 		for _, e := range entries {
@@ -118,11 +133,12 @@ func TestKill9(t *testing.T) {
 			_, ok := m.Get(id)
 			assert.True(t, ok, "round %d: acknowledged %s lost", round, id)
 		}
+		check(m, round, acked)
 		if round%2 == 1 {
 			require.NoError(t, m.Close()) // snapshot
 		} else {
 			crash(m) // leave without a snapshot
 		}
 	}
-	t.Logf("%d acknowledged records survived 10 kills", len(acked))
+	return len(acked)
 }

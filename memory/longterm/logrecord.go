@@ -14,15 +14,169 @@ import (
 // only in how the vectors are written: recAdd as dim float32s per child,
 // recAddSparse as each child's non-zero entries (see encodeAdd). A reader
 // of either gets the same addRecord.
+//
+// recAddFacts and recAddSparseFacts are recAdd and recAddSparse with a
+// block of the record's validity and versions after its tags (see
+// appendFacts); they are written only for a record that has some, so a
+// store that never uses them stays readable by the previous release
+// (format 1; a store that has them is format 2). recSeen says that a
+// record's text was written again (Memory.Remember's duplicate).
 const (
-	recAdd       byte = 1
-	recForget    byte = 2
-	recAddSparse byte = 3
+	recAdd            byte = 1
+	recForget         byte = 2
+	recAddSparse      byte = 3
+	recAddFacts       byte = 4
+	recAddSparseFacts byte = 5
+	recSeen           byte = 6
 )
 
 // isAdd reports whether typ is an added record's type, in either vector
 // encoding.
-func isAdd(typ byte) bool { return typ == recAdd || typ == recAddSparse }
+func isAdd(typ byte) bool {
+	return typ == recAdd || typ == recAddSparse || typ == recAddFacts || typ == recAddSparseFacts
+}
+
+// addType returns the type of an added record's frame: with facts or
+// without, vectors sparse or dense.
+func addType(facts, sparse bool) byte {
+	switch {
+	case facts && sparse:
+		return recAddSparseFacts
+	case facts:
+		return recAddFacts
+	case sparse:
+		return recAddSparse
+	}
+	return recAdd
+}
+
+// hasFacts reports whether r has validity or versions to log (a block
+// that recAdd lacks).
+func hasFacts(r *Record) bool {
+	return !r.ValidFrom.IsZero() || !r.ValidUntil.IsZero() || r.Supersedes != "" || r.SupersededBy != "" ||
+		r.Seen != 0 || !r.LastSeen.IsZero()
+}
+
+// Keys of the facts block's fields. A reader skips a key it does not know
+// (each value has its length), so that later fields need no new type.
+const (
+	factValidFrom    = 1
+	factValidUntil   = 2
+	factSupersedes   = 3
+	factSupersededBy = 4
+	factSeen         = 5
+	factLastSeen     = 6
+)
+
+// appendFacts appends r's facts block: the number of fields, then each as
+// its key and its value's bytes (a time as varint seconds and uvarint
+// nanoseconds, a string as is, a count as a uvarint).
+func appendFacts(dst []byte, r *Record) []byte {
+	var fields [][2]any
+	if !r.ValidFrom.IsZero() {
+		fields = append(fields, [2]any{factValidFrom, r.ValidFrom})
+	}
+	if !r.ValidUntil.IsZero() {
+		fields = append(fields, [2]any{factValidUntil, r.ValidUntil})
+	}
+	if r.Supersedes != "" {
+		fields = append(fields, [2]any{factSupersedes, r.Supersedes})
+	}
+	if r.SupersededBy != "" {
+		fields = append(fields, [2]any{factSupersededBy, r.SupersededBy})
+	}
+	if r.Seen != 0 {
+		fields = append(fields, [2]any{factSeen, r.Seen})
+	}
+	if !r.LastSeen.IsZero() {
+		fields = append(fields, [2]any{factLastSeen, r.LastSeen})
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(fields)))
+	var val []byte
+	for _, f := range fields {
+		val = val[:0]
+		switch v := f[1].(type) {
+		case time.Time:
+			val = appendTime(val, v)
+		case string:
+			val = append(val, v...)
+		case int:
+			val = binary.AppendUvarint(val, uint64(v))
+		}
+		dst = binary.AppendUvarint(dst, uint64(f[0].(int)))
+		dst = appendString(dst, string(val))
+	}
+	return dst
+}
+
+func appendTime(dst []byte, t time.Time) []byte {
+	dst = binary.AppendVarint(dst, t.Unix())
+	return binary.AppendUvarint(dst, uint64(t.Nanosecond()))
+}
+
+// time reads a time as appendTime writes it.
+func (d *decoder) time() time.Time {
+	sec := d.varint()
+	nsec := d.uvarint()
+	if d.err == nil && nsec >= 1e9 {
+		d.err = fmt.Errorf("bad nanoseconds %d", nsec)
+	}
+	if d.err != nil {
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+// facts reads a facts block (appendFacts) into r.
+func (d *decoder) facts(r *Record) {
+	n := d.count(2)
+	for range n {
+		key := d.uvarint()
+		v := &decoder{b: d.bytes(d.uvarint())}
+		if d.err != nil {
+			return
+		}
+		switch key {
+		case factValidFrom:
+			r.ValidFrom = v.time()
+		case factValidUntil:
+			r.ValidUntil = v.time()
+		case factSupersedes:
+			r.Supersedes = string(v.b)
+		case factSupersededBy:
+			r.SupersededBy = string(v.b)
+		case factSeen:
+			r.Seen = int(min(v.uvarint(), math.MaxInt32))
+		case factLastSeen:
+			r.LastSeen = v.time()
+		}
+		if v.err != nil {
+			d.err = fmt.Errorf("fact %d: %w", key, v.err)
+			return
+		}
+	}
+}
+
+// encodeSeen appends the payload of a recSeen record: id's text was
+// written again at t.
+func encodeSeen(dst []byte, id string, t time.Time) []byte {
+	dst = append(dst, recSeen)
+	dst = appendString(dst, id)
+	return appendTime(dst, t)
+}
+
+func decodeSeen(p []byte) (string, time.Time, error) {
+	d := &decoder{b: p}
+	id := d.string()
+	t := d.time()
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	if d.err != nil {
+		return "", time.Time{}, fmt.Errorf("%w: %v", ErrCorrupt, d.err)
+	}
+	return id, t, nil
+}
 
 // logChild is one child of an added record as the log carries it.
 type logChild struct {
@@ -50,9 +204,7 @@ type addRecord struct {
 func encodeAdd(dst []byte, rec *Record, children []logChild, dim int, vecs [][]float32) []byte {
 	start := len(dst)
 	vc := encodeVectors(appendAdd(dst, rec, children, vectorCode{}), dim, vecs)
-	if vc.sparse {
-		vc.b[start] = recAddSparse
-	}
+	vc.b[start] = addType(hasFacts(rec), vc.sparse)
 	return vc.b
 }
 
@@ -72,11 +224,8 @@ func appendAdd(dst []byte, rec *Record, children []logChild, vc vectorCode) []by
 	// spent 40% of its Add copying the vectors from one buffer to the next.
 	dst = slices.Grow(dst, 64+recordBytes(rec)+len(rec.Tags)*binary.MaxVarintLen64+
 		len(children)*(1+3*binary.MaxVarintLen32)+len(vc.b))
-	if vc.sparse {
-		dst = append(dst, recAddSparse)
-	} else {
-		dst = append(dst, recAdd)
-	}
+	facts := hasFacts(rec)
+	dst = append(dst, addType(facts, vc.sparse))
 	dst = appendString(dst, rec.ID)
 	dst = appendString(dst, rec.Namespace)
 	dst = appendString(dst, rec.Speaker)
@@ -84,12 +233,14 @@ func appendAdd(dst []byte, rec *Record, children []logChild, vc vectorCode) []by
 		dst = append(dst, 0)
 	} else {
 		dst = append(dst, 1)
-		dst = binary.AppendVarint(dst, rec.Time.Unix())
-		dst = binary.AppendUvarint(dst, uint64(rec.Time.Nanosecond()))
+		dst = appendTime(dst, rec.Time)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(rec.Tags)))
 	for _, t := range rec.Tags {
 		dst = appendString(dst, t)
+	}
+	if facts {
+		dst = appendFacts(dst, rec)
 	}
 	dst = appendString(dst, rec.Text)
 	dst = binary.AppendUvarint(dst, uint64(len(children)))
@@ -237,18 +388,16 @@ func decodeAdd(typ byte, p []byte) (*addRecord, error) {
 	a.rec.Namespace = d.string()
 	a.rec.Speaker = d.string()
 	if d.byte() == 1 {
-		sec := d.varint()
-		nsec := d.uvarint()
-		if nsec >= 1e9 {
-			d.err = fmt.Errorf("bad nanoseconds %d", nsec)
-		}
-		a.rec.Time = time.Unix(sec, int64(nsec)).UTC()
+		a.rec.Time = d.time()
 	}
 	if nt := d.count(1); nt > 0 {
 		a.rec.Tags = make([]string, nt)
 		for i := range a.rec.Tags {
 			a.rec.Tags[i] = d.string()
 		}
+	}
+	if typ == recAddFacts || typ == recAddSparseFacts {
+		d.facts(&a.rec)
 	}
 	a.rec.Text = d.string()
 	nc := d.count(4)
@@ -276,7 +425,7 @@ func decodeAdd(typ byte, p []byte) (*addRecord, error) {
 	} else {
 		a.dim = int(dim)
 	}
-	if typ == recAddSparse {
+	if typ == recAddSparse || typ == recAddSparseFacts {
 		a.vecs = d.sparseVectors(nc, a.dim)
 		if d.err == nil && len(d.b) != 0 {
 			d.err = fmt.Errorf("vectors: %d bytes after %d sparse children", len(d.b), nc)
@@ -338,7 +487,7 @@ func decodeRecord(p []byte) (byte, []byte, error) {
 		return 0, nil, fmt.Errorf("%w: empty record", ErrCorrupt)
 	}
 	switch p[0] {
-	case recAdd, recAddSparse, recForget:
+	case recAdd, recAddSparse, recForget, recAddFacts, recAddSparseFacts, recSeen:
 		return p[0], p[1:], nil
 	}
 	return 0, nil, fmt.Errorf("%w: unknown record type %d", ErrCorrupt, p[0])

@@ -50,6 +50,19 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 			return
 		}
+		if typ == recSeen {
+			id, at, err := decodeSeen(body)
+			if err != nil {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("decodeSeen: %v is not ErrCorrupt", err)
+				}
+				return
+			}
+			if got, gotAt, err := decodeSeen(encodeSeen(nil, id, at)[1:]); err != nil || got != id || !gotAt.Equal(at) {
+				t.Fatalf("seen %q at %v encoded again: %q %v, %v", id, at, got, gotAt, err)
+			}
+			return
+		}
 		if typ == recForget {
 			id, err := decodeForget(body)
 			if err != nil {

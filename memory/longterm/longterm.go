@@ -110,6 +110,10 @@ type Memory struct {
 	tok       keyword.Tokenizer            // the keyword path's
 	nextChild int64
 
+	// facts is what the memory keeps of its records' validity and
+	// versions (facts.go).
+	facts facts
+
 	// turns is the keyword path's per-namespace index of whole records
 	// (turns.go), made on first use by turnIdx.
 	turnsOnce sync.Once
@@ -117,6 +121,7 @@ type Memory struct {
 
 	// durable state (nil log: in memory only)
 	dir     string
+	format  int // the manifest's format (formatVersion or formatFacts)
 	lock    *os.File
 	log     *logFile
 	applied int // records applied since the last snapshot

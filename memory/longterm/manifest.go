@@ -13,6 +13,11 @@ import (
 // manifest and the snapshot metadata.
 const formatVersion = 1
 
+// formatFacts is the manifest's format of a store whose log holds records
+// with validity or versions (recAddFacts, recSeen), which format 1 readers
+// cannot read; the snapshot files keep formatVersion.
+const formatFacts = 2
+
 // Manifest is the content of a store directory's manifest.json. Both
 // kinds of store (memory/short and memory/longterm) have this format.
 type Manifest struct {
@@ -66,8 +71,8 @@ func ReadManifest(dir string) (Manifest, error) {
 	if err := json.Unmarshal(head.Format, &format); err != nil {
 		return Manifest{}, fmt.Errorf("%w: %s: format %s is not a memory store's", ErrCorrupt, path, head.Format)
 	}
-	if format != formatVersion {
-		return Manifest{}, fmt.Errorf("%w: %s: format %d, this build reads %d", ErrVersion, path, format, formatVersion)
+	if format != formatVersion && format != formatFacts {
+		return Manifest{}, fmt.Errorf("%w: %s: format %d, this build reads %d and %d", ErrVersion, path, format, formatVersion, formatFacts)
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {

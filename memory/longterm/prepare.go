@@ -62,10 +62,12 @@ func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error 
 	if rec.Time.IsZero() {
 		rec.Time = time.Now().UTC()
 	}
+	if err := checkFacts(rec); err != nil {
+		return err
+	}
 	if rec.ID == "" {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		rec.ID = hex.EncodeToString(b[:])
+		out.dedup = true
+		rec.ID = newID()
 	}
 	rec.Tags = slices.Clone(rec.Tags)
 	out.rec = *rec
@@ -105,4 +107,11 @@ func hasWord(s string) bool {
 		}
 	}
 	return false
+}
+
+// newID returns a generated record id: 24 random hex digits.
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -67,10 +67,12 @@ func (m *Memory) turnIdx() *turnIndex {
 	return m.turns
 }
 
-// filter returns the keep function for a query's namespace and time range,
-// or nil when it keeps everything. m.mu must be held.
-func (m *Memory) filter(q Query) func(int64) bool {
-	if q.Namespace == "" && q.From.IsZero() && q.To.IsZero() {
+// filter returns the keep function for a search's scope (its namespace,
+// time range and moment), or nil when it keeps everything. m.mu must be
+// held.
+func (m *Memory) filter(scope engine.Scope) func(int64) bool {
+	valid := m.validFilter(scope)
+	if scope.Namespace == "" && !scope.Timed() && valid == nil {
 		return nil
 	}
 	return func(id int64) bool {
@@ -79,15 +81,18 @@ func (m *Memory) filter(q Query) func(int64) bool {
 			return false
 		}
 		r := &ref.p.rec
-		if q.Namespace != "" && r.Namespace != q.Namespace {
-			return false
-		}
-		if !q.From.IsZero() && r.Time.Before(q.From) {
-			return false
-		}
-		if !q.To.IsZero() && !r.Time.Before(q.To) {
-			return false
-		}
-		return true
+		return (scope.Namespace == "" || r.Namespace == scope.Namespace) && scope.Contains(r.Time) &&
+			(valid == nil || valid(r))
 	}
+}
+
+// validFilter returns the test of a record's validity that a search's
+// scope needs, or nil when every record passes it: the search reads
+// history, or no record has ended and none starts after the search's
+// moment. m.mu must be held.
+func (m *Memory) validFilter(scope engine.Scope) func(*Record) bool {
+	if scope.History || !m.facts.needsFilter(scope.AsOf) {
+		return nil
+	}
+	return func(r *Record) bool { return r.Current(scope.AsOf) }
 }

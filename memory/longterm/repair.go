@@ -88,6 +88,10 @@ func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 			delete(live, id)
 			return nil
 		}
+		if typ == recSeen {
+			_, _, err := decodeSeen(body)
+			return err
+		}
 		a, err := decodeAdd(typ, body)
 		if err != nil {
 			return err
@@ -442,6 +446,10 @@ func salvageFrames(data []byte, version uint16, dim int) salvaged {
 		}
 		if isAdd(typ) {
 			if a, err := decodeAdd(typ, body); err != nil || a.dim != dim {
+				return nil
+			}
+		} else if typ == recSeen {
+			if _, _, err := decodeSeen(body); err != nil {
 				return nil
 			}
 		} else if _, err := decodeForget(body); err != nil {

@@ -217,6 +217,7 @@ func (m *Memory) loadParents(path string) error {
 		}
 		p := &parent{rec: a.rec, children: a.children, off: off}
 		m.parents[p.rec.ID] = p
+		m.added(p)
 		for j, c := range p.children {
 			m.children[c.id] = childRef{p: p, i: j}
 			m.nextChild = max(m.nextChild, c.id+1)

@@ -51,7 +51,7 @@ func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[*p
 	out := make([]engine.Namespace[*parent], 0, len(names))
 	for _, name := range names {
 		if n := ti.get(name, v.m); len(n.parents) > 0 {
-			out = append(out, &nsView{name: name, n: n})
+			out = append(out, &nsView{m: v.m, name: name, n: n})
 		}
 	}
 	return out, nil
@@ -60,7 +60,7 @@ func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[*p
 func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, n int, minScore float32) ([]engine.Chunk[*parent], bool, error) {
 	m := v.m
 	q := Query{Namespace: scope.Namespace, From: scope.From, To: scope.To}
-	res, err := m.vectorSearch(ctx, q, qvec, n, minScore, m.filter(q))
+	res, err := m.vectorSearch(ctx, q, qvec, n, minScore, m.filter(scope))
 	if err != nil {
 		return nil, false, err
 	}
@@ -96,6 +96,7 @@ func (v *view) Neighbours(ctx context.Context, keys []*parent, n int) (before, a
 // nsView is the engine's source of one namespace's keyword path: its turn
 // index.
 type nsView struct {
+	m    *Memory
 	name string
 	n    *nsTurns
 }
@@ -115,8 +116,11 @@ func (s *nsView) Speakers() []string {
 
 func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
 	var keep func(int64) bool
-	if scope.Timed() {
-		keep = func(id int64) bool { p := s.n.parents[id]; return p != nil && scope.Contains(p.rec.Time) }
+	if valid := s.m.validFilter(scope); valid != nil || scope.Timed() {
+		keep = func(id int64) bool {
+			p := s.n.parents[id]
+			return p != nil && scope.Contains(p.rec.Time) && (valid == nil || valid(&p.rec))
+		}
 	}
 	return s.n.text.SearchGroups(groups, p, k, keep), nil
 }
@@ -143,7 +147,8 @@ func (s *nsView) Link(id int64) (engine.Link, bool) {
 	if p == nil {
 		return engine.Link{}, false
 	}
-	l := engine.Link{ID: p.rec.ID, Speaker: p.rec.Speaker, Time: p.rec.Time, Episode: s.n.episodeOf[id], Prev: -1, Next: -1}
+	l := engine.Link{ID: p.rec.ID, Speaker: p.rec.Speaker, Time: p.rec.Time, Since: p.rec.Since(), Until: p.rec.ValidUntil,
+		Episode: s.n.episodeOf[id], Prev: -1, Next: -1}
 	if prev, ok := s.n.leader[id]; ok {
 		l.Prev = prev
 	}

@@ -116,6 +116,8 @@ func (m *Memory) open(ctx context.Context, dir string) (err error) {
 	case err != nil:
 		return err
 	}
+	want.Format = got.Format
+	m.format = got.Format
 	if got.Embedder != want.Embedder || got.Dim != want.Dim {
 		return fmt.Errorf("%w: %s was built by %s (dim %d), opened with %s (dim %d)",
 			ErrEmbedderMismatch, dir, got.Embedder, got.Dim, want.Embedder, want.Dim)
@@ -191,6 +193,7 @@ func (m *Memory) create(dir string, man Manifest) error {
 	if m.log, err = createLog(lpath); err != nil {
 		return err
 	}
+	m.format = man.Format
 	if err := writeManifest(dir, man); err != nil {
 		m.log.close()
 		return err
@@ -296,7 +299,7 @@ func (m *Memory) replay(ctx context.Context, off int64, p []byte) error {
 		return err
 	}
 	switch typ {
-	case recAdd, recAddSparse:
+	case recAdd, recAddSparse, recAddFacts, recAddSparseFacts:
 		a, err := decodeAdd(typ, body)
 		if err != nil {
 			return err
@@ -321,6 +324,12 @@ func (m *Memory) replay(ctx context.Context, off int64, p []byte) error {
 				return err
 			}
 		}
+	case recSeen:
+		id, t, err := decodeSeen(body)
+		if err != nil {
+			return err
+		}
+		m.seen(id, t)
 	}
 	m.applied++
 	return nil

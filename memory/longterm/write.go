@@ -12,14 +12,19 @@ import (
 )
 
 // Update stores segment as a record in DefaultNamespace with a generated id
-// and the current time. It implements memory.Memory.
+// and the current time. It implements memory.Memory. A segment is a round
+// of conversation, an event: one that repeats an earlier one's text is
+// stored again (Add of a record without an ID is not).
 func (m *Memory) Update(ctx context.Context, segment string) error {
-	_, err := m.Add(ctx, Record{Text: segment})
+	_, err := m.Add(ctx, Record{ID: newID(), Text: segment})
 	return err
 }
 
 // Add stores rec and returns its id. When Add returns nil the record is in
-// the log and synced (unless WithoutSync), and searchable.
+// the log and synced (unless WithoutSync), and searchable. A record
+// without an ID is a fact, stored once: if a current record of its
+// namespace holds the same text (memory.NormalText), Add returns that
+// record's id and stores nothing new (Remember says which happened).
 func (m *Memory) Add(ctx context.Context, rec Record) (string, error) {
 	ids, err := m.AddBatch(ctx, []Record{rec})
 	if err != nil {
@@ -40,6 +45,11 @@ type prepared struct {
 	// code is vecs as the log writes them, encoded beside the other
 	// records' before the commit, for a store on disk.
 	code vectorCode
+	// dedup: the record came without an ID, so it is a fact that is not
+	// stored twice (Remember); dupOf is the stored record it turned out to
+	// repeat, set when it commits.
+	dedup bool
+	dupOf string
 }
 
 // embedBatch is how many child texts go to the embedder in one call.
@@ -50,23 +60,36 @@ const embedBatch = 512
 // embedding error nothing is stored (the error names the record's index). The
 // batch is written to the log with one fsync (group commit).
 func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) {
+	b, err := m.addBatch(ctx, recs)
+	return b.ids, err
+}
+
+// written is what addBatch did: the records' ids and their prepared
+// forms, which say which ones were duplicates.
+type written struct {
+	ids   []string
+	preps []prepared
+}
+
+// addBatch is AddBatch, which also returns the prepared records.
+func (m *Memory) addBatch(ctx context.Context, recs []Record) (written, error) {
 	if err := m.writable(); err != nil {
-		return nil, err
+		return written{}, err
 	}
 	if len(recs) == 0 {
-		return nil, nil
+		return written{}, nil
 	}
 	for i := range recs {
 		if err := m.checkSize(&recs[i]); err != nil {
 			if len(recs) > 1 {
-				return nil, fmt.Errorf("record %d: %w", i, err)
+				return written{}, fmt.Errorf("record %d: %w", i, err)
 			}
-			return nil, err
+			return written{}, err
 		}
 	}
 	preps, err := m.prepareAll(ctx, recs)
 	if err != nil {
-		return nil, err
+		return written{}, err
 	}
 	var texts []string
 	for i := range preps {
@@ -79,11 +102,11 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 	defer release()
 	vecs, err := embed.EmbedAllInto(ctx, m.emb, buf, texts, embedBatch)
 	if err != nil {
-		return nil, fmt.Errorf("longterm: %w", err)
+		return written{}, fmt.Errorf("longterm: %w", err)
 	}
 	for i, v := range vecs {
 		if err := vdb.CheckVector(v, m.dim); err != nil {
-			return nil, fmt.Errorf("longterm: embedder %s, text %q: %w", m.emb.Name(), texts[i], err)
+			return written{}, fmt.Errorf("longterm: embedder %s, text %q: %w", m.emb.Name(), texts[i], err)
 		}
 	}
 	k := 0
@@ -104,7 +127,8 @@ func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) 
 			}
 		})
 	}
-	return m.commit(ctx, preps)
+	ids, err := m.commit(ctx, preps)
+	return written{ids: ids, preps: preps}, err
 }
 
 // maxPooledFloats is the largest embedding buffer AddBatch reuses (16 MiB):

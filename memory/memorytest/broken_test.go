@@ -3,6 +3,7 @@ package memorytest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -35,13 +36,39 @@ type broken struct {
 	query    func(ctx context.Context, q memory.Query) ([]memory.Hit, error)
 	list     func(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error)
 	close    func() error
+
+	remember  func(ctx context.Context, rec memory.Record) (memory.Outcome, error)
+	supersede func(ctx context.Context, old string, rec memory.Record) (memory.Outcome, error)
+	history   func(ctx context.Context, id string) ([]memory.Record, error)
 }
 
 var (
 	_ memory.Records = (*broken)(nil)
 	_ memory.Querier = (*broken)(nil)
 	_ memory.Lister  = (*broken)(nil)
+	_ memory.Facts   = (*broken)(nil)
 )
+
+func (b *broken) Remember(ctx context.Context, rec memory.Record) (memory.Outcome, error) {
+	if b.remember != nil {
+		return b.remember(ctx, rec)
+	}
+	return b.m.Remember(ctx, rec)
+}
+
+func (b *broken) Supersede(ctx context.Context, old string, rec memory.Record) (memory.Outcome, error) {
+	if b.supersede != nil {
+		return b.supersede(ctx, old, rec)
+	}
+	return b.m.Supersede(ctx, old, rec)
+}
+
+func (b *broken) History(ctx context.Context, id string) ([]memory.Record, error) {
+	if b.history != nil {
+		return b.history(ctx, id)
+	}
+	return b.m.History(ctx, id)
+}
 
 func (b *broken) Update(ctx context.Context, segment string) error {
 	if b.update != nil {
@@ -444,6 +471,46 @@ var breakers = []breaker{
 	}),
 	spoilList("ListFilter", "ignores From and To", func(opts *memory.ListOptions) {
 		opts.From, opts.To = time.Time{}, time.Time{}
+	}),
+	spoil("FactsDuplicates", "stores every text again", func(b *broken) {
+		store := func(ctx context.Context, rec memory.Record) (string, error) {
+			if rec.ID == "" {
+				rec.ID = fmt.Sprint("dup-", time.Now().UnixNano())
+			}
+			return b.m.Add(ctx, rec)
+		}
+		b.add = store
+		b.remember = func(ctx context.Context, rec memory.Record) (memory.Outcome, error) {
+			id, err := store(ctx, rec)
+			return memory.Outcome{ID: id}, err
+		}
+	}),
+	spoilQuery("FactsSupersede", "reads every version, always", func(q *memory.Query) { q.History = true }),
+	spoil("FactsConflict", "supersedes without checking", func(b *broken) {
+		b.supersede = func(ctx context.Context, old string, rec memory.Record) (memory.Outcome, error) {
+			out, err := b.m.Supersede(ctx, old, rec)
+			if errors.Is(err, memory.ErrSuperseded) || errors.Is(err, memory.ErrNotFound) {
+				rec.Supersedes = ""
+				id, err := b.m.Add(ctx, rec)
+				return memory.Outcome{ID: id, Superseded: old}, err
+			}
+			return out, err
+		}
+	}),
+	spoil("FactsValidity", "drops ValidUntil", func(b *broken) {
+		b.add = func(ctx context.Context, rec memory.Record) (string, error) {
+			rec.ValidUntil = time.Time{}
+			return b.m.Add(ctx, rec)
+		}
+	}),
+	spoil("FactsReopen", "loses the Seen counts", func(b *broken) {
+		b.history = func(ctx context.Context, id string) ([]memory.Record, error) {
+			h, err := b.m.History(ctx, id)
+			for i := range h {
+				h[i].Seen = 0
+			}
+			return h, err
+		}
 	}),
 }
 

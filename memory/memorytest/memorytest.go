@@ -146,7 +146,9 @@ func KnownFailure(rule, reason string) Option {
 //     ConcurrentSameID;
 //   - memory.Querier: QueryFindsText, QueryModes, QueryK, QueryMinScore,
 //     QueryInvalid, QueryTimeRange, QueryNeighbours, Namespaces;
-//   - memory.Lister: ListOrder, ListPaging, ListFilter.
+//   - memory.Lister: ListOrder, ListPaging, ListFilter;
+//   - memory.Facts: FactsDuplicates, FactsSupersede, FactsConflict,
+//     FactsValidity, FactsReopen.
 //
 // Rules check every interface the memory implements: Forget, for one,
 // checks Search, Query and List after the record is forgotten.
@@ -217,7 +219,7 @@ type rule struct {
 
 // rules are Run's subtests, in order. The lists are in the files that
 // define their checks.
-var rules = slices.Concat(memoryRules, recordRules, queryRules, listRules)
+var rules = slices.Concat(memoryRules, recordRules, queryRules, listRules, factRules)
 
 func findRule(name string) *rule {
 	for i := range rules {
@@ -245,6 +247,7 @@ type subject struct {
 	rs     memory.Records // nil if not implemented
 	q      memory.Querier // nil if not implemented
 	l      memory.Lister  // nil if not implemented
+	facts  memory.Facts   // nil if not implemented
 	closer io.Closer      // nil if not implemented
 }
 
@@ -253,6 +256,7 @@ func newSubject(m memory.Memory, reopen func() (memory.Memory, error)) *subject 
 	s.rs, _ = m.(memory.Records)
 	s.q, _ = m.(memory.Querier)
 	s.l, _ = m.(memory.Lister)
+	s.facts, _ = m.(memory.Facts)
 	s.closer, _ = m.(io.Closer)
 	return s
 }
@@ -265,6 +269,7 @@ const (
 	needQuerier
 	needLister
 	needCloser
+	needFacts
 )
 
 // fresh opens a memory, skipping the rule (saying why) when it lacks an
@@ -288,6 +293,9 @@ func (e *env) fresh(need capability) *subject {
 	}
 	if need&needCloser != 0 && s.closer == nil {
 		missing = append(missing, "io.Closer")
+	}
+	if need&needFacts != 0 && s.facts == nil {
+		missing = append(missing, "memory.Facts")
 	}
 	if len(missing) > 0 {
 		e.t.Skipf("memorytest: %T does not implement %s: rule not applicable", sub.Memory, strings.Join(missing, " or "))

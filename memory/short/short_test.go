@@ -385,7 +385,7 @@ func TestOpen_Errors(t *testing.T) {
 	})
 	t.Run("newer format", func(t *testing.T) {
 		dir := newStore(t)
-		editManifest(t, dir, func(m map[string]any) { m["format"] = 2; m["embedder"] = 7 })
+		editManifest(t, dir, func(m map[string]any) { m["format"] = 99; m["embedder"] = 7 })
 		_, err := short.Open(ctx, dir, newHash(t, 256))
 		require.ErrorIs(t, err, memory.ErrVersion, "the version is checked before anything else")
 		assert.Contains(t, err.Error(), "manifest.json")
