@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentmem/agentmem/memory/internal/fact"
 	"github.com/agentmem/agentmem/semantic"
 	"github.com/agentmem/agentmem/vdb"
 )
@@ -193,7 +194,7 @@ func (m *Memory) restore(ctx context.Context, p *parent) error {
 func (m *Memory) apply(ctx context.Context, a *addRecord, vecs [][]float32, off int64) error {
 	rec := a.rec
 	if old, ok := m.parents[a.rec.ID]; ok {
-		carryOver(&rec, &old.rec)
+		fact.CarryOver(&rec, &old.rec)
 		if err := m.remove(ctx, old); err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package longterm
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/atomicfile"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
 var _ memory.Facts = (*Memory)(nil)
@@ -113,23 +113,6 @@ func (m *Memory) write(ctx context.Context, recs []Record) ([]memory.Outcome, er
 	return outs, nil
 }
 
-// checkFacts checks a record's validity and versions as a writer gives
-// them: the store sets SupersededBy and the counts.
-func checkFacts(rec *Record) error {
-	switch {
-	case rec.SupersededBy != "":
-		return fmt.Errorf("%w: record %q: SupersededBy is set by the store (supersede the record instead)", memory.ErrInvalidArgument, rec.ID)
-	case rec.Seen != 0 || !rec.LastSeen.IsZero():
-		return fmt.Errorf("%w: record %q: Seen and LastSeen are set by the store", memory.ErrInvalidArgument, rec.ID)
-	case !rec.ValidUntil.IsZero() && !rec.ValidUntil.After(rec.Since()):
-		return fmt.Errorf("%w: record %q: ValidUntil %s is not after ValidFrom %s", memory.ErrInvalidArgument, rec.ID,
-			rec.ValidUntil.Format(time.RFC3339), rec.Since().Format(time.RFC3339))
-	case rec.Supersedes != "" && rec.Supersedes == rec.ID:
-		return fmt.Errorf("%w: record %q supersedes itself", memory.ErrInvalidArgument, rec.ID)
-	}
-	return nil
-}
-
 // dupKey is a namespace and the hash of a normalised text: the key of the
 // index of texts that Remember reads.
 type dupKey struct {
@@ -137,11 +120,9 @@ type dupKey struct {
 	h  uint64
 }
 
-var dupSeed = maphash.MakeSeed()
-
 func textKey(ns, text string) (dupKey, string) {
-	n := memory.NormalText(text)
-	return dupKey{ns, maphash.String(dupSeed, n)}, n
+	k, n := fact.Key(text)
+	return dupKey{ns, uint64(k)}, n
 }
 
 // facts is what a memory keeps of its records' validity and versions
@@ -184,9 +165,7 @@ func (m *Memory) added(p *parent) {
 		if old.rec.ValidUntil.IsZero() {
 			f.ended++
 		}
-		if until := p.rec.Since(); old.rec.ValidUntil.IsZero() || until.Before(old.rec.ValidUntil) {
-			old.rec.ValidUntil = until
-		}
+		old.rec.ValidUntil = fact.Close(old.rec.ValidUntil, p.rec.Since())
 		old.rec.SupersededBy = p.rec.ID
 	}
 }
@@ -205,24 +184,6 @@ func (m *Memory) removed(p *parent) {
 		} else {
 			f.texts[k] = ps
 		}
-	}
-}
-
-// carryOver gives rec, which replaces the stored old (same id), old's
-// versions and counts where rec has none: a record written again by id (a
-// retried write) stays superseded, if it was.
-func carryOver(rec *Record, old *Record) {
-	if rec.SupersededBy == "" && old.SupersededBy != "" {
-		rec.SupersededBy = old.SupersededBy
-		if rec.ValidUntil.IsZero() {
-			rec.ValidUntil = old.ValidUntil
-		}
-	}
-	if rec.Supersedes == "" {
-		rec.Supersedes = old.Supersedes
-	}
-	if rec.Seen == 0 {
-		rec.Seen, rec.LastSeen = old.Seen, old.LastSeen
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
 // prepareAll prepares every record; a large batch is split into contiguous
@@ -62,7 +63,7 @@ func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error 
 	if rec.Time.IsZero() {
 		rec.Time = time.Now().UTC()
 	}
-	if err := checkFacts(rec); err != nil {
+	if err := fact.Check(rec); err != nil {
 		return err
 	}
 	if rec.ID == "" {

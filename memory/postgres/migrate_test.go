@@ -162,12 +162,25 @@ func TestMigrateFromVersion5(t *testing.T) {
 		checkStats(t, m)
 	}
 	check(open(t, withParams(u, "exact", "1")))
-	check(open(t, u))
+	m = open(t, u)
+	check(m)
+	// The upgraded store keeps facts that change.
+	hits, err := m.Query(ctx, queries[0])
+	require.NoError(t, err)
+	first := hits[0].ID
+	out, err := m.Supersede(ctx, first, memory.Record{Text: "A new version of the first hit."})
+	require.NoError(t, err)
+	hits, err = m.Query(ctx, queries[0])
+	require.NoError(t, err)
+	assert.NotContains(t, hitIDs(hits), first, "a superseded record is not current")
+	h, err := m.History(ctx, out.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{first, out.ID}, []string{h[0].ID, h[1].ID})
 }
 
 // downgradeToV5 turns the store in schema back into a version-5 one: no
-// pending column (nor the indexes over it), the full HNSW index, no record
-// of migration 6.
+// pending column (nor the indexes over it), the full HNSW index, no
+// validity columns, no record of migrations 6 and 7.
 func downgradeToV5(ctx context.Context, dsn, schema string) error {
 	conn, err := pgx.Connect(ctx, withParams(dsn, "search_path", schema+",public"))
 	if err != nil {
@@ -175,6 +188,10 @@ func downgradeToV5(ctx context.Context, dsn, schema string) error {
 	}
 	defer conn.Close(ctx)
 	for _, sql := range []string{
+		`ALTER TABLE records DROP COLUMN valid_from, DROP COLUMN valid_until, DROP COLUMN supersedes, DROP COLUMN superseded_by,
+			DROP COLUMN seen, DROP COLUMN last_seen, DROP COLUMN text_key`,
+		`ALTER TABLE chunks DROP COLUMN valid_from, DROP COLUMN valid_until`,
+		`ALTER TABLE namespaces DROP COLUMN ended, DROP COLUMN latest`,
 		`ALTER TABLE chunks DROP COLUMN pending`,
 		`SET maintenance_work_mem = '1GB'`,
 		`CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops)`,

@@ -123,6 +123,7 @@ import (
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
+	"github.com/agentmem/agentmem/memory/internal/fact"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/pgvector"
 )
@@ -339,14 +340,16 @@ func (m *Memory) Get(id string) (memory.Record, bool) {
 
 // recordColumns are a record's columns, from records r joined with
 // namespaces n, in the order scanRecord reads them.
-const recordColumns = `r.id, r.text, r.time, n.name, r.speaker, r.tags`
+const recordColumns = `r.id, r.text, r.time, n.name, r.speaker, r.tags, ` + factColumns
 
 // scanRecord reads recordColumns into r, then the row's further columns
 // into more; times come back in UTC and no tags as nil, as stored.
 func scanRecord(row pgx.Row, r *memory.Record, more ...any) error {
-	if err := row.Scan(append([]any{&r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags}, more...)...); err != nil {
+	var f factScan
+	if err := row.Scan(slices.Concat([]any{&r.ID, &r.Text, &r.Time, &r.Namespace, &r.Speaker, &r.Tags}, f.dest(), more)...); err != nil {
 		return err
 	}
+	f.into(r)
 	r.Time = r.Time.UTC()
 	if len(r.Tags) == 0 {
 		r.Tags = nil
@@ -354,9 +357,12 @@ func scanRecord(row pgx.Row, r *memory.Record, more ...any) error {
 	return nil
 }
 
-// Update stores segment in DefaultNamespace. It implements memory.Memory.
+// Update stores segment in DefaultNamespace with a generated id. It
+// implements memory.Memory. A segment is a round of conversation, an
+// event: one that repeats an earlier one's text is stored again (Add of a
+// record without an ID is not).
 func (m *Memory) Update(ctx context.Context, segment string) error {
-	_, err := m.Add(ctx, memory.Record{Text: segment})
+	_, err := m.Add(ctx, memory.Record{ID: newID(), Text: segment})
 	return err
 }
 
@@ -367,7 +373,10 @@ func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, err
 }
 
 // Add stores rec and returns its id; the record is committed and
-// searchable (by every process) when Add returns.
+// searchable (by every process) when Add returns. A record without an ID
+// is a fact, stored once: if a current record of its namespace holds the
+// same text (memory.NormalText), Add returns that record's id and stores
+// nothing new (Remember says which happened).
 func (m *Memory) Add(ctx context.Context, rec memory.Record) (string, error) {
 	ids, err := m.AddBatch(ctx, []memory.Record{rec})
 	if err != nil {
@@ -383,6 +392,11 @@ type prepared struct {
 	vecs    [][]float32 // normalised
 	terms   map[string]int
 	textLen int
+	// dedup: the record came without an ID, so it is a fact that is not
+	// stored twice (Remember); dupOf is the stored record it turned out to
+	// repeat, set when it commits.
+	dedup bool
+	dupOf string
 }
 
 const embedBatch = 512
@@ -392,6 +406,20 @@ const embedBatch = 512
 // nothing is stored. A record whose id is stored replaces it; when recs
 // repeat an id the last one is stored.
 func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, error) {
+	preps, err := m.addBatch(ctx, recs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(preps))
+	for i := range preps {
+		ids[i] = preps[i].outcome().ID
+	}
+	return ids, nil
+}
+
+// addBatch is AddBatch, which returns the prepared records: what each
+// write did (prepared.outcome).
+func (m *Memory) addBatch(ctx context.Context, recs []memory.Record) ([]prepared, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -437,11 +465,7 @@ func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, 
 		return nil, err
 	}
 	m.wrotePending(pending)
-	ids := make([]string, len(preps))
-	for i := range preps {
-		ids[i] = preps[i].rec.ID
-	}
-	return ids, nil
+	return preps, nil
 }
 
 // prepare validates rec, fills in its defaults, chunks and tokenizes it.
@@ -470,10 +494,17 @@ func (m *Memory) prepare(rec memory.Record, out *prepared) error {
 	}
 	// PostgreSQL keeps microseconds.
 	rec.Time = rec.Time.UTC().Truncate(time.Microsecond)
+	for _, t := range []*time.Time{&rec.ValidFrom, &rec.ValidUntil} {
+		if !t.IsZero() {
+			*t = t.UTC().Truncate(time.Microsecond)
+		}
+	}
+	if err := fact.Check(&rec); err != nil {
+		return err
+	}
 	if rec.ID == "" {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		rec.ID = hex.EncodeToString(b[:])
+		out.dedup = true
+		rec.ID = newID()
 	}
 	rec.Tags = slices.Clone(rec.Tags)
 	out.rec = rec
@@ -514,6 +545,13 @@ func hasWord(s string) bool {
 		}
 	}
 	return false
+}
+
+// newID returns a generated record id: 24 random hex digits.
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // List returns the records that match opts, oldest first (by Time, then

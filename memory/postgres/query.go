@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
@@ -17,6 +19,26 @@ type nsInfo struct {
 	episodeDocs       int64
 	mergedSeq         int64    // postings up to it are in blocks (blocks.go)
 	speakers          []string // its speakers, sorted
+	// ended counts its records with a valid_until; latest is the latest
+	// moment one starts (zero: unknown, as in a namespace that holds
+	// none).
+	ended  int64
+	latest time.Time
+}
+
+// filters reports whether a search of scope over the namespaces nss must
+// leave records out for their validity: it does not read history, and a
+// record has ended or starts after the search's moment.
+func filters(nss []nsInfo, scope engine.Scope) bool {
+	if scope.History {
+		return false
+	}
+	for _, n := range nss {
+		if n.ended > 0 || n.latest.After(scope.AsOf) {
+			return true
+		}
+	}
+	return false
 }
 
 // Query searches the memory with its engine (package engine: the ranking
@@ -31,7 +53,8 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 // namespaces reads the namespace named ns, or all of them (ns empty).
 func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
 	sql := `SELECT id, name, text_docs, text_len, episode_docs, merged_seq,
-		array(SELECT speaker FROM speakers s WHERE s.ns = namespaces.id AND s.n > 0 ORDER BY speaker)
+		array(SELECT speaker FROM speakers s WHERE s.ns = namespaces.id AND s.n > 0 ORDER BY speaker),
+		ended, coalesce(latest, 'infinity')
 		FROM namespaces WHERE text_docs > 0`
 	args := []any{}
 	if ns != "" {
@@ -44,7 +67,14 @@ func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nsInfo, error) {
 		var n nsInfo
-		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.episodeDocs, &n.mergedSeq, &n.speakers)
+		var latest pgtype.Timestamptz
+		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.episodeDocs, &n.mergedSeq, &n.speakers, &n.ended, &latest)
+		n.latest = latest.Time
+		if latest.InfinityModifier != pgtype.Finite {
+			// Not known (a namespace of the previous schema, whose
+			// migration found no record): filter.
+			n.latest = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
 		return n, err
 	})
 }

@@ -203,6 +203,27 @@ BEGIN
 END
 $$;`
 	}},
+	{"facts that change: validity, versions, duplicates", func(int) string {
+		// facts.go: memory.Facts. Columns are only added (no table is
+		// rewritten): a record written before holds from its time, has no
+		// versions and no text key (so a duplicate of it is stored again).
+		return `
+-- When a record holds: from valid_from (NULL: its time) until valid_until
+-- (NULL: still); the versions it replaced and that replaced it (ids, ''
+-- for none); how often its text was written again; the key of its
+-- normalised text (fact.Key), for finding duplicates.
+ALTER TABLE records ADD COLUMN valid_from timestamptz, ADD COLUMN valid_until timestamptz,
+	ADD COLUMN supersedes text NOT NULL DEFAULT '', ADD COLUMN superseded_by text NOT NULL DEFAULT '',
+	ADD COLUMN seen int NOT NULL DEFAULT 0, ADD COLUMN last_seen timestamptz, ADD COLUMN text_key bigint;
+CREATE INDEX records_ns_text_key ON records (ns, text_key) WHERE text_key IS NOT NULL;
+-- The record's validity, for the vector path's filter.
+ALTER TABLE chunks ADD COLUMN valid_from timestamptz, ADD COLUMN valid_until timestamptz;
+-- How many of the namespace's records have ended, and the latest moment
+-- one starts: a search at a later moment in a namespace where none ended
+-- filters nothing.
+ALTER TABLE namespaces ADD COLUMN ended bigint NOT NULL DEFAULT 0, ADD COLUMN latest timestamptz;
+UPDATE namespaces n SET latest = (SELECT max(time) FROM records r WHERE r.ns = n.id);`
+	}},
 }
 
 // hnswIndexSQL creates the HNSW index over the chunks that are not

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgv "github.com/pgvector/pgvector-go"
 
@@ -117,21 +118,25 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	args := []any{pgv.NewVector(unit)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	exact := m.opts.exact || scope.Namespace != "" && nss[0].textDocs <= exactRecords
-	var filters []string // time range, for every search
+	var conds []string // time range and validity, for every search
 	if !scope.From.IsZero() {
-		filters = append(filters, "time >= "+arg(scope.From))
+		conds = append(conds, "time >= "+arg(scope.From))
 	}
 	if !scope.To.IsZero() {
-		filters = append(filters, "time < "+arg(scope.To))
+		conds = append(conds, "time < "+arg(scope.To))
+	}
+	if filters(nss, scope) {
+		at := arg(scope.AsOf)
+		conds = append(conds, "coalesce(valid_from, time) <= "+at, "(valid_until IS NULL OR valid_until > "+at+")")
 	}
 	// where is the WHERE of a search of the chunks that match cond, with
 	// the namespace's column as nsCol.
 	where := func(cond, nsCol string) string {
-		conds := []string{cond}
+		cs := []string{cond}
 		if scope.Namespace != "" {
-			conds = append(conds, nsCol+" = "+strconv.Itoa(int(nss[0].id)))
+			cs = append(cs, nsCol+" = "+strconv.Itoa(int(nss[0].id)))
 		}
-		return strings.Join(append(conds, filters...), " AND ")
+		return strings.Join(append(cs, conds...), " AND ")
 	}
 	type res struct {
 		id, seq int64
@@ -347,7 +352,7 @@ func (s *nsView) score(ctx context.Context, groups []keyword.QueryGroup, p keywo
 
 func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
 	docs, err := s.score(ctx, groups, p)
-	if err != nil || !scope.Timed() {
+	if err != nil || !scope.Timed() && !filters([]nsInfo{s.info}, scope) {
 		return keyword.TopK(docs, k), err
 	}
 	slices.SortFunc(docs, func(a, b keyword.Result) int {
@@ -357,14 +362,18 @@ func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyw
 }
 
 // bestInRange returns the best k of ranked (sorted) whose records are in
-// the scope's time range, reading their times in slices of ranked.
+// the scope (its time range, and held at its moment), reading them in
+// slices of ranked.
 func (s *nsView) bestInRange(ctx context.Context, scope engine.Scope, ranked []keyword.Result, k int) ([]keyword.Result, error) {
-	var from, to *time.Time
+	var from, to, at *time.Time
 	if !scope.From.IsZero() {
 		from = &scope.From
 	}
 	if !scope.To.IsZero() {
 		to = &scope.To
+	}
+	if filters([]nsInfo{s.info}, scope) {
+		at = &scope.AsOf
 	}
 	var own []keyword.Result
 	step := max(4*k, 256)
@@ -375,7 +384,8 @@ func (s *nsView) bestInRange(ctx context.Context, scope engine.Scope, ranked []k
 			seqs[j] = r.ID
 		}
 		rows, err := s.v.tx.Query(ctx, `SELECT seq FROM records WHERE seq = ANY($1)
-			AND ($2::timestamptz IS NULL OR time >= $2) AND ($3::timestamptz IS NULL OR time < $3)`, seqs, from, to)
+			AND ($2::timestamptz IS NULL OR time >= $2) AND ($3::timestamptz IS NULL OR time < $3)
+			AND ($4::timestamptz IS NULL OR coalesce(valid_from, time) <= $4 AND (valid_until IS NULL OR valid_until > $4))`, seqs, from, to, at)
 		if err != nil {
 			return nil, s.wrap(ctx, "query: keyword time range", err)
 		}
@@ -488,9 +498,10 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	}
 	// The records need and needAround, those that follow needAround's
 	// (whose prev_seq is theirs) and those they follow (their prev_seq).
-	rows, err := s.v.tx.Query(ctx, `SELECT seq, prev_seq, id, speaker, episode, time FROM records WHERE seq = ANY($1)
-		UNION SELECT seq, prev_seq, id, speaker, episode, time FROM records WHERE prev_seq = ANY($2)
-		UNION SELECT l.seq, l.prev_seq, l.id, l.speaker, l.episode, l.time FROM records r JOIN records l ON l.seq = r.prev_seq WHERE r.seq = ANY($2)`,
+	rows, err := s.v.tx.Query(ctx, `SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE seq = ANY($1)
+		UNION SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE prev_seq = ANY($2)
+		UNION SELECT l.seq, l.prev_seq, l.id, l.speaker, l.episode, l.time, coalesce(l.valid_from, l.time), l.valid_until
+			FROM records r JOIN records l ON l.seq = r.prev_seq WHERE r.seq = ANY($2)`,
 		append(need, needAround...), needAround)
 	if err != nil {
 		return s.wrap(ctx, "query: keyword records", err)
@@ -505,9 +516,13 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	for rows.Next() {
 		var seq int64
 		var prev *int64
+		var until pgtype.Timestamptz
 		l := engine.Link{Prev: -1, Next: -1}
-		if err := rows.Scan(&seq, &prev, &l.ID, &l.Speaker, &l.Episode, &l.Time); err != nil {
+		if err := rows.Scan(&seq, &prev, &l.ID, &l.Speaker, &l.Episode, &l.Time, &l.Since, &until); err != nil {
 			return s.wrap(ctx, "query: keyword records", err)
+		}
+		if until.Valid {
+			l.Until = until.Time
 		}
 		if prev != nil {
 			l.Prev = *prev

@@ -8,9 +8,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
 // neighbourGap: a record is linked to the previous record of its namespace
@@ -32,8 +35,12 @@ type nsRow struct {
 	// mergedSeq: the postings of records up to it are in posting_blocks;
 	// tailDocs records were written after it (blocks.go).
 	mergedSeq, tailDocs int64
-	speakers            map[string]int         // change in each speaker's record count
-	episodes            map[int64]*episodeDiff // change in each episode's length and records
+	// ended counts the records that have a valid_until; latest is the
+	// latest moment one starts (facts.go).
+	ended    int64
+	latest   time.Time
+	speakers map[string]int         // change in each speaker's record count
+	episodes map[int64]*episodeDiff // change in each episode's length and records
 }
 
 // episodeDiff is a write's change to an episode's row.
@@ -52,10 +59,13 @@ func (r *nsRow) episode(ep int64) *episodeDiff {
 	return d
 }
 
-// oldRec is a stored record that a write replaces.
+// oldRec is a stored record that a write replaces (or supersedes).
 type oldRec struct {
-	seq     int64
-	id      string
+	seq int64
+	id  string
+	// facts are the record's validity, versions and count (the rest of
+	// the record is left empty).
+	facts   memory.Record
 	ns      string
 	speaker string
 	textLen int
@@ -130,6 +140,10 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) (int, error)
 			return 0, fmt.Errorf("postgres: record %q moved during the write: %w", o.id, errRetry)
 		}
 	}
+	all := batch
+	if batch, err = m.resolve(ctx, tx, batch, olds); err != nil {
+		return 0, err
+	}
 	if err := m.deleteRecords(ctx, tx, olds, nss); err != nil {
 		return 0, err
 	}
@@ -178,16 +192,26 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) (int, error)
 		if r.Speaker != "" {
 			ns.speakers[r.Speaker]++
 		}
+		if s := r.Since(); s.After(ns.latest) {
+			ns.latest = s
+		}
+		if !r.ValidUntil.IsZero() {
+			ns.ended++
+		}
 		tags := r.Tags
 		if tags == nil {
 			tags = []string{}
 		}
-		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev, episode})
+		key, _ := fact.Key(r.Text)
+		from, until := nullTime(r.ValidFrom), nullTime(r.ValidUntil)
+		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev, episode,
+			from, until, r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key})
 		for j, ch := range p.chunks {
-			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, pgv.NewVector(p.vecs[j])})
+			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, pgv.NewVector(p.vecs[j]), from, until})
 		}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode"}, pgx.CopyFromRows(recRows)); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode",
+		"valid_from", "valid_until", "supersedes", "superseded_by", "seen", "last_seen", "text_key"}, pgx.CopyFromRows(recRows)); err != nil {
 		return 0, m.wrap(ctx, "add: records", err)
 	}
 	bulk, err := m.bulk(ctx, tx, len(batch))
@@ -215,7 +239,8 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) (int, error)
 	for i := range chunkRows {
 		chunkRows[i] = append(chunkRows[i], pending)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding", "pending"}, pgx.CopyFromRows(chunkRows)); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding",
+		"valid_from", "valid_until", "pending"}, pgx.CopyFromRows(chunkRows)); err != nil {
 		return 0, m.wrap(ctx, "add: chunks", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "term", "seq", "tf", "dl", "episode"}, pgx.CopyFromRows(postRows)); err != nil {
@@ -233,6 +258,9 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) (int, error)
 				return 0, m.wrap(ctx, "add: pack postings", err)
 			}
 		}
+	}
+	if err := m.applyFacts(ctx, tx, all, nss); err != nil {
+		return 0, err
 	}
 	if err := writeStats(ctx, tx, nss); err != nil {
 		return 0, m.wrap(ctx, "add: statistics", err)
@@ -276,13 +304,17 @@ func absDur(d time.Duration) time.Duration {
 }
 
 func readOld(ctx context.Context, tx pgx.Tx, ids []string) ([]oldRec, error) {
-	rows, err := tx.Query(ctx, `SELECT r.seq, r.id, n.name, r.speaker, r.text_len, r.episode FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = ANY($1) ORDER BY r.seq`, ids)
+	rows, err := tx.Query(ctx, `SELECT r.seq, r.id, n.name, r.speaker, r.text_len, r.episode, `+factColumns+`, r.time
+		FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = ANY($1) ORDER BY r.seq`, ids)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (oldRec, error) {
 		var o oldRec
-		err := row.Scan(&o.seq, &o.id, &o.ns, &o.speaker, &o.textLen, &o.episode)
+		var f factScan
+		err := row.Scan(append([]any{&o.seq, &o.id, &o.ns, &o.speaker, &o.textLen, &o.episode}, append(f.dest(), &o.facts.Time)...)...)
+		f.into(&o.facts)
+		o.facts.ID, o.facts.Namespace = o.id, o.ns
 		return o, err
 	})
 }
@@ -300,7 +332,7 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 		return nil, err
 	}
 	rows, err := tx.Query(ctx, `SELECT id, name, text_docs, text_len, coalesce(last_seq, 0), coalesce(last_time, 'epoch'), episode_docs,
-		merged_seq, tail_docs FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
+		merged_seq, tail_docs, ended, coalesce(latest, '-infinity') FROM namespaces WHERE name = ANY($1) ORDER BY name FOR UPDATE`, sorted)
 	if err != nil {
 		return nil, err
 	}
@@ -309,8 +341,13 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 	for rows.Next() {
 		var name string
 		r := &nsRow{speakers: map[string]int{}, episodes: map[int64]*episodeDiff{}}
-		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.lastSeq, &r.lastTime, &r.episodeDocs, &r.mergedSeq, &r.tailDocs); err != nil {
+		var latest pgtype.Timestamptz
+		if err := rows.Scan(&r.id, &name, &r.textDocs, &r.textLen, &r.lastSeq, &r.lastTime, &r.episodeDocs, &r.mergedSeq, &r.tailDocs,
+			&r.ended, &latest); err != nil {
 			return nil, err
+		}
+		if latest.Valid && latest.InfinityModifier == pgtype.Finite {
+			r.latest = latest.Time
 		}
 		out[name] = r
 	}
@@ -378,6 +415,9 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 		}
 		if o.speaker != "" {
 			ns.speakers[o.speaker]--
+		}
+		if !o.facts.ValidUntil.IsZero() {
+			ns.ended--
 		}
 		d := ns.episode(o.episode)
 		d.len -= int64(o.textLen)
@@ -449,7 +489,8 @@ func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 		return err
 	}
 	var ids []int32
-	var td, tl, last, ed, merged, tail []int64
+	var td, tl, last, ed, merged, tail, ended []int64
+	var latest []pgtype.Timestamptz
 	var spNS []int32
 	var spName []string
 	var spN []int32
@@ -457,6 +498,7 @@ func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 		ids = append(ids, r.id)
 		td, tl, last, ed = append(td, r.textDocs), append(tl, r.textLen), append(last, r.lastSeq), append(ed, r.episodeDocs)
 		merged, tail = append(merged, r.mergedSeq), append(tail, r.tailDocs)
+		ended, latest = append(ended, r.ended), append(latest, pgtype.Timestamptz{Time: r.latest, Valid: !r.latest.IsZero()})
 		for s, n := range r.speakers {
 			if n != 0 {
 				spNS, spName, spN = append(spNS, r.id), append(spName, s), append(spN, int32(n))
@@ -465,10 +507,12 @@ func writeStats(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 	}
 	// last_time is the newest record's, read from it (0: none).
 	if _, err := tx.Exec(ctx, `UPDATE namespaces n SET text_docs = u.td, text_len = u.tl, last_seq = nullif(u.last, 0),
-		last_time = (SELECT time FROM records r WHERE r.seq = u.last), episode_docs = u.ed, merged_seq = u.merged, tail_docs = u.tail
-		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]) AS u(id, td, tl, last, ed, merged, tail)
+		last_time = (SELECT time FROM records r WHERE r.seq = u.last), episode_docs = u.ed, merged_seq = u.merged, tail_docs = u.tail,
+		ended = u.ended, latest = u.latest
+		FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::timestamptz[])
+			AS u(id, td, tl, last, ed, merged, tail, ended, latest)
 		WHERE n.id = u.id`,
-		ids, td, tl, last, ed, merged, tail); err != nil {
+		ids, td, tl, last, ed, merged, tail, ended, latest); err != nil {
 		return err
 	}
 	if len(spNS) == 0 {

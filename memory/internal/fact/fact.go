@@ -1,0 +1,69 @@
+// Package fact holds what every store of facts that change (memory.Facts)
+// does alike with a record's validity and versions: the checks of a
+// write, what a record written again under its id keeps of the stored
+// one, and the key of a text for finding its duplicates.
+package fact
+
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/agentmem/agentmem/memory"
+)
+
+// Check checks a record's validity and versions as a writer gives them:
+// the store sets SupersededBy, Seen and LastSeen, a record ends after it
+// starts and supersedes another record.
+func Check(rec *memory.Record) error {
+	switch {
+	case rec.SupersededBy != "":
+		return fmt.Errorf("%w: record %q: SupersededBy is set by the store (supersede the record instead)", memory.ErrInvalidArgument, rec.ID)
+	case rec.Seen != 0 || !rec.LastSeen.IsZero():
+		return fmt.Errorf("%w: record %q: Seen and LastSeen are set by the store", memory.ErrInvalidArgument, rec.ID)
+	case !rec.ValidUntil.IsZero() && !rec.ValidUntil.After(rec.Since()):
+		return fmt.Errorf("%w: record %q: ValidUntil %s is not after ValidFrom %s", memory.ErrInvalidArgument, rec.ID,
+			rec.ValidUntil.Format(time.RFC3339), rec.Since().Format(time.RFC3339))
+	case rec.Supersedes != "" && rec.Supersedes == rec.ID:
+		return fmt.Errorf("%w: record %q supersedes itself", memory.ErrInvalidArgument, rec.ID)
+	}
+	return nil
+}
+
+// CarryOver gives rec, which replaces the stored old (same id), old's
+// versions and counts where rec has none: a record written again by id (a
+// retried write) stays superseded, if it was, and keeps its count.
+func CarryOver(rec, old *memory.Record) {
+	if rec.SupersededBy == "" && old.SupersededBy != "" {
+		rec.SupersededBy = old.SupersededBy
+		if rec.ValidUntil.IsZero() {
+			rec.ValidUntil = old.ValidUntil
+		}
+	}
+	if rec.Supersedes == "" {
+		rec.Supersedes = old.Supersedes
+	}
+	if rec.Seen == 0 {
+		rec.Seen, rec.LastSeen = old.Seen, old.LastSeen
+	}
+}
+
+// Close returns when a record that held from since until until (zero:
+// open) ends once a successor starts at next: next, or its own end if
+// that is earlier.
+func Close(until, next time.Time) time.Time {
+	if until.IsZero() || next.Before(until) {
+		return next
+	}
+	return until
+}
+
+// Key returns the key of text for finding duplicates: the 64-bit FNV-1a
+// hash of its normal form (memory.NormalText), which a store may keep; and
+// the normal form, to compare the texts a key finds.
+func Key(text string) (int64, string) {
+	n := memory.NormalText(text)
+	h := fnv.New64a()
+	h.Write([]byte(n))
+	return int64(h.Sum64()), n
+}
