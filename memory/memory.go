@@ -294,13 +294,16 @@ type Records interface {
 // memory/postgres implement it.
 type Facts interface {
 	Records
-	// Remember stores rec as Add does and says what it did. A record
-	// without an ID whose normalised text (NormalText) a current record of
-	// its namespace already holds is not stored again: the outcome names
-	// that record as a duplicate, and its Seen count goes up. A record
-	// with an ID is an event (a turn of conversation, an import's line)
-	// and is stored as Add stores it, even if its text repeats another's.
-	Remember(ctx context.Context, rec Record) (Outcome, error)
+	// Remember stores recs as AddBatch does (in order, all or nothing)
+	// and says what it did with each. A record without an ID whose
+	// normalised text (NormalText) a current record of its namespace
+	// already holds, or an earlier record of recs, is not stored again:
+	// its outcome names that record as a duplicate, and the record's Seen
+	// count goes up. A record with an ID is an event (a turn of
+	// conversation, an import's line) and is stored as Add stores it, even
+	// if its text repeats another's. Add and AddBatch of a Facts memory
+	// store records without an ID the same way; Remember also reports it.
+	Remember(ctx context.Context, recs ...Record) ([]Outcome, error)
 	// Supersede stores rec as the new version of the record old: rec
 	// starts to hold at its ValidFrom (its Time, or now, when zero), old
 	// stops then (its ValidUntil), and they are linked (Supersedes,

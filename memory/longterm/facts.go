@@ -15,17 +15,13 @@ import (
 
 var _ memory.Facts = (*Memory)(nil)
 
-// Remember stores rec as Add does and says what it did: a record without
-// an ID whose normalised text (memory.NormalText) a current record of its
-// namespace holds already is not stored again; the outcome names that
-// record, whose Seen count goes up (a small log record). A record with an
-// ID is stored as Add stores it. See memory.Facts.
-func (m *Memory) Remember(ctx context.Context, rec Record) (memory.Outcome, error) {
-	outs, err := m.write(ctx, []Record{rec})
-	if err != nil {
-		return memory.Outcome{}, err
-	}
-	return outs[0], nil
+// Remember stores recs as AddBatch does and says what it did with each: a
+// record without an ID whose normalised text (memory.NormalText) a current
+// record of its namespace holds already is not stored again; its outcome
+// names that record, whose Seen count goes up (a small log record). A
+// record with an ID is stored as Add stores it. See memory.Facts.
+func (m *Memory) Remember(ctx context.Context, recs ...Record) ([]memory.Outcome, error) {
+	return m.write(ctx, recs)
 }
 
 // Supersede stores rec as the new version of the record old, closes old

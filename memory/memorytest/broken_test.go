@@ -37,7 +37,7 @@ type broken struct {
 	list     func(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error)
 	close    func() error
 
-	remember  func(ctx context.Context, rec memory.Record) (memory.Outcome, error)
+	remember  func(ctx context.Context, recs ...memory.Record) ([]memory.Outcome, error)
 	supersede func(ctx context.Context, old string, rec memory.Record) (memory.Outcome, error)
 	history   func(ctx context.Context, id string) ([]memory.Record, error)
 }
@@ -49,11 +49,11 @@ var (
 	_ memory.Facts   = (*broken)(nil)
 )
 
-func (b *broken) Remember(ctx context.Context, rec memory.Record) (memory.Outcome, error) {
+func (b *broken) Remember(ctx context.Context, recs ...memory.Record) ([]memory.Outcome, error) {
 	if b.remember != nil {
-		return b.remember(ctx, rec)
+		return b.remember(ctx, recs...)
 	}
-	return b.m.Remember(ctx, rec)
+	return b.m.Remember(ctx, recs...)
 }
 
 func (b *broken) Supersede(ctx context.Context, old string, rec memory.Record) (memory.Outcome, error) {
@@ -480,9 +480,16 @@ var breakers = []breaker{
 			return b.m.Add(ctx, rec)
 		}
 		b.add = store
-		b.remember = func(ctx context.Context, rec memory.Record) (memory.Outcome, error) {
-			id, err := store(ctx, rec)
-			return memory.Outcome{ID: id}, err
+		b.remember = func(ctx context.Context, recs ...memory.Record) ([]memory.Outcome, error) {
+			var outs []memory.Outcome
+			for _, rec := range recs {
+				id, err := store(ctx, rec)
+				if err != nil {
+					return nil, err
+				}
+				outs = append(outs, memory.Outcome{ID: id})
+			}
+			return outs, nil
 		}
 	}),
 	spoilQuery("FactsSupersede", "reads every version, always", func(q *memory.Query) { q.History = true }),

@@ -31,10 +31,11 @@ const (
 // remember calls Remember, failing the rule if it fails.
 func (s *subject) remember(e *env, rec memory.Record, msg string) memory.Outcome {
 	e.t.Helper()
-	out, err := s.facts.Remember(e.ctx(), rec)
+	outs, err := s.facts.Remember(e.ctx(), rec)
 	require.NoError(e.t, err, "%s: Remember(%q)", msg, rec.Text)
-	require.NotEmpty(e.t, out.ID, "rule: Remember returns an id")
-	return out
+	require.Len(e.t, outs, 1, "rule: Remember returns one outcome per record")
+	require.NotEmpty(e.t, outs[0].ID, "rule: Remember returns an id")
+	return outs[0]
 }
 
 // supersede calls Supersede, failing the rule if it fails.

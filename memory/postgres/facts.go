@@ -46,19 +46,23 @@ func nullTime(t time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
 }
 
-// Remember stores rec as Add does and says what it did: a record without
-// an ID whose normalised text (memory.NormalText) a current record of its
-// namespace holds already is not stored again; the outcome names that
-// record, whose seen count goes up. The check and the write are one
+// Remember stores recs as AddBatch does and says what it did with each: a
+// record without an ID whose normalised text (memory.NormalText) a current
+// record of its namespace holds already is not stored again; its outcome
+// names that record, whose seen count goes up. The check and the write are one
 // transaction under the namespace's lock, so concurrent writers of one
 // text store it once. Records written before the schema's version 7 have
 // no text key and are not found as duplicates. See memory.Facts.
-func (m *Memory) Remember(ctx context.Context, rec memory.Record) (memory.Outcome, error) {
-	preps, err := m.addBatch(ctx, []memory.Record{rec})
+func (m *Memory) Remember(ctx context.Context, recs ...memory.Record) ([]memory.Outcome, error) {
+	preps, err := m.addBatch(ctx, recs)
 	if err != nil {
-		return memory.Outcome{}, err
+		return nil, err
 	}
-	return preps[0].outcome(), nil
+	outs := make([]memory.Outcome, len(preps))
+	for i := range preps {
+		outs[i] = preps[i].outcome()
+	}
+	return outs, nil
 }
 
 // Supersede stores rec as the new version of the record old, closes old
