@@ -18,6 +18,7 @@ import (
 func newAddCmd(a *app) *cobra.Command {
 	var namespace, id, speaker, at string
 	var tags []string
+	var v validity
 	cmd := &cobra.Command{
 		Use:   "add [TEXT...]",
 		Short: "Remember text segments",
@@ -31,7 +32,14 @@ In a long-term store (--memory long) each segment is a memory in
 (the same for every segment of the call). Its id is generated, or --id for
 a single segment: a stored memory with that id is replaced. The speaker
 matters to search: a question that names a speaker, or asks about "my"
-things, prefers what that speaker said.`,
+things, prefers what that speaker said.
+
+A segment without --id is a fact, stored once: if a current memory of the
+namespace holds the same text (case, spaces and end punctuation aside),
+add stores nothing new, prints that memory's id and counts it as said
+again ("duplicate": true with --json). A segment with --id is an event and
+is stored as given. --valid-from and --valid-until say when what it says
+holds (agentmem supersede replaces a memory with a newer version).`,
 		Example: `  agentmem add "user: my flight is LH 401 on Friday
   assistant: noted"
   printf 'user: 我对花生过敏\nassistant: 好的\n' | agentmem add
@@ -39,7 +47,7 @@ things, prefers what that speaker said.`,
   agentmem add --memory long --namespace mara --speaker user --time 2026-03-01T09:30:00+01:00 \
     --id mara-42 --tag travel "my flight is LH 401 on Friday"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.longOnly(cmd, "namespace", "id", "speaker", "time", "tag"); err != nil {
+			if err := a.longOnly(cmd, "namespace", "id", "speaker", "time", "tag", "valid-from", "valid-until"); err != nil {
 				return err
 			}
 			when, err := parseTime("--time", at)
@@ -57,19 +65,44 @@ things, prefers what that speaker said.`,
 				recs := make([]memory.Record, len(segs))
 				for i, s := range segs {
 					recs[i] = memory.Record{ID: id, Text: s, Namespace: namespace, Speaker: speaker, Time: when, Tags: tags}
+					if err := v.set(&recs[i]); err != nil {
+						return err
+					}
 				}
-				ids, err := st.AddBatch(cmd.Context(), recs)
+				outs, err := remember(cmd, st, recs)
 				if err != nil {
 					return recordError(err)
+				}
+				ids := make([]string, len(outs))
+				var added, dups []string
+				for i, o := range outs {
+					ids[i] = o.ID
+					if o.Duplicate {
+						dups = append(dups, o.ID)
+					} else {
+						added = append(added, o.ID)
+					}
 				}
 				out := cmd.OutOrStdout()
 				if a.json {
 					return json.NewEncoder(out).Encode(struct {
-						IDs   []string `json:"ids"`
-						Store string   `json:"store"`
-					}{ids, a.where()})
+						IDs []string `json:"ids"`
+						// Duplicate: every segment was stored already (ids
+						// are the stored memories'); Duplicates: the ids of
+						// those that were.
+						Duplicate  bool     `json:"duplicate"`
+						Duplicates []string `json:"duplicates,omitempty"`
+						Store      string   `json:"store"`
+					}{ids, len(added) == 0, dups, a.where()})
 				}
-				_, err = fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(ids), plural(len(ids), noun(st)), strings.Join(ids, ", "), a.where())
+				if len(added) > 0 {
+					if _, err := fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(added), plural(len(added), noun(st)), strings.Join(added, ", "), a.where()); err != nil {
+						return err
+					}
+				}
+				if len(dups) > 0 {
+					_, err = fmt.Fprintf(out, "already remembered: %s (id %s) in %s, counted as said again\n", plural(len(dups), noun(st)), strings.Join(dups, ", "), a.where())
+				}
 				return err
 			})
 		},
@@ -80,7 +113,25 @@ things, prefers what that speaker said.`,
 	f.StringVar(&speaker, "speaker", "", `who said it, e.g. "user" (long-term store only)`)
 	f.StringVar(&at, "time", "", `when it was said, RFC 3339 or a date (long-term store only; default now)`)
 	f.StringSliceVar(&tags, "tag", nil, "a label to store with the memories; repeat or separate with commas (long-term store only)")
+	v.flags(cmd)
 	return cmd
+}
+
+// remember stores recs in st and says what it did with each: through
+// memory.Facts, which reports duplicates, or AddBatch.
+func remember(cmd *cobra.Command, st store.Memory, recs []memory.Record) ([]memory.Outcome, error) {
+	if f, ok := st.(memory.Facts); ok {
+		return f.Remember(cmd.Context(), recs...)
+	}
+	ids, err := st.AddBatch(cmd.Context(), recs)
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]memory.Outcome, len(ids))
+	for i, id := range ids {
+		outs[i] = memory.Outcome{ID: id}
+	}
+	return outs, nil
 }
 
 // addSegments returns the segments to add: the arguments, or standard input

@@ -98,7 +98,7 @@ Use --embedder ollama:MODEL to embed with an Ollama server (OLLAMA_HOST).`,
 		`memory kind: "short" (segments, vector search) or "long" (records with namespaces, hybrid vector+keyword search, small-to-big); default: the store's, else short`)
 	pf.DurationVar(&a.wait, "wait", 5*time.Second,
 		"how long a command that writes waits for another process to release the store (0: fail at once); readers never wait")
-	root.AddCommand(newAddCmd(a), newSearchCmd(a), newImportCmd(a), newStatsCmd(a), newChatCmd(a), newEvalCmd(a), newMigrateCmd(a), newServeCmd(a),
+	root.AddCommand(newAddCmd(a), newSupersedeCmd(a), newHistoryCmd(a), newSearchCmd(a), newImportCmd(a), newStatsCmd(a), newChatCmd(a), newEvalCmd(a), newMigrateCmd(a), newServeCmd(a),
 		newListCmd(a), newGetCmd(a), newForgetCmd(a), newVerifyCmd(a), newRepairCmd(a), newHealthCmd(a))
 	return root
 }

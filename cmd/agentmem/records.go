@@ -21,10 +21,19 @@ type recordJSON struct {
 	Time      time.Time `json:"time"`
 	Tags      []string  `json:"tags,omitempty"`
 	Text      string    `json:"text"`
+	// The record's validity, versions and count (memory.Record), when
+	// set.
+	ValidFrom    time.Time `json:"valid_from,omitzero"`
+	ValidUntil   time.Time `json:"valid_until,omitzero"`
+	Supersedes   string    `json:"supersedes,omitempty"`
+	SupersededBy string    `json:"superseded_by,omitempty"`
+	Seen         int       `json:"seen,omitempty"`
+	LastSeen     time.Time `json:"last_seen,omitzero"`
 }
 
 func toJSON(r memory.Record) recordJSON {
-	return recordJSON{ID: r.ID, Namespace: r.Namespace, Speaker: r.Speaker, Time: r.Time, Tags: r.Tags, Text: r.Text}
+	return recordJSON{ID: r.ID, Namespace: r.Namespace, Speaker: r.Speaker, Time: r.Time, Tags: r.Tags, Text: r.Text,
+		ValidFrom: r.ValidFrom, ValidUntil: r.ValidUntil, Supersedes: r.Supersedes, SupersededBy: r.SupersededBy, Seen: r.Seen, LastSeen: r.LastSeen}
 }
 
 // timeRange holds the --namespace, --from and --to flags of list and forget.
@@ -174,6 +183,7 @@ others are printed. It reads the store without locking it.`,
 					if len(r.Tags) > 0 {
 						fmt.Fprintf(out, "tags       %s\n", strings.Join(r.Tags, ", "))
 					}
+					printFacts(out, r)
 					fmt.Fprintf(out, "\n%s\n", r.Text)
 				}
 				if len(missing) > 0 {

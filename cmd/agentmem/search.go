@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,8 +28,8 @@ type searchHit struct {
 func newSearchCmd(a *app) *cobra.Command {
 	var k, neighbours, maxTokens int
 	var minScore, minRelevance float32
-	var namespace, mode string
-	var explain bool
+	var namespace, mode, asOf string
+	var explain, history bool
 	cmd := &cobra.Command{
 		Use:   "search QUERY...",
 		Short: "Find remembered segments similar to a query",
@@ -75,7 +76,11 @@ answer replies to).`,
 			if maxTokens < 0 {
 				return usageError{fmt.Errorf("--max-tokens must be ≥ 0, got %d", maxTokens)}
 			}
-			if err := a.longOnly(cmd, "namespace", "mode", "neighbours", "min-relevance", "explain", "max-tokens"); err != nil {
+			if err := a.longOnly(cmd, "namespace", "mode", "neighbours", "min-relevance", "explain", "max-tokens", "as-of", "history"); err != nil {
+				return err
+			}
+			at, err := parseTime("--as-of", asOf)
+			if err != nil {
 				return err
 			}
 			m, err := memory.ParseMode(mode)
@@ -85,7 +90,8 @@ answer replies to).`,
 			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st store.Memory) error {
 				sm, ok := st.(*store.Store)
 				if !ok || sm.Short() == nil {
-					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k, Neighbours: neighbours, MinRelevance: minRelevance, Explain: explain, MaxTokens: maxTokens}
+					q := memory.Query{Text: query, Namespace: namespace, Mode: m, K: k, Neighbours: neighbours, MinRelevance: minRelevance, Explain: explain, MaxTokens: maxTokens,
+						AsOf: at, History: history}
 					if flagChanged(cmd, "min-score") {
 						q.MinScore = minScore
 					}
@@ -107,6 +113,8 @@ answer replies to).`,
 	f.IntVar(&neighbours, "neighbours", 0, "also print up to `N` memories said just before and after each hit in its conversation (long-term store only)")
 	f.Float32Var(&minRelevance, "min-relevance", 0, "lowest relevance `R` of a hit, in [0, 1]; 0: the store's default, negative: every hit that matched at all (long-term store only)")
 	f.IntVar(&maxTokens, "max-tokens", 0, "a budget of `T` tokens for the memories printed, with their neighbours: the most relevant that fit (long-term store only; 0: none)")
+	f.StringVar(&asOf, "as-of", "", "search what held at this time, RFC 3339 or a date: a superseded memory before its successor's time (long-term store only; default now)")
+	f.BoolVar(&history, "history", false, "search every version, superseded ones too, each marked (long-term store only)")
 	f.BoolVar(&explain, "explain", false, "print why each memory surfaced: what each path found, the search's best, the share of the query its namespace holds (long-term store only)")
 	return cmd
 }
@@ -124,6 +132,11 @@ type longHit struct {
 	Snippets    []string  `json:"snippets"`
 	VectorRank  int       `json:"vector_rank,omitempty"`
 	KeywordRank int       `json:"keyword_rank,omitempty"`
+	// The hit's validity and versions, when set.
+	ValidFrom    time.Time `json:"valid_from,omitzero"`
+	ValidUntil   time.Time `json:"valid_until,omitzero"`
+	Supersedes   string    `json:"supersedes,omitempty"`
+	SupersededBy string    `json:"superseded_by,omitempty"`
 	// Before and After are the hit's neighbours (--neighbours).
 	Before []recordJSON `json:"before,omitempty"`
 	After  []recordJSON `json:"after,omitempty"`
@@ -156,7 +169,7 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			res.Hits[i] = longHit{
 				ID: h.ID, Score: h.Score, Relevance: h.Relevance, Tokens: h.Tokens, Time: h.Time, Namespace: h.Namespace, Speaker: h.Speaker,
 				Text: h.Text, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
-				Explain: server.Explain(h.Explain),
+				Explain: server.Explain(h.Explain), ValidFrom: h.ValidFrom, ValidUntil: h.ValidUntil, Supersedes: h.Supersedes, SupersededBy: h.SupersededBy,
 			}
 			for _, r := range h.Before {
 				res.Hits[i].Before = append(res.Hits[i].Before, toJSON(r))
@@ -184,6 +197,9 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			who += "/" + h.Speaker
 		}
 		fmt.Fprintf(out, "%d. relevance %.2f  score %.4f  id %s  %s  %s%s\n", i+1, h.Relevance, h.Score, h.ID, h.Time.Local().Format("2006-01-02 15:04"), who, ranks(h))
+		if h.SupersededBy != "" || !h.ValidUntil.IsZero() {
+			fmt.Fprintf(out, "   (%s; superseded by %s)\n", held(memory.Record{Time: h.Time, ValidFrom: h.ValidFrom, ValidUntil: h.ValidUntil}), cmp.Or(h.SupersededBy, "none"))
+		}
 		if x := h.Explain; x != nil {
 			fmt.Fprintf(out, "   why: found by %s; keyword %.3f (best %.3f), cosine %.3f (best %.3f), fused %.4f; the namespace holds %.0f%% of the query; matched terms: %s\n",
 				strings.Join(x.Paths, " and "), x.Keyword, x.BestKeyword, x.Vector, x.BestVector, x.Fused, 100*x.Coverage, strings.Join(x.Terms, ", "))
