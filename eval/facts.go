@@ -1,0 +1,291 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentmem/agentmem/memory"
+)
+
+// A Story is one scenario of facts that change (a move, a new job, a
+// renamed project, a changed preference): the versions of one fact, each
+// superseding the one before, among distractors (facts about other people
+// and other things), and a question the latest version answers. Each story
+// is its own namespace.
+type Story struct {
+	ID          string     `json:"id"`
+	Kind        string     `json:"kind"`
+	Versions    []FactLine `json:"versions"`
+	Distractors []FactLine `json:"distractors"`
+	Question    string     `json:"question"`
+}
+
+// A FactLine is one memory of a story.
+type FactLine struct {
+	ID   string    `json:"id"`
+	Text string    `json:"text"`
+	Time time.Time `json:"time"`
+}
+
+// kinds of story: the templates of a fact's first version, of a change,
+// and of the question. %[1]s is the person (or project), %[2]s the value.
+var storyKinds = []struct {
+	kind            string
+	first, changes  []string
+	question        string
+	values, persons []string
+}{
+	{"move", []string{"%[1]s lives in %[2]s.", "%[1]s has an apartment in %[2]s and lives there."},
+		[]string{"%[1]s moved to %[2]s last month.", "%[1]s has relocated to %[2]s.", "These days %[1]s lives in %[2]s."},
+		"Where does %[1]s live?", cities, people},
+	{"job", []string{"%[1]s works at %[2]s as an engineer.", "%[1]s has a job at %[2]s."},
+		[]string{"%[1]s started a new job at %[2]s.", "%[1]s left for %[2]s and works there now.", "%[1]s joined %[2]s this spring."},
+		"Where does %[1]s work?", companies, people},
+	{"rename", []string{"The %[1]s project is called %[2]s.", "We named the %[1]s project %[2]s."},
+		[]string{"We renamed the %[1]s project to %[2]s.", "The %[1]s project is now called %[2]s.", "From now on the %[1]s project goes by %[2]s."},
+		"What is the %[1]s project called?", codenames, projects},
+	{"food", []string{"%[1]s's favourite food is %[2]s.", "%[1]s likes %[2]s more than any other food."},
+		[]string{"These days %[1]s prefers %[2]s over anything else.", "%[1]s's new favourite food is %[2]s.", "%[1]s is all about %[2]s now."},
+		"What is %[1]s's favourite food?", foods, people},
+	{"phone", []string{"%[1]s's phone number is %[2]s.", "You can reach %[1]s at %[2]s."},
+		[]string{"%[1]s changed phone number to %[2]s.", "%[1]s's new number is %[2]s.", "%[1]s can be reached at %[2]s from now on."},
+		"What is %[1]s's phone number?", phones, people},
+	{"car", []string{"%[1]s drives a %[2]s.", "%[1]s owns a %[2]s."},
+		[]string{"%[1]s sold the old car and now drives a %[2]s.", "%[1]s bought a %[2]s.", "%[1]s switched to a %[2]s."},
+		"What car does %[1]s drive?", cars, people},
+}
+
+var (
+	people    = []string{"Maya", "Jonas", "Priya", "Tomás", "Aiko", "Lena", "Omar", "Grace", "Felix", "Nadia", "Ravi", "Sofia", "Ivan", "Chloe", "Mateo", "Hana"}
+	cities    = []string{"Paris", "Berlin", "Lisbon", "Osaka", "Toronto", "Nairobi", "Denver", "Oslo", "Madrid", "Seoul", "Dublin", "Quito"}
+	companies = []string{"Acme Robotics", "Globex", "Initech", "Umbrella Labs", "Stark Industries", "Wayne Enterprises", "Hooli", "Vandelay Imports", "Soylent Foods", "Cyberdyne"}
+	codenames = []string{"Bluebird", "Nightjar", "Granite", "Aurora", "Kestrel", "Tundra", "Orchid", "Falcon", "Mosaic", "Beacon"}
+	projects  = []string{"billing", "search", "mobile", "onboarding", "analytics", "payments", "checkout", "reporting"}
+	foods     = []string{"ramen", "tacos", "lasagna", "dumplings", "paella", "curry", "sushi", "pierogi", "falafel", "risotto"}
+	phones    = []string{"555-0142", "555-0199", "555-0173", "555-0108", "555-0126", "555-0187", "555-0134", "555-0161"}
+	cars      = []string{"Volvo estate", "Tesla Model 3", "Fiat Panda", "Subaru Outback", "Toyota Prius", "Mini Cooper", "Ford Ranger", "Kia Niro"}
+	// unrelated are distractors about the same person, sharing a name
+	// with the question but not its subject.
+	unrelated = []string{"%[1]s enjoys hiking on weekends.", "%[1]s has two younger brothers.", "%[1]s is learning to play the cello.",
+		"%[1]s ran a half marathon in spring.", "%[1]s reads a lot of science fiction.", "%[1]s volunteers at the animal shelter."}
+)
+
+// GenerateStories returns n stories made from seed: each of the kinds in
+// turn, one to three changes (a second one in a third of the stories),
+// each version weeks after the one before, two distractors about other
+// persons' same fact and two about the person's other things.
+func GenerateStories(seed uint64, n int) []Story {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	base := time.Date(2023, 1, 2, 9, 0, 0, 0, time.UTC)
+	out := make([]Story, n)
+	for i := range out {
+		k := storyKinds[i%len(storyKinds)]
+		s := &out[i]
+		s.ID = fmt.Sprintf("story%03d", i)
+		s.Kind = k.kind
+		who := k.persons[rng.IntN(len(k.persons))]
+		vals := pick(rng, k.values, 5)
+		versions := 2
+		if rng.IntN(3) == 0 {
+			versions = 3
+		}
+		at := base.Add(time.Duration(rng.IntN(400)) * 24 * time.Hour)
+		for v := range versions {
+			tmpl := k.first[rng.IntN(len(k.first))]
+			if v > 0 {
+				tmpl = k.changes[rng.IntN(len(k.changes))]
+				at = at.Add(time.Duration(20+rng.IntN(120)) * 24 * time.Hour)
+			}
+			s.Versions = append(s.Versions, FactLine{ID: fmt.Sprintf("%s-v%d", s.ID, v), Text: fmt.Sprintf(tmpl, who, vals[v]), Time: at})
+		}
+		others := pick(rng, slices.DeleteFunc(slices.Clone(k.persons), func(p string) bool { return p == who }), 2)
+		first := s.Versions[0].Time
+		for j, o := range others {
+			s.Distractors = append(s.Distractors, FactLine{ID: fmt.Sprintf("%s-d%d", s.ID, j),
+				Text: fmt.Sprintf(k.first[rng.IntN(len(k.first))], o, vals[3+j]), Time: first.Add(time.Duration(1+j) * time.Hour)})
+		}
+		for j, u := range pick(rng, unrelated, 2) {
+			s.Distractors = append(s.Distractors, FactLine{ID: fmt.Sprintf("%s-d%d", s.ID, 2+j),
+				Text: fmt.Sprintf(u, who), Time: first.Add(time.Duration(3+j) * 24 * time.Hour)})
+		}
+		s.Question = fmt.Sprintf(k.question, who)
+	}
+	return out
+}
+
+// pick returns n distinct elements of from, in random order.
+func pick[T any](rng *rand.Rand, from []T, n int) []T {
+	idx := rng.Perm(len(from))[:n]
+	out := make([]T, n)
+	for i, j := range idx {
+		out[i] = from[j]
+	}
+	return out
+}
+
+// A FactStore is a memory whose facts change and that answers queries.
+type FactStore interface {
+	memory.Facts
+	memory.Querier
+}
+
+// FactReport is what RunStories measured: over the stories' questions
+// asked now, the share whose top k holds a superseded version (Stale) and
+// the share that holds the current one (Current); over the questions asked
+// as of a moment between two versions, the share whose top k holds the
+// version valid then (AsOfValid) and the share that holds a later one
+// (AsOfLater).
+type FactReport struct {
+	StoryOptions
+	Stories, Questions, AsOfQuestions int
+	Stale, Current                    float64
+	AsOfValid, AsOfLater              float64
+}
+
+// StoryOptions say how RunStories writes and asks.
+type StoryOptions struct {
+	// Supersede writes each version as superseding the one before
+	// (memory.Facts.Supersede); otherwise it is added beside it, as a
+	// memory that keeps no versions stores it.
+	Supersede bool
+	// K is how many hits a question reads (0: 5).
+	K int
+	// MinRelevance is the questions' memory.Query.MinRelevance (0: the
+	// store's default threshold).
+	MinRelevance float32
+}
+
+// RunStories writes the stories into st, each in its namespace, as o
+// says, and asks their questions: now, and as of the middle of each
+// version's time.
+func RunStories(ctx context.Context, st FactStore, stories []Story, o StoryOptions) (FactReport, error) {
+	if o.K == 0 {
+		o.K = 5
+	}
+	rep := FactReport{Stories: len(stories), StoryOptions: o}
+	supersede, k := o.Supersede, o.K
+	var stale, current, valid, later int
+	for _, s := range stories {
+		var writes []FactLine
+		writes = append(writes, s.Versions...)
+		writes = append(writes, s.Distractors...)
+		slices.SortStableFunc(writes, func(a, b FactLine) int { return a.Time.Compare(b.Time) })
+		prev := ""
+		for _, w := range writes {
+			rec := memory.Record{ID: w.ID, Text: w.Text, Time: w.Time, Namespace: s.ID}
+			isVersion := strings.Contains(w.ID, "-v")
+			var err error
+			if supersede && isVersion && prev != "" {
+				_, err = st.Supersede(ctx, prev, rec)
+			} else {
+				_, err = st.Remember(ctx, rec)
+			}
+			if err != nil {
+				return rep, fmt.Errorf("eval: story %s: %s: %w", s.ID, w.ID, err)
+			}
+			if isVersion {
+				prev = w.ID
+			}
+		}
+		ask := func(at time.Time) ([]string, error) {
+			hits, err := st.Query(ctx, memory.Query{Text: s.Question, Namespace: s.ID, K: k, AsOf: at, MinRelevance: o.MinRelevance})
+			if err != nil {
+				return nil, fmt.Errorf("eval: story %s: %w", s.ID, err)
+			}
+			ids := make([]string, len(hits))
+			for i, h := range hits {
+				ids[i] = h.ID
+			}
+			return ids, nil
+		}
+		ids, err := ask(time.Time{})
+		if err != nil {
+			return rep, err
+		}
+		rep.Questions++
+		last := len(s.Versions) - 1
+		if slices.Contains(ids, s.Versions[last].ID) {
+			current++
+		}
+		if slices.ContainsFunc(s.Versions[:last], func(v FactLine) bool { return slices.Contains(ids, v.ID) }) {
+			stale++
+		}
+		for v := range last {
+			mid := s.Versions[v].Time.Add(s.Versions[v+1].Time.Sub(s.Versions[v].Time) / 2)
+			ids, err := ask(mid)
+			if err != nil {
+				return rep, err
+			}
+			rep.AsOfQuestions++
+			if slices.Contains(ids, s.Versions[v].ID) {
+				valid++
+			}
+			if slices.ContainsFunc(s.Versions[v+1:], func(l FactLine) bool { return slices.Contains(ids, l.ID) }) {
+				later++
+			}
+		}
+	}
+	share := func(n, of int) float64 {
+		if of == 0 {
+			return 0
+		}
+		return float64(n) / float64(of)
+	}
+	rep.Stale, rep.Current = share(stale, rep.Questions), share(current, rep.Questions)
+	rep.AsOfValid, rep.AsOfLater = share(valid, rep.AsOfQuestions), share(later, rep.AsOfQuestions)
+	return rep, nil
+}
+
+// String formats the report as one line.
+func (r FactReport) String() string {
+	how := "plain add"
+	if r.Supersede {
+		how = "supersede"
+	}
+	rel := "default"
+	if r.MinRelevance != 0 {
+		rel = fmt.Sprint(r.MinRelevance)
+	}
+	return fmt.Sprintf("%-9s  min relevance %-7s  %d stories: now (%d): stale in top %d %5.1f%%, current %5.1f%%; as of a past moment (%d): valid version %5.1f%%, a later one %5.1f%%",
+		how, rel, r.Stories, r.Questions, r.K, 100*r.Stale, 100*r.Current, r.AsOfQuestions, 100*r.AsOfValid, 100*r.AsOfLater)
+}
+
+// Problems returns what a run of the suite got wrong: with supersede, a
+// stale version among the hits of a question asked now; in any run, a
+// later version among the hits of a question asked as of a past moment;
+// with supersede, a current version (or one valid then) not found, below
+// all of them when no threshold leaves hits out (MinRelevance < 0) and
+// below 85% with the default threshold, which leaves out an answer that
+// shares no content word with its question (measured 89–91% with the
+// hash embedder).
+func (r FactReport) Problems() []string {
+	var out []string
+	if r.AsOfLater > 0 {
+		out = append(out, fmt.Sprintf("%.1f%% of the questions asked as of a past moment found a later version", 100*r.AsOfLater))
+	}
+	if !r.Supersede {
+		return out
+	}
+	if r.Stale > 0 {
+		out = append(out, fmt.Sprintf("%.1f%% of the questions asked now found a superseded version", 100*r.Stale))
+	}
+	least := 0.85
+	if r.MinRelevance < 0 {
+		least = 1
+	}
+	if r.Current < least {
+		out = append(out, fmt.Sprintf("the current version was found for %.1f%% of the questions asked now, want ≥ %.0f%%", 100*r.Current, 100*least))
+	}
+	if r.AsOfValid < least {
+		out = append(out, fmt.Sprintf("the version valid then was found for %.1f%% of the questions asked as of a past moment, want ≥ %.0f%%", 100*r.AsOfValid, 100*least))
+	}
+	return out
+}
+
+// StoryRuns are the ways the suite runs: with and without supersede, with
+// the default relevance threshold and without one.
+var StoryRuns = []StoryOptions{{Supersede: true}, {Supersede: true, MinRelevance: -1}, {}, {MinRelevance: -1}}
