@@ -59,7 +59,6 @@ func TestStories_FileStore(t *testing.T) {
 	}
 }
 
-
 // CheckStories checks a run of the suite (FactReport.Problems).
 func CheckStories(t *testing.T, rep eval.FactReport) {
 	t.Helper()
