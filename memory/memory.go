@@ -328,6 +328,21 @@ type Outcome struct {
 	Duplicate bool
 	// Superseded is the id of the record this write closed (Supersede).
 	Superseded string
+	// Similar are the near-duplicates of a record written without an ID:
+	// current records of its namespace, said by the same speaker, whose
+	// meaning is close to its (by the store's embedder, above a
+	// similarity the store documents), most similar first. When the store
+	// merges near-duplicates, Duplicate is set and ID is Similar[0]'s.
+	Similar []Similar
+}
+
+// Similar is a stored record near a written one (Outcome.Similar).
+type Similar struct {
+	ID   string
+	Text string
+	// Score is the cosine similarity of the two records' texts (of the
+	// stored record's most similar chunk).
+	Score float32
 }
 
 // Querier is the optional interface of a memory that answers a structured
@@ -395,4 +410,8 @@ var (
 	// current: another write superseded it meanwhile. Nothing was changed;
 	// read its history and decide again.
 	ErrSuperseded = errs.Superseded
+	// ErrDuplicate: a write was refused because a current record of its
+	// namespace, said by the same speaker, means nearly the same (a store
+	// configured to refuse near-duplicates). The error names it.
+	ErrDuplicate = errs.Duplicate
 )

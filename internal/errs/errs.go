@@ -41,4 +41,7 @@ var (
 	// Superseded: a record to supersede or update is no longer current (a
 	// newer version replaced it meanwhile).
 	Superseded = errors.New("superseded")
+	// Duplicate: a write was refused because a stored record says the
+	// same (a near-duplicate, when the store refuses them).
+	Duplicate = errors.New("near-duplicate of a stored record")
 )

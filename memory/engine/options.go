@@ -116,6 +116,9 @@ type config struct {
 	rerankDepth int
 
 	tokens tokens.Counter // a query's token budget's
+
+	nearScore  float64
+	nearPolicy NearPolicy
 }
 
 func defaultConfig() config {
@@ -129,6 +132,7 @@ func defaultConfig() config {
 		episodeWeight:   DefaultEpisodeWeight,
 		speakerBoost:    DefaultSpeakerBoost,
 		tokens:          tokens.Default,
+		nearScore:       DefaultNearScore,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/atomicfile"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
@@ -95,7 +96,8 @@ func (m *Memory) readable() error {
 	return nil
 }
 
-// write is AddBatch with each record's outcome.
+// write is AddBatch with each record's outcome, near-duplicates found
+// (engine.Similar) and handled as the engine's near-duplicate policy says.
 func (m *Memory) write(ctx context.Context, recs []Record) ([]memory.Outcome, error) {
 	req, err := m.addBatch(ctx, recs)
 	if err != nil {
@@ -104,9 +106,34 @@ func (m *Memory) write(ctx context.Context, recs []Record) ([]memory.Outcome, er
 	outs := make([]memory.Outcome, len(req.ids))
 	for i, id := range req.ids {
 		p := &req.preps[i]
-		outs[i] = memory.Outcome{ID: id, Duplicate: p.dupOf != "", Superseded: p.rec.Supersedes}
+		outs[i] = memory.Outcome{ID: id, Duplicate: p.dupOf != "", Superseded: p.rec.Supersedes, Similar: p.similar}
 	}
 	return outs, nil
+}
+
+// near finds the near-duplicates of the facts among preps (fact.Near) and
+// sets what each merges into (engine.NearMerge) and reports
+// (prepared.similar); with engine.NearRefuse a near-duplicate is an
+// error.
+func (m *Memory) near(ctx context.Context, preps []prepared) error {
+	recs := make([]Record, len(preps))
+	for i := range preps {
+		recs[i] = preps[i].rec
+	}
+	sims, into, err := fact.Near(recs, func(i int) bool { return preps[i].dedup }, m.opts.engine.NearPolicy(), func(r Record) ([]memory.Similar, error) {
+		s, err := engine.Similar(ctx, m.opts.engine, m, r, m.header(&r)+r.Text)
+		if err != nil {
+			return nil, fmt.Errorf("longterm: near-duplicates: %w", err)
+		}
+		return s, nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range sims {
+		preps[i].similar, preps[i].nearOf = sims[i], into[i]
+	}
+	return nil
 }
 
 // dupKey is a namespace and the hash of a normalised text: the key of the
@@ -257,6 +284,12 @@ func (r *resolver) resolve(preps []prepared) error {
 			}
 		}
 		if p.dupOf != "" {
+			continue
+		}
+		// A near-duplicate to merge into (engine.NearMerge), if it is
+		// still current.
+		if q := m.parents[p.nearOf]; p.nearOf != "" && q != nil && q.rec.SupersededBy == "" && r.closes[q.rec.ID] == "" && q.rec.Current(r.now) {
+			p.dupOf = q.rec.ID
 			continue
 		}
 		for _, q := range r.texts[k] {

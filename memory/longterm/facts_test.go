@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
 )
 
 func manifestFormat(t *testing.T, dir string) int {
@@ -175,4 +176,50 @@ func TestFactsKill9(t *testing.T) {
 			}
 		})
 	t.Logf("%d acknowledged versions survived 8 kills", n)
+}
+
+// TestFacts_NearPolicies: a near-duplicate is stored and reported (keep),
+// merged into the stored record (merge) or refused (refuse); off looks
+// for none.
+func TestFacts_NearPolicies(t *testing.T) {
+	ctx := t.Context()
+	emb, err := hash.New(256)
+	require.NoError(t, err)
+	first := Record{Text: "Dana now lives in Paris.", Speaker: "Dana"}
+	near := Record{Text: "Dana lives in Paris now.", Speaker: "Dana"}
+	for _, p := range []engine.NearPolicy{engine.NearKeep, engine.NearMerge, engine.NearRefuse, engine.NearOff} {
+		t.Run(p.String(), func(t *testing.T) {
+			m, err := New(ctx, emb, WithEngine(engine.WithNearDuplicates(engine.DefaultNearScore, p)))
+			require.NoError(t, err)
+			outs, err := m.Remember(ctx, first)
+			require.NoError(t, err)
+			id := outs[0].ID
+			outs, err = m.Remember(ctx, near)
+			switch p {
+			case engine.NearKeep:
+				require.NoError(t, err)
+				assert.False(t, outs[0].Duplicate)
+				require.Len(t, outs[0].Similar, 1)
+				assert.Equal(t, id, outs[0].Similar[0].ID)
+				assert.Equal(t, 2, m.Len())
+			case engine.NearMerge:
+				require.NoError(t, err)
+				assert.True(t, outs[0].Duplicate)
+				assert.Equal(t, id, outs[0].ID)
+				assert.Equal(t, 1, m.Len())
+				got, _ := m.Get(id)
+				assert.Equal(t, 1, got.Seen)
+			case engine.NearRefuse:
+				require.ErrorIs(t, err, memory.ErrDuplicate)
+				assert.Contains(t, err.Error(), id)
+				assert.Equal(t, 1, m.Len())
+			case engine.NearOff:
+				require.NoError(t, err)
+				assert.Empty(t, outs[0].Similar)
+				assert.Equal(t, 2, m.Len())
+			}
+		})
+	}
+	_, err = New(ctx, emb, WithEngine(engine.WithNearDuplicates(1.5, engine.NearKeep)))
+	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -50,6 +51,11 @@ type prepared struct {
 	// repeat, set when it commits.
 	dedup bool
 	dupOf string
+	// nearOf is the near-duplicate the record merges into, if it is
+	// still current when it commits (engine.NearMerge); similar are the
+	// near-duplicates found for it.
+	nearOf  string
+	similar []memory.Similar
 }
 
 // embedBatch is how many child texts go to the embedder in one call.
@@ -60,8 +66,15 @@ const embedBatch = 512
 // embedding error nothing is stored (the error names the record's index). The
 // batch is written to the log with one fsync (group commit).
 func (m *Memory) AddBatch(ctx context.Context, recs []Record) ([]string, error) {
-	b, err := m.addBatch(ctx, recs)
-	return b.ids, err
+	outs, err := m.write(ctx, recs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(outs))
+	for i, o := range outs {
+		ids[i] = o.ID
+	}
+	return ids, nil
 }
 
 // written is what addBatch did: the records' ids and their prepared
@@ -89,6 +102,9 @@ func (m *Memory) addBatch(ctx context.Context, recs []Record) (written, error) {
 	}
 	preps, err := m.prepareAll(ctx, recs)
 	if err != nil {
+		return written{}, err
+	}
+	if err := m.near(ctx, preps); err != nil {
 		return written{}, err
 	}
 	var texts []string

@@ -492,6 +492,15 @@ var breakers = []breaker{
 			return outs, nil
 		}
 	}),
+	spoil("FactsNearDuplicates", "reports no near-duplicate", func(b *broken) {
+		b.remember = func(ctx context.Context, recs ...memory.Record) ([]memory.Outcome, error) {
+			outs, err := b.m.Remember(ctx, recs...)
+			for i := range outs {
+				outs[i].Similar = nil
+			}
+			return outs, err
+		}
+	}),
 	spoilQuery("FactsSupersede", "reads every version, always", func(q *memory.Query) { q.History = true }),
 	spoil("FactsConflict", "supersedes without checking", func(b *broken) {
 		b.supersede = func(ctx context.Context, old string, rec memory.Record) (memory.Outcome, error) {

@@ -147,7 +147,7 @@ func KnownFailure(rule, reason string) Option {
 //   - memory.Querier: QueryFindsText, QueryModes, QueryK, QueryMinScore,
 //     QueryInvalid, QueryTimeRange, QueryNeighbours, Namespaces;
 //   - memory.Lister: ListOrder, ListPaging, ListFilter;
-//   - memory.Facts: FactsDuplicates, FactsSupersede, FactsConflict,
+//   - memory.Facts: FactsDuplicates, FactsNearDuplicates, FactsSupersede, FactsConflict,
 //     FactsValidity, FactsReopen.
 //
 // Rules check every interface the memory implements: Forget, for one,

@@ -62,7 +62,7 @@ func TestMemorytestBareMemory(t *testing.T) {
 				assert.True(t, rec.skipped && strings.Contains(report, "io.Closer"), "rule %s on a memory without Close:\n%s", r.name, report)
 			case "Reopen":
 				assert.True(t, rec.skipped && strings.Contains(report, "Reopen"), "rule %s on a memory without Reopen:\n%s", r.name, report)
-			case "FactsDuplicates", "FactsSupersede", "FactsConflict", "FactsValidity", "FactsReopen":
+			case "FactsDuplicates", "FactsNearDuplicates", "FactsSupersede", "FactsConflict", "FactsValidity", "FactsReopen":
 				assert.True(t, rec.skipped && strings.Contains(report, "memory.Facts"), "rule %s on a bare memory.Memory:\n%s", r.name, report)
 			default:
 				assert.True(t, rec.skipped && strings.Contains(report, "memory.Records"), "rule %s on a bare memory.Memory:\n%s", r.name, report)

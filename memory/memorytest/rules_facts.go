@@ -15,6 +15,7 @@ import (
 
 var factRules = []rule{
 	{"FactsDuplicates", factsDuplicates},
+	{"FactsNearDuplicates", factsNearDuplicates},
 	{"FactsSupersede", factsSupersede},
 	{"FactsConflict", factsConflict},
 	{"FactsValidity", factsValidity},
@@ -243,4 +244,24 @@ func factsReopen(e *env) {
 			e.t.Errorf("rule: Seen counts across reopening: %+v", want)
 		}
 	}
+}
+
+// factsNearDuplicates: a record written without an id whose words a
+// current record of its namespace, said by the same speaker, repeats in
+// another order is reported as its near-duplicate (and stored, by the
+// default policy); another speaker's is not.
+func factsNearDuplicates(e *env) {
+	s := e.fresh(needFacts)
+	first := s.remember(e, memory.Record{Text: "Dana now lives in Paris near the kumquat market.", Namespace: "dana", Speaker: "Dana"}, "rule: Remember succeeds")
+	near := s.remember(e, memory.Record{Text: "Near the kumquat market Dana lives in Paris now.", Namespace: "dana", Speaker: "Dana"}, "rule: Remember succeeds")
+	if assert.False(e.t, near.Duplicate, "rule: a near-duplicate is stored by default") {
+		if assert.NotEmpty(e.t, near.Similar, "rule: a near-duplicate is reported (Outcome.Similar)") {
+			assert.Equal(e.t, first.ID, near.Similar[0].ID, "rule: Outcome.Similar names the stored record")
+			assert.Greater(e.t, near.Similar[0].Score, float32(0.5), "rule: Outcome.Similar says how similar")
+		}
+	}
+	other := s.remember(e, memory.Record{Text: "Dana now lives in Paris, near the market of kumquats.", Namespace: "dana", Speaker: "Bob"}, "rule: Remember succeeds")
+	assert.Empty(e.t, other.Similar, "rule: a near-duplicate is one of the same speaker")
+	events := s.remember(e, memory.Record{ID: "turn", Text: "Near the kumquat market Dana now lives in Paris.", Namespace: "dana", Speaker: "Dana"}, "rule: Remember succeeds")
+	assert.Empty(e.t, events.Similar, "rule: a record with an id (an event) is not checked for near-duplicates")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
@@ -63,6 +64,31 @@ func (m *Memory) Remember(ctx context.Context, recs ...memory.Record) ([]memory.
 		outs[i] = preps[i].outcome()
 	}
 	return outs, nil
+}
+
+// near finds the near-duplicates of the facts among preps (fact.Near) and
+// sets what each merges into (engine.NearMerge) and reports
+// (prepared.similar); with engine.NearRefuse a near-duplicate is an
+// error.
+func (m *Memory) near(ctx context.Context, preps []prepared) error {
+	recs := make([]memory.Record, len(preps))
+	for i := range preps {
+		recs[i] = preps[i].rec
+	}
+	sims, into, err := fact.Near(recs, func(i int) bool { return preps[i].dedup }, m.opts.engine.NearPolicy(), func(r memory.Record) ([]memory.Similar, error) {
+		s, err := engine.Similar(ctx, m.opts.engine, m, r, m.header(&r)+r.Text)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: near-duplicates: %w", err)
+		}
+		return s, nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range sims {
+		preps[i].similar, preps[i].nearOf = sims[i], into[i]
+	}
+	return nil
 }
 
 // Supersede stores rec as the new version of the record old, closes old
@@ -145,9 +171,9 @@ SELECT `+recordColumns+` FROM chain c JOIN records r ON r.id = c.id JOIN namespa
 // outcome is what writing p did.
 func (p *prepared) outcome() memory.Outcome {
 	if p.dupOf != "" {
-		return memory.Outcome{ID: p.dupOf, Duplicate: true}
+		return memory.Outcome{ID: p.dupOf, Duplicate: true, Similar: p.similar}
 	}
-	return memory.Outcome{ID: p.rec.ID, Superseded: p.rec.Supersedes}
+	return memory.Outcome{ID: p.rec.ID, Superseded: p.rec.Supersedes, Similar: p.similar}
 }
 
 // resolve decides, in the writing transaction with the namespaces locked,
@@ -233,6 +259,21 @@ func (m *Memory) resolve(ctx context.Context, tx pgx.Tx, batch []*prepared, olds
 		}
 		if p.dupOf != "" {
 			continue
+		}
+		if p.nearOf != "" && supersededByThis[p.nearOf] == "" {
+			// A near-duplicate to merge into (engine.NearMerge), if it is
+			// still current.
+			var n int
+			err := tx.QueryRow(ctx, `SELECT count(*) FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = $1 AND n.name = $2
+				AND r.superseded_by = '' AND coalesce(r.valid_from, r.time) <= $3 AND (r.valid_until IS NULL OR r.valid_until > $3)`,
+				p.nearOf, p.rec.Namespace, now).Scan(&n)
+			if err != nil {
+				return nil, m.wrap(ctx, "add: near-duplicate", err)
+			}
+			if n > 0 {
+				p.dupOf = p.nearOf
+				continue
+			}
 		}
 		batchTexts[[2]any{p.rec.Namespace, norm}] = p
 		stored = append(stored, p)

@@ -397,6 +397,11 @@ type prepared struct {
 	// repeat, set when it commits.
 	dedup bool
 	dupOf string
+	// nearOf is the near-duplicate the record merges into, if it is
+	// still current when it commits (engine.NearMerge); similar are the
+	// near-duplicates found for it.
+	nearOf  string
+	similar []memory.Similar
 }
 
 const embedBatch = 512
@@ -406,13 +411,13 @@ const embedBatch = 512
 // nothing is stored. A record whose id is stored replaces it; when recs
 // repeat an id the last one is stored.
 func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, error) {
-	preps, err := m.addBatch(ctx, recs)
+	outs, err := m.Remember(ctx, recs...)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(preps))
-	for i := range preps {
-		ids[i] = preps[i].outcome().ID
+	ids := make([]string, len(outs))
+	for i, o := range outs {
+		ids[i] = o.ID
 	}
 	return ids, nil
 }
@@ -443,6 +448,9 @@ func (m *Memory) addBatch(ctx context.Context, recs []memory.Record) ([]prepared
 	vecs, err := embed.EmbedAll(ctx, m.emb, texts, embedBatch)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := m.near(ctx, preps); err != nil {
+		return nil, err
 	}
 	k := 0
 	for i := range preps {

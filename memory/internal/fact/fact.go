@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
 )
 
 // Check checks a record's validity and versions as a writer gives them:
@@ -66,4 +67,37 @@ func Key(text string) (int64, string) {
 	h := fnv.New64a()
 	h.Write([]byte(n))
 	return int64(h.Sum64()), n
+}
+
+// Near asks find for the near-duplicates of each of recs (validated,
+// with their defaults) that is a fact (isFact: written without an ID) and
+// supersedes no other, and applies the policy: it returns each record's
+// near-duplicates (for its outcome) and, with engine.NearMerge, the id of
+// the one each merges into ("" for none); with engine.NearRefuse, an
+// error wrapping memory.ErrDuplicate for the first record that has one.
+func Near(recs []memory.Record, isFact func(i int) bool, policy engine.NearPolicy, find func(rec memory.Record) ([]memory.Similar, error)) (sims [][]memory.Similar, into []string, err error) {
+	if policy == engine.NearOff {
+		return nil, nil, nil
+	}
+	sims, into = make([][]memory.Similar, len(recs)), make([]string, len(recs))
+	for i, r := range recs {
+		if !isFact(i) || r.Supersedes != "" {
+			continue
+		}
+		s, err := find(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		sims[i] = s
+		if len(s) == 0 {
+			continue
+		}
+		switch policy {
+		case engine.NearMerge:
+			into[i] = s[0].ID
+		case engine.NearRefuse:
+			return nil, nil, fmt.Errorf("%w: record %d (%q) says nearly what %q says (cosine %.2f): %q", memory.ErrDuplicate, i, r.Text, s[0].ID, s[0].Score, s[0].Text)
+		}
+	}
+	return sims, into, nil
 }
