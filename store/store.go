@@ -246,9 +246,16 @@ func Verify(ctx context.Context, target string, cfg Config) (VerifyReport, error
 
 // Repair makes a damaged store in dir openable again (longterm.Repair):
 // it keeps a copy of every file in dir/repair-TIMESTAMP, keeps every intact
-// log record, rewrites a damaged manifest from cfg (Kind, Embedder and
-// Backend then say what the store was; the defaults otherwise) and rebuilds
-// the snapshot; the report says what it dropped.
+// log record and the snapshot's records the log lost, rewrites a damaged
+// or wrong manifest from cfg and rebuilds the snapshot; the report says
+// what it dropped. cfg.Embedder, given, is the embedder that built the
+// store, whatever the manifest says (that is how a manifest naming the
+// wrong one is fixed; one that cannot have made the log's vectors is
+// refused). Without a readable manifest, the store is repaired as the kind
+// its files show (longterm.InferKind) unless cfg.Kind says; when they do
+// not show it, cfg.Kind is required (an error wrapping
+// memory.ErrInvalidArgument). The embedder is then cfg.Embedder, else
+// DefaultEmbedder, and the backend the snapshot's.
 func Repair(ctx context.Context, dir string, cfg Config) (longterm.RepairReport, error) {
 	if err := checkDir(dir, "repair"); err != nil {
 		return longterm.RepairReport{Dir: Redact(dir)}, err
@@ -256,6 +263,22 @@ func Repair(ctx context.Context, dir string, cfg Config) (longterm.RepairReport,
 	cfg.Create, cfg.ReadOnly = false, false
 	if _, err := os.Stat(filepath.Join(dir, "memories.log")); err != nil && !Exists(dir) {
 		return longterm.RepairReport{Dir: dir}, fmt.Errorf("store: no memory store in %s: %w", dir, fs.ErrNotExist)
+	}
+	if _, _, _, err := Info(dir); cfg.Kind == "" && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, memory.ErrCorrupt)) {
+		// The manifest is lost: the store is repaired as the kind it was,
+		// which its files tell, or the caller must say.
+		kind, why, ierr := longterm.InferKind(ctx, dir)
+		if ierr != nil {
+			return longterm.RepairReport{Dir: dir}, ierr
+		}
+		if kind == "" {
+			return longterm.RepairReport{Dir: dir}, fmt.Errorf("store: %w: the manifest of %s is missing or damaged, and its files do not tell whether it is a short- or a long-term store (%s): say which (Config.Kind; agentmem repair --memory short|long)",
+				memory.ErrInvalidArgument, dir, why)
+		}
+		cfg.Kind = Kind(kind)
+		if cfg.Logger != nil {
+			cfg.Logger.Info("store: repair: the manifest is lost; repairing as a "+kind+"-term store", "dir", dir, "because", why)
+		}
 	}
 	kind, emb, opts, err := resolve(ctx, dir, cfg, true)
 	if err != nil {
@@ -275,7 +298,8 @@ func resolve(ctx context.Context, dir string, cfg Config, repair bool) (Kind, em
 	kind, embSpec, backend, err := Info(dir)
 	switch {
 	case repair && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, memory.ErrCorrupt)):
-		kind, embSpec, backend = DefaultKind, DefaultEmbedder, DefaultBackend
+		// The snapshot, if there is one, names the backend.
+		kind, embSpec, backend = DefaultKind, DefaultEmbedder, legacyBackend(dir, DefaultBackend)
 	case errors.Is(err, fs.ErrNotExist):
 		if !cfg.Create || cfg.ReadOnly {
 			return "", nil, nil, err

@@ -96,6 +96,9 @@ func (a *app) storeError(err error, cfg store.Config) error {
 		return fmt.Errorf("--backend faiss: not built into this binary: rebuild with -tags faiss (needs cgo and libfaiss-dev): %w", err)
 	case errors.Is(err, vdb.ErrUnknownBackend):
 		return usageError{fmt.Errorf("unknown --backend %q: %w", store.Redact(a.backend), err)}
+	case errors.Is(err, memory.ErrEmbedderMismatch) && cfg.Embedder != "":
+		// --embedder contradicts the store: a usage mistake like any other.
+		return usageError{fmt.Errorf("--embedder %s: %w", cfg.Embedder, err)}
 	case errors.Is(err, memory.ErrCorrupt) && !url:
 		return fmt.Errorf("%w\n(agentmem verify --store %s describes the damage; agentmem repair --store %s repairs it, keeping a backup)", err, a.store, a.store)
 	}

@@ -185,6 +185,9 @@ type RepairReport struct {
 	// Lost are the ids of records the old snapshot held that the repaired
 	// store does not (their text is in the backup's snapshot files).
 	Lost []string `json:"lost,omitempty"`
+	// Restored are the ids of records the old snapshot held that the log
+	// had lost, put back from the snapshot (their chunks re-embedded).
+	Restored []string `json:"restored,omitempty"`
 	// Rebuilt names the files made anew: "manifest", "log", "snapshot".
 	Rebuilt []string `json:"rebuilt"`
 }
@@ -196,14 +199,20 @@ type ByteRange struct {
 }
 
 // Repair makes a damaged store in dir openable again, keeping everything it
-// replaces: it takes the store's lock, copies every file into a new
-// directory dir/repair-TIMESTAMP, then keeps every intact record of the log
-// (skipping damaged bytes to the next intact record, where Open would stop
-// with ErrCorrupt), rewrites a missing or damaged manifest from emb and
-// opts, drops the snapshot and rebuilds it from the log. The report says
-// what was dropped: the log's damaged byte ranges and the ids of records
-// the old snapshot held that the repaired store lacks. Repairing a sound
-// store loses nothing (it rebuilds its snapshot).
+// replaces: it takes the store's lock, checks that emb can have built the
+// vectors the log holds (an embedder of another dimension is an error
+// wrapping ErrEmbedderMismatch, and nothing is written), copies every file
+// into a new directory dir/repair-TIMESTAMP, then keeps every intact record
+// of the log (skipping damaged bytes to the next intact record, where Open
+// would stop with ErrCorrupt), puts back the records the old snapshot holds
+// that the log lost (deleted, cut short or replaced: their text and chunks
+// are the snapshot's, their vectors re-embedded by emb), rewrites a
+// missing, damaged or wrong manifest from emb and opts (a manifest that
+// names another embedder than emb is taken to be wrong: the caller states
+// the truth), drops the snapshot and rebuilds it from the log. The report
+// says what was dropped: the log's damaged byte ranges and the ids of
+// records the old snapshot held that the repaired store lacks. Repairing a
+// sound store loses nothing (it rebuilds its snapshot).
 func Repair(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (RepairReport, error) {
 	rep := RepairReport{Dir: dir, RecordsBefore: -1}
 	m, err := New(ctx, emb, opts...)
@@ -226,56 +235,61 @@ func Repair(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 			lock.Close()
 		}
 	}()
+
+	// Everything that can refuse the repair is checked before the backup,
+	// so that a refused repair leaves the store as it was and no backup.
+	want := Manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backend, Kind: m.opts.kind}
+	got, gotErr := ReadManifest(dir)
+	if errors.Is(gotErr, ErrVersion) {
+		return rep, gotErr
+	}
+	lpath := filepath.Join(dir, logFileName)
+	data, err := os.ReadFile(lpath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return rep, fmt.Errorf("longterm: repair: %w", err)
+	}
+	logMissing := err != nil
+	if err := m.checkRepairEmbedder(dir, data, got, gotErr); err != nil {
+		return rep, err
+	}
+	// What the old snapshot held.
+	old := map[string]*parent{}
+	if meta, _, err := m.readSnapMeta(); err == nil && meta != nil {
+		rep.RecordsBefore = meta.Records
+		probe := &Memory{parents: map[string]*parent{}, children: map[int64]childRef{}}
+		if probe.loadParents(filepath.Join(dir, meta.Parents)) == nil {
+			old = probe.parents
+		}
+	}
+	// The log: every intact record, and the snapshot's records it lost.
+	dropped, payloads, rewrite := salvageLog(data, logMissing, m.dim)
+	restore, restored, err := m.restoreFromSnapshot(ctx, old, payloads)
+	if err != nil {
+		return rep, err
+	}
+	rep.Dropped, rep.Restored = dropped, restored
+	if len(restore) > 0 {
+		payloads, rewrite = append(restore, payloads...), true
+	}
+
 	if rep.Backup, err = backupStore(dir); err != nil {
 		return rep, err
 	}
-
-	// The manifest.
-	want := Manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backend, Kind: m.opts.kind}
-	got, err := ReadManifest(dir)
-	switch {
-	case err == nil:
-		if got.Embedder != want.Embedder || got.Dim != want.Dim {
-			return rep, fmt.Errorf("%w: %s was built by %s (dim %d), repaired with %s (dim %d)",
-				ErrEmbedderMismatch, dir, got.Embedder, got.Dim, want.Embedder, want.Dim)
-		}
-	case errors.Is(err, ErrVersion):
-		return rep, err
-	default: // missing or damaged
+	if gotErr != nil || got.Embedder != want.Embedder || got.Dim != want.Dim || cmp.Or(got.Kind, KindLong) != want.Kind {
 		if err := writeManifest(dir, want); err != nil {
 			return rep, err
 		}
 		rep.Rebuilt = append(rep.Rebuilt, "manifest")
 	}
-
-	// What the old snapshot held.
-	old := map[string]bool{}
-	if meta, _, err := m.readSnapMeta(); err == nil && meta != nil {
-		rep.RecordsBefore = meta.Records
-		probe := &Memory{parents: map[string]*parent{}, children: map[int64]childRef{}}
-		if probe.loadParents(filepath.Join(dir, meta.Parents)) == nil {
-			for id := range probe.parents {
-				old[id] = true
-			}
-		}
-	}
-
-	// The log: keep every intact record.
-	lpath := filepath.Join(dir, logFileName)
-	dropped, rewrite, err := salvageLog(lpath, m.dim)
-	if err != nil {
-		return rep, err
-	}
-	rep.Dropped = dropped
-	if rewrite != nil {
+	if rewrite {
 		tmp := lpath + ".repair"
 		_ = os.Remove(tmp)
 		nl, err := createLog(tmp)
 		if err != nil {
 			return rep, err
 		}
-		if len(rewrite) > 0 {
-			if _, err := nl.append(rewrite, true); err != nil {
+		if len(payloads) > 0 {
+			if _, err := nl.append(payloads, true); err != nil {
 				nl.close()
 				return rep, err
 			}
@@ -371,35 +385,22 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// salvageLog reads the log at path and returns the byte ranges that hold no
-// intact record and, if the log must be rewritten (damage, or a missing or
-// headless log), the payloads of its intact records in order (nil: the log
-// is sound as it is). A record is intact when both checksums match and it
-// decodes, with vectors of dimension dim. In a format-2 log the intact
-// records are put back in sequence order, and a record whose sequence
-// number an earlier one already had (a repeated frame) is dropped; a gap in
-// the sequence costs only the records that are gone.
-func salvageLog(path string, dim int) ([]ByteRange, [][]byte, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, [][]byte{}, nil
+// salvageLog reads the log data (missing: there is no log file) and
+// returns the byte ranges that hold no intact record, the payloads of its
+// intact records in order, and whether the log must be rewritten (damage,
+// or a missing or headless log). A record is intact when both checksums
+// match and it decodes, with vectors of dimension dim. In a format-2 log
+// the intact records are put back in sequence order, and a record whose
+// sequence number an earlier one already had (a repeated frame) is
+// dropped; a gap in the sequence costs only the records that are gone.
+func salvageLog(data []byte, missing bool, dim int) (dropped []ByteRange, payloads [][]byte, rewrite bool) {
+	if missing {
+		return nil, nil, true
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("longterm: repair: %w", err)
-	}
-	if len(data) >= logHeaderSize && string(data[:6]) == logMagic {
-		switch v := binary.LittleEndian.Uint16(data[6:]); v {
-		case logVersion, logVersion1:
-			s := salvageFrames(data, v, dim)
-			return s.result(false)
-		}
-	}
-	// No usable header: the frames tell their format.
-	s2, s1 := salvageFrames(data, logVersion, dim), salvageFrames(data, logVersion1, dim)
-	if len(s1.frames) > len(s2.frames) {
-		s2 = s1
-	}
-	return s2.result(true)
+	s := logFrames(data, dim)
+	badHeader := !(len(data) >= logHeaderSize && string(data[:6]) == logMagic &&
+		(binary.LittleEndian.Uint16(data[6:]) == logVersion || binary.LittleEndian.Uint16(data[6:]) == logVersion1))
+	return s.result(badHeader)
 }
 
 // salvaged is what salvageFrames kept of a log.
@@ -418,7 +419,7 @@ type salvagedFrame struct {
 
 // salvageFrames reads the frames of data (a whole log file, whose header is
 // skipped) as format version, skipping damaged bytes to the next intact
-// frame.
+// frame. dim 0 takes records of any dimension.
 func salvageFrames(data []byte, version uint16, dim int) salvaged {
 	size := int64(len(data))
 	s := salvaged{version: version, size: size}
@@ -441,7 +442,7 @@ func salvageFrames(data []byte, version uint16, dim int) salvaged {
 			return nil
 		}
 		if isAdd(typ) {
-			if a, err := decodeAdd(typ, body); err != nil || a.dim != dim {
+			if a, err := decodeAdd(typ, body); err != nil || (dim != 0 && a.dim != dim) {
 				return nil
 			}
 		} else if _, err := decodeForget(body); err != nil {
@@ -469,9 +470,8 @@ func salvageFrames(data []byte, version uint16, dim int) salvaged {
 // result returns salvageLog's answer for s: a damaged header (badHeader),
 // dropped bytes or, in format 2, frames out of sequence make the log one
 // to rewrite.
-func (s salvaged) result(badHeader bool) ([]ByteRange, [][]byte, error) {
+func (s salvaged) result(badHeader bool) ([]ByteRange, [][]byte, bool) {
 	damaged := badHeader || len(s.dropped) > 0
-	payloads := [][]byte{}
 	if badHeader {
 		s.dropped = append([]ByteRange{{0, min(s.size, logHeaderSize)}}, s.dropped...)
 	}
@@ -496,12 +496,13 @@ func (s salvaged) result(badHeader bool) ([]ByteRange, [][]byte, error) {
 			}
 		}
 	}
-	if !damaged {
-		return nil, nil, nil
-	}
 	slices.SortFunc(s.dropped, func(a, b ByteRange) int { return cmp.Compare(a.Offset, b.Offset) })
+	payloads := make([][]byte, 0, len(frames))
 	for _, f := range frames {
 		payloads = append(payloads, f.payload)
 	}
-	return s.dropped, payloads, nil
+	if !damaged {
+		return nil, payloads, false
+	}
+	return s.dropped, payloads, true
 }
