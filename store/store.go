@@ -220,7 +220,8 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 
 // Verify checks the store target names. A store directory is checked
 // without writing to it or taking its lock (longterm.Verify); cfg is read
-// as Open reads it. A PostgreSQL store's schema version and manifest are
+// as Open reads it; one whose manifest is missing or damaged is checked
+// file by file (longterm.VerifyFiles). A PostgreSQL store's schema version and manifest are
 // checked, then it is opened as a reader opens it and its records and
 // chunks are counted (a fuller check is to come). Damage makes the error
 // wrap memory.ErrCorrupt (or ErrVersion, ErrEmbedderMismatch); the report
@@ -234,6 +235,11 @@ func Verify(ctx context.Context, target string, cfg Config) (VerifyReport, error
 	}
 	cfg.Create, cfg.ReadOnly = false, true
 	kind, emb, opts, err := resolve(ctx, target, cfg, false)
+	if err != nil && (errors.Is(err, memory.ErrCorrupt) || (errors.Is(err, fs.ErrNotExist) && hasStoreFiles(target))) {
+		// The manifest is lost: check the rest without an embedder.
+		rep, ferr := longterm.VerifyFiles(ctx, target)
+		return VerifyReport{VerifyReport: rep}, ferr
+	}
 	if err != nil {
 		return VerifyReport{VerifyReport: longterm.VerifyReport{Dir: target, Problems: []string{err.Error()}}}, err
 	}
@@ -370,6 +376,17 @@ func probeBackend(ctx context.Context, emb embed.Embedder, backend string) error
 		return fmt.Errorf("store: backend %q: %w", Redact(backend), err)
 	}
 	return db.Close()
+}
+
+// hasStoreFiles reports whether dir holds a store's log or snapshot (with
+// or without its manifest).
+func hasStoreFiles(dir string) bool {
+	for _, f := range []string{"memories.log", "snapshot.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Exists reports whether dir holds a memory store (of any kind or

@@ -147,3 +147,54 @@ func TestCLI_RepairAfterLogDeleted(t *testing.T) {
 	assert.Contains(t, r.stdout, "LH 2043")
 	assert.Equal(t, 0, runBin(t, bin, ".", "--store", st, "verify").code)
 }
+
+// TestCLI_VerifyReportsEveryProblem: verify of a store that does not open
+// says what is intact and lists every problem (it printed "memories 0 /
+// log 0 records" and the first problem only); a sound store's report names
+// each part.
+func TestCLI_VerifyReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	bin := buildCLI(t)
+	st := importedStore(t, bin, "--memory", "long")
+	r := runBin(t, bin, ".", "--store", st, "verify")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, want := range []string{"memories   70\n", "manifest   hash:512 (dim 512), long-term, backend inmem\n", "log        70 records, ", "snapshot   generation 1, 70 memories", "\nok\n"} {
+		assert.Contains(t, r.stdout, want)
+	}
+
+	flip := func(name string, at int64) {
+		f, err := os.OpenFile(filepath.Join(st, name), os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte("XXXX"), at)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	flip("memories.log", 3000)
+	r = runBin(t, bin, ".", "--store", st, "verify")
+	assert.Equal(t, exitFailure, r.code)
+	assert.NotContains(t, r.stdout, "memories   0")
+	assert.Contains(t, r.stdout, "manifest   hash:512 (dim 512)")
+	assert.Contains(t, r.stdout, "snapshot   70 memories, 187 chunks with their vectors")
+	assert.Contains(t, r.stdout, "log        69 intact records")
+	assert.Regexp(t, `DAMAGE     \S+memories.log: bytes \d+-\d+ \(\d+ bytes\) hold no intact record`, r.stdout)
+	assert.Contains(t, r.stderr, "1 problem found")
+
+	require.NoError(t, os.Remove(filepath.Join(st, "manifest.json")))
+	matches, err := filepath.Glob(filepath.Join(st, "snap-*.parents"))
+	require.NoError(t, err)
+	require.Len(t, matches, 1)
+	flip(filepath.Base(matches[0]), 300)
+	r = runBin(t, bin, ".", "--store", st, "--json", "verify")
+	assert.Equal(t, exitFailure, r.code)
+	var rep struct {
+		Opened   bool     `json:"opened"`
+		Problems []string `json:"problems"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	assert.False(t, rep.Opened)
+	require.Len(t, rep.Problems, 3, "%q", rep.Problems)
+	assert.Contains(t, rep.Problems[0], "manifest.json: missing")
+	assert.Contains(t, rep.Problems[1], "hold no intact record")
+	assert.Contains(t, rep.Problems[2], "checksum mismatch")
+	assert.Contains(t, r.stderr, "3 problems found")
+}

@@ -18,8 +18,9 @@ func newVerifyCmd(a *app) *cobra.Command {
 		Short: "Check a store for damage (exit 1 if any)",
 		Long: `Verify checks every file of the store without writing to it or locking it:
 the manifest, every log record's checksums and contents, the snapshot's files
-and that the snapshot and the log agree. It prints what it found and exits 1
-on any damage (a torn log tail included), 0 otherwise. Files left by
+and that the snapshot and the log agree. It prints what it found sound and
+every problem (a store that does not open is checked file by file) and exits
+1 on any damage (a torn log tail included), 0 otherwise. Files left by
 interrupted writes are listed but are no damage (the next write removes them),
 nor is a keyword index file that cannot be used (a warning: searches build
 the index from the records, and the next write's close rewrites it).
@@ -51,7 +52,14 @@ chunks.`,
 						fmt.Fprintf(out, "memories   %d\nchunks     %d\n", rep.Records, rep.Chunks)
 					}
 				} else {
-					fmt.Fprintf(out, "memories   %d\nlog        %d records, %d bytes\n", rep.Records, rep.LogFrames, rep.LogBytes)
+					// What opened or was found sound, then every problem.
+					if rep.Opened {
+						fmt.Fprintf(out, "memories   %d\n", rep.Records)
+					}
+					for _, s := range rep.Intact {
+						part, what, _ := strings.Cut(s, ": ")
+						fmt.Fprintf(out, "%-10s %s\n", part, what)
+					}
 				}
 				for _, f := range rep.Leftovers {
 					fmt.Fprintf(out, "leftover   %s (removed by the next write)\n", f)
@@ -65,6 +73,15 @@ chunks.`,
 				if len(rep.Problems) == 0 && verr == nil {
 					fmt.Fprintln(out, "ok")
 				}
+			}
+			if verr != nil && errors.Is(verr, memory.ErrCorrupt) && len(rep.Problems) > 0 && !store.IsURL(a.store) {
+				// The problems are listed above (or in the JSON).
+				n := fmt.Sprintf("%d problems", len(rep.Problems))
+				if len(rep.Problems) == 1 {
+					n = "1 problem"
+				}
+				return fmt.Errorf("%w: %s: %s found (agentmem repair --store %s repairs the store, keeping a backup)",
+					memory.ErrCorrupt, a.where(), n, a.store)
 			}
 			if verr != nil {
 				return a.storeError(verr, cfg)

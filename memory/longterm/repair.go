@@ -21,17 +21,24 @@ import (
 
 // VerifyReport is what [Verify] found in a store.
 type VerifyReport struct {
-	Dir       string `json:"store"`
-	Records   int    `json:"records"`    // live records, as Open sees them
-	LogBytes  int64  `json:"log_bytes"`  // length of the log's complete records
-	LogFrames int    `json:"log_frames"` // records (adds and forgets) in the log
-	LogFormat int    `json:"log_format"` // 1: the previous release's (no sequence numbers), or LogFormat
+	Dir string `json:"store"`
+	// Opened says whether the store opened; Records is then how many live
+	// records it holds. A store that does not open is described file by
+	// file: Intact and Problems.
+	Opened    bool  `json:"opened"`
+	Records   int   `json:"records"`    // live records, as Open sees them
+	LogBytes  int64 `json:"log_bytes"`  // length of the log's complete records
+	LogFrames int   `json:"log_frames"` // records (adds and forgets) in the log
+	LogFormat int   `json:"log_format"` // 1: the previous release's (no sequence numbers), or LogFormat
 	// TornTail is the length of an incomplete last write at the end of the
 	// log (a crash's; the next writer's Open trims it, keeping a copy).
 	TornTail int64 `json:"torn_tail_bytes,omitempty"`
 	// Leftovers are files of interrupted writes (the next writer's Open
 	// removes them).
 	Leftovers []string `json:"leftovers,omitempty"`
+	// Intact says what was found sound, one line a file or part (the
+	// manifest, the log, the snapshot).
+	Intact []string `json:"intact,omitempty"`
 	// Problems is every piece of damage found; empty for a sound store.
 	Problems []string `json:"problems,omitempty"`
 	// Warnings are what is wrong but loses nothing and makes no error: a
@@ -45,19 +52,39 @@ type VerifyReport struct {
 // it opens it read-only (which checks the manifest, the snapshot files
 // against their checksums and counts and the log records after it), reads
 // the whole log again and checks that it holds exactly the records the
-// snapshot and its tail give. Any damage — including a torn log tail — is
-// listed in the report and makes the error wrap ErrCorrupt (or is Open's
-// error, e.g. ErrVersion or ErrEmbedderMismatch). A keyword index file
-// that cannot be used is a warning, not damage: it is a cache.
+// snapshot and its tail give. A store that does not open for damage is
+// checked file by file instead (the manifest, every record of the log,
+// the snapshot whole), so that the report says what is intact and lists
+// every problem, not the first. Any damage — including a torn log tail —
+// is listed in the report and makes the error wrap ErrCorrupt (or is
+// Open's error, e.g. ErrVersion or ErrEmbedderMismatch). A keyword index
+// file that cannot be used is a warning, not damage: it is a cache.
 func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (VerifyReport, error) {
 	rep := VerifyReport{Dir: dir}
-	m, err := Open(ctx, dir, emb, append(slices.Clone(opts), WithReadOnly())...)
+	opts = append(slices.Clone(opts), WithReadOnly())
+	m, err := Open(ctx, dir, emb, opts...)
 	if err != nil {
-		rep.Problems = append(rep.Problems, err.Error())
-		return rep, err
+		if !errors.Is(err, ErrCorrupt) {
+			rep.Problems = append(rep.Problems, err.Error())
+			return rep, err
+		}
+		pm, perr := New(ctx, emb, opts...)
+		if perr != nil {
+			return rep, errors.Join(err, perr)
+		}
+		pm.dir = dir
+		checkParts(ctx, pm, true, &rep)
+		if len(rep.Problems) == 0 { // damage the file checks do not see
+			rep.Problems = append(rep.Problems, err.Error())
+		}
+		return rep, rep.err()
 	}
 	defer m.Close()
+	rep.Opened = true
 	rep.Records = m.Len()
+	if man, err := ReadManifest(dir); err == nil {
+		rep.Intact = append(rep.Intact, fmt.Sprintf("manifest: %s (dim %d), %s-term, backend %s", man.Embedder, man.Dim, cmp.Or(man.Kind, KindLong), man.Backend))
+	}
 	if m.turnsUnused != nil {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("keyword index not used, built from the records instead (the next writer's close rewrites it): %v", m.turnsUnused))
 	}
@@ -102,6 +129,9 @@ func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 	if err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
 	} else {
+		if m.log.torn == 0 {
+			rep.Intact = append(rep.Intact, fmt.Sprintf("log: %d records, %d bytes", rep.LogFrames, rep.LogBytes))
+		}
 		var missing, extra []string
 		m.mu.RLock()
 		for id := range live {
@@ -126,6 +156,9 @@ func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 	keep := ""
 	if meta, _, _ := m.readSnapMeta(); meta != nil {
 		keep = fmt.Sprintf("%s%06d.", snapPrefix, meta.Gen)
+		rep.Intact = append(rep.Intact, fmt.Sprintf("snapshot: generation %d, %d memories, taken at log offset %d", meta.Gen, meta.Records, meta.LogOffset))
+	} else {
+		rep.Intact = append(rep.Intact, "snapshot: none (the log is replayed)")
 	}
 	for _, e := range entries {
 		if isLeftover(e.Name(), keep) {
