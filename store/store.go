@@ -102,6 +102,9 @@ type Config struct {
 	// holds: 0 means longterm.DefaultLockWait, a negative value not at
 	// all.
 	LockWait time.Duration
+	// LockNote is what a writer's lock file says about it beside its
+	// process id, for writers that wait for it (longterm.WithLockNote).
+	LockNote string
 }
 
 // Store is an open memory store of either kind. Its methods are the
@@ -356,6 +359,9 @@ func resolve(ctx context.Context, dir string, cfg Config, repair bool) (Kind, em
 		opts = append(opts, longterm.WithLockWait(0))
 	case cfg.LockWait > 0:
 		opts = append(opts, longterm.WithLockWait(cfg.LockWait))
+	}
+	if cfg.LockNote != "" {
+		opts = append(opts, longterm.WithLockNote(cfg.LockNote))
 	}
 	if kind == Short {
 		return kind, emb, opts, nil

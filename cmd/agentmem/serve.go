@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -40,7 +41,11 @@ MCP client config: {"command": "agentmem", "args": ["serve", "--stdio", "--store
 			if !store.IsURL(a.store) && !store.Exists(a.store) && !flagChanged(cmd, "memory") {
 				a.memory = string(store.Long)
 			}
-			st, err := a.open(cmd, !readOnly, store.Config{})
+			note := "agentmem serve --stdio"
+			if !stdio {
+				note = fmt.Sprintf("agentmem serve: write through its API at http://%s/v1/memories or MCP at http://%s/mcp", addr, addr)
+			}
+			st, err := a.open(cmd, !readOnly, store.Config{LockNote: note})
 			if err != nil {
 				return err
 			}

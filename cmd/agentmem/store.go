@@ -6,11 +6,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/filelock"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/vdb"
@@ -96,6 +98,16 @@ func (a *app) storeError(err error, cfg store.Config) error {
 		return fmt.Errorf("--backend faiss: not built into this binary: rebuild with -tags faiss (needs cgo and libfaiss-dev): %w", err)
 	case errors.Is(err, vdb.ErrUnknownBackend):
 		return usageError{fmt.Errorf("unknown --backend %q: %w", store.Redact(a.backend), err)}
+	case errors.Is(err, memory.ErrLocked) && !url:
+		// One line that names the holder and, for a server, where to
+		// write instead (its lock note).
+		holder := "another process"
+		if pid, note := filelock.Who(filepath.Join(a.store, "LOCK")); pid > 0 && note != "" {
+			holder = fmt.Sprintf("process %d, %s", pid, note)
+		} else if pid > 0 {
+			holder = fmt.Sprintf("process %d", pid)
+		}
+		return fmt.Errorf("%w: %s is in use by %s; gave up after %s (--wait)", memory.ErrLocked, a.where(), holder, max(a.wait, 0))
 	case errors.Is(err, memory.ErrEmbedderMismatch) && cfg.Embedder != "":
 		// --embedder contradicts the store: a usage mistake like any other.
 		return usageError{fmt.Errorf("--embedder %s: %w", cfg.Embedder, err)}

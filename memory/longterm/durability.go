@@ -26,6 +26,7 @@ var ErrReadOnly = fmt.Errorf("%w: store opened read-only", memory.ErrUnsupported
 type storeOptions struct {
 	readOnly       bool
 	lockWait       time.Duration
+	lockNote       string
 	maxRecordBytes int
 }
 
@@ -55,6 +56,18 @@ func WithLockWait(d time.Duration) Option {
 			return fmt.Errorf("lock wait %s is negative", d)
 		}
 		o.store.lockWait = d
+		return nil
+	}
+}
+
+// WithLockNote sets what a writer's lock file says about it beside its
+// process id, e.g. "agentmem serve, API at http://127.0.0.1:8080/v1": a
+// writer that waits for the store, and the ErrLocked error of one that
+// gives up, repeat it, so that a user learns what holds the store and
+// where to write instead.
+func WithLockNote(note string) Option {
+	return func(o *options) error {
+		o.store.lockNote = note
 		return nil
 	}
 }
