@@ -102,6 +102,10 @@ type Config struct {
 	// holds: 0 means longterm.DefaultLockWait, a negative value not at
 	// all.
 	LockWait time.Duration
+	// MaxRecordBytes is the largest record a write takes
+	// (longterm.WithMaxRecordBytes); 0 means
+	// longterm.DefaultMaxRecordBytes.
+	MaxRecordBytes int
 	// LockNote is what a writer's lock file says about it beside its
 	// process id, for writers that wait for it (longterm.WithLockNote).
 	LockNote string
@@ -359,6 +363,9 @@ func resolve(ctx context.Context, dir string, cfg Config, repair bool) (Kind, em
 		opts = append(opts, longterm.WithLockWait(0))
 	case cfg.LockWait > 0:
 		opts = append(opts, longterm.WithLockWait(cfg.LockWait))
+	}
+	if cfg.MaxRecordBytes != 0 {
+		opts = append(opts, longterm.WithMaxRecordBytes(cfg.MaxRecordBytes))
 	}
 	if cfg.LockNote != "" {
 		opts = append(opts, longterm.WithLockNote(cfg.LockNote))

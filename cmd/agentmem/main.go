@@ -52,6 +52,7 @@ type app struct {
 	index    string        // Faiss index-factory string
 	memory   string        // memory kind of a new store: "short" or "long"
 	wait     time.Duration // how long a writer waits for the store's lock
+	maxBytes int           // --max-record-bytes of the commands that write
 }
 
 // newRootCmd returns the agentmem command with its subcommands, writing to

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/filelock"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/vdb"
 )
@@ -208,12 +209,30 @@ func (a *app) longOnly(cmd *cobra.Command, names ...string) error {
 }
 
 // recordError makes a record the store refuses (no letter or digit,
-// invalid UTF-8) a usage error.
+// invalid UTF-8) a usage error, and says which flag raises the size limit.
 func recordError(err error) error {
-	if errors.Is(err, memory.ErrEmptyText) || errors.Is(err, memory.ErrInvalidArgument) {
+	switch {
+	case errors.Is(err, memory.ErrEmptyText) || errors.Is(err, memory.ErrInvalidArgument):
 		return usageError{err}
+	case errors.Is(err, memory.ErrTooLarge):
+		return fmt.Errorf("%w (--max-record-bytes raises the limit)", err)
 	}
 	return err
+}
+
+// maxRecordFlag adds --max-record-bytes to a command that writes; its value
+// goes to store.Config.MaxRecordBytes (maxRecordBytes).
+func (a *app) maxRecordFlag(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&a.maxBytes, "max-record-bytes", longterm.DefaultMaxRecordBytes,
+		"the largest memory a write takes, in bytes (its text, id, namespace, speaker and tags)")
+}
+
+// maxRecordBytes is --max-record-bytes, checked.
+func (a *app) maxRecordBytes() (int, error) {
+	if a.maxBytes <= 0 {
+		return 0, usageError{fmt.Errorf("--max-record-bytes must be positive, got %d", a.maxBytes)}
+	}
+	return a.maxBytes, nil
 }
 
 // closeStore closes mem and joins its error into *err, so that a failed

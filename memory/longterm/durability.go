@@ -98,7 +98,7 @@ func recordBytes(r *Record) int {
 // checkSize refuses a record above the limit.
 func (m *Memory) checkSize(r *Record) error {
 	if n := recordBytes(r); n > m.opts.store.maxRecordBytes {
-		return fmt.Errorf("longterm: %w: record %q is %d bytes, the limit is %d (WithMaxRecordBytes)",
+		return fmt.Errorf("longterm: %w: record %q is %d bytes, the limit is %d",
 			memory.ErrTooLarge, r.ID, n, m.opts.store.maxRecordBytes)
 	}
 	return nil
