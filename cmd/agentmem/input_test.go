@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,4 +100,41 @@ func TestCLI_ContradictingEmbedderIsUsage(t *testing.T) {
 		assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
 		assert.Contains(t, r.stderr, "--embedder hash:256", "%v", args)
 	}
+}
+
+// TestCLI_JSONErrors: with --json a failure is one JSON object on standard
+// error, in the HTTP API's shape, with a stable code, and the exit code is
+// the text mode's.
+func TestCLI_JSONErrors(t *testing.T) {
+	t.Parallel()
+	bin := buildCLI(t)
+	dir := t.TempDir()
+	st := filepath.Join(dir, "s")
+	require.Equal(t, exitOK, runBin(t, bin, ".", "--store", st, "add", "hello world").code)
+	for _, tc := range []struct {
+		args []string
+		code string
+		exit int
+	}{
+		{[]string{"--store", filepath.Join(dir, "none"), "search", "x"}, "not_found", exitFailure},
+		{[]string{"--store", st, "--bogus"}, "usage", exitUsage},
+		{[]string{"--store", st, "search", "-k", "0", "x"}, "usage", exitUsage},
+		{[]string{"--store", st, "get", "nosuchid"}, "not_found", exitFailure},
+		{[]string{"--store", st, "--embedder", "hash:3", "add", "x"}, "embedder_mismatch", exitUsage},
+		{[]string{"--store", st, "add", "--max-record-bytes", "4", "hello world"}, "too_large", exitFailure},
+	} {
+		r := runBin(t, bin, ".", append([]string{"--json"}, tc.args...)...)
+		assert.Equal(t, tc.exit, r.code, "%v", tc.args)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		require.Len(t, lines, 1, "%v: %q", tc.args, r.stderr)
+		var body struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(lines[0]), &body), "%v: %q", tc.args, r.stderr)
+		assert.Equal(t, tc.code, body.Error.Code, "%v: %s", tc.args, body.Error.Message)
+		assert.NotEmpty(t, body.Error.Message)
+		assert.False(t, strings.HasPrefix(body.Error.Message, "agentmem:"), body.Error.Message)
+	}
+	r := runBin(t, bin, ".", "--store", st, "get", "nosuchid")
+	assert.Equal(t, "agentmem: not found: "+st+" holds no memory with id nosuchid\n", r.stderr, "without --json: the text line")
 }

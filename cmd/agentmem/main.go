@@ -126,9 +126,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, errorLine(err))
 	var ue usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+	usage := errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command")
+	if jsonOut(root, args) {
+		writeJSONError(stderr, err, usage)
+	} else {
+		fmt.Fprintln(stderr, errorLine(err))
+	}
+	if usage {
 		return exitUsage
 	}
 	return exitFailure

@@ -60,9 +60,14 @@ func (a *app) open(cmd *cobra.Command, create bool, cfg store.Config) (store.Mem
 	return st, nil
 }
 
-// logger is the stores' logger: warnings on standard error.
+// logger is the stores' logger: warnings on standard error, as JSON lines
+// with --json (so that standard error holds JSON only).
 func (a *app) logger(cmd *cobra.Command) *slog.Logger {
-	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	if a.json {
+		return slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), opts))
+	}
+	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), opts))
 }
 
 // where is --store as the CLI prints it: a URL without its password.
@@ -91,7 +96,7 @@ func (a *app) storeError(err error, cfg store.Config) error {
 	url := store.IsURL(a.store)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && (url || !store.Exists(a.store)):
-		return fmt.Errorf("no memory store in %s (add or import something first, or pass --store DIR or --store postgres://…)", a.where())
+		return notFoundError{fmt.Errorf("no memory store in %s (add or import something first, or pass --store DIR or --store postgres://…)", a.where())}
 	case errors.Is(err, embed.ErrUnknownScheme) || errors.Is(err, embed.ErrBadSpec):
 		return usageError{fmt.Errorf("--embedder: %w", err)}
 	case errors.Is(err, vdb.ErrUnsupported) || (errors.Is(err, vdb.ErrUnknownBackend) && isFaiss(cfg.Backend)):
