@@ -97,6 +97,6 @@ func jsonOut(root *cobra.Command, args []string) bool {
 // sentinel (a store directory that is not there, said in the CLI's words).
 type notFoundError struct{ err error }
 
-func (e notFoundError) Error() string { return e.err.Error() }
-func (e notFoundError) Unwrap() error { return e.err }
+func (e notFoundError) Error() string        { return e.err.Error() }
+func (e notFoundError) Unwrap() error        { return e.err }
 func (e notFoundError) Is(target error) bool { return target == fs.ErrNotExist }
