@@ -64,6 +64,16 @@ lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@$(MAKE) --no-print-directory lint-openapi
+
+# lint-openapi validates the HTTP API's description against the OpenAPI 3.1
+# schema (openapi-spec-validator, `pip install openapi-spec-validator`);
+# server's TestOpenAPI_* check what the schema cannot (a 4XX answer on every
+# operation, servers).
+.PHONY: lint-openapi
+lint-openapi:
+	@if command -v openapi-spec-validator >/dev/null 2>&1; then openapi-spec-validator server/openapi.json; \
+	else echo "lint-openapi: openapi-spec-validator not installed (pip install openapi-spec-validator): server/openapi.json not validated"; fi
 
 .PHONY: lint-faiss
 lint-faiss: faiss-deps
