@@ -25,17 +25,21 @@ TESTFLAGS ?=
 BENCHTIME ?= 1s
 FUZZTIME  ?= 10s
 FAISS_TAG := -tags faiss
+# VERSION is what bin/agentmem --version and its MCP server report: the
+# nearest tag and the commits since (git describe), else the commit.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS   := -X main.buildVersion=$(VERSION)
 
 .PHONY: all
 all: build
 
 .PHONY: build
 build:
-	$(GO) build -o bin/agentmem ./cmd/agentmem
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/agentmem ./cmd/agentmem
 
 .PHONY: build-faiss
 build-faiss:
-	$(GO) build $(FAISS_TAG) -o bin/agentmem ./cmd/agentmem
+	$(GO) build $(FAISS_TAG) -ldflags '$(LDFLAGS)' -o bin/agentmem ./cmd/agentmem
 
 .PHONY: test
 test:
@@ -112,7 +116,7 @@ bench-faiss-1m: faiss-deps # ~6 GB of RAM and a few minutes: IVF over 1M cluster
 
 .PHONY: docker
 docker:
-	docker build -t agentmem .
+	docker build --build-arg VERSION=$(VERSION) -t agentmem .
 
 .PHONY: docker-test
 docker-test:

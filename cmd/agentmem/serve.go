@@ -50,7 +50,7 @@ MCP client config: {"command": "agentmem", "args": ["serve", "--stdio", "--store
 				return err
 			}
 			defer closeStore(st, &err) // after the server stopped: every acknowledged write is in it
-			opts := []server.Option{server.WithTokens(toks),
+			opts := []server.Option{server.WithTokens(toks), server.WithVersion(shortVersion()),
 				server.WithLogger(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))}
 			if readOnly {
 				opts = append(opts, server.WithReadOnly())
