@@ -10,8 +10,10 @@
 #   make test-container
 #                   builds the runtime image (docker, else podman with
 #                   ../shared/tools/container-base-images.sh, as root) and runs
-#                   test/container against it: named volume, Faiss backend,
-#                   restart, kill -9 during an import, non-root user
+#                   test/container against it: the default command (serve:
+#                   health check, token refusal, a write kept across a
+#                   restart), named volume, Faiss backend, restart, kill -9
+#                   during an import, non-root user
 #                   (scripts/test-container.sh; ~10 min cold, less when cached)
 #   make fuzz       every fuzz target in the module (each `func Fuzz...` in a
 #                   *_test.go), one after the other, FUZZTIME each (default 10s)
