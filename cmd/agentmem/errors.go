@@ -100,3 +100,13 @@ type notFoundError struct{ err error }
 func (e notFoundError) Error() string        { return e.err.Error() }
 func (e notFoundError) Unwrap() error        { return e.err }
 func (e notFoundError) Is(target error) bool { return target == fs.ErrNotExist }
+
+// reworded is an error said in other words than its chain's, which it
+// still wraps (for errors.Is and the --json code).
+type reworded struct {
+	msg string
+	err error
+}
+
+func (e reworded) Error() string { return e.msg }
+func (e reworded) Unwrap() error { return e.err }

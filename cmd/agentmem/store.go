@@ -101,7 +101,9 @@ func (a *app) storeError(err error, cfg store.Config) error {
 		return usageError{fmt.Errorf("--embedder: %w", err)}
 	case errors.Is(err, vdb.ErrUnsupported) || (errors.Is(err, vdb.ErrUnknownBackend) && isFaiss(cfg.Backend)):
 		// A backend this binary was built without: not a usage mistake.
-		return fmt.Errorf("--backend faiss: not built into this binary: rebuild with -tags faiss (needs cgo and libfaiss-dev): %w", err)
+		// Said once, in the CLI's words (the library's chain says it at
+		// every level); the sentinel stays for --json's code.
+		return reworded{"--backend faiss: this agentmem was built without Faiss: use make build-faiss (go build -tags faiss; needs cgo and libfaiss-dev) or the container image, which has it", err}
 	case errors.Is(err, vdb.ErrUnknownBackend):
 		return usageError{fmt.Errorf("unknown --backend %q: %w", store.Redact(a.backend), err)}
 	case errors.Is(err, memory.ErrLocked) && !url:
