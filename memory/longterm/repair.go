@@ -276,6 +276,9 @@ func Repair(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 	if errors.Is(gotErr, ErrVersion) {
 		return rep, gotErr
 	}
+	if gotErr == nil {
+		want.Format = got.Format // a rewritten manifest keeps the store's format
+	}
 	lpath := filepath.Join(dir, logFileName)
 	data, err := os.ReadFile(lpath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
