@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -50,7 +51,7 @@ things, prefers what that speaker said.`,
 			if err != nil {
 				return err
 			}
-			segs, err := addSegments(cmd, args, limit)
+			segs, err := addSegmentsMax(cmd, args, limit)
 			if err != nil {
 				return err
 			}
@@ -90,8 +91,14 @@ things, prefers what that speaker said.`,
 
 // addSegments returns the segments to add: the arguments, or standard input
 // for none or "-". A blank segment is a usage error; standard input longer
-// than limit bytes is refused once limit bytes are read.
-func addSegments(cmd *cobra.Command, args []string, limit int) ([]string, error) {
+// than the default largest record is refused (addSegmentsMax).
+func addSegments(cmd *cobra.Command, args []string) ([]string, error) {
+	return addSegmentsMax(cmd, args, longterm.DefaultMaxRecordBytes)
+}
+
+// addSegmentsMax is addSegments with standard input longer than limit
+// bytes refused once limit bytes are read (--max-record-bytes).
+func addSegmentsMax(cmd *cobra.Command, args []string, limit int) ([]string, error) {
 	if len(args) == 0 {
 		if f, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			return nil, usageError{errors.New("nothing to add: pass TEXT arguments or pipe text in")}
