@@ -42,8 +42,12 @@ RUN go mod download
 
 COPY . .
 ENV CGO_ENABLED=1
+# VERSION is what agentmem --version and its MCP server report (the build
+# context has no .git): make docker and scripts/test-container.sh pass
+# `git describe --tags --always --dirty`.
+ARG VERSION=devel
 RUN --mount=type=cache,target=/root/.cache/go-build \
-    go build -tags faiss -trimpath -ldflags='-s -w' -o /out/agentmem ./cmd/agentmem
+    go build -tags faiss -trimpath -ldflags="-s -w -X main.buildVersion=${VERSION}" -o /out/agentmem ./cmd/agentmem
 
 # ----------------------------------------------------------------- test ----
 # `docker build --target test .` fails if any test fails. Tests run as an

@@ -10,8 +10,10 @@
 #   make test-container
 #                   builds the runtime image (docker, else podman with
 #                   ../shared/tools/container-base-images.sh, as root) and runs
-#                   test/container against it: named volume, Faiss backend,
-#                   restart, kill -9 during an import, non-root user
+#                   test/container against it: the default command (serve:
+#                   health check, token refusal, a write kept across a
+#                   restart), named volume, Faiss backend, restart, kill -9
+#                   during an import, non-root user
 #                   (scripts/test-container.sh; ~10 min cold, less when cached)
 #   make fuzz       every fuzz target in the module (each `func Fuzz...` in a
 #                   *_test.go), one after the other, FUZZTIME each (default 10s)
@@ -25,17 +27,21 @@ TESTFLAGS ?=
 BENCHTIME ?= 1s
 FUZZTIME  ?= 10s
 FAISS_TAG := -tags faiss
+# VERSION is what bin/agentmem --version and its MCP server report: the
+# nearest tag and the commits since (git describe), else the commit.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS   := -X main.buildVersion=$(VERSION)
 
 .PHONY: all
 all: build
 
 .PHONY: build
 build:
-	$(GO) build -o bin/agentmem ./cmd/agentmem
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/agentmem ./cmd/agentmem
 
 .PHONY: build-faiss
 build-faiss:
-	$(GO) build $(FAISS_TAG) -o bin/agentmem ./cmd/agentmem
+	$(GO) build $(FAISS_TAG) -ldflags '$(LDFLAGS)' -o bin/agentmem ./cmd/agentmem
 
 .PHONY: test
 test:
@@ -64,6 +70,16 @@ lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@$(MAKE) --no-print-directory lint-openapi
+
+# lint-openapi validates the HTTP API's description against the OpenAPI 3.1
+# schema (openapi-spec-validator, `pip install openapi-spec-validator`);
+# server's TestOpenAPI_* check what the schema cannot (a 4XX answer on every
+# operation, servers).
+.PHONY: lint-openapi
+lint-openapi:
+	@if command -v openapi-spec-validator >/dev/null 2>&1; then openapi-spec-validator server/openapi.json; \
+	else echo "lint-openapi: openapi-spec-validator not installed (pip install openapi-spec-validator): server/openapi.json not validated"; fi
 
 .PHONY: lint-faiss
 lint-faiss: faiss-deps
@@ -102,7 +118,7 @@ bench-faiss-1m: faiss-deps # ~6 GB of RAM and a few minutes: IVF over 1M cluster
 
 .PHONY: docker
 docker:
-	docker build -t agentmem .
+	docker build --build-arg VERSION=$(VERSION) -t agentmem .
 
 .PHONY: docker-test
 docker-test:

@@ -41,7 +41,9 @@ podman)
 		tail -20 /tmp/agentmem-container-base-images.log >&2; exit 1; }
 	# shellcheck disable=SC1091
 	. "${WORKDIR:-/var/tmp/agentmem-podman}/env"
-	build() { podman build --pull=never --isolation chroot "$@"; }
+	# --format docker: the OCI format, podman's default, has no HEALTHCHECK
+	# and drops the Dockerfile's (with a warning).
+	build() { podman build --pull=never --isolation chroot --format docker "$@"; }
 	;;
 *)
 	echo "test-container.sh: AGENTMEM_ENGINE must be docker or podman" >&2; exit 1
@@ -60,7 +62,8 @@ sweep
 trap sweep EXIT
 
 t0=$(date +%s)
-build --target runtime -t "$IMAGE" .
+VERSION=$(git describe --tags --always --dirty 2>/dev/null || echo devel)
+build --target runtime --build-arg VERSION="$VERSION" -t "$IMAGE" .
 t1=$(date +%s)
 $GO vet -tags container ./test/container/
 $GO test -tags container -count=1 -timeout 8m -v ./test/container/

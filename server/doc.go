@@ -56,7 +56,10 @@
 // neither read nor write outside it, over HTTP and MCP alike: a request
 // without a namespace works in the pinned one, a request naming another is
 // 403 forbidden, and another namespace's memory is 404 not_found by id
-// (existence is not revealed). /v1/stats and /metrics need an unpinned
+// (existence is not revealed). A pinned token adding a memory with an id
+// of its choice may use one of its memories' ids or a new one under its
+// namespace ("user:42/…"); any other id is 403 forbidden whether another
+// namespace holds it or not. /v1/stats and /metrics need an unpinned
 // token. The MCP endpoint has the SDK's DNS-rebinding protection.
 //
 // # Durability and concurrency

@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,9 +58,21 @@ func (s *Server) mcpServer(fallback *principal) *mcp.Server {
 
 // addTool adds a typed tool whose handler gets the call's principal, and
 // whose errors start with their stable code; calls are counted and timed.
+// Its input schema leaves out the aliases and marks the required
+// arguments (toolArgs); its arguments are decoded leniently (decodeArgs).
 func addTool[In, Out any](s *Server, srv *mcp.Server, fallback *principal, t *mcp.Tool,
 	h func(context.Context, *principal, In) (Out, error)) {
-	mcp.AddTool(srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+	in, err := inputSchema[In](t.Name)
+	if err != nil {
+		panic(err) // a programming error, found by every test
+	}
+	out, err := outputSchema[Out]()
+	if err != nil {
+		panic(err)
+	}
+	tt := *t
+	tt.InputSchema, tt.OutputSchema = in, out
+	srv.AddTool(&tt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		var p *principal
 		if req.Extra != nil {
@@ -67,16 +80,27 @@ func addTool[In, Out any](s *Server, srv *mcp.Server, fallback *principal, t *mc
 		} else {
 			p = fallback
 		}
-		out, err := h(ctx, p, in)
+		var args In
+		var res Out
+		err := decodeArgs(req.Params.Arguments, &args)
+		if err == nil {
+			res, err = h(ctx, p, args)
+		}
 		outcome := "ok"
+		var result mcp.CallToolResult
+		if err == nil {
+			var b []byte
+			if b, err = json.Marshal(res); err == nil {
+				result.StructuredContent = json.RawMessage(b)
+				result.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
+			}
+		}
 		if err != nil {
 			_, outcome = classify(err)
-			err = toolError(err)
-			var zero Out
-			out = zero
+			result.SetError(toolError(err))
 		}
 		s.metrics.tool(t.Name, outcome, time.Since(start))
-		return nil, out, err
+		return &result, nil
 	})
 }
 

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 
 	"github.com/agentmem/agentmem/internal/errs"
 )
@@ -30,10 +32,8 @@ func (s *Server) add(ctx context.Context, p *principal, req *AddRequest) (AddRes
 		return AddResult{}, err
 	}
 	if req.ID != "" {
-		// Replacing a record in a namespace the principal may not see
-		// would move it into the principal's.
-		if old, ok := s.store.Get(req.ID); ok && !p.canSee(old.Namespace) {
-			return AddResult{}, errForbidden
+		if err := p.mayChooseID(s.store, ns, req.ID); err != nil {
+			return AddResult{}, err
 		}
 	}
 	recs, err := req.records(ns)
@@ -52,6 +52,27 @@ func (s *Server) add(ctx context.Context, p *principal, req *AddRequest) (AddRes
 		return AddResult{}, err
 	}
 	return AddResult{ID: ids[0], IDs: ids}, nil
+}
+
+// mayChooseID says whether p may add a memory with the id it chose, in
+// namespace ns. Replacing a record in a namespace p may not see would move
+// it into p's, so that is refused; and so that the refusal does not tell a
+// pinned token that the id exists elsewhere, a pinned token may choose
+// only the id of one of its memories or a new one under its namespace,
+// "NS/…", and is refused alike (403 forbidden) for every other id, stored
+// or not.
+func (p *principal) mayChooseID(st Store, ns, id string) error {
+	old, ok := st.Get(id)
+	switch {
+	case ok && p.canSee(old.Namespace):
+		return nil
+	case p.unpinned() && !ok:
+		return nil
+	case !ok && strings.HasPrefix(id, ns+"/"):
+		return nil
+	}
+	return &apiError{http.StatusForbidden, CodeForbidden,
+		fmt.Sprintf("a token pinned to namespace %q may choose only the id of one of its memories or a new id starting with %q", ns, ns+"/")}
 }
 
 func (s *Server) get(p *principal, id string) (Memory, error) {

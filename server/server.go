@@ -201,10 +201,13 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, grace time.Dur
 
 // ServeStdio serves MCP on in and out (os.Stdin and os.Stdout for an MCP
 // client that spawned the process) until the client disconnects or ctx is
-// done. The client may use every namespace.
+// done. The client may use every namespace. A message longer than
+// MaxStdioMessage is answered with a too_large error and skipped.
 func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	s.log.Info("serving MCP on stdio", "read_only", s.readOnly, "memories", s.store.Len())
-	err := s.mcpServer(anyone).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	w := &lockedWriter{w: out}
+	r := newStdioReader(in, w, MaxStdioMessage, s.log)
+	err := s.mcpServer(anyone).Run(ctx, &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: MaxStdioMessage + 1})
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

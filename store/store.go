@@ -102,6 +102,13 @@ type Config struct {
 	// holds: 0 means longterm.DefaultLockWait, a negative value not at
 	// all.
 	LockWait time.Duration
+	// MaxRecordBytes is the largest record a write takes
+	// (longterm.WithMaxRecordBytes); 0 means
+	// longterm.DefaultMaxRecordBytes.
+	MaxRecordBytes int
+	// LockNote is what a writer's lock file says about it beside its
+	// process id, for writers that wait for it (longterm.WithLockNote).
+	LockNote string
 }
 
 // Store is an open memory store of either kind. Its methods are the
@@ -220,7 +227,8 @@ func Open(ctx context.Context, dir string, cfg Config) (*Store, error) {
 
 // Verify checks the store target names. A store directory is checked
 // without writing to it or taking its lock (longterm.Verify); cfg is read
-// as Open reads it. A PostgreSQL store's schema version and manifest are
+// as Open reads it; one whose manifest is missing or damaged is checked
+// file by file (longterm.VerifyFiles). A PostgreSQL store's schema version and manifest are
 // checked, then it is opened as a reader opens it and its records and
 // chunks are counted (a fuller check is to come). Damage makes the error
 // wrap memory.ErrCorrupt (or ErrVersion, ErrEmbedderMismatch); the report
@@ -234,6 +242,11 @@ func Verify(ctx context.Context, target string, cfg Config) (VerifyReport, error
 	}
 	cfg.Create, cfg.ReadOnly = false, true
 	kind, emb, opts, err := resolve(ctx, target, cfg, false)
+	if err != nil && (errors.Is(err, memory.ErrCorrupt) || (errors.Is(err, fs.ErrNotExist) && hasStoreFiles(target))) {
+		// The manifest is lost: check the rest without an embedder.
+		rep, ferr := longterm.VerifyFiles(ctx, target)
+		return VerifyReport{VerifyReport: rep}, ferr
+	}
 	if err != nil {
 		return VerifyReport{VerifyReport: longterm.VerifyReport{Dir: target, Problems: []string{err.Error()}}}, err
 	}
@@ -246,9 +259,16 @@ func Verify(ctx context.Context, target string, cfg Config) (VerifyReport, error
 
 // Repair makes a damaged store in dir openable again (longterm.Repair):
 // it keeps a copy of every file in dir/repair-TIMESTAMP, keeps every intact
-// log record, rewrites a damaged manifest from cfg (Kind, Embedder and
-// Backend then say what the store was; the defaults otherwise) and rebuilds
-// the snapshot; the report says what it dropped.
+// log record and the snapshot's records the log lost, rewrites a damaged
+// or wrong manifest from cfg and rebuilds the snapshot; the report says
+// what it dropped. cfg.Embedder, given, is the embedder that built the
+// store, whatever the manifest says (that is how a manifest naming the
+// wrong one is fixed; one that cannot have made the log's vectors is
+// refused). Without a readable manifest, the store is repaired as the kind
+// its files show (longterm.InferKind) unless cfg.Kind says; when they do
+// not show it, cfg.Kind is required (an error wrapping
+// memory.ErrInvalidArgument). The embedder is then cfg.Embedder, else
+// DefaultEmbedder, and the backend the snapshot's.
 func Repair(ctx context.Context, dir string, cfg Config) (longterm.RepairReport, error) {
 	if err := checkDir(dir, "repair"); err != nil {
 		return longterm.RepairReport{Dir: Redact(dir)}, err
@@ -256,6 +276,22 @@ func Repair(ctx context.Context, dir string, cfg Config) (longterm.RepairReport,
 	cfg.Create, cfg.ReadOnly = false, false
 	if _, err := os.Stat(filepath.Join(dir, "memories.log")); err != nil && !Exists(dir) {
 		return longterm.RepairReport{Dir: dir}, fmt.Errorf("store: no memory store in %s: %w", dir, fs.ErrNotExist)
+	}
+	if _, _, _, err := Info(dir); cfg.Kind == "" && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, memory.ErrCorrupt)) {
+		// The manifest is lost: the store is repaired as the kind it was,
+		// which its files tell, or the caller must say.
+		kind, why, ierr := longterm.InferKind(ctx, dir)
+		if ierr != nil {
+			return longterm.RepairReport{Dir: dir}, ierr
+		}
+		if kind == "" {
+			return longterm.RepairReport{Dir: dir}, fmt.Errorf("store: %w: the manifest of %s is missing or damaged, and its files do not tell whether it is a short- or a long-term store (%s): say which (Config.Kind; agentmem repair --memory short|long)",
+				memory.ErrInvalidArgument, dir, why)
+		}
+		cfg.Kind = Kind(kind)
+		if cfg.Logger != nil {
+			cfg.Logger.Info("store: repair: the manifest is lost; repairing as a "+kind+"-term store", "dir", dir, "because", why)
+		}
 	}
 	kind, emb, opts, err := resolve(ctx, dir, cfg, true)
 	if err != nil {
@@ -275,7 +311,8 @@ func resolve(ctx context.Context, dir string, cfg Config, repair bool) (Kind, em
 	kind, embSpec, backend, err := Info(dir)
 	switch {
 	case repair && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, memory.ErrCorrupt)):
-		kind, embSpec, backend = DefaultKind, DefaultEmbedder, DefaultBackend
+		// The snapshot, if there is one, names the backend.
+		kind, embSpec, backend = DefaultKind, DefaultEmbedder, legacyBackend(dir, DefaultBackend)
 	case errors.Is(err, fs.ErrNotExist):
 		if !cfg.Create || cfg.ReadOnly {
 			return "", nil, nil, err
@@ -327,6 +364,12 @@ func resolve(ctx context.Context, dir string, cfg Config, repair bool) (Kind, em
 	case cfg.LockWait > 0:
 		opts = append(opts, longterm.WithLockWait(cfg.LockWait))
 	}
+	if cfg.MaxRecordBytes != 0 {
+		opts = append(opts, longterm.WithMaxRecordBytes(cfg.MaxRecordBytes))
+	}
+	if cfg.LockNote != "" {
+		opts = append(opts, longterm.WithLockNote(cfg.LockNote))
+	}
 	if kind == Short {
 		return kind, emb, opts, nil
 	}
@@ -346,6 +389,17 @@ func probeBackend(ctx context.Context, emb embed.Embedder, backend string) error
 		return fmt.Errorf("store: backend %q: %w", Redact(backend), err)
 	}
 	return db.Close()
+}
+
+// hasStoreFiles reports whether dir holds a store's log or snapshot (with
+// or without its manifest).
+func hasStoreFiles(dir string) bool {
+	for _, f := range []string{"memories.log", "snapshot.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Exists reports whether dir holds a memory store (of any kind or

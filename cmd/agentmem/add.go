@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -54,14 +55,18 @@ holds (agentmem supersede replaces a memory with a newer version).`,
 			if err != nil {
 				return err
 			}
-			segs, err := addSegments(cmd, args)
+			limit, err := a.maxRecordBytes()
+			if err != nil {
+				return err
+			}
+			segs, err := addSegmentsMax(cmd, args, limit)
 			if err != nil {
 				return err
 			}
 			if id != "" && len(segs) > 1 {
 				return usageError{fmt.Errorf("--id names one memory, but %d segments were given", len(segs))}
 			}
-			return a.withStore(cmd, true, store.Config{}, func(st store.Memory) error {
+			return a.withStore(cmd, true, store.Config{MaxRecordBytes: limit}, func(st store.Memory) error {
 				recs := make([]memory.Record, len(segs))
 				for i, s := range segs {
 					recs[i] = memory.Record{ID: id, Text: s, Namespace: namespace, Speaker: speaker, Time: when, Tags: tags}
@@ -114,6 +119,7 @@ holds (agentmem supersede replaces a memory with a newer version).`,
 	f.StringVar(&at, "time", "", `when it was said, RFC 3339 or a date (long-term store only; default now)`)
 	f.StringSliceVar(&tags, "tag", nil, "a label to store with the memories; repeat or separate with commas (long-term store only)")
 	v.flags(cmd)
+	a.maxRecordFlag(cmd)
 	return cmd
 }
 
@@ -135,8 +141,15 @@ func remember(cmd *cobra.Command, st store.Memory, recs []memory.Record) ([]memo
 }
 
 // addSegments returns the segments to add: the arguments, or standard input
-// for none or "-". A blank segment is a usage error.
+// for none or "-". A blank segment is a usage error; standard input longer
+// than the default largest record is refused (addSegmentsMax).
 func addSegments(cmd *cobra.Command, args []string) ([]string, error) {
+	return addSegmentsMax(cmd, args, longterm.DefaultMaxRecordBytes)
+}
+
+// addSegmentsMax is addSegments with standard input longer than limit
+// bytes refused once limit bytes are read (--max-record-bytes).
+func addSegmentsMax(cmd *cobra.Command, args []string, limit int) ([]string, error) {
 	if len(args) == 0 {
 		if f, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			return nil, usageError{errors.New("nothing to add: pass TEXT arguments or pipe text in")}
@@ -151,9 +164,12 @@ func addSegments(cmd *cobra.Command, args []string) ([]string, error) {
 				return nil, usageError{errors.New(`"-" (standard input) given twice`)}
 			}
 			stdinUsed = true
-			data, err := io.ReadAll(cmd.InOrStdin())
+			data, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), int64(limit)+1))
 			if err != nil {
 				return nil, fmt.Errorf("read standard input: %w", err)
+			}
+			if len(data) > limit {
+				return nil, fmt.Errorf("%w: standard input is longer than %d bytes, the largest memory --max-record-bytes allows", memory.ErrTooLarge, limit)
 			}
 			a = strings.TrimRight(string(data), "\r\n")
 			if strings.TrimSpace(a) == "" {

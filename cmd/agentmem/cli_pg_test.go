@@ -195,7 +195,7 @@ func TestCLI_Postgres_Refusals(t *testing.T) {
 	r := run("add", "x y z")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	r = run("search", "--embedder", "hash:128", "x")
-	assert.Equal(t, exitFailure, r.code)
+	assert.Equal(t, exitUsage, r.code, "a contradicting --embedder is a usage error")
 	assert.Contains(t, r.stderr, "built with embedder hash:512")
 	assert.Equal(t, 1, strings.Count(r.stderr, "agentmem: "), "one prefix: %s", r.stderr)
 

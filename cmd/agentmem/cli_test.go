@@ -128,7 +128,7 @@ func TestCLI_StoreRemembersEmbedder(t *testing.T) {
 // checkStoreRemembersEmbedder adds to a store (with extra add flags, such
 // as --memory long) built by hash:128, checks that search without
 // --embedder uses it and that search with another embedder fails naming
-// it, and returns the failed search's result.
+// it (a usage error), and returns the failed search's result.
 func checkStoreRemembersEmbedder(t *testing.T, addFlags ...string) cliResult {
 	t.Helper()
 	store := filepath.Join(t.TempDir(), "store")
@@ -140,7 +140,7 @@ func checkStoreRemembersEmbedder(t *testing.T, addFlags ...string) cliResult {
 	assert.Contains(t, r.stdout, "quick brown fox")
 
 	r = runCLI(t, "", "search", "--store", store, "--embedder", "hash:512", "quick fox")
-	assert.Equal(t, exitFailure, r.code)
+	assert.Equal(t, exitUsage, r.code, "a contradicting --embedder is a usage error")
 	assert.Contains(t, r.stderr, "built by hash:128")
 	return r
 }

@@ -85,7 +85,8 @@ func TestCLI_ListGetForgetVersion(t *testing.T) {
 // 72 memories whose log was cut short used to open with exit 0 and replace
 // its snapshot with a smaller one. Now every command fails (exit 1) naming
 // the damage, leaves every file as it was, verify says so, and repair
-// keeps a backup and says what it dropped.
+// keeps a backup, says what it dropped and puts back from the snapshot
+// the memories the lost half of the log held.
 func TestCLI_TruncatedLogIsNamedAndRepairable(t *testing.T) {
 	t.Parallel()
 	st := filepath.Join(t.TempDir(), "s")
@@ -116,11 +117,13 @@ func TestCLI_TruncatedLogIsNamedAndRepairable(t *testing.T) {
 		RecordsBefore int      `json:"records_before"`
 		RecordsAfter  int      `json:"records_after"`
 		Lost          []string `json:"lost"`
+		Restored      []string `json:"restored"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
 	assert.Equal(t, n, rep.RecordsBefore)
-	assert.Equal(t, n-rep.RecordsAfter, len(rep.Lost), "every record not kept is named")
-	assert.NotEmpty(t, rep.Lost)
+	assert.Equal(t, n, rep.RecordsAfter, "the snapshot's memories are kept")
+	assert.Empty(t, rep.Lost)
+	assert.NotEmpty(t, rep.Restored, "the memories of the lost half came from the snapshot")
 	backup, err := os.ReadFile(filepath.Join(rep.Backup, "memories.log"))
 	require.NoError(t, err)
 	assert.Equal(t, b[:len(b)/2], backup, "the backup holds the damaged log")

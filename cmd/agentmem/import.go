@@ -13,12 +13,14 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/store"
 )
 
@@ -73,12 +75,16 @@ A progress bar is shown on standard error when it is a terminal.`,
 			if err != nil {
 				return err
 			}
-			name := args[0]
-			lines, err := readImport(cmd, name, kind == store.Long)
+			limit, err := a.maxRecordBytes()
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd, true, store.Config{}, func(st store.Memory) error {
+			name := args[0]
+			lines, err := readImport(cmd, name, kind == store.Long, limit)
+			if err != nil {
+				return err
+			}
+			return a.withStore(cmd, true, store.Config{MaxRecordBytes: limit}, func(st store.Memory) error {
 				todo, skipped := newRecords(st, lines, namespace)
 				took, err := importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
 					_, err := st.AddBatch(cmd.Context(), todo[lo:hi])
@@ -113,6 +119,7 @@ A progress bar is shown on standard error when it is a terminal.`,
 	}
 	cmd.Flags().IntVar(&batch, "batch", 1000, "texts per embedding call and per fsync")
 	cmd.Flags().StringVar(&namespace, "namespace", "", `namespace of lines without one (long-term store only; default "default")`)
+	a.maxRecordFlag(cmd)
 	return cmd
 }
 
@@ -137,9 +144,17 @@ func importBatches(cmd *cobra.Command, a *app, name string, n, batch int, store 
 	return time.Since(start), nil
 }
 
+// lineSlack is how much longer than --max-record-bytes an import line may
+// be: its JSON syntax and the fields other than the text.
+const lineSlack = 64 << 10
+
 // readImport reads and checks every line of the import file before anything
-// is stored. With long false only the text is read.
-func readImport(cmd *cobra.Command, name string, long bool) ([]importLine, error) {
+// is stored. With long false only the text is read. A line longer than
+// limit+lineSlack bytes is refused as soon as that much of it is read, so
+// that a huge line costs neither the memory nor the time of reading it; a
+// line that is not valid UTF-8 is refused too (add and the HTTP API refuse
+// such text; JSON decoding would silently replace it).
+func readImport(cmd *cobra.Command, name string, long bool, limit int) ([]importLine, error) {
 	var r io.Reader
 	if name == "-" {
 		r = cmd.InOrStdin()
@@ -155,7 +170,14 @@ func readImport(cmd *cobra.Command, name string, long bool) ([]importLine, error
 	var lines []importLine
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br, limit+lineSlack)
+		if errors.Is(err, errLongLine) {
+			return nil, fmt.Errorf("%s:%d: %w: the line is longer than %d bytes; a memory may be at most %d (--max-record-bytes)",
+				name, n, memory.ErrTooLarge, limit+lineSlack, limit)
+		}
+		if i := invalidUTF8(line); i >= 0 {
+			return nil, fmt.Errorf("%s:%d: %w at byte %d of the line (convert the file to UTF-8 first, e.g. with iconv)", name, n, longterm.ErrInvalidUTF8, i+1)
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			l, perr := parseImportLine(line, long)
 			if perr != nil {
@@ -174,6 +196,41 @@ func readImport(cmd *cobra.Command, name string, long bool) ([]importLine, error
 		return nil, fmt.Errorf("%s holds no lines to import", name)
 	}
 	return lines, nil
+}
+
+// errLongLine: readLine met a line longer than its limit.
+var errLongLine = errors.New("line too long")
+
+// readLine reads one line of br, its newline included, like ReadBytes, but
+// stops with errLongLine once it has read more than limit bytes of it.
+func readLine(br *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		if len(line)+len(part) > limit {
+			return nil, errLongLine
+		}
+		line = append(line, part...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// invalidUTF8 returns the offset of the first byte of b that is not valid
+// UTF-8, or -1.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 func parseImportLine(line []byte, long bool) (importLine, error) {

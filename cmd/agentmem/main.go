@@ -52,6 +52,7 @@ type app struct {
 	index    string        // Faiss index-factory string
 	memory   string        // memory kind of a new store: "short" or "long"
 	wait     time.Duration // how long a writer waits for the store's lock
+	maxBytes int           // --max-record-bytes of the commands that write
 }
 
 // newRootCmd returns the agentmem command with its subcommands, writing to
@@ -125,9 +126,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, errorLine(err))
 	var ue usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+	usage := errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command")
+	if jsonOut(root, args) {
+		writeJSONError(stderr, err, usage)
+	} else {
+		fmt.Fprintln(stderr, errorLine(err))
+	}
+	if usage {
 		return exitUsage
 	}
 	return exitFailure
@@ -139,16 +145,51 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // argument: …").
 func errorLine(err error) string { return "agentmem: " + err.Error() }
 
-// version is the module version and VCS revision the binary was built
-// from (runtime/debug.ReadBuildInfo), for --version.
-func version() string {
+// buildVersion is the release the binary was built as, set by the linker
+// (make build and the Dockerfile: -ldflags "-X main.buildVersion=…", from
+// git describe); empty in a plain go build.
+var buildVersion string
+
+// shortVersion is what the binary calls its version, in --version and as
+// the MCP server's: buildVersion, else the module version `go install
+// …@version` stamps, else "devel-" and the VCS revision go build stamps in
+// a git checkout ("+dirty" with uncommitted changes), else "devel".
+func shortVersion() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown"
+		return "devel"
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	return fmt.Sprintf("devel-%.12s%s", rev, dirty)
+}
+
+// version is --version's answer: shortVersion, then the VCS revision and
+// time and the Go version the binary was built from
+// (runtime/debug.ReadBuildInfo).
+func version() string {
+	v := shortVersion()
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
 	}
 	var rev, modified, at string
 	for _, s := range bi.Settings {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -40,12 +41,16 @@ MCP client config: {"command": "agentmem", "args": ["serve", "--stdio", "--store
 			if !store.IsURL(a.store) && !store.Exists(a.store) && !flagChanged(cmd, "memory") {
 				a.memory = string(store.Long)
 			}
-			st, err := a.open(cmd, !readOnly, store.Config{})
+			note := "agentmem serve --stdio"
+			if !stdio {
+				note = fmt.Sprintf("agentmem serve: write through its API at http://%s/v1/memories or MCP at http://%s/mcp", addr, addr)
+			}
+			st, err := a.open(cmd, !readOnly, store.Config{LockNote: note})
 			if err != nil {
 				return err
 			}
 			defer closeStore(st, &err) // after the server stopped: every acknowledged write is in it
-			opts := []server.Option{server.WithTokens(toks),
+			opts := []server.Option{server.WithTokens(toks), server.WithVersion(shortVersion()),
 				server.WithLogger(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))}
 			if readOnly {
 				opts = append(opts, server.WithReadOnly())

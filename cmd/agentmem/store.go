@@ -6,12 +6,15 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/filelock"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/store"
 	"github.com/agentmem/agentmem/vdb"
 )
@@ -57,9 +60,14 @@ func (a *app) open(cmd *cobra.Command, create bool, cfg store.Config) (store.Mem
 	return st, nil
 }
 
-// logger is the stores' logger: warnings on standard error.
+// logger is the stores' logger: warnings on standard error, as JSON lines
+// with --json (so that standard error holds JSON only).
 func (a *app) logger(cmd *cobra.Command) *slog.Logger {
-	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	if a.json {
+		return slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), opts))
+	}
+	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), opts))
 }
 
 // where is --store as the CLI prints it: a URL without its password.
@@ -88,14 +96,29 @@ func (a *app) storeError(err error, cfg store.Config) error {
 	url := store.IsURL(a.store)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && (url || !store.Exists(a.store)):
-		return fmt.Errorf("no memory store in %s (add or import something first, or pass --store DIR or --store postgres://…)", a.where())
+		return notFoundError{fmt.Errorf("no memory store in %s (add or import something first, or pass --store DIR or --store postgres://…)", a.where())}
 	case errors.Is(err, embed.ErrUnknownScheme) || errors.Is(err, embed.ErrBadSpec):
 		return usageError{fmt.Errorf("--embedder: %w", err)}
 	case errors.Is(err, vdb.ErrUnsupported) || (errors.Is(err, vdb.ErrUnknownBackend) && isFaiss(cfg.Backend)):
 		// A backend this binary was built without: not a usage mistake.
-		return fmt.Errorf("--backend faiss: not built into this binary: rebuild with -tags faiss (needs cgo and libfaiss-dev): %w", err)
+		// Said once, in the CLI's words (the library's chain says it at
+		// every level); the sentinel stays for --json's code.
+		return reworded{"--backend faiss: this agentmem was built without Faiss: use make build-faiss (go build -tags faiss; needs cgo and libfaiss-dev) or the container image, which has it", err}
 	case errors.Is(err, vdb.ErrUnknownBackend):
 		return usageError{fmt.Errorf("unknown --backend %q: %w", store.Redact(a.backend), err)}
+	case errors.Is(err, memory.ErrLocked) && !url:
+		// One line that names the holder and, for a server, where to
+		// write instead (its lock note).
+		holder := "another process"
+		if pid, note := filelock.Who(filepath.Join(a.store, "LOCK")); pid > 0 && note != "" {
+			holder = fmt.Sprintf("process %d, %s", pid, note)
+		} else if pid > 0 {
+			holder = fmt.Sprintf("process %d", pid)
+		}
+		return fmt.Errorf("%w: %s is in use by %s; gave up after %s (--wait)", memory.ErrLocked, a.where(), holder, max(a.wait, 0))
+	case errors.Is(err, memory.ErrEmbedderMismatch) && cfg.Embedder != "":
+		// --embedder contradicts the store: a usage mistake like any other.
+		return usageError{fmt.Errorf("--embedder %s: %w", cfg.Embedder, err)}
 	case errors.Is(err, memory.ErrCorrupt) && !url:
 		return fmt.Errorf("%w\n(agentmem verify --store %s describes the damage; agentmem repair --store %s repairs it, keeping a backup)", err, a.store, a.store)
 	}
@@ -193,12 +216,30 @@ func (a *app) longOnly(cmd *cobra.Command, names ...string) error {
 }
 
 // recordError makes a record the store refuses (no letter or digit,
-// invalid UTF-8) a usage error.
+// invalid UTF-8) a usage error, and says which flag raises the size limit.
 func recordError(err error) error {
-	if errors.Is(err, memory.ErrEmptyText) || errors.Is(err, memory.ErrInvalidArgument) {
+	switch {
+	case errors.Is(err, memory.ErrEmptyText) || errors.Is(err, memory.ErrInvalidArgument):
 		return usageError{err}
+	case errors.Is(err, memory.ErrTooLarge):
+		return fmt.Errorf("%w (--max-record-bytes raises the limit)", err)
 	}
 	return err
+}
+
+// maxRecordFlag adds --max-record-bytes to a command that writes; its value
+// goes to store.Config.MaxRecordBytes (maxRecordBytes).
+func (a *app) maxRecordFlag(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&a.maxBytes, "max-record-bytes", longterm.DefaultMaxRecordBytes,
+		"the largest memory a write takes, in bytes (its text, id, namespace, speaker and tags)")
+}
+
+// maxRecordBytes is --max-record-bytes, checked.
+func (a *app) maxRecordBytes() (int, error) {
+	if a.maxBytes <= 0 {
+		return 0, usageError{fmt.Errorf("--max-record-bytes must be positive, got %d", a.maxBytes)}
+	}
+	return a.maxBytes, nil
 }
 
 // closeStore closes mem and joins its error into *err, so that a failed

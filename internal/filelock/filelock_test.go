@@ -42,7 +42,7 @@ func TestLockWait_WaitsForRelease(t *testing.T) {
 	waiting := make(chan int, 1) // the holder the waiter was told of
 	done := make(chan error, 1)
 	go func() {
-		f, err := LockWait(t.Context(), path, time.Minute, func(h int) { waiting <- h })
+		f, err := LockWait(t.Context(), path, time.Minute, func(h int, _ string) { waiting <- h })
 		if err == nil {
 			f.Close()
 		}
@@ -70,4 +70,24 @@ func TestLockWait_TimesOut(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 120*time.Millisecond)
 	assert.Contains(t, err.Error(), fmt.Sprintf("process %d", os.Getpid()))
 	assert.Contains(t, err.Error(), "waited")
+}
+
+// TestSetNote: a holder's note reaches a waiter and the error of one that
+// gives up, with its process id.
+func TestSetNote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "LOCK")
+	held, err := LockWait(t.Context(), path, 0, nil)
+	require.NoError(t, err)
+	defer held.Close()
+	require.NoError(t, SetNote(held, "agentmem serve\nat http://127.0.0.1:8080"))
+	pid, note := Who(path)
+	assert.Equal(t, os.Getpid(), pid)
+	assert.Equal(t, "agentmem serve at http://127.0.0.1:8080", note)
+	assert.Equal(t, os.Getpid(), Holder(path))
+
+	var calls []string
+	_, err = LockWait(t.Context(), path, 50*time.Millisecond, func(h int, n string) { calls = append(calls, fmt.Sprint(h, " ", n)) })
+	require.ErrorIs(t, err, ErrLocked)
+	assert.Equal(t, []string{fmt.Sprint(os.Getpid(), " agentmem serve at http://127.0.0.1:8080")}, calls, "one call, naming the holder")
+	assert.Contains(t, err.Error(), fmt.Sprintf("(process %d, agentmem serve at http://127.0.0.1:8080)", os.Getpid()))
 }

@@ -26,6 +26,7 @@ var ErrReadOnly = fmt.Errorf("%w: store opened read-only", memory.ErrUnsupported
 type storeOptions struct {
 	readOnly       bool
 	lockWait       time.Duration
+	lockNote       string
 	maxRecordBytes int
 }
 
@@ -59,6 +60,18 @@ func WithLockWait(d time.Duration) Option {
 	}
 }
 
+// WithLockNote sets what a writer's lock file says about it beside its
+// process id, e.g. "agentmem serve, API at http://127.0.0.1:8080/v1": a
+// writer that waits for the store, and the ErrLocked error of one that
+// gives up, repeat it, so that a user learns what holds the store and
+// where to write instead.
+func WithLockNote(note string) Option {
+	return func(o *options) error {
+		o.store.lockNote = note
+		return nil
+	}
+}
+
 // WithMaxRecordBytes sets the largest record Add and AddBatch accept
 // (DefaultMaxRecordBytes), counting its text, id, namespace, speaker and
 // tags: a larger one is an error wrapping [memory.ErrTooLarge] before
@@ -85,7 +98,7 @@ func recordBytes(r *Record) int {
 // checkSize refuses a record above the limit.
 func (m *Memory) checkSize(r *Record) error {
 	if n := recordBytes(r); n > m.opts.store.maxRecordBytes {
-		return fmt.Errorf("longterm: %w: record %q is %d bytes, the limit is %d (WithMaxRecordBytes)",
+		return fmt.Errorf("longterm: %w: record %q is %d bytes, the limit is %d",
 			memory.ErrTooLarge, r.ID, n, m.opts.store.maxRecordBytes)
 	}
 	return nil

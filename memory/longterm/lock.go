@@ -14,11 +14,20 @@ import (
 
 // lockDir takes an exclusive lock on dir/LOCK (flock where the platform has
 // it), so that two processes never append to one log. It waits up to wait
-// for another writer to finish, and says so on logger when it has to.
+// for another writer to finish, and says so on logger, once, naming the
+// holder (its process id and what it noted, see WithLockNote) when it has
+// to.
 func lockDir(ctx context.Context, dir string, wait time.Duration, logger *slog.Logger) (*os.File, error) {
 	path := filepath.Join(dir, lockFileName)
-	f, err := filelock.LockWait(ctx, path, wait, func(holder int) {
-		logger.Warn("longterm: store is locked by another writer; waiting", "dir", dir, "holder_pid", holder, "wait", wait)
+	f, err := filelock.LockWait(ctx, path, wait, func(pid int, note string) {
+		holder := "another process"
+		switch {
+		case pid > 0 && note != "":
+			holder = fmt.Sprintf("process %d (%s)", pid, note)
+		case pid > 0:
+			holder = fmt.Sprintf("process %d", pid)
+		}
+		logger.Warn(fmt.Sprintf("longterm: %s is in use by %s; waiting up to %s", dir, holder, wait))
 	})
 	if errors.Is(err, filelock.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrLocked, dir, err)

@@ -21,17 +21,24 @@ import (
 
 // VerifyReport is what [Verify] found in a store.
 type VerifyReport struct {
-	Dir       string `json:"store"`
-	Records   int    `json:"records"`    // live records, as Open sees them
-	LogBytes  int64  `json:"log_bytes"`  // length of the log's complete records
-	LogFrames int    `json:"log_frames"` // records (adds and forgets) in the log
-	LogFormat int    `json:"log_format"` // 1: the previous release's (no sequence numbers), or LogFormat
+	Dir string `json:"store"`
+	// Opened says whether the store opened; Records is then how many live
+	// records it holds. A store that does not open is described file by
+	// file: Intact and Problems.
+	Opened    bool  `json:"opened"`
+	Records   int   `json:"records"`    // live records, as Open sees them
+	LogBytes  int64 `json:"log_bytes"`  // length of the log's complete records
+	LogFrames int   `json:"log_frames"` // records (adds and forgets) in the log
+	LogFormat int   `json:"log_format"` // 1: the previous release's (no sequence numbers), or LogFormat
 	// TornTail is the length of an incomplete last write at the end of the
 	// log (a crash's; the next writer's Open trims it, keeping a copy).
 	TornTail int64 `json:"torn_tail_bytes,omitempty"`
 	// Leftovers are files of interrupted writes (the next writer's Open
 	// removes them).
 	Leftovers []string `json:"leftovers,omitempty"`
+	// Intact says what was found sound, one line a file or part (the
+	// manifest, the log, the snapshot).
+	Intact []string `json:"intact,omitempty"`
 	// Problems is every piece of damage found; empty for a sound store.
 	Problems []string `json:"problems,omitempty"`
 	// Warnings are what is wrong but loses nothing and makes no error: a
@@ -45,19 +52,39 @@ type VerifyReport struct {
 // it opens it read-only (which checks the manifest, the snapshot files
 // against their checksums and counts and the log records after it), reads
 // the whole log again and checks that it holds exactly the records the
-// snapshot and its tail give. Any damage — including a torn log tail — is
-// listed in the report and makes the error wrap ErrCorrupt (or is Open's
-// error, e.g. ErrVersion or ErrEmbedderMismatch). A keyword index file
-// that cannot be used is a warning, not damage: it is a cache.
+// snapshot and its tail give. A store that does not open for damage is
+// checked file by file instead (the manifest, every record of the log,
+// the snapshot whole), so that the report says what is intact and lists
+// every problem, not the first. Any damage — including a torn log tail —
+// is listed in the report and makes the error wrap ErrCorrupt (or is
+// Open's error, e.g. ErrVersion or ErrEmbedderMismatch). A keyword index
+// file that cannot be used is a warning, not damage: it is a cache.
 func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (VerifyReport, error) {
 	rep := VerifyReport{Dir: dir}
-	m, err := Open(ctx, dir, emb, append(slices.Clone(opts), WithReadOnly())...)
+	opts = append(slices.Clone(opts), WithReadOnly())
+	m, err := Open(ctx, dir, emb, opts...)
 	if err != nil {
-		rep.Problems = append(rep.Problems, err.Error())
-		return rep, err
+		if !errors.Is(err, ErrCorrupt) {
+			rep.Problems = append(rep.Problems, err.Error())
+			return rep, err
+		}
+		pm, perr := New(ctx, emb, opts...)
+		if perr != nil {
+			return rep, errors.Join(err, perr)
+		}
+		pm.dir = dir
+		checkParts(ctx, pm, true, &rep)
+		if len(rep.Problems) == 0 { // damage the file checks do not see
+			rep.Problems = append(rep.Problems, err.Error())
+		}
+		return rep, rep.err()
 	}
 	defer m.Close()
+	rep.Opened = true
 	rep.Records = m.Len()
+	if man, err := ReadManifest(dir); err == nil {
+		rep.Intact = append(rep.Intact, fmt.Sprintf("manifest: %s (dim %d), %s-term, backend %s", man.Embedder, man.Dim, cmp.Or(man.Kind, KindLong), man.Backend))
+	}
 	if m.turnsUnused != nil {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("keyword index not used, built from the records instead (the next writer's close rewrites it): %v", m.turnsUnused))
 	}
@@ -106,6 +133,9 @@ func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 	if err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
 	} else {
+		if m.log.torn == 0 {
+			rep.Intact = append(rep.Intact, fmt.Sprintf("log: %d records, %d bytes", rep.LogFrames, rep.LogBytes))
+		}
 		var missing, extra []string
 		m.mu.RLock()
 		for id := range live {
@@ -130,6 +160,9 @@ func Verify(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 	keep := ""
 	if meta, _, _ := m.readSnapMeta(); meta != nil {
 		keep = fmt.Sprintf("%s%06d.", snapPrefix, meta.Gen)
+		rep.Intact = append(rep.Intact, fmt.Sprintf("snapshot: generation %d, %d memories, taken at log offset %d", meta.Gen, meta.Records, meta.LogOffset))
+	} else {
+		rep.Intact = append(rep.Intact, "snapshot: none (the log is replayed)")
 	}
 	for _, e := range entries {
 		if isLeftover(e.Name(), keep) {
@@ -189,6 +222,9 @@ type RepairReport struct {
 	// Lost are the ids of records the old snapshot held that the repaired
 	// store does not (their text is in the backup's snapshot files).
 	Lost []string `json:"lost,omitempty"`
+	// Restored are the ids of records the old snapshot held that the log
+	// had lost, put back from the snapshot (their chunks re-embedded).
+	Restored []string `json:"restored,omitempty"`
 	// Rebuilt names the files made anew: "manifest", "log", "snapshot".
 	Rebuilt []string `json:"rebuilt"`
 }
@@ -200,14 +236,20 @@ type ByteRange struct {
 }
 
 // Repair makes a damaged store in dir openable again, keeping everything it
-// replaces: it takes the store's lock, copies every file into a new
-// directory dir/repair-TIMESTAMP, then keeps every intact record of the log
-// (skipping damaged bytes to the next intact record, where Open would stop
-// with ErrCorrupt), rewrites a missing or damaged manifest from emb and
-// opts, drops the snapshot and rebuilds it from the log. The report says
-// what was dropped: the log's damaged byte ranges and the ids of records
-// the old snapshot held that the repaired store lacks. Repairing a sound
-// store loses nothing (it rebuilds its snapshot).
+// replaces: it takes the store's lock, checks that emb can have built the
+// vectors the log holds (an embedder of another dimension is an error
+// wrapping ErrEmbedderMismatch, and nothing is written), copies every file
+// into a new directory dir/repair-TIMESTAMP, then keeps every intact record
+// of the log (skipping damaged bytes to the next intact record, where Open
+// would stop with ErrCorrupt), puts back the records the old snapshot holds
+// that the log lost (deleted, cut short or replaced: their text and chunks
+// are the snapshot's, their vectors re-embedded by emb), rewrites a
+// missing, damaged or wrong manifest from emb and opts (a manifest that
+// names another embedder than emb is taken to be wrong: the caller states
+// the truth), drops the snapshot and rebuilds it from the log. The report
+// says what was dropped: the log's damaged byte ranges and the ids of
+// records the old snapshot held that the repaired store lacks. Repairing a
+// sound store loses nothing (it rebuilds its snapshot).
 func Repair(ctx context.Context, dir string, emb embed.Embedder, opts ...Option) (RepairReport, error) {
 	rep := RepairReport{Dir: dir, RecordsBefore: -1}
 	m, err := New(ctx, emb, opts...)
@@ -230,56 +272,64 @@ func Repair(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 			lock.Close()
 		}
 	}()
+
+	// Everything that can refuse the repair is checked before the backup,
+	// so that a refused repair leaves the store as it was and no backup.
+	want := Manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backend, Kind: m.opts.kind}
+	got, gotErr := ReadManifest(dir)
+	if errors.Is(gotErr, ErrVersion) {
+		return rep, gotErr
+	}
+	if gotErr == nil {
+		want.Format = got.Format // a rewritten manifest keeps the store's format
+	}
+	lpath := filepath.Join(dir, logFileName)
+	data, err := os.ReadFile(lpath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return rep, fmt.Errorf("longterm: repair: %w", err)
+	}
+	logMissing := err != nil
+	if err := m.checkRepairEmbedder(dir, data, got, gotErr); err != nil {
+		return rep, err
+	}
+	// What the old snapshot held.
+	old := map[string]*parent{}
+	if meta, _, err := m.readSnapMeta(); err == nil && meta != nil {
+		rep.RecordsBefore = meta.Records
+		probe := &Memory{parents: map[string]*parent{}, children: map[int64]childRef{}}
+		if probe.loadParents(filepath.Join(dir, meta.Parents)) == nil {
+			old = probe.parents
+		}
+	}
+	// The log: every intact record, and the snapshot's records it lost.
+	dropped, payloads, rewrite := salvageLog(data, logMissing, m.dim)
+	restore, restored, err := m.restoreFromSnapshot(ctx, old, payloads)
+	if err != nil {
+		return rep, err
+	}
+	rep.Dropped, rep.Restored = dropped, restored
+	if len(restore) > 0 {
+		payloads, rewrite = append(restore, payloads...), true
+	}
+
 	if rep.Backup, err = backupStore(dir); err != nil {
 		return rep, err
 	}
-
-	// The manifest.
-	want := Manifest{Format: formatVersion, Embedder: emb.Name(), Dim: m.dim, Backend: m.opts.backend, Kind: m.opts.kind}
-	got, err := ReadManifest(dir)
-	switch {
-	case err == nil:
-		if got.Embedder != want.Embedder || got.Dim != want.Dim {
-			return rep, fmt.Errorf("%w: %s was built by %s (dim %d), repaired with %s (dim %d)",
-				ErrEmbedderMismatch, dir, got.Embedder, got.Dim, want.Embedder, want.Dim)
-		}
-	case errors.Is(err, ErrVersion):
-		return rep, err
-	default: // missing or damaged
+	if gotErr != nil || got.Embedder != want.Embedder || got.Dim != want.Dim || cmp.Or(got.Kind, KindLong) != want.Kind {
 		if err := writeManifest(dir, want); err != nil {
 			return rep, err
 		}
 		rep.Rebuilt = append(rep.Rebuilt, "manifest")
 	}
-
-	// What the old snapshot held.
-	old := map[string]bool{}
-	if meta, _, err := m.readSnapMeta(); err == nil && meta != nil {
-		rep.RecordsBefore = meta.Records
-		probe := &Memory{parents: map[string]*parent{}, children: map[int64]childRef{}}
-		if probe.loadParents(filepath.Join(dir, meta.Parents)) == nil {
-			for id := range probe.parents {
-				old[id] = true
-			}
-		}
-	}
-
-	// The log: keep every intact record.
-	lpath := filepath.Join(dir, logFileName)
-	dropped, rewrite, err := salvageLog(lpath, m.dim)
-	if err != nil {
-		return rep, err
-	}
-	rep.Dropped = dropped
-	if rewrite != nil {
+	if rewrite {
 		tmp := lpath + ".repair"
 		_ = os.Remove(tmp)
 		nl, err := createLog(tmp)
 		if err != nil {
 			return rep, err
 		}
-		if len(rewrite) > 0 {
-			if _, err := nl.append(rewrite, true); err != nil {
+		if len(payloads) > 0 {
+			if _, err := nl.append(payloads, true); err != nil {
 				nl.close()
 				return rep, err
 			}
@@ -375,35 +425,22 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// salvageLog reads the log at path and returns the byte ranges that hold no
-// intact record and, if the log must be rewritten (damage, or a missing or
-// headless log), the payloads of its intact records in order (nil: the log
-// is sound as it is). A record is intact when both checksums match and it
-// decodes, with vectors of dimension dim. In a format-2 log the intact
-// records are put back in sequence order, and a record whose sequence
-// number an earlier one already had (a repeated frame) is dropped; a gap in
-// the sequence costs only the records that are gone.
-func salvageLog(path string, dim int) ([]ByteRange, [][]byte, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, [][]byte{}, nil
+// salvageLog reads the log data (missing: there is no log file) and
+// returns the byte ranges that hold no intact record, the payloads of its
+// intact records in order, and whether the log must be rewritten (damage,
+// or a missing or headless log). A record is intact when both checksums
+// match and it decodes, with vectors of dimension dim. In a format-2 log
+// the intact records are put back in sequence order, and a record whose
+// sequence number an earlier one already had (a repeated frame) is
+// dropped; a gap in the sequence costs only the records that are gone.
+func salvageLog(data []byte, missing bool, dim int) (dropped []ByteRange, payloads [][]byte, rewrite bool) {
+	if missing {
+		return nil, nil, true
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("longterm: repair: %w", err)
-	}
-	if len(data) >= logHeaderSize && string(data[:6]) == logMagic {
-		switch v := binary.LittleEndian.Uint16(data[6:]); v {
-		case logVersion, logVersion1:
-			s := salvageFrames(data, v, dim)
-			return s.result(false)
-		}
-	}
-	// No usable header: the frames tell their format.
-	s2, s1 := salvageFrames(data, logVersion, dim), salvageFrames(data, logVersion1, dim)
-	if len(s1.frames) > len(s2.frames) {
-		s2 = s1
-	}
-	return s2.result(true)
+	s := logFrames(data, dim)
+	badHeader := !(len(data) >= logHeaderSize && string(data[:6]) == logMagic &&
+		(binary.LittleEndian.Uint16(data[6:]) == logVersion || binary.LittleEndian.Uint16(data[6:]) == logVersion1))
+	return s.result(badHeader)
 }
 
 // salvaged is what salvageFrames kept of a log.
@@ -422,7 +459,7 @@ type salvagedFrame struct {
 
 // salvageFrames reads the frames of data (a whole log file, whose header is
 // skipped) as format version, skipping damaged bytes to the next intact
-// frame.
+// frame. dim 0 takes records of any dimension.
 func salvageFrames(data []byte, version uint16, dim int) salvaged {
 	size := int64(len(data))
 	s := salvaged{version: version, size: size}
@@ -445,7 +482,7 @@ func salvageFrames(data []byte, version uint16, dim int) salvaged {
 			return nil
 		}
 		if isAdd(typ) {
-			if a, err := decodeAdd(typ, body); err != nil || a.dim != dim {
+			if a, err := decodeAdd(typ, body); err != nil || (dim != 0 && a.dim != dim) {
 				return nil
 			}
 		} else if typ == recSeen {
@@ -477,9 +514,8 @@ func salvageFrames(data []byte, version uint16, dim int) salvaged {
 // result returns salvageLog's answer for s: a damaged header (badHeader),
 // dropped bytes or, in format 2, frames out of sequence make the log one
 // to rewrite.
-func (s salvaged) result(badHeader bool) ([]ByteRange, [][]byte, error) {
+func (s salvaged) result(badHeader bool) ([]ByteRange, [][]byte, bool) {
 	damaged := badHeader || len(s.dropped) > 0
-	payloads := [][]byte{}
 	if badHeader {
 		s.dropped = append([]ByteRange{{0, min(s.size, logHeaderSize)}}, s.dropped...)
 	}
@@ -504,12 +540,13 @@ func (s salvaged) result(badHeader bool) ([]ByteRange, [][]byte, error) {
 			}
 		}
 	}
-	if !damaged {
-		return nil, nil, nil
-	}
 	slices.SortFunc(s.dropped, func(a, b ByteRange) int { return cmp.Compare(a.Offset, b.Offset) })
+	payloads := make([][]byte, 0, len(frames))
 	for _, f := range frames {
 		payloads = append(payloads, f.payload)
 	}
-	return s.dropped, payloads, nil
+	if !damaged {
+		return nil, payloads, false
+	}
+	return s.dropped, payloads, true
 }

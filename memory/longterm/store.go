@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/atomicfile"
+	"github.com/agentmem/agentmem/internal/filelock"
 )
 
 // Files in a store directory.
@@ -93,6 +94,9 @@ func (m *Memory) open(ctx context.Context, dir string) (err error) {
 		}
 		if m.lock, err = lockDir(ctx, dir, m.opts.store.lockWait, m.opts.logger); err != nil {
 			return err
+		}
+		if note := m.opts.store.lockNote; note != "" {
+			_ = filelock.SetNote(m.lock, note) // a courtesy to waiters
 		}
 		defer func() {
 			if err != nil {
