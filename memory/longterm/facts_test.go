@@ -223,3 +223,30 @@ func TestFacts_NearPolicies(t *testing.T) {
 	_, err = New(ctx, emb, WithEngine(engine.WithNearDuplicates(1.5, engine.NearKeep)))
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 }
+
+// TestFacts_RepairKeepsFormat: repairing a store whose log holds records
+// with versions, after its manifest was lost, writes a format 2 manifest,
+// and the versions are kept.
+func TestFacts_RepairKeepsFormat(t *testing.T) {
+	ctx := t.Context()
+	emb, err := hash.New(64)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	m, err := Open(ctx, dir, emb)
+	require.NoError(t, err)
+	_, err = m.Add(ctx, Record{ID: "a", Text: "Dana lives in Paris."})
+	require.NoError(t, err)
+	_, err = m.Supersede(ctx, "a", Record{ID: "b", Text: "Dana lives in Berlin."})
+	require.NoError(t, err)
+	crash(m)
+	require.NoError(t, os.Remove(filepath.Join(dir, manifestFile)))
+	_, err = Repair(ctx, dir, emb, WithLogger(discardLogger), WithKind(KindLong))
+	require.NoError(t, err)
+	assert.Equal(t, formatFacts, manifestFormat(t, dir))
+	m, err = Open(ctx, dir, emb)
+	require.NoError(t, err)
+	defer m.Close()
+	h, err := m.History(ctx, "b")
+	require.NoError(t, err)
+	assert.Equal(t, "b", h[0].SupersededBy)
+}

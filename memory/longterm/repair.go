@@ -311,11 +311,19 @@ func Repair(ctx context.Context, dir string, emb embed.Embedder, opts ...Option)
 	if len(restore) > 0 {
 		payloads, rewrite = append(restore, payloads...), true
 	}
+	// A log that keeps records with validity or versions needs format 2,
+	// also when the manifest that said so was lost.
+	for _, p := range payloads {
+		if len(p) > 0 && (p[0] == recAddFacts || p[0] == recAddSparseFacts || p[0] == recSeen) {
+			want.Format = max(want.Format, formatFacts)
+			break
+		}
+	}
 
 	if rep.Backup, err = backupStore(dir); err != nil {
 		return rep, err
 	}
-	if gotErr != nil || got.Embedder != want.Embedder || got.Dim != want.Dim || cmp.Or(got.Kind, KindLong) != want.Kind {
+	if gotErr != nil || got.Embedder != want.Embedder || got.Dim != want.Dim || cmp.Or(got.Kind, KindLong) != want.Kind || got.Format != want.Format {
 		if err := writeManifest(dir, want); err != nil {
 			return rep, err
 		}
