@@ -395,4 +395,8 @@ var (
 	// current: another write superseded it meanwhile. Nothing was changed;
 	// read its history and decide again.
 	ErrSuperseded = errs.Superseded
+	// ErrUnavailable: the memory's database server cannot be reached or
+	// the connection was lost (memory/postgres). Nothing is known to be
+	// lost; retry later.
+	ErrUnavailable = errs.Unavailable
 )

@@ -41,4 +41,8 @@ var (
 	// Superseded: a record to supersede or update is no longer current (a
 	// newer version replaced it meanwhile).
 	Superseded = errors.New("superseded")
+	// Unavailable: a store's server (PostgreSQL) cannot be reached or the
+	// connection was lost; the data is not known to be gone, and the call
+	// may succeed when retried.
+	Unavailable = errors.New("unavailable")
 )

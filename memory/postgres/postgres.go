@@ -307,13 +307,13 @@ func (m *Memory) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 }
 
 // Len returns the number of stored records (0 when the server cannot be
-// reached).
+// reached; Counts tells that apart).
 func (m *Memory) Len() int { return m.count(`SELECT count(*) FROM records`) }
 
 // count runs a count(*) query, giving 0 when the store is closed or the
-// server cannot be reached within 30 s.
+// server cannot be reached within lookupTimeout.
 func (m *Memory) count(sql string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
 	var n int
 	if m.closed.Load() || m.pool.QueryRow(ctx, sql).Scan(&n) != nil {
@@ -323,19 +323,15 @@ func (m *Memory) count(sql string) int {
 }
 
 // Get returns the record with the given id and whether it is stored (false
-// also when the server cannot be reached).
+// also when the server cannot be reached; GetContext tells that apart).
 func (m *Memory) Get(id string) (memory.Record, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
-	if m.closed.Load() {
-		return memory.Record{}, false
-	}
-	var r memory.Record
-	err := scanRecord(m.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = $1`, id), &r)
+	r, ok, err := m.GetContext(ctx, id)
 	if err != nil {
 		return memory.Record{}, false
 	}
-	return r, true
+	return r, ok
 }
 
 // recordColumns are a record's columns, from records r joined with
@@ -619,5 +615,5 @@ func retryable(err error) bool {
 }
 
 // Chunks returns the number of stored chunks (0 when the server cannot be
-// reached).
+// reached; Counts tells that apart).
 func (m *Memory) Chunks() int { return m.count(`SELECT count(*) FROM chunks`) }

@@ -380,12 +380,16 @@ const DefaultSchema = "agentmem"
 
 // parseURL parses a store URL: a libpq URL with agentmem's parameters
 // schema (default DefaultSchema) and exact (1: no HNSW index, exact vector
-// search) removed from what goes to pgx.
+// search) removed from what goes to pgx, and DefaultConnectTimeout unless
+// it sets connect_timeout.
 func parseURL(url string) (pc *pgxpool.Config, schema string, exact bool, err error) {
 	pc, err = pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx redacts the password from its message.
 		return nil, "", false, fmt.Errorf("postgres: %w: bad store URL: %v (want postgres://user@host:5432/db?schema=agentmem)", errs.InvalidArgument, err)
+	}
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		pc.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	params := pc.ConnConfig.RuntimeParams
 	schema = DefaultSchema

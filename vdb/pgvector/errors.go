@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -17,8 +18,9 @@ var (
 	// lost during a call. Errors wrapping it name the DSN without its
 	// password. Nothing of a failed Add was stored, except when the
 	// connection broke while the COMMIT was in flight; Add is an upsert, so
-	// retrying it is always safe.
-	ErrUnavailable = errors.New("pgvector: PostgreSQL unavailable")
+	// retrying it is always safe. It is memory.ErrUnavailable, so that
+	// one errors.Is covers every layer.
+	ErrUnavailable = errs.Unavailable
 	// ErrNoExtension: the server lacks the pgvector extension, or the
 	// database lacks it and the user may not create it. The error says how
 	// to install it.
@@ -75,13 +77,13 @@ func wrapErr(ctx context.Context, dsn, op string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		if connLost(pe.Code) {
-			return fmt.Errorf("pgvector: %s on %s: %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(pe.Code))
+			return fmt.Errorf("pgvector: %s on %s: PostgreSQL %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(pe.Code))
 		}
 		return fmt.Errorf("pgvector: %s: %w", op, err)
 	}
 	// Anything else from the driver is the network or the protocol: the
 	// connection is gone (refused, reset, EOF, closed).
-	return fmt.Errorf("pgvector: %s on %s: %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(""))
+	return fmt.Errorf("pgvector: %s on %s: PostgreSQL %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(""))
 }
 
 // WrapError turns a driver error of a call op on the server described by
