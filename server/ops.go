@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory"
 )
 
 // The operations below are what both the HTTP API and the MCP tools do:
@@ -32,7 +33,11 @@ func (s *Server) add(ctx context.Context, p *principal, req *AddRequest) (AddRes
 	if req.ID != "" {
 		// Replacing a record in a namespace the principal may not see
 		// would move it into the principal's.
-		if old, ok := s.store.Get(req.ID); ok && !p.canSee(old.Namespace) {
+		old, ok, err := s.record(ctx, req.ID)
+		if err != nil {
+			return AddResult{}, err
+		}
+		if ok && !p.canSee(old.Namespace) {
 			return AddResult{}, errForbidden
 		}
 	}
@@ -54,11 +59,25 @@ func (s *Server) add(ctx context.Context, p *principal, req *AddRequest) (AddRes
 	return AddResult{ID: ids[0], IDs: ids}, nil
 }
 
-func (s *Server) get(p *principal, id string) (Memory, error) {
+// record returns the record with the given id and whether it is stored,
+// through the store's GetContext when it has one, so that a database that
+// cannot be reached is an error rather than a missing record.
+func (s *Server) record(ctx context.Context, id string) (memory.Record, bool, error) {
+	if g, ok := s.store.(getter); ok {
+		return g.GetContext(ctx, id)
+	}
+	rec, ok := s.store.Get(id)
+	return rec, ok, nil
+}
+
+func (s *Server) get(ctx context.Context, p *principal, id string) (Memory, error) {
 	if id == "" {
 		return Memory{}, errNoID
 	}
-	rec, ok := s.store.Get(id)
+	rec, ok, err := s.record(ctx, id)
+	if err != nil {
+		return Memory{}, err
+	}
 	if !ok || !p.canSee(rec.Namespace) {
 		return Memory{}, notFound(id)
 	}
@@ -72,7 +91,10 @@ func (s *Server) update(ctx context.Context, p *principal, id string, req *Updat
 	if id == "" {
 		return Memory{}, errNoID
 	}
-	old, ok := s.store.Get(id)
+	old, ok, err := s.record(ctx, id)
+	if err != nil {
+		return Memory{}, err
+	}
 	if !ok || !p.canSee(old.Namespace) {
 		return Memory{}, notFound(id)
 	}
@@ -93,7 +115,11 @@ func (s *Server) delete(ctx context.Context, p *principal, id string) error {
 	if id == "" {
 		return errNoID
 	}
-	if rec, ok := s.store.Get(id); !ok || !p.canSee(rec.Namespace) {
+	rec, ok, err := s.record(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok || !p.canSee(rec.Namespace) {
 		return notFound(id)
 	}
 	return s.store.Forget(ctx, id)
@@ -159,11 +185,20 @@ func (s *Server) list(ctx context.Context, p *principal, req *ListRequest) (List
 	return out, nil
 }
 
-func (s *Server) stats(p *principal) (Stats, error) {
+func (s *Server) stats(ctx context.Context, p *principal) (Stats, error) {
 	if !p.unpinned() {
 		return Stats{}, errForbidden
 	}
-	st := Stats{Memories: s.store.Len(), ReadOnly: s.readOnly}
+	st := Stats{ReadOnly: s.readOnly}
+	if c, ok := s.store.(counter); ok {
+		// A database that cannot be reached is an error, not 0 memories.
+		var err error
+		if st.Memories, st.Chunks, err = c.Counts(ctx); err != nil {
+			return Stats{}, err
+		}
+		return st, nil
+	}
+	st.Memories = s.store.Len()
 	if c, ok := s.store.(chunker); ok {
 		st.Chunks = c.Chunks()
 	}
