@@ -120,6 +120,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/internal/pgpool"
+	"github.com/agentmem/agentmem/internal/redact"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
@@ -184,8 +185,14 @@ var (
 // option wraps memory.ErrInvalidArgument; a server that cannot be reached
 // ErrUnavailable; no pgvector ErrNoExtension; no store (without
 // WithCreate) fs.ErrNotExist; a newer schema memory.ErrVersion; another
-// embedder memory.ErrEmbedderMismatch. Each says what to do.
+// embedder memory.ErrEmbedderMismatch. Each says what to do, and none
+// holds the URL's password.
 func Open(ctx context.Context, url string, emb embed.Embedder, opts ...Option) (*Memory, error) {
+	m, err := open(ctx, url, emb, opts)
+	return m, redact.Error(err, url)
+}
+
+func open(ctx context.Context, url string, emb embed.Embedder, opts []Option) (*Memory, error) {
 	if emb == nil {
 		return nil, fmt.Errorf("postgres: %w: nil embedder", errs.InvalidArgument)
 	}

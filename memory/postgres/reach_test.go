@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/pgtest"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/postgres"
 )
 
 // TestServerStopsAndReturns: while the server is stopped, Ping,
@@ -51,4 +52,24 @@ func TestServerStopsAndReturns(t *testing.T) {
 	assert.Equal(t, 1, chunks)
 	_, err = m.Add(ctx, memory.Record{Text: "written after the restart"})
 	require.NoError(t, err)
+}
+
+// TestErrorsHidePassword: no error of Open or ReadManifest holds the URL's
+// password, also when an unescaped "@" in it makes the driver take its end
+// for the host.
+func TestErrorsHidePassword(t *testing.T) {
+	emb := hashEmb(t, 8)
+	for _, url := range []string{
+		"postgres://agent:xy@hunter22@127.0.0.1:1/memory?connect_timeout=2",
+		"postgres://agent:hunter22@127.0.0.1:badport/memory",
+		"postgres://agent@127.0.0.1:1/memory?password=hunter22&connect_timeout=2",
+		"postgres://agent:hunter22@127.0.0.1:1/memory?schema=Bad-Name",
+	} {
+		_, err := postgres.Open(t.Context(), url, emb)
+		require.Error(t, err, url)
+		assert.NotContains(t, err.Error(), "hunter22", url)
+		_, err = postgres.ReadManifest(t.Context(), url)
+		require.Error(t, err, url)
+		assert.NotContains(t, err.Error(), "hunter22", url)
+	}
 }

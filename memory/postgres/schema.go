@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/internal/redact"
 	"github.com/agentmem/agentmem/vdb/pgvector"
 )
 
@@ -338,8 +339,13 @@ type Manifest struct {
 // ReadManifest reads what the store at url was built with, without
 // creating or changing anything. No store there is an error wrapping
 // fs.ErrNotExist; a server that cannot be reached one wrapping
-// ErrUnavailable.
+// ErrUnavailable. No error holds the URL's password.
 func ReadManifest(ctx context.Context, url string) (Manifest, error) {
+	man, err := readManifest(ctx, url)
+	return man, redact.Error(err, url)
+}
+
+func readManifest(ctx context.Context, url string) (Manifest, error) {
 	pc, schema, _, err := parseURL(url)
 	if err != nil {
 		return Manifest{}, err
