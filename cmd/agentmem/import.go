@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -80,10 +81,15 @@ A progress bar is shown on standard error when it is a terminal.`,
 			}
 			return a.withStore(cmd, true, store.Config{}, func(st store.Memory) error {
 				todo, skipped := newRecords(st, lines, namespace)
-				took, err := importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
-					_, err := st.AddBatch(cmd.Context(), todo[lo:hi])
-					return recordError(err)
-				})
+				var took time.Duration
+				if l, ok := st.(loader); ok {
+					took, err = load(cmd, a, name, l, todo, batch)
+				} else {
+					took, err = importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
+						_, err := st.AddBatch(cmd.Context(), todo[lo:hi])
+						return recordError(err)
+					})
+				}
 				if err != nil {
 					return err
 				}
@@ -129,6 +135,35 @@ func importBatches(cmd *cobra.Command, a *app, name string, n, batch int, store 
 		if bar != nil {
 			bar.Add(hi - lo)
 		}
+	}
+	if bar != nil {
+		bar.Finish()
+		fmt.Fprintln(cmd.ErrOrStderr())
+	}
+	return time.Since(start), nil
+}
+
+// loader is a store that loads many records faster than one AddBatch
+// call per batch (memory/postgres: Load builds its vector index once at
+// the end rather than growing it batch by batch).
+type loader interface {
+	Load(ctx context.Context, recs []memory.Record, batch int, progress func(stored int)) ([]string, error)
+}
+
+// load stores recs into l, batch at a time, with the progress bar of
+// importBatches, and returns how long that took.
+func load(cmd *cobra.Command, a *app, name string, l loader, recs []memory.Record, batch int) (time.Duration, error) {
+	start := time.Now()
+	bar := newBar(cmd, a, len(recs))
+	done := 0
+	_, err := l.Load(cmd.Context(), recs, batch, func(stored int) {
+		if bar != nil {
+			bar.Add(stored - done)
+		}
+		done = stored
+	})
+	if err != nil {
+		return 0, fmt.Errorf("import %s: %w", name, recordError(err))
 	}
 	if bar != nil {
 		bar.Finish()

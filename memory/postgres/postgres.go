@@ -87,7 +87,10 @@
 // nothing is pending: to load many records in smaller batches, open with
 // exact=1 (the load then runs at the speed of COPY), and open without it
 // afterwards, which builds the index over what is there
-// (BenchmarkStores/postgres-bulk). Both builds run with
+// (BenchmarkStores/postgres-bulk). Load does that for an import in
+// batches: when its records are at least as many as the store holds, it
+// drops the index, commits batch after batch without it and builds it
+// once at the end. The builds run with
 // WithMaintenanceWorkMem (1 GB): PostgreSQL's default of 64 MB holds the
 // graph of some 25,000 chunks, and a build that does not fit is several
 // times slower.
@@ -423,6 +426,12 @@ func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, 
 // addBatch is AddBatch, which returns the prepared records: what each
 // write did (prepared.outcome).
 func (m *Memory) addBatch(ctx context.Context, recs []memory.Record) ([]prepared, error) {
+	return m.addBatchMode(ctx, recs, false)
+}
+
+// addBatchMode is addBatch; load writes the chunks as Load's batches do:
+// neither pending nor rebuilding the index (Load has dropped it).
+func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bool) ([]prepared, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -463,7 +472,7 @@ func (m *Memory) addBatch(ctx context.Context, recs []memory.Record) ([]prepared
 			k++
 		}
 	}
-	pending, err := m.commit(ctx, preps)
+	pending, err := m.commit(ctx, preps, load)
 	if err != nil {
 		return nil, err
 	}
