@@ -76,11 +76,26 @@ type Postgres struct {
 func (p *Postgres) Kind() Kind { return Long }
 
 // Stats describes the store (Memory.Stats); Records and Chunks are 0 when
-// the server cannot be reached.
+// the server cannot be reached (StatsContext tells that apart).
 func (p *Postgres) Stats() Stats {
 	chunks := p.Chunks()
+	return p.stats(p.Len(), chunks)
+}
+
+// StatsContext is Stats, with the counts read in one statement: a server
+// that cannot be reached is an error wrapping memory.ErrUnavailable, not
+// a store of 0 records.
+func (p *Postgres) StatsContext(ctx context.Context) (Stats, error) {
+	records, chunks, err := p.Counts(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	return p.stats(records, chunks), nil
+}
+
+func (p *Postgres) stats(records, chunks int) Stats {
 	return Stats{
-		Store: p.target, Kind: Long, Records: p.Len(), Chunks: chunks, Vectors: chunks,
+		Store: p.target, Kind: Long, Records: records, Chunks: chunks, Vectors: chunks,
 		Embedder: p.embedder, Dim: p.dim, Backend: "postgres", Schema: p.Schema(), SchemaVersion: postgres.SchemaVersion,
 	}
 }

@@ -80,7 +80,10 @@ A progress bar is shown on standard error when it is a terminal.`,
 				return err
 			}
 			return a.withStore(cmd, true, store.Config{}, func(st store.Memory) error {
-				todo, skipped := newRecords(st, lines, namespace)
+				todo, skipped, err := newRecords(cmd.Context(), st, lines, namespace)
+				if err != nil {
+					return err
+				}
 				var took time.Duration
 				if l, ok := st.(loader); ok {
 					took, err = load(cmd, a, name, l, todo, batch)
@@ -243,7 +246,7 @@ func parseImportLine(line []byte, long bool) (importLine, error) {
 // from its namespace, speaker, time and text (see contentID); a line whose
 // id is stored with the same namespace, speaker, text (and time, if the line
 // has one) is skipped.
-func newRecords(mem memory.Records, lines []importLine, namespace string) (todo []memory.Record, skipped int) {
+func newRecords(ctx context.Context, mem memory.Records, lines []importLine, namespace string) (todo []memory.Record, skipped int, err error) {
 	seen := map[string]memory.Record{}
 	same := func(a, b memory.Record, hasTime bool) bool {
 		return a.Text == b.Text && a.Namespace == b.Namespace && a.Speaker == b.Speaker && (!hasTime || a.Time.Equal(b.Time))
@@ -258,7 +261,9 @@ func newRecords(mem memory.Records, lines []importLine, namespace string) (todo 
 		}
 		old, ok := seen[rec.ID]
 		if !ok {
-			old, ok = mem.Get(rec.ID)
+			if old, ok, err = lookup(ctx, mem, rec.ID); err != nil {
+				return nil, 0, err
+			}
 		}
 		if ok && same(old, rec, l.Time != "") {
 			skipped++
@@ -267,7 +272,7 @@ func newRecords(mem memory.Records, lines []importLine, namespace string) (todo 
 		seen[rec.ID] = rec
 		todo = append(todo, rec)
 	}
-	return todo, skipped
+	return todo, skipped, nil
 }
 
 // contentID derives a record id from its namespace, speaker, time (if set)
