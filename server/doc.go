@@ -46,7 +46,9 @@
 // found → 404 not_found; invalid input (empty text, bad UTF-8, k out of
 // range, malformed time) → 400 invalid_argument; a body that is not the
 // route's JSON (unknown field, wrong type, trailing data) → 400 bad_json; a
-// body over the limit → 413 too_large; a closed store → 503 unavailable; no
+// body over the limit → 413 too_large; a closed store, or one whose
+// database cannot be reached (memory.ErrUnavailable) → 503 unavailable
+// with Retry-After; no
 // or an unknown token → 401 unauthorized; a namespace the token is not
 // pinned to → 403 forbidden; a write to a read-only server → 403 read_only;
 // anything else → 500 internal (logged, not echoed). MCP tool errors are
