@@ -33,6 +33,11 @@ func TestVerify(t *testing.T) {
 	_, err = m.Add(ctx, memory.Record{ID: "r3", Namespace: "b", Text: "note 3 replaced"})
 	require.NoError(t, err)
 	require.NoError(t, m.Forget(ctx, "r7"))
+	// Facts that change (memory.Facts): a duplicate merged, a version superseded.
+	_, err = m.Remember(ctx, memory.Record{Namespace: "a", Text: "note 0 about the harbour crane and shipment 0"})
+	require.NoError(t, err)
+	_, err = m.Supersede(ctx, "r20", memory.Record{Namespace: "a", Text: "note 20 changed: the crane moved to pier 4"})
+	require.NoError(t, err)
 	problems, err := m.Verify(ctx)
 	require.NoError(t, err)
 	require.Empty(t, problems)
