@@ -414,4 +414,8 @@ var (
 	// namespace, said by the same speaker, means nearly the same (a store
 	// configured to refuse near-duplicates). The error names it.
 	ErrDuplicate = errs.Duplicate
+	// ErrUnavailable: the memory's database server cannot be reached or
+	// the connection was lost (memory/postgres). Nothing is known to be
+	// lost; retry later.
+	ErrUnavailable = errs.Unavailable
 )

@@ -5,6 +5,8 @@
 #   scripts/pg-test.sh install            install PostgreSQL 15 and pgvector if missing
 #   eval "$(scripts/pg-test.sh start)"    install if missing, start a cluster, export its DSN
 #   scripts/pg-test.sh stop [DIR]         stop the cluster and remove its folder
+#   scripts/pg-test.sh halt DIR           stop the cluster's server, keeping its data (fault tests)
+#   scripts/pg-test.sh resume DIR         start a halted cluster's server again, same socket and data
 #   scripts/pg-test.sh check              exit 1 unless PostgreSQL and pgvector are installed
 #
 # `start` prints two shell lines on stdout (everything else goes to stderr):
@@ -93,6 +95,34 @@ run_pg() {
 	fi
 }
 
+# server_start starts the server of the cluster in $1 (port 5432, socket in $1).
+server_start() {
+	local dir=$1 port=5432
+	run_pg "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+		-o "-p $port -k $dir -c listen_addresses= -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100 -c shared_buffers=${PG_SHARED_BUFFERS:-128MB}" \
+		start >&2
+}
+
+# cluster_dir checks that $1 is a folder made by do_start.
+cluster_dir() {
+	case $1 in
+	/tmp/agentmem-pg.*) [ -d "$1/data" ] || die "$2: $1 holds no cluster" ;;
+	*) die "$2: $1 is not a folder made by pg-test.sh start" ;;
+	esac
+}
+
+# do_halt stops the server as an operator's restart does (fast: sessions
+# are terminated, nothing committed is lost) and keeps the data.
+do_halt() {
+	cluster_dir "${1:-}" halt
+	run_pg "$PG_BIN/pg_ctl" -D "$1/data" -m fast -w -t 60 stop >&2
+}
+
+do_resume() {
+	cluster_dir "${1:-}" resume
+	server_start "$1"
+}
+
 do_start() {
 	if [ "${1:-}" = "--no-install" ]; then
 		installed || die "PostgreSQL $PG_MAJOR with pgvector is not installed: run scripts/pg-test.sh install (as root)"
@@ -107,9 +137,7 @@ do_start() {
 	fi
 	if ! {
 		run_pg "$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 &&
-			run_pg "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-				-o "-p $port -k $dir -c listen_addresses= -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100 -c shared_buffers=${PG_SHARED_BUFFERS:-128MB}" \
-				start >&2 &&
+			server_start "$dir" &&
 			run_pg "$PG_BIN/psql" -h "$dir" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1 -qc "CREATE DATABASE $DB" >&2 &&
 			run_pg "$PG_BIN/psql" -h "$dir" -p "$port" -U postgres -d "$DB" -v ON_ERROR_STOP=1 -qc "CREATE EXTENSION vector" >&2
 	}; then
@@ -140,9 +168,11 @@ case ${1:-} in
 install) do_install ;;
 start) do_start "${2:-}" ;;
 stop) do_stop "${2:-}" ;;
+halt) do_halt "${2:-}" ;;
+resume) do_resume "${2:-}" ;;
 check) installed || die "PostgreSQL $PG_MAJOR with pgvector is not installed" ;;
 *)
-	sed -n '2,9p' "$0" >&2
+	sed -n '2,11p' "$0" >&2
 	exit 2
 	;;
 esac

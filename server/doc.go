@@ -11,8 +11,13 @@
 // One HTTP listener serves the JSON API under /v1, MCP over streamable HTTP
 // at /mcp (stateless: every POST is a whole exchange), Prometheus metrics at
 // /metrics, liveness at /healthz (503 once the store refuses writes for
-// good, see longterm.Memory.Err) and the API's OpenAPI 3.1 document at
-// /openapi.json. Server.ServeStdio serves MCP over a pipe, for MCP clients
+// good, see longterm.Memory.Err), readiness at /readyz (503 while the
+// store's database cannot be reached as well) and the API's OpenAPI 3.1
+// document at /openapi.json. While a PostgreSQL store's database cannot be
+// reached, every call that needs it answers 503 unavailable with
+// Retry-After (an MCP tool's error starts "unavailable (retry in N s)"),
+// /v1/stats included, and the server recovers by itself when the database
+// is back. Server.ServeStdio serves MCP over a pipe, for MCP clients
 // that spawn their servers ("agentmem serve --stdio").
 //
 // # Tools and routes
@@ -41,7 +46,9 @@
 // found → 404 not_found; invalid input (empty text, bad UTF-8, k out of
 // range, malformed time) → 400 invalid_argument; a body that is not the
 // route's JSON (unknown field, wrong type, trailing data) → 400 bad_json; a
-// body over the limit → 413 too_large; a closed store → 503 unavailable; no
+// body over the limit → 413 too_large; a closed store, or one whose
+// database cannot be reached (memory.ErrUnavailable) → 503 unavailable
+// with Retry-After; no
 // or an unknown token → 401 unauthorized; a namespace the token is not
 // pinned to → 403 forbidden; a write to a read-only server → 403 read_only;
 // anything else → 500 internal (logged, not echoed). MCP tool errors are

@@ -21,7 +21,7 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed" // 405
 	CodeTooLarge         = "too_large"          // 413: the body or a batch exceeds its limit
 	CodeUnsupported      = "unsupported"        // 501: the store cannot do this
-	CodeUnavailable      = "unavailable"        // 503: the store is closed (the server is stopping)
+	CodeUnavailable      = "unavailable"        // 503: the store is closed (the server is stopping) or its database cannot be reached; see Retry-After
 	CodeCanceled         = "canceled"           // 499/504: the request was canceled or timed out
 	CodeInternal         = "internal"           // 500: anything else (logged)
 )
@@ -53,8 +53,15 @@ var (
 	errReadOnly  = &apiError{http.StatusForbidden, CodeReadOnly, "the server is read-only"}
 )
 
+// RetryAfter is the Retry-After (in seconds) of a 503 unavailable answer,
+// and the wait an MCP tool's unavailable error suggests: the store's
+// database was unreachable, and a pool reconnects on the next call once
+// it is back.
+const RetryAfter = 2
+
 // classify maps err to an HTTP status and a stable code, by the library's
-// sentinels: not found → 404, invalid input → 400, closed → 503, …
+// sentinels: not found → 404, invalid input → 400, closed or unreachable
+// → 503, …
 func classify(err error) (status int, code string) {
 	var ae *apiError
 	var mbe *http.MaxBytesError
@@ -67,7 +74,7 @@ func classify(err error) (status int, code string) {
 		return http.StatusNotFound, CodeNotFound
 	case errors.Is(err, memory.ErrInvalidArgument), errors.Is(err, memory.ErrEmptyText):
 		return http.StatusBadRequest, CodeInvalidArgument
-	case errors.Is(err, memory.ErrClosed):
+	case errors.Is(err, memory.ErrClosed), errors.Is(err, memory.ErrUnavailable):
 		return http.StatusServiceUnavailable, CodeUnavailable
 	case errors.Is(err, memory.ErrUnsupported), errors.Is(err, errors.ErrUnsupported):
 		return http.StatusNotImplemented, CodeUnsupported
@@ -82,10 +89,14 @@ func classify(err error) (status int, code string) {
 // toolError is the error an MCP tool returns: the code first, so that a
 // model (and a test) can tell a missing memory from a bad argument.
 func toolError(err error) error {
-	_, code := classify(err)
+	status, code := classify(err)
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return fmt.Errorf("%s: %s", code, ae.msg)
+	}
+	if status == http.StatusServiceUnavailable {
+		// What Retry-After says over HTTP.
+		return fmt.Errorf("%s (retry in %d s): %w", code, RetryAfter, err)
 	}
 	return fmt.Errorf("%s: %w", code, err)
 }

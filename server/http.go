@@ -39,6 +39,7 @@ var apiRoutes = []string{
 	"POST /v1/search",
 	"GET /v1/stats",
 	"GET /healthz",
+	"GET /readyz",
 	"GET /openapi.json",
 	"GET /metrics",
 }
@@ -67,6 +68,7 @@ func (s *Server) routes() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
+	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(openAPI)
@@ -253,6 +255,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &ae) {
 		msg = ae.msg
 	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfter))
+	}
 	if status >= 500 && status != http.StatusServiceUnavailable && status != http.StatusNotImplemented {
 		s.log.Error("request failed", "method", r.Method, "route", r.Pattern, "err", err)
 		msg = "internal error (see the server log)"
@@ -275,7 +280,7 @@ func (s *Server) handleAdd(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
-	m, err := s.get(principalFrom(r.Context()), r.PathValue("id"))
+	m, err := s.get(r.Context(), principalFrom(r.Context()), r.PathValue("id"))
 	s.respond(w, r, m, err)
 }
 
@@ -358,6 +363,6 @@ func listRequestFromQuery(q url.Values) (ListRequest, error) {
 }
 
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
-	st, err := s.stats(principalFrom(r.Context()))
+	st, err := s.stats(r.Context(), principalFrom(r.Context()))
 	s.respond(w, r, st, err)
 }

@@ -28,8 +28,8 @@ func (s *Server) mcpServer(fallback *principal) *mcp.Server {
 		})
 	addTool(s, srv, fallback, &mcp.Tool{Name: "get_memory", Annotations: ro,
 		Description: "Get one memory by its id."},
-		func(_ context.Context, p *principal, in IDRequest) (Memory, error) {
-			return s.get(p, cmp.Or(in.ID, in.MemoryID))
+		func(ctx context.Context, p *principal, in IDRequest) (Memory, error) {
+			return s.get(ctx, p, cmp.Or(in.ID, in.MemoryID))
 		})
 	addTool(s, srv, fallback, &mcp.Tool{Name: "list_memories", Annotations: ro,
 		Description: "List stored memories in time order (oldest first), optionally of one namespace and time range, one page at a time (offset, limit); total is how many match."},

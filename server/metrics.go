@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,21 +41,47 @@ func newMetrics(st Store) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 14),
 		}, []string{"tool"}),
 	}
+	memories, chunks := func() float64 { return float64(st.Len()) }, func() float64 { return 0 }
+	c, hasChunks := st.(chunker)
+	if hasChunks {
+		chunks = func() float64 { return float64(c.Chunks()) }
+	}
+	if cn, ok := st.(counter); ok {
+		// NaN, not 0, while the store's database cannot be reached.
+		memories, chunks = countGauge(cn, false), countGauge(cn, true)
+	}
 	m.reg.MustRegister(m.requests, m.latency, m.toolCalls, m.toolTime,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "agentmem_store_memories",
 			Help: "Memories (records) in the store.",
-		}, func() float64 { return float64(st.Len()) }),
+		}, memories),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	if c, ok := st.(chunker); ok {
+	if hasChunks {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "agentmem_store_chunks",
 			Help: "Indexed children (chunks) in the store.",
-		}, func() float64 { return float64(c.Chunks()) }))
+		}, chunks))
 	}
 	return m
+}
+
+// countGauge returns a gauge function of c's records (or chunks): NaN when
+// they cannot be counted.
+func countGauge(c counter, chunks bool) func() float64 {
+	return func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+		defer cancel()
+		records, n, err := c.Counts(ctx)
+		switch {
+		case err != nil:
+			return math.NaN()
+		case chunks:
+			return float64(n)
+		}
+		return float64(records)
+	}
 }
 
 // tool records one MCP tool call.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/memory"
 )
 
 // The operations below are what both the HTTP API and the MCP tools do:
@@ -32,7 +33,7 @@ func (s *Server) add(ctx context.Context, p *principal, req *AddRequest) (AddRes
 		return AddResult{}, err
 	}
 	if req.ID != "" {
-		if err := p.mayChooseID(s.store, ns, req.ID); err != nil {
+		if err := p.mayChooseID(ctx, s, ns, req.ID); err != nil {
 			return AddResult{}, err
 		}
 	}
@@ -61,8 +62,11 @@ func (s *Server) add(ctx context.Context, p *principal, req *AddRequest) (AddRes
 // only the id of one of its memories or a new one under its namespace,
 // "NS/…", and is refused alike (403 forbidden) for every other id, stored
 // or not.
-func (p *principal) mayChooseID(st Store, ns, id string) error {
-	old, ok := st.Get(id)
+func (p *principal) mayChooseID(ctx context.Context, s *Server, ns, id string) error {
+	old, ok, err := s.record(ctx, id)
+	if err != nil {
+		return err
+	}
 	switch {
 	case ok && p.canSee(old.Namespace):
 		return nil
@@ -75,11 +79,25 @@ func (p *principal) mayChooseID(st Store, ns, id string) error {
 		fmt.Sprintf("a token pinned to namespace %q may choose only the id of one of its memories or a new id starting with %q", ns, ns+"/")}
 }
 
-func (s *Server) get(p *principal, id string) (Memory, error) {
+// record returns the record with the given id and whether it is stored,
+// through the store's GetContext when it has one, so that a database that
+// cannot be reached is an error rather than a missing record.
+func (s *Server) record(ctx context.Context, id string) (memory.Record, bool, error) {
+	if g, ok := s.store.(getter); ok {
+		return g.GetContext(ctx, id)
+	}
+	rec, ok := s.store.Get(id)
+	return rec, ok, nil
+}
+
+func (s *Server) get(ctx context.Context, p *principal, id string) (Memory, error) {
 	if id == "" {
 		return Memory{}, errNoID
 	}
-	rec, ok := s.store.Get(id)
+	rec, ok, err := s.record(ctx, id)
+	if err != nil {
+		return Memory{}, err
+	}
 	if !ok || !p.canSee(rec.Namespace) {
 		return Memory{}, notFound(id)
 	}
@@ -93,7 +111,10 @@ func (s *Server) update(ctx context.Context, p *principal, id string, req *Updat
 	if id == "" {
 		return Memory{}, errNoID
 	}
-	old, ok := s.store.Get(id)
+	old, ok, err := s.record(ctx, id)
+	if err != nil {
+		return Memory{}, err
+	}
 	if !ok || !p.canSee(old.Namespace) {
 		return Memory{}, notFound(id)
 	}
@@ -114,7 +135,11 @@ func (s *Server) delete(ctx context.Context, p *principal, id string) error {
 	if id == "" {
 		return errNoID
 	}
-	if rec, ok := s.store.Get(id); !ok || !p.canSee(rec.Namespace) {
+	rec, ok, err := s.record(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok || !p.canSee(rec.Namespace) {
 		return notFound(id)
 	}
 	return s.store.Forget(ctx, id)
@@ -180,11 +205,20 @@ func (s *Server) list(ctx context.Context, p *principal, req *ListRequest) (List
 	return out, nil
 }
 
-func (s *Server) stats(p *principal) (Stats, error) {
+func (s *Server) stats(ctx context.Context, p *principal) (Stats, error) {
 	if !p.unpinned() {
 		return Stats{}, errForbidden
 	}
-	st := Stats{Memories: s.store.Len(), ReadOnly: s.readOnly}
+	st := Stats{ReadOnly: s.readOnly}
+	if c, ok := s.store.(counter); ok {
+		// A database that cannot be reached is an error, not 0 memories.
+		var err error
+		if st.Memories, st.Chunks, err = c.Counts(ctx); err != nil {
+			return Stats{}, err
+		}
+		return st, nil
+	}
+	st.Memories = s.store.Len()
 	if c, ok := s.store.(chunker); ok {
 		st.Chunks = c.Chunks()
 	}

@@ -65,7 +65,7 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithToken adds a bearer token, pinned to namespace (AllNamespaces, or
 // "", for every namespace). With at least one token every request except
-// GET /healthz and GET /openapi.json must carry one ("Authorization:
+// GET /healthz, GET /readyz and GET /openapi.json must carry one ("Authorization:
 // Bearer TOKEN"), and a pinned token can neither read nor write outside its
 // namespace.
 func WithToken(tok, namespace string) Option {
@@ -141,8 +141,8 @@ func New(st Store, opts ...Option) (*Server, error) {
 }
 
 // Handler returns the server's HTTP handler: the JSON API under /v1,
-// MCP (streamable HTTP, stateless) at /mcp, /healthz, /metrics and
-// /openapi.json.
+// MCP (streamable HTTP, stateless) at /mcp, /healthz, /readyz, /metrics
+// and /openapi.json.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve serves HTTP on l until ctx is done, then shuts down gracefully:

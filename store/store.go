@@ -386,7 +386,7 @@ func probeBackend(ctx context.Context, emb embed.Embedder, backend string) error
 	}
 	db, err := vdb.Open(ctx, backend, vdb.Config{Dim: dim})
 	if err != nil {
-		return fmt.Errorf("store: backend %q: %w", Redact(backend), err)
+		return redactError(fmt.Errorf("store: backend %q: %w", Redact(backend), err), backend)
 	}
 	return db.Close()
 }

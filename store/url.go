@@ -76,11 +76,26 @@ type Postgres struct {
 func (p *Postgres) Kind() Kind { return Long }
 
 // Stats describes the store (Memory.Stats); Records and Chunks are 0 when
-// the server cannot be reached.
+// the server cannot be reached (StatsContext tells that apart).
 func (p *Postgres) Stats() Stats {
 	chunks := p.Chunks()
+	return p.stats(p.Len(), chunks)
+}
+
+// StatsContext is Stats, with the counts read in one statement: a server
+// that cannot be reached is an error wrapping memory.ErrUnavailable, not
+// a store of 0 records.
+func (p *Postgres) StatsContext(ctx context.Context) (Stats, error) {
+	records, chunks, err := p.Counts(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	return p.stats(records, chunks), nil
+}
+
+func (p *Postgres) stats(records, chunks int) Stats {
 	return Stats{
-		Store: p.target, Kind: Long, Records: p.Len(), Chunks: chunks, Vectors: chunks,
+		Store: p.target, Kind: Long, Records: records, Chunks: chunks, Vectors: chunks,
 		Embedder: p.embedder, Dim: p.dim, Backend: "postgres", Schema: p.Schema(), SchemaVersion: postgres.SchemaVersion,
 	}
 }
@@ -184,10 +199,12 @@ type VerifyReport struct {
 // verifyPostgres checks the PostgreSQL store at url: its schema version
 // and its manifest (an embedder this build opens, of the recorded
 // dimension, and the one cfg.Embedder names, if any), then opens it as a
-// reader does (which migrates an older schema) and counts its records and
-// chunks. Damage is listed in Problems and makes the error wrap
-// memory.ErrCorrupt, memory.ErrVersion or memory.ErrEmbedderMismatch; a
-// missing store or a server that cannot be reached is an error alone.
+// reader does (which migrates an older schema), counts its records and
+// chunks and checks its rows (postgres.Memory.Verify: statistics against
+// postings and records, orphan rows). Damage is listed in Problems and
+// makes the error wrap memory.ErrCorrupt, memory.ErrVersion or
+// memory.ErrEmbedderMismatch; a missing store or a server that cannot be
+// reached is an error alone.
 func verifyPostgres(ctx context.Context, url string, cfg Config) (VerifyReport, error) {
 	rep := VerifyReport{VerifyReport: longterm.VerifyReport{Dir: Redact(url)}}
 	damage := func(err error) (VerifyReport, error) {
@@ -227,6 +244,20 @@ func verifyPostgres(ctx context.Context, url string, cfg Config) (VerifyReport, 
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("schema %q was at version %d; opening it migrated it to %d", man.Schema, man.Version, postgres.SchemaVersion))
 		rep.SchemaVersion = postgres.SchemaVersion
 	}
-	rep.Records, rep.Chunks = p.Len(), p.Chunks()
+	if rep.Records, rep.Chunks, err = p.Counts(ctx); err != nil {
+		return rep, redactError(fmt.Errorf("store: %w", err), url)
+	}
+	problems, err := p.Verify(ctx)
+	if err != nil {
+		return rep, redactError(fmt.Errorf("store: %w", err), url)
+	}
+	if len(problems) > 0 {
+		rep.Problems = append(rep.Problems, problems...)
+		more := ""
+		if len(problems) > 1 {
+			more = fmt.Sprintf(" (and %d more)", len(problems)-1)
+		}
+		return rep, fmt.Errorf("store: %w: schema %q: %s%s", memory.ErrCorrupt, man.Schema, problems[0], more)
+	}
 	return rep, nil
 }

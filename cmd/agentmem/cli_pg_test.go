@@ -256,3 +256,42 @@ func schemaOf(t *testing.T, url string) string {
 	t.Fatalf("no schema in %s", url)
 	return ""
 }
+
+// TestCLI_Postgres_VerifyNamesRowDamage: statistics that disagree with the
+// records and orphan rows are damage: verify exits 1 with a DAMAGE line for
+// each, and --json lists them.
+func TestCLI_Postgres_VerifyNamesRowDamage(t *testing.T) {
+	t.Parallel()
+	run, st, _ := pgCLI(t)
+	for _, text := range []string{"the crane lifts containers", "the harbour closes at nine", "shipment 42 arrives on Monday"} {
+		r := run("add", text)
+		require.Equal(t, exitOK, r.code, r.stderr)
+	}
+	r := run("verify")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	schema := pgx.Identifier{schemaOf(t, st)}.Sanitize()
+	conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
+	require.NoError(t, err)
+	_, err = conn.Exec(t.Context(), `UPDATE `+schema+`.namespaces SET text_len = text_len + 3;
+		DELETE FROM `+schema+`.chunks WHERE seq = (SELECT min(seq) FROM `+schema+`.records)`)
+	require.NoError(t, conn.Close(t.Context()))
+	require.NoError(t, err)
+
+	r = run("verify")
+	assert.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "DAMAGE     namespaces whose statistics disagree with their records: 1 (first: namespace default:")
+	assert.Contains(t, r.stdout, "DAMAGE     records without chunks: 1 (first: record ")
+	assert.NotContains(t, r.stdout, "\nok\n")
+	assert.Contains(t, r.stderr, "corrupt data")
+	assert.Contains(t, r.stderr, "(and 1 more)")
+
+	r = run("--json", "verify")
+	assert.Equal(t, exitFailure, r.code)
+	var rep struct {
+		Problems []string `json:"problems"`
+		Records  int      `json:"records"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	assert.Len(t, rep.Problems, 2)
+	assert.Equal(t, 3, rep.Records)
+}

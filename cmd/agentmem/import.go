@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -85,11 +86,19 @@ A progress bar is shown on standard error when it is a terminal.`,
 				return err
 			}
 			return a.withStore(cmd, true, store.Config{MaxRecordBytes: limit}, func(st store.Memory) error {
-				todo, skipped := newRecords(st, lines, namespace)
-				took, err := importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
-					_, err := st.AddBatch(cmd.Context(), todo[lo:hi])
-					return recordError(err)
-				})
+				todo, skipped, err := newRecords(cmd.Context(), st, lines, namespace)
+				if err != nil {
+					return err
+				}
+				var took time.Duration
+				if l, ok := st.(loader); ok {
+					took, err = load(cmd, a, name, l, todo, batch)
+				} else {
+					took, err = importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
+						_, err := st.AddBatch(cmd.Context(), todo[lo:hi])
+						return recordError(err)
+					})
+				}
 				if err != nil {
 					return err
 				}
@@ -147,6 +156,35 @@ func importBatches(cmd *cobra.Command, a *app, name string, n, batch int, store 
 // lineSlack is how much longer than --max-record-bytes an import line may
 // be: its JSON syntax and the fields other than the text.
 const lineSlack = 64 << 10
+
+// loader is a store that loads many records faster than one AddBatch
+// call per batch (memory/postgres: Load builds its vector index once at
+// the end rather than growing it batch by batch).
+type loader interface {
+	Load(ctx context.Context, recs []memory.Record, batch int, progress func(stored int)) ([]string, error)
+}
+
+// load stores recs into l, batch at a time, with the progress bar of
+// importBatches, and returns how long that took.
+func load(cmd *cobra.Command, a *app, name string, l loader, recs []memory.Record, batch int) (time.Duration, error) {
+	start := time.Now()
+	bar := newBar(cmd, a, len(recs))
+	done := 0
+	_, err := l.Load(cmd.Context(), recs, batch, func(stored int) {
+		if bar != nil {
+			bar.Add(stored - done)
+		}
+		done = stored
+	})
+	if err != nil {
+		return 0, fmt.Errorf("import %s: %w", name, recordError(err))
+	}
+	if bar != nil {
+		bar.Finish()
+		fmt.Fprintln(cmd.ErrOrStderr())
+	}
+	return time.Since(start), nil
+}
 
 // readImport reads and checks every line of the import file before anything
 // is stored. With long false only the text is read. A line longer than
@@ -265,7 +303,7 @@ func parseImportLine(line []byte, long bool) (importLine, error) {
 // from its namespace, speaker, time and text (see contentID); a line whose
 // id is stored with the same namespace, speaker, text (and time, if the line
 // has one) is skipped.
-func newRecords(mem memory.Records, lines []importLine, namespace string) (todo []memory.Record, skipped int) {
+func newRecords(ctx context.Context, mem memory.Records, lines []importLine, namespace string) (todo []memory.Record, skipped int, err error) {
 	seen := map[string]memory.Record{}
 	same := func(a, b memory.Record, hasTime bool) bool {
 		return a.Text == b.Text && a.Namespace == b.Namespace && a.Speaker == b.Speaker && (!hasTime || a.Time.Equal(b.Time))
@@ -280,7 +318,9 @@ func newRecords(mem memory.Records, lines []importLine, namespace string) (todo 
 		}
 		old, ok := seen[rec.ID]
 		if !ok {
-			old, ok = mem.Get(rec.ID)
+			if old, ok, err = lookup(ctx, mem, rec.ID); err != nil {
+				return nil, 0, err
+			}
 		}
 		if ok && same(old, rec, l.Time != "") {
 			skipped++
@@ -289,7 +329,7 @@ func newRecords(mem memory.Records, lines []importLine, namespace string) (todo 
 		seen[rec.ID] = rec
 		todo = append(todo, rec)
 	}
-	return todo, skipped
+	return todo, skipped, nil
 }
 
 // contentID derives a record id from its namespace, speaker, time (if set)

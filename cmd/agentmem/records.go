@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,6 +149,19 @@ func firstLine(s string, n int) string {
 	return line
 }
 
+// lookup returns the record with the given id and whether mem holds it,
+// through GetContext when mem has it (a PostgreSQL store), so that a
+// database that cannot be reached is an error, not a missing id.
+func lookup(ctx context.Context, mem memory.Records, id string) (memory.Record, bool, error) {
+	if g, ok := mem.(interface {
+		GetContext(ctx context.Context, id string) (memory.Record, bool, error)
+	}); ok {
+		return g.GetContext(ctx, id)
+	}
+	r, ok := mem.Get(id)
+	return r, ok, nil
+}
+
 func newGetCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "get ID...",
@@ -161,7 +175,10 @@ others are printed. It reads the store without locking it.`,
 				out := cmd.OutOrStdout()
 				var missing []string
 				for i, id := range args {
-					r, ok := st.Get(id)
+					r, ok, err := lookup(cmd.Context(), st, id)
+					if err != nil {
+						return err
+					}
 					if !ok {
 						missing = append(missing, id)
 						continue
@@ -235,7 +252,11 @@ memories stay in the log file until the store is compacted.`,
 				} else {
 					var missing []string
 					for _, id := range ids {
-						if _, ok := st.Get(id); !ok {
+						_, ok, err := lookup(cmd.Context(), st, id)
+						if err != nil {
+							return err
+						}
+						if !ok {
 							missing = append(missing, id)
 						}
 					}

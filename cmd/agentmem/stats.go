@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
@@ -21,7 +22,16 @@ the embedder and the vector backend (and a PostgreSQL store's schema).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withStore(cmd, false, store.Config{ReadOnly: true}, func(st store.Memory) error {
-				s := st.Stats()
+				var s store.Stats
+				if sc, ok := st.(statser); ok {
+					// A database that cannot be reached is an error, not 0 memories.
+					var err error
+					if s, err = sc.StatsContext(cmd.Context()); err != nil {
+						return err
+					}
+				} else {
+					s = st.Stats()
+				}
 				rep := storeStats{
 					Store: a.where(), Memory: string(s.Kind), Memories: s.Records, Chunks: s.Chunks, Vectors: s.Vectors,
 					Embedder: s.Embedder, Dim: s.Dim, Backend: s.Backend, Schema: s.Schema, SchemaVersion: s.SchemaVersion,
@@ -52,6 +62,11 @@ the embedder and the vector backend (and a PostgreSQL store's schema).`,
 			})
 		},
 	}
+}
+
+// statser is a store whose counts can fail (store.Postgres).
+type statser interface {
+	StatsContext(ctx context.Context) (store.Stats, error)
 }
 
 // storeStats describes a store (stats --json).

@@ -28,8 +28,13 @@ Run "agentmem repair" to repair a damaged store.
 
 For a PostgreSQL store (--store postgres://…) verify checks the schema
 version and the manifest (the embedder and its dimension), opens the store
-as a reader does (an older schema is migrated) and counts its memories and
-chunks.`,
+as a reader does (an older schema is migrated), counts its memories and
+chunks, and checks its rows in one consistent snapshot (concurrent writers
+go on): the tables and migrations, each namespace's statistics against its
+records, each record's keyword postings against its length, the episodes,
+speakers and packed posting blocks, and orphans (chunks, postings and other
+rows of no record or namespace, records without chunks, links to records
+that are gone). Each kind of damage is one DAMAGE line; exit 1 on any.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.config(cmd)

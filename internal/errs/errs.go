@@ -44,4 +44,8 @@ var (
 	// Duplicate: a write was refused because a stored record says the
 	// same (a near-duplicate, when the store refuses them).
 	Duplicate = errors.New("near-duplicate of a stored record")
+	// Unavailable: a store's server (PostgreSQL) cannot be reached or the
+	// connection was lost; the data is not known to be gone, and the call
+	// may succeed when retried.
+	Unavailable = errors.New("unavailable")
 )

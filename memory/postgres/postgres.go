@@ -87,7 +87,10 @@
 // nothing is pending: to load many records in smaller batches, open with
 // exact=1 (the load then runs at the speed of COPY), and open without it
 // afterwards, which builds the index over what is there
-// (BenchmarkStores/postgres-bulk). Both builds run with
+// (BenchmarkStores/postgres-bulk). Load does that for an import in
+// batches: when its records are at least as many as the store holds, it
+// drops the index, commits batch after batch without it and builds it
+// once at the end. The builds run with
 // WithMaintenanceWorkMem (1 GB): PostgreSQL's default of 64 MB holds the
 // graph of some 25,000 chunks, and a build that does not fit is several
 // times slower.
@@ -120,6 +123,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/internal/pgpool"
+	"github.com/agentmem/agentmem/internal/redact"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
@@ -184,8 +188,14 @@ var (
 // option wraps memory.ErrInvalidArgument; a server that cannot be reached
 // ErrUnavailable; no pgvector ErrNoExtension; no store (without
 // WithCreate) fs.ErrNotExist; a newer schema memory.ErrVersion; another
-// embedder memory.ErrEmbedderMismatch. Each says what to do.
+// embedder memory.ErrEmbedderMismatch. Each says what to do, and none
+// holds the URL's password.
 func Open(ctx context.Context, url string, emb embed.Embedder, opts ...Option) (*Memory, error) {
+	m, err := open(ctx, url, emb, opts)
+	return m, redact.Error(err, url)
+}
+
+func open(ctx context.Context, url string, emb embed.Embedder, opts []Option) (*Memory, error) {
 	if emb == nil {
 		return nil, fmt.Errorf("postgres: %w: nil embedder", errs.InvalidArgument)
 	}
@@ -307,13 +317,13 @@ func (m *Memory) acquire(ctx context.Context) (*pgxpool.Conn, error) {
 }
 
 // Len returns the number of stored records (0 when the server cannot be
-// reached).
+// reached; Counts tells that apart).
 func (m *Memory) Len() int { return m.count(`SELECT count(*) FROM records`) }
 
 // count runs a count(*) query, giving 0 when the store is closed or the
-// server cannot be reached within 30 s.
+// server cannot be reached within lookupTimeout.
 func (m *Memory) count(sql string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
 	var n int
 	if m.closed.Load() || m.pool.QueryRow(ctx, sql).Scan(&n) != nil {
@@ -323,19 +333,15 @@ func (m *Memory) count(sql string) int {
 }
 
 // Get returns the record with the given id and whether it is stored (false
-// also when the server cannot be reached).
+// also when the server cannot be reached; GetContext tells that apart).
 func (m *Memory) Get(id string) (memory.Record, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
 	defer cancel()
-	if m.closed.Load() {
-		return memory.Record{}, false
-	}
-	var r memory.Record
-	err := scanRecord(m.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = $1`, id), &r)
+	r, ok, err := m.GetContext(ctx, id)
 	if err != nil {
 		return memory.Record{}, false
 	}
-	return r, true
+	return r, ok
 }
 
 // recordColumns are a record's columns, from records r joined with
@@ -425,6 +431,12 @@ func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, 
 // addBatch is AddBatch, which returns the prepared records: what each
 // write did (prepared.outcome).
 func (m *Memory) addBatch(ctx context.Context, recs []memory.Record) ([]prepared, error) {
+	return m.addBatchMode(ctx, recs, false)
+}
+
+// addBatchMode is addBatch; load writes the chunks as Load's batches do:
+// neither pending nor rebuilding the index (Load has dropped it).
+func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bool) ([]prepared, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -468,7 +480,7 @@ func (m *Memory) addBatch(ctx context.Context, recs []memory.Record) ([]prepared
 			k++
 		}
 	}
-	pending, err := m.commit(ctx, preps)
+	pending, err := m.commit(ctx, preps, load)
 	if err != nil {
 		return nil, err
 	}
@@ -627,5 +639,5 @@ func retryable(err error) bool {
 }
 
 // Chunks returns the number of stored chunks (0 when the server cannot be
-// reached).
+// reached; Counts tells that apart).
 func (m *Memory) Chunks() int { return m.count(`SELECT count(*) FROM chunks`) }

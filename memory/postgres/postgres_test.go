@@ -153,31 +153,9 @@ func recIDs(recs []memory.Record) []string {
 // postings.
 func checkStats(t *testing.T, m *postgres.Memory) {
 	t.Helper()
-	ctx := t.Context()
-	var bad int
-	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT count(*) FROM namespaces n WHERE
-		text_docs <> (SELECT count(*) FROM records r WHERE r.ns = n.id) OR
-		text_len <> (SELECT coalesce(sum(text_len), 0) FROM records r WHERE r.ns = n.id) OR
-		last_seq IS NOT NULL AND last_seq <> (SELECT max(seq) FROM records r WHERE r.ns = n.id)`).Scan(&bad))
-	assert.Zero(t, bad, "namespaces whose statistics disagree with their records")
-	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT count(*) FROM records r WHERE prev_seq IS NOT NULL AND NOT EXISTS
-		(SELECT 1 FROM records l WHERE l.seq = r.prev_seq AND l.ns = r.ns AND l.seq < r.seq)`).Scan(&bad))
-	assert.Zero(t, bad, "records linked to a previous record that is gone, in another namespace or newer")
-	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = c.seq)) +
-		(SELECT count(*) FROM postings p WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = p.seq)) +
-		(SELECT count(*) FROM records r WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.seq = r.seq)) +
-		(SELECT count(*) FROM speakers s WHERE s.n <> (SELECT count(*) FROM records r WHERE r.ns = s.ns AND r.speaker = s.speaker))`).Scan(&bad))
-	assert.Zero(t, bad, "orphan chunks or postings, records without chunks, wrong speaker counts")
-	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM namespaces n WHERE episode_docs <> (SELECT count(*) FROM episodes e WHERE e.ns = n.id)) +
-		(SELECT count(*) FROM episodes e WHERE NOT EXISTS (SELECT 1 FROM (SELECT sum(text_len) AS len, count(*) AS n FROM records r
-			WHERE r.ns = e.ns AND r.episode = e.episode) x WHERE x.len = e.len AND x.n = e.records)) +
-		(SELECT count(*) FROM records r WHERE NOT EXISTS (SELECT 1 FROM episodes e WHERE e.ns = r.ns AND e.episode = r.episode)) +
-		(SELECT count(*) FROM records r JOIN records l ON l.seq = r.prev_seq WHERE l.episode <> r.episode) +
-		(SELECT count(*) FROM postings p JOIN records r USING (seq) WHERE p.episode <> r.episode)`).Scan(&bad))
-	assert.Zero(t, bad, "episodes whose counts disagree with their records, records in another episode than their previous one or their postings")
-	assert.NoError(t, postgres.CheckBlocks(ctx, m), "posting blocks")
+	problems, err := m.Verify(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, problems)
 }
 
 func TestTwoOpensSeeEachOther(t *testing.T) {

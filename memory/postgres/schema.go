@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/internal/redact"
 	"github.com/agentmem/agentmem/vdb/pgvector"
 )
 
@@ -338,8 +339,13 @@ type Manifest struct {
 // ReadManifest reads what the store at url was built with, without
 // creating or changing anything. No store there is an error wrapping
 // fs.ErrNotExist; a server that cannot be reached one wrapping
-// ErrUnavailable.
+// ErrUnavailable. No error holds the URL's password.
 func ReadManifest(ctx context.Context, url string) (Manifest, error) {
+	man, err := readManifest(ctx, url)
+	return man, redact.Error(err, url)
+}
+
+func readManifest(ctx context.Context, url string) (Manifest, error) {
 	pc, schema, _, err := parseURL(url)
 	if err != nil {
 		return Manifest{}, err
@@ -380,12 +386,16 @@ const DefaultSchema = "agentmem"
 
 // parseURL parses a store URL: a libpq URL with agentmem's parameters
 // schema (default DefaultSchema) and exact (1: no HNSW index, exact vector
-// search) removed from what goes to pgx.
+// search) removed from what goes to pgx, and DefaultConnectTimeout unless
+// it sets connect_timeout.
 func parseURL(url string) (pc *pgxpool.Config, schema string, exact bool, err error) {
 	pc, err = pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx redacts the password from its message.
 		return nil, "", false, fmt.Errorf("postgres: %w: bad store URL: %v (want postgres://user@host:5432/db?schema=agentmem)", errs.InvalidArgument, err)
+	}
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		pc.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	params := pc.ConnConfig.RuntimeParams
 	schema = DefaultSchema

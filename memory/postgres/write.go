@@ -77,7 +77,9 @@ const maxWriteAttempts = 5
 // commit writes the prepared records in one transaction, retrying when a
 // concurrent writer of the same id or a deadlock made it fail. It returns
 // how many chunks it wrote pending (outside the HNSW index, see fold.go).
-func (m *Memory) commit(ctx context.Context, preps []prepared) (int, error) {
+// A batch of Load's (load) writes its chunks as if indexed: Load builds
+// the index over them at its end.
+func (m *Memory) commit(ctx context.Context, preps []prepared, load bool) (int, error) {
 	// The last occurrence of a repeated id is the one stored.
 	last := map[string]int{}
 	for i := range preps {
@@ -92,14 +94,14 @@ func (m *Memory) commit(ctx context.Context, preps []prepared) (int, error) {
 	var pending int
 	var err error
 	for range maxWriteAttempts {
-		if pending, err = m.commitOnce(ctx, batch); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
+		if pending, err = m.commitOnce(ctx, batch, load); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
 			break
 		}
 	}
 	return pending, err
 }
 
-func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) (int, error) {
+func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (int, error) {
 	c, err := m.acquire(ctx)
 	if err != nil {
 		return 0, m.wrap(ctx, "add", err)
@@ -214,9 +216,11 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) (int, error)
 		"valid_from", "valid_until", "supersedes", "superseded_by", "seen", "last_seen", "text_key"}, pgx.CopyFromRows(recRows)); err != nil {
 		return 0, m.wrap(ctx, "add: records", err)
 	}
-	bulk, err := m.bulk(ctx, tx, len(batch))
-	if err != nil {
-		return 0, m.wrap(ctx, "add: bulk load", err)
+	bulk := false
+	if !load {
+		if bulk, err = m.bulk(ctx, tx, len(batch)); err != nil {
+			return 0, m.wrap(ctx, "add: bulk load", err)
+		}
 	}
 	if bulk {
 		// Its vectors go in without the index, which is built again
@@ -235,7 +239,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared) (int, error)
 	// about pendingCap pending chunks: every query that searches the
 	// index scans those exactly, so their number stays bounded even when
 	// writes outpace the fold.
-	pending := !m.opts.exact && !bulk && len(chunkRows) <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
+	pending := !m.opts.exact && !bulk && !load && len(chunkRows) <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
 	for i := range chunkRows {
 		chunkRows[i] = append(chunkRows[i], pending)
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -17,8 +19,9 @@ var (
 	// lost during a call. Errors wrapping it name the DSN without its
 	// password. Nothing of a failed Add was stored, except when the
 	// connection broke while the COMMIT was in flight; Add is an upsert, so
-	// retrying it is always safe.
-	ErrUnavailable = errors.New("pgvector: PostgreSQL unavailable")
+	// retrying it is always safe. It is memory.ErrUnavailable, so that
+	// one errors.Is covers every layer.
+	ErrUnavailable = errs.Unavailable
 	// ErrNoExtension: the server lacks the pgvector extension, or the
 	// database lacks it and the user may not create it. The error says how
 	// to install it.
@@ -65,6 +68,7 @@ func (db *DB) wrap(ctx context.Context, op string, err error) error {
 }
 
 func wrapErr(ctx context.Context, dsn, op string, err error) error {
+	err = tidyConnectError(err)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("pgvector: %s: %w", op, err)
 	}
@@ -75,13 +79,13 @@ func wrapErr(ctx context.Context, dsn, op string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		if connLost(pe.Code) {
-			return fmt.Errorf("pgvector: %s on %s: %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(pe.Code))
+			return fmt.Errorf("pgvector: %s on %s: PostgreSQL %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(pe.Code))
 		}
 		return fmt.Errorf("pgvector: %s: %w", op, err)
 	}
 	// Anything else from the driver is the network or the protocol: the
 	// connection is gone (refused, reset, EOF, closed).
-	return fmt.Errorf("pgvector: %s on %s: %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(""))
+	return fmt.Errorf("pgvector: %s on %s: PostgreSQL %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(""))
 }
 
 // WrapError turns a driver error of a call op on the server described by
@@ -95,3 +99,54 @@ func WrapError(ctx context.Context, dsn, op string, err error) error {
 	}
 	return wrapErr(ctx, dsn, op, err)
 }
+
+// tidyConnectError returns a failed connection's error with the attempts
+// that only add noise left out of its message (errors.Is and errors.As
+// still see every attempt): with sslmode=prefer (the default on TCP) or
+// allow, pgx tries each address with TLS and without, and reports both
+// attempts, so a server without TLS that refused the login, or a server
+// that is down, read as "tls error: server refused TLS connection" or as
+// the same dial error twice. An attempt that failed in TLS is left out
+// when the same address was tried without TLS too, and a repeated line
+// once; with sslmode=require the TLS error is all there is, and stays.
+func tidyConnectError(err error) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	joined, ok := ce.Unwrap().(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	attempts := joined.Unwrap()
+	plain := map[string]bool{} // addresses tried without a TLS failure
+	for _, a := range attempts {
+		if addr, _, ok := strings.Cut(a.Error(), " ("); ok && !strings.Contains(a.Error(), "tls error") {
+			plain[addr] = true
+		}
+	}
+	var kept []string
+	for _, a := range attempts {
+		line := a.Error()
+		if addr, _, ok := strings.Cut(line, " ("); ok && plain[addr] && strings.Contains(line, "tls error") {
+			continue
+		}
+		if !slices.Contains(kept, line) {
+			kept = append(kept, line)
+		}
+	}
+	if len(kept) == len(attempts) {
+		return err
+	}
+	short := fmt.Sprintf("failed to connect to `user=%s database=%s`: %s", ce.Config.User, ce.Config.Database, strings.Join(kept, "; "))
+	return &tidyError{msg: strings.Replace(err.Error(), ce.Error(), short, 1), err: err}
+}
+
+// tidyError is an error with a shorter message than the one it wraps.
+type tidyError struct {
+	msg string
+	err error
+}
+
+func (e *tidyError) Error() string { return e.msg }
+func (e *tidyError) Unwrap() error { return e.err }

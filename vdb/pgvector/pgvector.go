@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/internal/pgpool"
+	"github.com/agentmem/agentmem/internal/redact"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -74,8 +75,13 @@ func New(ctx context.Context, pool *pgxpool.Pool, dim int, opts ...Option) (*DB,
 // Open connects to the database the DSN names (a libpq connection string,
 // either form, with the agentmem options of the package documentation) and
 // opens it as [New] does, with opts applied after the DSN's options. The DB
-// owns the pool: Close closes it.
+// owns the pool: Close closes it. No error holds the DSN's password.
 func Open(ctx context.Context, dsn string, dim int, opts ...Option) (*DB, error) {
+	db, err := open(ctx, dsn, dim, opts)
+	return db, redact.Error(err, dsn)
+}
+
+func open(ctx context.Context, dsn string, dim int, opts []Option) (*DB, error) {
 	pc, specOpts, err := parseSpec(dsn)
 	if err != nil {
 		return nil, err

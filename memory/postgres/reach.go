@@ -1,0 +1,70 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/memory"
+)
+
+// What a caller that must tell "not there" from "cannot tell" uses: the
+// error-free Get, Len and Chunks of memory.Records and the server's Store
+// answer false or 0 when the server cannot be reached; these answer an
+// error wrapping memory.ErrUnavailable instead. A server that comes back
+// needs nothing done: the pool drops the connections that broke and dials
+// new ones on the next call.
+
+// DefaultConnectTimeout bounds how long a call waits to connect when the
+// URL does not say (connect_timeout=SECONDS): a server that does not
+// answer (a host that is down, a port that drops packets) then fails the
+// call with memory.ErrUnavailable rather than holding it until the
+// caller gives up.
+const DefaultConnectTimeout = 10 * time.Second
+
+// lookupTimeout bounds Get, Len and Chunks, which take no context.
+const lookupTimeout = 30 * time.Second
+
+// Ping reports whether the server answers: nil, or an error wrapping
+// memory.ErrUnavailable (memory.ErrClosed after Close). A readiness check.
+func (m *Memory) Ping(ctx context.Context) error {
+	if err := m.check(ctx); err != nil {
+		return err
+	}
+	return m.wrap(ctx, "ping", m.pool.Ping(ctx))
+}
+
+// GetContext returns the record with the given id and whether it is
+// stored; a server that cannot be reached is an error (wrapping
+// memory.ErrUnavailable), not a missing record.
+func (m *Memory) GetContext(ctx context.Context, id string) (memory.Record, bool, error) {
+	if err := m.check(ctx); err != nil {
+		return memory.Record{}, false, err
+	}
+	var r memory.Record
+	err := scanRecord(m.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = $1`, id), &r)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return memory.Record{}, false, nil
+	case err != nil:
+		return memory.Record{}, false, m.wrap(ctx, fmt.Sprintf("get %q", id), err)
+	}
+	return r, true, nil
+}
+
+// Counts returns the number of stored records and chunks, read in one
+// statement; a server that cannot be reached is an error (wrapping
+// memory.ErrUnavailable), never a count of 0.
+func (m *Memory) Counts(ctx context.Context) (records, chunks int, err error) {
+	if err := m.check(ctx); err != nil {
+		return 0, 0, err
+	}
+	err = m.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM chunks)`).Scan(&records, &chunks)
+	if err != nil {
+		return 0, 0, m.wrap(ctx, "count records", err)
+	}
+	return records, chunks, nil
+}
