@@ -2,6 +2,8 @@ package server
 
 import (
 	"cmp"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -68,9 +70,30 @@ type AddRequest struct {
 	Speaker  string            `json:"speaker,omitempty" jsonschema:"who said it"`
 	Tags     []string          `json:"tags,omitempty" jsonschema:"free labels"`
 	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"key/value pairs, stored as tags \"key=value\""`
+	Validity
 }
 
-// records turns the request into the records to store, namespace ns.
+// Validity is when what a memory says holds (memory.Record.ValidFrom and
+// ValidUntil).
+type Validity struct {
+	ValidFrom  string `json:"valid_from,omitempty" jsonschema:"when it starts to hold (RFC 3339 or a date); default: its time"`
+	ValidUntil string `json:"valid_until,omitempty" jsonschema:"when it stops holding; default: until updated"`
+}
+
+// set sets rec's validity from v.
+func (v Validity) set(rec *memory.Record) error {
+	var err error
+	if rec.ValidFrom, err = parseTime("valid_from", v.ValidFrom); err != nil {
+		return err
+	}
+	rec.ValidUntil, err = parseTime("valid_until", v.ValidUntil)
+	return err
+}
+
+// records turns the request into the records to store, namespace ns. A
+// text without an id is a fact, which the store keeps once; messages are
+// turns of a conversation, events that are kept however often their text
+// repeats, so each gets an id.
 func (r *AddRequest) records(ns string) ([]memory.Record, error) {
 	text := cmp.Or(r.Text, r.Content)
 	if text != "" && len(r.Messages) > 0 {
@@ -91,21 +114,26 @@ func (r *AddRequest) records(ns string) ([]memory.Record, error) {
 	}
 	tags := mergeTags(r.Tags, r.Metadata)
 	if text != "" {
-		return []memory.Record{{ID: r.ID, Text: text, Time: t, Namespace: ns, Speaker: r.Speaker, Tags: tags}}, nil
+		rec := memory.Record{ID: r.ID, Text: text, Time: t, Namespace: ns, Speaker: r.Speaker, Tags: tags}
+		return []memory.Record{rec}, r.Validity.set(&rec)
+	}
+	if r.ValidFrom != "" || r.ValidUntil != "" {
+		return nil, invalid("valid_from and valid_until apply to a text, not to messages")
 	}
 	recs := make([]memory.Record, len(r.Messages))
 	for i, m := range r.Messages {
 		if m.Content == "" {
 			return nil, invalid(fmt.Sprintf("messages[%d]: content is required", i))
 		}
-		recs[i] = memory.Record{Text: m.Content, Time: t, Namespace: ns, Speaker: cmp.Or(m.Role, r.Speaker), Tags: tags}
+		recs[i] = memory.Record{ID: newID(), Text: m.Content, Time: t, Namespace: ns, Speaker: cmp.Or(m.Role, r.Speaker), Tags: tags}
 	}
 	return recs, nil
 }
 
 // UpdateRequest is the body of PUT /v1/memories/{id} and the arguments of
-// update_memory: the fields given replace the stored ones, the others are
-// kept.
+// update_memory: a new version of the memory, with the fields given in
+// place of the stored ones and the others kept, that supersedes it (the
+// old version stays as history, until the new one's valid_from).
 type UpdateRequest struct {
 	ID       string            `json:"id,omitempty" jsonschema:"the id of the memory to update"`
 	MemoryID string            `json:"memory_id,omitempty" jsonschema:"same as id"`
@@ -115,11 +143,19 @@ type UpdateRequest struct {
 	Speaker  string            `json:"speaker,omitempty" jsonschema:"the new speaker"`
 	Tags     []string          `json:"tags,omitempty" jsonschema:"the new labels (replace the stored ones, with metadata)"`
 	Metadata map[string]string `json:"metadata,omitempty" jsonschema:"the new key/value pairs (replace the stored ones, with tags)"`
+	Validity
 }
 
-// apply returns old with the request's fields applied.
+// apply returns old with the request's fields applied: the new version's
+// record (no id: the store gives it one), for Supersede.
 func (r *UpdateRequest) apply(old memory.Record) (memory.Record, error) {
-	rec := old
+	rec := memory.Record{Text: old.Text, Time: old.Time, Namespace: old.Namespace, Speaker: old.Speaker, Tags: old.Tags}
+	if r.Time == "" {
+		rec.Time = time.Time{} // the new version is said now
+	}
+	if err := r.Validity.set(&rec); err != nil {
+		return rec, err
+	}
 	if text := cmp.Or(r.Text, r.Content); text != "" {
 		rec.Text = text
 	}
@@ -162,6 +198,9 @@ type SearchRequest struct {
 	Explain bool `json:"explain,omitempty" jsonschema:"also say why each memory surfaced"`
 	// MaxTokens is memory.Query.MaxTokens.
 	MaxTokens int `json:"max_tokens,omitempty" jsonschema:"a budget in tokens for the memories returned, with their neighbours: the most relevant that fit (0: none)"`
+	// AsOf and History are memory.Query.AsOf and History.
+	AsOf    string `json:"as_of,omitempty" jsonschema:"search what held at this time; default now"`
+	History bool   `json:"history,omitempty" jsonschema:"search old versions too"`
 }
 
 // query turns the request into a memory.Query in namespace ns and the
@@ -200,6 +239,10 @@ func (r *SearchRequest) query(ns string) (memory.Query, []string, error) {
 	if q.From, q.To, err = parseRange(r.From, r.To); err != nil {
 		return q, nil, err
 	}
+	if q.AsOf, err = parseTime("as_of", r.AsOf); err != nil {
+		return q, nil, err
+	}
+	q.History = r.History
 	return q, mergeTags(r.Tags, r.Metadata), nil
 }
 
@@ -244,6 +287,16 @@ type Memory struct {
 	Tags      []string  `json:"tags,omitempty"`
 	// Metadata holds the tags of the form key=value.
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// ValidFrom and ValidUntil are when what it says holds, when set;
+	// Supersedes and SupersededBy the versions it replaced and that
+	// replaced it; Seen how often its text was written again, LastSeen
+	// when (memory.Record).
+	ValidFrom    *time.Time `json:"valid_from,omitempty"`
+	ValidUntil   *time.Time `json:"valid_until,omitempty"`
+	Supersedes   string     `json:"supersedes,omitempty"`
+	SupersededBy string     `json:"superseded_by,omitempty"`
+	Seen         int        `json:"seen,omitempty"`
+	LastSeen     *time.Time `json:"last_seen,omitempty"`
 }
 
 // Hit is one memory found by a search.
@@ -274,6 +327,25 @@ type Hit struct {
 type AddResult struct {
 	ID  string   `json:"id"`
 	IDs []string `json:"ids"`
+	// Duplicate: the text was stored already; ID is the stored memory's,
+	// which counts it as said again. Similar are the stored memories that
+	// say nearly the same (same speaker), most similar first.
+	Duplicate bool            `json:"duplicate"`
+	Similar   []SimilarMemory `json:"similar,omitempty"`
+}
+
+// SimilarMemory is a stored memory that says nearly what an added one
+// says (memory.Similar).
+type SimilarMemory struct {
+	ID    string  `json:"id"`
+	Text  string  `json:"text"`
+	Score float32 `json:"score"`
+}
+
+// HistoryResult is the answer of GET /v1/memories/{id}/history and the
+// memory_history tool: every version, oldest first.
+type HistoryResult struct {
+	Versions []Memory `json:"versions"`
 }
 
 // Explanation says why a hit surfaced (memory.Explanation).
@@ -322,7 +394,9 @@ type Stats struct {
 }
 
 func toMemory(r memory.Record) Memory {
-	m := Memory{ID: r.ID, Text: r.Text, Namespace: r.Namespace, Time: r.Time, Speaker: r.Speaker, Tags: r.Tags}
+	m := Memory{ID: r.ID, Text: r.Text, Namespace: r.Namespace, Time: r.Time, Speaker: r.Speaker, Tags: r.Tags,
+		ValidFrom: timePtr(r.ValidFrom), ValidUntil: timePtr(r.ValidUntil), Supersedes: r.Supersedes, SupersededBy: r.SupersededBy,
+		Seen: r.Seen, LastSeen: timePtr(r.LastSeen)}
 	for _, t := range r.Tags {
 		if k, v, ok := strings.Cut(t, "="); ok && k != "" {
 			if m.Metadata == nil {
@@ -335,7 +409,8 @@ func toMemory(r memory.Record) Memory {
 }
 
 func toHit(h memory.Hit) Hit {
-	m := toMemory(memory.Record{ID: h.ID, Text: h.Text, Namespace: h.Namespace, Time: h.Time, Speaker: h.Speaker, Tags: h.Tags})
+	m := toMemory(memory.Record{ID: h.ID, Text: h.Text, Namespace: h.Namespace, Time: h.Time, Speaker: h.Speaker, Tags: h.Tags,
+		ValidFrom: h.ValidFrom, ValidUntil: h.ValidUntil, Supersedes: h.Supersedes, SupersededBy: h.SupersededBy})
 	out := Hit{Memory: m, Score: h.Score, Relevance: h.Relevance, Snippets: h.Snippets, VectorRank: h.VectorRank, KeywordRank: h.KeywordRank,
 		Before: toMemories(h.Before), After: toMemories(h.After)}
 	out.Explain = Explain(h.Explain)
@@ -423,4 +498,19 @@ func parseRange(from, to string) (f, t time.Time, err error) {
 // invalid returns an invalid-argument error with the message msg.
 func invalid(msg string) error {
 	return fmt.Errorf("server: %s: %w", msg, errs.InvalidArgument)
+}
+
+// timePtr is t for an optional time field: nil when zero.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// newID returns a generated memory id: 24 random hex digits.
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -20,6 +20,8 @@ const (
 	CodeNotFound         = "not_found"          // 404: no memory (or route) with that id (or path)
 	CodeMethodNotAllowed = "method_not_allowed" // 405
 	CodeTooLarge         = "too_large"          // 413: the body or a batch exceeds its limit
+	CodeSuperseded       = "superseded"         // 409: the memory to update was superseded meanwhile (read its history)
+	CodeDuplicate        = "duplicate"          // 409: the store refuses near-duplicates, and this is one
 	CodeUnsupported      = "unsupported"        // 501: the store cannot do this
 	CodeUnavailable      = "unavailable"        // 503: the store is closed (the server is stopping) or its database cannot be reached; see Retry-After
 	CodeCanceled         = "canceled"           // 499/504: the request was canceled or timed out
@@ -72,6 +74,10 @@ func classify(err error) (status int, code string) {
 		return http.StatusRequestEntityTooLarge, CodeTooLarge
 	case errors.Is(err, memory.ErrNotFound):
 		return http.StatusNotFound, CodeNotFound
+	case errors.Is(err, memory.ErrSuperseded):
+		return http.StatusConflict, CodeSuperseded
+	case errors.Is(err, memory.ErrDuplicate):
+		return http.StatusConflict, CodeDuplicate
 	case errors.Is(err, memory.ErrInvalidArgument), errors.Is(err, memory.ErrEmptyText):
 		return http.StatusBadRequest, CodeInvalidArgument
 	case errors.Is(err, memory.ErrClosed), errors.Is(err, memory.ErrUnavailable):

@@ -35,6 +35,7 @@ var apiRoutes = []string{
 	"GET /v1/memories",
 	"GET /v1/memories/{id}",
 	"PUT /v1/memories/{id}",
+	"GET /v1/memories/{id}/history",
 	"DELETE /v1/memories/{id}",
 	"POST /v1/search",
 	"GET /v1/stats",
@@ -53,6 +54,10 @@ func (s *Server) routes() http.Handler {
 	api("GET /v1/memories", s.handleList)
 	api("GET /v1/memories/{id}", s.handleGet)
 	api("PUT /v1/memories/{id}", s.handleUpdate)
+	api("GET /v1/memories/{id}/history", func(w http.ResponseWriter, r *http.Request) {
+		res, err := s.history(r.Context(), principalFrom(r.Context()), r.PathValue("id"))
+		s.respond(w, r, res, err)
+	})
 	api("DELETE /v1/memories/{id}", s.handleDelete)
 	api("POST /v1/search", s.handleSearch)
 	api("GET /v1/stats", s.handleStats)
@@ -276,7 +281,11 @@ func (s *Server) handleAdd(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/memories/"+url.PathEscape(res.ID))
-	writeJSON(w, http.StatusCreated, res)
+	status := http.StatusCreated
+	if res.Duplicate {
+		status = http.StatusOK // stored already: nothing was created
+	}
+	writeJSON(w, status, res)
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {

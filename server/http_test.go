@@ -142,16 +142,43 @@ func TestHTTP_Roundtrip(t *testing.T) {
 	assert.Zero(t, lr.Total)
 	assert.Empty(t, lr.Memories)
 
-	// Update keeps what is not given.
+	// Update stores a new version that keeps what is not given, and
+	// keeps the old one as history.
 	r = ts.call(t, "PUT", "/v1/memories/"+added.ID, "", UpdateRequest{Text: "Caroline flies LH402 to Munich on Saturday"})
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
 	r.decode(t, &m)
 	assert.Equal(t, "Caroline flies LH402 to Munich on Saturday", m.Text)
 	assert.Equal(t, "Caroline", m.Speaker)
 	assert.Equal(t, "user:42", m.Namespace)
+	assert.Equal(t, added.ID, m.Supersedes, "the new version names the old one")
+	assert.NotEqual(t, added.ID, m.ID, "a new version has an id of its own")
 	stored, _ := ts.mem.Get(added.ID)
-	assert.Equal(t, m.Text, stored.Text)
-	assert.Equal(t, 3, ts.mem.Len())
+	assert.Equal(t, "Caroline flies LH401 to Frankfurt on Friday", stored.Text, "the old version is kept as it was")
+	assert.Equal(t, m.ID, stored.SupersededBy)
+	assert.Equal(t, 4, ts.mem.Len())
+	r = ts.call(t, "GET", "/v1/memories/"+m.ID+"/history", "", nil)
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var hr HistoryResult
+	r.decode(t, &hr)
+	require.Len(t, hr.Versions, 2)
+	assert.Equal(t, []string{added.ID, m.ID}, []string{hr.Versions[0].ID, hr.Versions[1].ID}, "oldest first")
+	assert.NotNil(t, hr.Versions[0].ValidUntil, "the old version says until when it held")
+	// A second update of the old version fails: it was superseded.
+	r = ts.call(t, "PUT", "/v1/memories/"+added.ID, "", UpdateRequest{Text: "Caroline flies LH403 to Rome"})
+	assert.Equal(t, http.StatusConflict, r.status, "body: %s", r.body)
+	assert.Equal(t, CodeSuperseded, r.errCode(t))
+	// A search finds the current version, with history both.
+	sr = SearchResult{}
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Caroline flight", Scope: Scope{Namespace: "user:42"}, MinRelevance: -1})
+	r.decode(t, &sr)
+	for _, h := range sr.Hits {
+		assert.NotEqual(t, added.ID, h.ID, "a search now does not find the superseded version")
+	}
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Caroline flight", Scope: Scope{Namespace: "user:42"}, MinRelevance: -1, History: true})
+	r.decode(t, &sr)
+	assert.True(t, slices.ContainsFunc(sr.Hits, func(h Hit) bool { return h.ID == added.ID && h.SupersededBy == m.ID }),
+		"a search of history finds it, marked")
+	require.Equal(t, http.StatusNoContent, ts.call(t, "DELETE", "/v1/memories/"+m.ID, "", nil).status)
 
 	// Stats, health.
 	r = ts.call(t, "GET", "/v1/stats", "", nil)
@@ -336,6 +363,7 @@ func TestHTTP_Auth(t *testing.T) {
 		ts.call(t, "GET", "/v1/memories/"+other, "pinned-secret", nil),
 		ts.call(t, "PUT", "/v1/memories/"+other, "pinned-secret", UpdateRequest{Text: "mine now"}),
 		ts.call(t, "DELETE", "/v1/memories/"+other, "pinned-secret", nil),
+		ts.call(t, "GET", "/v1/memories/"+other+"/history", "pinned-secret", nil),
 	} {
 		assert.Equal(t, http.StatusNotFound, r.status)
 		assert.Equal(t, CodeNotFound, r.errCode(t))

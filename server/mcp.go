@@ -31,6 +31,11 @@ func (s *Server) mcpServer(fallback *principal) *mcp.Server {
 		func(ctx context.Context, p *principal, in IDRequest) (Memory, error) {
 			return s.get(ctx, p, cmp.Or(in.ID, in.MemoryID))
 		})
+	addTool(s, srv, fallback, &mcp.Tool{Name: "memory_history", Annotations: ro,
+		Description: "Get every version of a memory, oldest first."},
+		func(ctx context.Context, p *principal, in IDRequest) (HistoryResult, error) {
+			return s.history(ctx, p, cmp.Or(in.ID, in.MemoryID))
+		})
 	addTool(s, srv, fallback, &mcp.Tool{Name: "list_memories", Annotations: ro,
 		Description: "List stored memories in time order (oldest first), optionally of one namespace and time range, one page at a time (offset, limit); total is how many match."},
 		func(ctx context.Context, p *principal, in ListRequest) (ListResult, error) {
@@ -40,10 +45,10 @@ func (s *Server) mcpServer(fallback *principal) *mcp.Server {
 		return srv
 	}
 	addTool(s, srv, fallback, &mcp.Tool{Name: "add_memory", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-		Description: "Remember something: a fact, a preference, a decision, a note (text), or conversation turns (messages, each stored as its own memory). Returns the new memory ids. Give a namespace (or user_id / agent_id) to keep users and agents apart, and time when it was said if not now."},
+		Description: "Remember something: a fact, a preference, a decision, a note (text), or conversation turns (messages, each stored as its own memory). Returns the new memory ids; a text stored already is not stored twice (duplicate: true), and similar lists memories that say nearly the same. Give a namespace (or user_id / agent_id) to keep users and agents apart, and time when it was said if not now."},
 		func(ctx context.Context, p *principal, in AddRequest) (AddResult, error) { return s.add(ctx, p, &in) })
-	addTool(s, srv, fallback, &mcp.Tool{Name: "update_memory", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
-		Description: "Change a memory: the fields given (text, time, speaker, tags, metadata) replace the stored ones; the others are kept. Returns the updated memory."},
+	addTool(s, srv, fallback, &mcp.Tool{Name: "update_memory", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: false, OpenWorldHint: ptr(false)},
+		Description: "Change a memory when what it says changed (a move, a new job): stores a new version (the fields given, the others kept) and keeps the old one as history. Returns the new version, with a new id."},
 		func(ctx context.Context, p *principal, in UpdateRequest) (Memory, error) {
 			return s.update(ctx, p, cmp.Or(in.ID, in.MemoryID), &in)
 		})

@@ -20,12 +20,13 @@ import (
 // published alias doubled tools/list and taught a model two names for one
 // thing.
 var toolArgs = map[string]struct{ required, aliases []string }{
-	"search_memory": {required: []string{"query"}, aliases: []string{"q", "limit", "top_k"}},
-	"get_memory":    {required: []string{"id"}, aliases: []string{"memory_id"}},
-	"list_memories": {aliases: []string{"page_size"}},
-	"add_memory":    {aliases: []string{"content"}},
-	"update_memory": {required: []string{"id"}, aliases: []string{"memory_id", "content"}},
-	"delete_memory": {required: []string{"id"}, aliases: []string{"memory_id"}},
+	"search_memory":  {required: []string{"query"}, aliases: []string{"q", "limit", "top_k"}},
+	"get_memory":     {required: []string{"id"}, aliases: []string{"memory_id"}},
+	"list_memories":  {aliases: []string{"page_size"}},
+	"add_memory":     {aliases: []string{"content"}},
+	"update_memory":  {required: []string{"id"}, aliases: []string{"memory_id", "content"}},
+	"delete_memory":  {required: []string{"id"}, aliases: []string{"memory_id"}},
+	"memory_history": {required: []string{"id"}, aliases: []string{"memory_id"}},
 }
 
 // inputSchema is the published input schema of the tool name that takes

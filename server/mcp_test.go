@@ -92,7 +92,7 @@ func exerciseMCP(t *testing.T, cs *mcp.ClientSession) {
 		schema, _ := json.Marshal(tool.InputSchema)
 		assert.Contains(t, string(schema), `"description"`, "%s: arguments are described", tool.Name)
 	}
-	assert.ElementsMatch(t, []string{"add_memory", "search_memory", "get_memory", "list_memories", "update_memory", "delete_memory"}, names)
+	assert.ElementsMatch(t, []string{"add_memory", "search_memory", "get_memory", "list_memories", "memory_history", "update_memory", "delete_memory"}, names)
 
 	var added AddResult
 	require.Empty(t, callTool(t, cs, "add_memory", map[string]any{"text": "The deploy key rotates every 90 days; ticket OPS-1182", "user_id": "ana", "speaker": "ana", "time": "2024-03-01"}, &added))
@@ -116,11 +116,29 @@ func exerciseMCP(t *testing.T, cs *mcp.ClientSession) {
 	require.Empty(t, callTool(t, cs, "update_memory", map[string]any{"id": added.ID, "text": "The deploy key rotates every 30 days; ticket OPS-1182"}, &m))
 	assert.Equal(t, "The deploy key rotates every 30 days; ticket OPS-1182", m.Text)
 	assert.Equal(t, "ana", m.Speaker)
+	assert.Equal(t, added.ID, m.Supersedes, "an update is a new version")
+	var hr HistoryResult
+	require.Empty(t, callTool(t, cs, "memory_history", map[string]any{"id": m.ID}, &hr))
+	require.Len(t, hr.Versions, 2)
+	assert.Equal(t, added.ID, hr.Versions[0].ID, "oldest first")
+	assert.Equal(t, m.ID, hr.Versions[0].SupersededBy)
+	require.Empty(t, callTool(t, cs, "search_memory", map[string]any{"query": "deploy key rotates", "user_id": "ana", "min_relevance": -1}, &sr))
+	for _, h := range sr.Hits {
+		assert.NotEqual(t, added.ID, h.ID, "the old version is not current")
+	}
+	msg := callTool(t, cs, "update_memory", map[string]any{"id": added.ID, "text": "every 60 days"}, nil)
+	assert.True(t, strings.HasPrefix(msg, CodeSuperseded+": "), msg)
+
+	// The same text again is stored once.
+	var again AddResult
+	require.Empty(t, callTool(t, cs, "add_memory", map[string]any{"user_id": "ana", "text": "the deploy key rotates every 30 days; ticket OPS-1182."}, &again))
+	assert.True(t, again.Duplicate)
+	assert.Equal(t, m.ID, again.ID)
 
 	var lr ListResult
 	require.Empty(t, callTool(t, cs, "list_memories", map[string]any{"namespace": "user:ana", "limit": 10}, &lr))
-	assert.Equal(t, 3, lr.Total)
-	require.Len(t, lr.Memories, 3)
+	assert.Equal(t, 4, lr.Total, "the old version is listed too, as history")
+	require.Len(t, lr.Memories, 4)
 	assert.Equal(t, added.ID, lr.Memories[0].ID, "oldest first")
 
 	var del DeleteResult
@@ -158,10 +176,10 @@ func TestMCP_StreamableHTTP(t *testing.T) {
 	cs, err := connectHTTP(t, ts, "")
 	require.NoError(t, err)
 	exerciseMCP(t, cs)
-	assert.Equal(t, 2, ts.mem.Len())
+	assert.Equal(t, 3, ts.mem.Len(), "two messages and the updated memory's new version")
 
 	r := ts.call(t, "GET", "/metrics", "", nil)
-	assert.Contains(t, string(r.body), `agentmem_mcp_tool_calls_total{outcome="ok",tool="add_memory"} 2`)
+	assert.Contains(t, string(r.body), `agentmem_mcp_tool_calls_total{outcome="ok",tool="add_memory"} 3`)
 	assert.Contains(t, string(r.body), `agentmem_mcp_tool_calls_total{outcome="not_found",tool="get_memory"} 1`)
 }
 
@@ -170,7 +188,7 @@ func TestMCP_Stdio(t *testing.T) {
 	srv, err := New(mem, WithLogger(quiet))
 	require.NoError(t, err)
 	exerciseMCP(t, connectPipe(t, srv))
-	assert.Equal(t, 2, mem.Len())
+	assert.Equal(t, 3, mem.Len(), "two messages and the updated memory's new version")
 }
 
 func TestMCP_ReadOnlyOffersOnlyReads(t *testing.T) {
@@ -185,7 +203,7 @@ func TestMCP_ReadOnlyOffersOnlyReads(t *testing.T) {
 		assert.True(t, tool.Annotations.ReadOnlyHint, tool.Name)
 		assert.True(t, tool.Annotations.IdempotentHint, "%s: a read may be repeated", tool.Name)
 	}
-	assert.ElementsMatch(t, []string{"search_memory", "get_memory", "list_memories"}, names)
+	assert.ElementsMatch(t, []string{"search_memory", "get_memory", "list_memories", "memory_history"}, names)
 }
 
 // TestMCP_EveryToolAnnotated: every tool says whether it writes, destroys

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -41,18 +42,26 @@ func (s *Server) add(ctx context.Context, p *principal, req *AddRequest) (AddRes
 	if err != nil {
 		return AddResult{}, err
 	}
-	var ids []string
-	if len(recs) == 1 {
-		var id string
-		id, err = s.store.Add(ctx, recs[0])
-		ids = []string{id}
-	} else {
-		ids, err = s.store.AddBatch(ctx, recs)
+	f, ok := s.store.(memory.Facts)
+	if !ok {
+		ids, err := s.store.AddBatch(ctx, recs)
+		if err != nil {
+			return AddResult{}, err
+		}
+		return AddResult{ID: ids[0], IDs: ids}, nil
 	}
+	outs, err := f.Remember(ctx, recs...)
 	if err != nil {
 		return AddResult{}, err
 	}
-	return AddResult{ID: ids[0], IDs: ids}, nil
+	res := AddResult{ID: outs[0].ID, IDs: make([]string, len(outs)), Duplicate: len(outs) == 1 && outs[0].Duplicate}
+	for i, o := range outs {
+		res.IDs[i] = o.ID
+	}
+	for _, sim := range outs[0].Similar {
+		res.Similar = append(res.Similar, SimilarMemory{ID: sim.ID, Text: sim.Text, Score: sim.Score})
+	}
+	return res, nil
 }
 
 // mayChooseID says whether p may add a memory with the id it chose, in
@@ -122,10 +131,54 @@ func (s *Server) update(ctx context.Context, p *principal, id string, req *Updat
 	if err != nil {
 		return Memory{}, err
 	}
-	if _, err := s.store.Add(ctx, rec); err != nil {
+	f, ok := s.store.(memory.Facts)
+	if !ok {
+		// A memory that keeps no versions is rewritten in place.
+		rec.ID, rec.Time = id, cmp.Or(rec.Time, old.Time)
+		if _, err := s.store.Add(ctx, rec); err != nil {
+			return Memory{}, err
+		}
+		return toMemory(rec), nil
+	}
+	// A new version: the store checks, as it writes, that the old one is
+	// still current (not deleted or superseded meanwhile).
+	out, err := f.Supersede(ctx, id, rec)
+	if err != nil {
 		return Memory{}, err
 	}
-	return toMemory(rec), nil
+	stored, ok, err := s.record(ctx, out.ID)
+	if err != nil {
+		return Memory{}, err
+	}
+	if !ok {
+		return Memory{}, notFound(out.ID) // forgotten at once by another request
+	}
+	return toMemory(stored), nil
+}
+
+// history returns the versions of the memory id, oldest first.
+func (s *Server) history(ctx context.Context, p *principal, id string) (HistoryResult, error) {
+	if id == "" {
+		return HistoryResult{}, errNoID
+	}
+	f, ok := s.store.(memory.Facts)
+	if !ok {
+		return HistoryResult{}, fmt.Errorf("server: history: %w: the store keeps no versions", memory.ErrUnsupported)
+	}
+	h, err := f.History(ctx, id)
+	if err != nil {
+		return HistoryResult{}, err
+	}
+	res := HistoryResult{Versions: []Memory{}}
+	for _, r := range h {
+		if p.canSee(r.Namespace) {
+			res.Versions = append(res.Versions, toMemory(r))
+		}
+	}
+	if len(res.Versions) == 0 {
+		return HistoryResult{}, notFound(id)
+	}
+	return res, nil
 }
 
 func (s *Server) delete(ctx context.Context, p *principal, id string) error {

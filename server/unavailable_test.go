@@ -71,6 +71,27 @@ func (s *awayStore) Add(ctx context.Context, r memory.Record) (string, error) {
 	return s.Memory.Add(ctx, r)
 }
 
+func (s *awayStore) Remember(ctx context.Context, recs ...memory.Record) ([]memory.Outcome, error) {
+	if err := s.err(); err != nil {
+		return nil, err
+	}
+	return s.Memory.Remember(ctx, recs...)
+}
+
+func (s *awayStore) Supersede(ctx context.Context, old string, rec memory.Record) (memory.Outcome, error) {
+	if err := s.err(); err != nil {
+		return memory.Outcome{}, err
+	}
+	return s.Memory.Supersede(ctx, old, rec)
+}
+
+func (s *awayStore) History(ctx context.Context, id string) ([]memory.Record, error) {
+	if err := s.err(); err != nil {
+		return nil, err
+	}
+	return s.Memory.History(ctx, id)
+}
+
 func (s *awayStore) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
 	if err := s.err(); err != nil {
 		return nil, err
