@@ -448,3 +448,28 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 
 	}
 }
+
+// TestHTTP_Duplicates: the same text added twice to a namespace is one
+// memory, and the second add says so (200, duplicate, the stored id);
+// messages are turns, kept however often they repeat.
+func TestHTTP_Duplicates(t *testing.T) {
+	ts := start(t, nil)
+	first := ts.add(t, "", AddRequest{Text: "Dana lives in Paris.", Scope: Scope{UserID: "dana"}})
+	r := ts.call(t, "POST", "/v1/memories", "", AddRequest{Text: "dana lives in paris", Scope: Scope{UserID: "dana"}})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var res AddResult
+	r.decode(t, &res)
+	assert.True(t, res.Duplicate)
+	assert.Equal(t, first, res.ID)
+	assert.Equal(t, 1, ts.mem.Len())
+	got, _ := ts.mem.Get(first)
+	assert.Equal(t, 1, got.Seen)
+
+	// Another namespace is another memory.
+	ts.add(t, "", AddRequest{Text: "Dana lives in Paris.", Scope: Scope{UserID: "sam"}})
+	// Turns repeat.
+	r = ts.call(t, "POST", "/v1/memories", "", AddRequest{Scope: Scope{UserID: "dana"},
+		Messages: []Message{{Role: "user", Content: "Thanks!"}, {Role: "assistant", Content: "Anytime."}, {Role: "user", Content: "Thanks!"}}})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	assert.Equal(t, 5, ts.mem.Len())
+}
