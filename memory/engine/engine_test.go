@@ -176,6 +176,10 @@ func (v *refNSView) DocFreqs(_ context.Context, terms []string) (int, []int, err
 
 func (v *refNSView) Links(context.Context, []int64, []int64) error { return nil }
 
+// AllHold: the reference cannot tell cheaply, so the engine asks each
+// record's link.
+func (v *refNSView) AllHold(time.Time) bool { return false }
+
 func (v *refNSView) EpisodeOf(id int64) int64 { return v.n.episode[id] }
 
 func (v *refNSView) Owner(id int64) (string, string, bool) {

@@ -92,7 +92,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	speakers, rest := ranking.KeywordQuery(tok, s.text, words, named, rest)
 	// A record that the scope leaves out (its time, its validity) gets no
 	// words from its neighbours.
-	filtered := s.scope.Timed() || !s.scope.History
+	filtered := s.scope.Timed() || !s.scope.History && !ns.AllHold(s.scope.AsOf)
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * s.depth
@@ -281,7 +281,7 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 		bestEpisode = l.Episode
 	}
 	bonus := ranking.EpisodeBonuses(w, best, top, bestEpisode)
-	filtered := n.scope.Timed() || !n.scope.History
+	filtered := n.scope.Timed() || !n.scope.History && !n.ns.AllHold(n.scope.AsOf)
 	for i, id := range ids {
 		if b, ok := bonus[eps[i]]; ok && (!filtered || n.scope.Admits(n.link(id))) {
 			scores[id] += b

@@ -76,6 +76,11 @@ type Namespace[K comparable] interface {
 	Terms(ctx context.Context, id int64) ([]keyword.TermCount, int, error)
 	// Newest returns the time of the namespace's newest record.
 	Newest(ctx context.Context) (time.Time, error)
+	// AllHold reports whether every record of the namespace holds at t
+	// (memory.Record.Current): none has ended and none starts after t. A
+	// source may answer false when it cannot tell cheaply; the keyword
+	// path then asks each record's Link.
+	AllHold(t time.Time) bool
 }
 
 // Link is what the keyword path needs of a record: its id, speaker, time,

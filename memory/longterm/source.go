@@ -177,3 +177,7 @@ func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, erro
 	}
 	return s.n.text.Len(), df, nil
 }
+
+// AllHold: the memory's counters (facts.needsFilter) answer for every
+// namespace at once.
+func (s *nsView) AllHold(t time.Time) bool { return !s.m.facts.needsFilter(t) }

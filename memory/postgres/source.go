@@ -584,3 +584,8 @@ func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, erro
 	}
 	return int(s.info.textDocs), df, nil
 }
+
+// AllHold: the namespace's counters (ended, latest) answer.
+func (s *nsView) AllHold(t time.Time) bool {
+	return !filters([]nsInfo{s.info}, engine.Scope{AsOf: t})
+}
