@@ -298,3 +298,69 @@ func BenchmarkMigrateFromV5(b *testing.B) {
 		require.NoError(b, m.Close())
 	}
 }
+
+// BenchmarkVsDir loads the same AGENTMEM_BENCH_N records (default 10,000)
+// into a directory store and into PostgreSQL, as `agentmem import` does
+// (batches of 1,000: AddBatch for the directory, Load for PostgreSQL),
+// then writes 100 single records into each and runs BenchmarkStores'
+// 200 hybrid queries on each, the two stores taking turns query by
+// query; it prints PostgreSQL's figures as ratios to the directory
+// store's, the figures issue 25 sets targets for: ingest records/s
+// (pg/dir, higher is better), single-add p50 and hybrid p50 and p95
+// (pg/dir, lower is better).
+func BenchmarkVsDir(b *testing.B) {
+	n := benchN(b)
+	recs := benchRecords(n + 100)
+	queries := benchQueries(recs)
+	ctx := context.Background()
+	emb := hashEmb(b, 512)
+	for range b.N {
+		dir := openDir(b, emb)
+		pg := openWith(b, storeURL(b), emb)
+		t := time.Now()
+		for i := 0; i < n; i += 1000 {
+			_, err := dir.AddBatch(ctx, recs[i:min(i+1000, n)])
+			require.NoError(b, err)
+		}
+		dirIngest := time.Since(t)
+		t = time.Now()
+		_, err := pg.Load(ctx, recs[:n], 1000, nil)
+		require.NoError(b, err)
+		pgIngest := time.Since(t)
+		var dirAdd, pgAdd []time.Duration
+		for _, r := range recs[n:] {
+			t := time.Now()
+			_, err := dir.Add(ctx, r)
+			require.NoError(b, err)
+			dirAdd = append(dirAdd, time.Since(t))
+			t = time.Now()
+			_, err = pg.Add(ctx, r)
+			require.NoError(b, err)
+			pgAdd = append(pgAdd, time.Since(t))
+		}
+		var dirQ, pgQ []time.Duration
+		for _, q := range queries {
+			for _, s := range []struct {
+				m   benchStore
+				lat *[]time.Duration
+			}{{dir, &dirQ}, {pg, &pgQ}} {
+				t := time.Now()
+				_, err := s.m.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
+				require.NoError(b, err)
+				*s.lat = append(*s.lat, time.Since(t))
+			}
+		}
+		for _, l := range [][]time.Duration{dirAdd, pgAdd, dirQ, pgQ} {
+			slices.Sort(l)
+		}
+		p := func(l []time.Duration, q int) float64 { return ms(l[len(l)*q/100]) }
+		b.ReportMetric(float64(n)/dirIngest.Seconds(), "dir-records/s")
+		b.ReportMetric(float64(n)/pgIngest.Seconds(), "pg-records/s")
+		b.ReportMetric(dirIngest.Seconds()/pgIngest.Seconds(), "ingest-pg/dir")
+		b.ReportMetric(p(pgAdd, 50)/p(dirAdd, 50), "add-p50-pg/dir")
+		b.ReportMetric(p(dirQ, 50), "dir-hybrid-p50-ms")
+		b.ReportMetric(p(pgQ, 50), "pg-hybrid-p50-ms")
+		b.ReportMetric(p(pgQ, 50)/p(dirQ, 50), "hybrid-p50-pg/dir")
+		b.ReportMetric(p(pgQ, 95)/p(dirQ, 95), "hybrid-p95-pg/dir")
+	}
+}
