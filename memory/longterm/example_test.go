@@ -92,3 +92,58 @@ func ExampleMemory_Query_neighbours() {
 	// user: Can you book a table for Friday?
 	// assistant: Done: Luigi's, 8 pm, four people.
 }
+
+// A fact that changes: the new version supersedes the old one, which a
+// search finds only as of a moment before the change; the same text said
+// again is not stored twice.
+func ExampleMemory_Supersede() {
+	ctx := context.Background()
+	emb, err := hash.New(hash.DefaultDim)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mem, err := longterm.New(ctx, emb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Close()
+	jan := time.Date(2025, 1, 10, 9, 0, 0, 0, time.UTC)
+	_, err = mem.Add(ctx, longterm.Record{ID: "dana-home", Namespace: "dana", Text: "Dana lives in Paris.", Time: jan})
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, err := mem.Supersede(ctx, "dana-home", longterm.Record{Text: "Dana moved to Berlin.", Time: jan.AddDate(0, 6, 0)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ask := func(asOf time.Time) {
+		hits, err := mem.Query(ctx, longterm.Query{Text: "where does Dana live", Namespace: "dana", AsOf: asOf, MinRelevance: -1})
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, h := range hits {
+			fmt.Println(" ", h.Text)
+		}
+	}
+	fmt.Println("now:")
+	ask(time.Time{})
+	fmt.Println("as of March 2025:")
+	ask(jan.AddDate(0, 2, 0))
+	versions, err := mem.History(ctx, out.ID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("versions:", len(versions), "- the old one superseded by the new:", versions[0].SupersededBy == out.ID)
+	again, err := mem.Remember(ctx, longterm.Record{Namespace: "dana", Text: "dana moved to berlin"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("said again is a duplicate:", again[0].Duplicate, again[0].ID == out.ID)
+	// Output:
+	// now:
+	//   Dana moved to Berlin.
+	// as of March 2025:
+	//   Dana lives in Paris.
+	// versions: 2 - the old one superseded by the new: true
+	// said again is a duplicate: true true
+}
