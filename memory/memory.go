@@ -3,7 +3,8 @@
 // agent writes after each successful round and searches while it builds a
 // prompt, the values it exchanges ([Record], [Query], [Hit], [Mode]), the
 // optional interfaces a richer memory implements ([Records], [Querier],
-// [Lister]) and the errors every implementation wraps.
+// [Lister], and [Facts] for facts that change: supersede with history,
+// duplicates stored once) and the errors every implementation wraps.
 //
 // Package memory links no implementation and no backend. The
 // implementations live beside it: memory/short (seed 000's semantic memory:
