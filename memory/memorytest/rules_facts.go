@@ -75,6 +75,22 @@ func factsDuplicates(e *env) {
 	ev2 := s.add(e, memory.Record{ID: "turn-2", Text: "Thanks!", Namespace: "dana", Time: hour(4)}, "rule: Add succeeds")
 	assert.NotEqual(e.t, ev1.ID, ev2.ID, "rule: records with ids are events, kept however often their text repeats")
 	s.checkCount(e, 4, "rule: duplicates are stored once, events each time")
+	// Concurrent writers of one text store it once.
+	var wg sync.WaitGroup
+	ids := make([]string, 8)
+	for i := range ids {
+		wg.Go(func() {
+			if outs, err := s.facts.Remember(e.ctx(), memory.Record{Text: "Dana's cat is called Miso.", Namespace: "dana"}); err == nil {
+				ids[i] = outs[0].ID
+			}
+		})
+	}
+	wg.Wait()
+	assert.NotEmpty(e.t, ids[0], "rule: concurrent Remember succeeds")
+	for _, id := range ids {
+		assert.Equal(e.t, ids[0], id, "rule: concurrent writers of one text store it once: %q", ids)
+	}
+	s.checkCount(e, 5, "rule: concurrent writers of one text store it once")
 	// A superseded text is no longer current: said again, it is new.
 	s.supersede(e, first.ID, memory.Record{Text: berlin, Time: hour(5)}, "rule: Supersede succeeds")
 	back := s.remember(e, memory.Record{Text: paris, Namespace: "dana", Time: hour(6)}, "rule: Remember succeeds")
