@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
@@ -75,15 +74,10 @@ func (m *Memory) near(ctx context.Context, preps []prepared) error {
 	for i := range preps {
 		recs[i] = preps[i].rec
 	}
-	sims, into, err := fact.Near(recs, func(i int) bool { return preps[i].dedup }, m.opts.engine.NearPolicy(), func(r memory.Record) ([]memory.Similar, error) {
-		s, err := engine.Similar(ctx, m.opts.engine, m, r, m.header(&r)+r.Text)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: near-duplicates: %w", err)
-		}
-		return s, nil
-	})
+	sims, into, err := fact.Near(ctx, m.opts.engine, m, recs, func(i int) bool { return preps[i].dedup },
+		func(r *memory.Record) string { return m.header(r) + r.Text })
 	if err != nil {
-		return err
+		return fmt.Errorf("postgres: %w", err)
 	}
 	for i := range sims {
 		preps[i].similar, preps[i].nearOf = sims[i], into[i]

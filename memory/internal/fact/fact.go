@@ -5,6 +5,7 @@
 package fact
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"time"
@@ -69,24 +70,28 @@ func Key(text string) (int64, string) {
 	return int64(h.Sum64()), n
 }
 
-// Near asks find for the near-duplicates of each of recs (validated,
-// with their defaults) that is a fact (isFact: written without an ID) and
-// supersedes no other, and applies the policy: it returns each record's
+// Near finds the near-duplicates of each of recs (validated, with their
+// defaults) that is a fact (isFact: written without an ID) and supersedes
+// no other, in st by e (engine.Similar, over text(rec): the record as the
+// store embeds it), and applies e's policy: it returns each record's
 // near-duplicates (for its outcome) and, with engine.NearMerge, the id of
 // the one each merges into ("" for none); with engine.NearRefuse, an
 // error wrapping memory.ErrDuplicate for the first record that has one.
-func Near(recs []memory.Record, isFact func(i int) bool, policy engine.NearPolicy, find func(rec memory.Record) ([]memory.Similar, error)) (sims [][]memory.Similar, into []string, err error) {
+func Near[K comparable](ctx context.Context, e *engine.Engine, st engine.Store[K], recs []memory.Record, isFact func(i int) bool,
+	text func(*memory.Record) string) (sims [][]memory.Similar, into []string, err error) {
+	policy := e.NearPolicy()
 	if policy == engine.NearOff {
 		return nil, nil, nil
 	}
 	sims, into = make([][]memory.Similar, len(recs)), make([]string, len(recs))
-	for i, r := range recs {
+	for i := range recs {
+		r := &recs[i]
 		if !isFact(i) || r.Supersedes != "" {
 			continue
 		}
-		s, err := find(r)
+		s, err := engine.Similar(ctx, e, st, *r, text(r))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("near-duplicates: %w", err)
 		}
 		sims[i] = s
 		if len(s) == 0 {
