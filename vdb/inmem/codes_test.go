@@ -179,6 +179,19 @@ func TestCodes_Generic(t *testing.T) {
 	}
 }
 
+// TestCodes_NoVNNI runs the comparison with the AVX-512 VNNI kernels off:
+// single queries and batches take the AVX2 int16 kernels (on amd64).
+func TestCodes_NoVNNI(t *testing.T) {
+	t.Cleanup(inmem.SetNoVNNI())
+	r := rand.New(rand.NewPCG(6, 6))
+	for _, dim := range []int{64, 384} {
+		p := newPair(t, dim)
+		vs := clusteredVecs(r, 500, dim)
+		p.add(t, testvec.IDs(0, 500), vs)
+		p.check(t, r, clusteredVecs(r, 7, dim), fmt.Sprintf("no VNNI dim=%d", dim))
+	}
+}
+
 // TestCodes_RescoresFew checks that the bound is tight enough to be useful:
 // on random unit vectors most rows are never rescored.
 func TestCodes_RescoresFew(t *testing.T) {
