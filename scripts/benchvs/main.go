@@ -34,7 +34,7 @@ func main() {
 	pairs := flag.Int("pairs", 5, "interleaved pairs of runs")
 	turns := flag.Int("turns", 100000, "turns of the queried namespace (AGENTMEM_BENCH_TURNS)")
 	backend := flag.String("backend", "", "vector backend spec for both (AGENTMEM_BENCH_BACKEND); empty: each build's default")
-	queryTime := flag.String("querytime", "40x", "-benchtime of BenchmarkQuery")
+	queryTime := flag.String("querytime", "40x", "-benchtime of BenchmarkQuery (0 skips it)")
 	ingest := flag.Int("ingest", 10000, "turns of BenchmarkIngest (1000 or 10000; 0 skips it)")
 	ingestTime := flag.String("ingesttime", "5x", "-benchtime of BenchmarkIngest")
 	pkg := flag.String("pkg", "./memory/longterm", "package holding the benchmarks")
@@ -80,7 +80,10 @@ func run(rev, pkg, backend, queryTime, ingestTime string, pairs, turns, ingest i
 		env = append(env, "AGENTMEM_BENCH_BACKEND="+backend)
 	}
 	type job struct{ pattern, benchtime string }
-	jobs := []job{{"^BenchmarkQuery$", queryTime}}
+	var jobs []job
+	if queryTime != "0" {
+		jobs = append(jobs, job{"^BenchmarkQuery$", queryTime})
+	}
 	if ingest > 0 {
 		jobs = append(jobs, job{fmt.Sprintf("^BenchmarkIngest$/^turns=%d$", ingest), ingestTime})
 	}

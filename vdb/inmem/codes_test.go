@@ -179,6 +179,21 @@ func TestCodes_Generic(t *testing.T) {
 	}
 }
 
+// TestCodes_LargeBatches adds batches large enough that Add codes their rows
+// across workers, with IDs repeated within a batch (one row, coded once) and
+// replaced by a later batch.
+func TestCodes_LargeBatches(t *testing.T) {
+	t.Parallel()
+
+	r := rand.New(rand.NewPCG(8, 8))
+	const dim, n = 64, 1500
+	p := newPair(t, dim, inmem.WithWorkers(3))
+	ids := append(testvec.IDs(0, n), testvec.IDs(0, n/2)...)
+	p.add(t, ids, clusteredVecs(r, len(ids), dim))
+	p.add(t, testvec.IDs(n/4, n-n/4), clusteredVecs(r, n-n/4, dim))
+	p.check(t, r, clusteredVecs(r, 7, dim), "large batches")
+}
+
 // TestCodes_NoVNNI runs the comparison with the AVX-512 VNNI kernels off:
 // single queries and batches take the AVX2 int16 kernels (on amd64).
 func TestCodes_NoVNNI(t *testing.T) {
