@@ -92,7 +92,12 @@ func encodeRow(dst []int8, x []float32) rowMeta {
 	// The largest |x_j|: for finite floats the order of their magnitudes'
 	// bits is theirs, and an integer max costs less than a float one.
 	var mb uint32
-	for _, v := range x {
+	j := 0
+	if useAVX2 && len(x) >= 8 {
+		j = len(x) &^ 7
+		mb = absMaxBitsAVX2(&x[0], j)
+	}
+	for _, v := range x[j:] {
 		mb = max(mb, math.Float32bits(v)&^(1<<31))
 	}
 	m := math.Float32frombits(mb)
@@ -125,7 +130,12 @@ func encodeRow(dst []int8, x []float32) rowMeta {
 		// by relErr.
 		return c, fv - float64(sf*float64(c)), fv
 	}
-	j := 0
+	j = 0
+	if useAVX2 && len(x) >= 4 {
+		// The same codes, four at a time (encodeRowAVX2).
+		j = len(x) &^ 3
+		csum, r2, x2 = encodeRowAVX2(&dst[0], &x[0], j, inv, sf)
+	}
 	for ; j+1 < len(x); j += 2 {
 		c0, r0, f0 := code(x[j])
 		c1, r1, f1 := code(x[j+1])

@@ -191,3 +191,9 @@ func dotBytes(out []int32, u []uint8, codes []int8, meta []rowMeta) bool {
 	}
 	return true
 }
+
+//go:noescape
+func encodeRowAVX2(dst *int8, x *float32, n int, inv, s float64) (csum int32, r2, x2 float64)
+
+//go:noescape
+func absMaxBitsAVX2(x *float32, n int) uint32

@@ -41,3 +41,11 @@ func useBytes1(d int) bool { return false }
 
 // dotBytes reports false: there is no single-query byte kernel here.
 func dotBytes(out []int32, u []uint8, codes []int8, meta []rowMeta) bool { return false }
+
+// encodeRowAVX2 is never called here (useAVX2 is false).
+func encodeRowAVX2(dst *int8, x *float32, n int, inv, s float64) (csum int32, r2, x2 float64) {
+	panic("inmem: no AVX2 kernel in this build")
+}
+
+// absMaxBitsAVX2 is never called here (useAVX2 is false).
+func absMaxBitsAVX2(x *float32, n int) uint32 { panic("inmem: no AVX2 kernel in this build") }
