@@ -21,7 +21,7 @@ func TestDefaultBackend_Int8Codes(t *testing.T) {
 	ctx := t.Context()
 	emb, err := hash.New(hash.DefaultDim)
 	require.NoError(t, err)
-	recs := benchRecords(3000, "c1")
+	recs := benchRecords(6000, "c1") // ~12k child vectors: past the codes scan's threshold
 	mems := map[string]*Memory{}
 	for _, spec := range []string{DefaultBackend, "inmem:none"} {
 		m, err := New(ctx, emb, WithBackend(spec))

@@ -37,7 +37,10 @@ func (c Codes) String() string {
 // WithCodes keeps a compressed code of every vector beside its float32 row
 // (see [Int8]) and makes searches scan the codes, rescoring in float32 only
 // the rows that could make the top k. Results are exactly those of the plain
-// float32 scan. It costs memory (0.26× the vectors' size at d=384, Int8) and
+// float32 scan. A database of fewer than 8,192 rows, or of fewer than 32
+// rows per result asked, is still scanned in float32: its rows stay in
+// cache and the codes would not pay. It costs memory (0.26× the vectors'
+// size at d=384, Int8) and
 // a little time in Add, Delete and Import; it pays off on databases too large
 // for the CPU caches, whose plain scans are bound by memory bandwidth. The
 // export format does not change: Import recomputes the codes.

@@ -22,7 +22,7 @@ func newPair(t *testing.T, dim int, opts ...inmem.Option) pair {
 	t.Helper()
 	plain, err := inmem.New(dim, opts...)
 	require.NoError(t, err)
-	codes, err := inmem.New(dim, append([]inmem.Option{inmem.WithCodes(inmem.Int8)}, opts...)...)
+	codes, err := inmem.New(dim, append([]inmem.Option{inmem.WithCodes(inmem.Int8), inmem.WithCodesAlways()}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { plain.Close(); codes.Close() })
 	return pair{plain, codes}
@@ -158,7 +158,7 @@ func TestCodes_MatchPlainScan(t *testing.T) {
 			// Import into a codes database recomputes its codes.
 			var buf bytes.Buffer
 			require.NoError(t, p.plain.Export(t.Context(), &buf))
-			fresh, err := inmem.New(dim, append([]inmem.Option{inmem.WithCodes(inmem.Int8)}, opts...)...)
+			fresh, err := inmem.New(dim, append([]inmem.Option{inmem.WithCodes(inmem.Int8), inmem.WithCodesAlways()}, opts...)...)
 			require.NoError(t, err)
 			t.Cleanup(func() { fresh.Close() })
 			require.NoError(t, fresh.Import(t.Context(), bytes.NewReader(buf.Bytes())))

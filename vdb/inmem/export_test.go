@@ -62,3 +62,12 @@ func SetNoVNNI() (restore func()) {
 	useVNNI = false
 	return func() { useVNNI = old }
 }
+
+// WithCodesAlways makes every search of a database with codes scan them,
+// however few its rows.
+func WithCodesAlways() Option {
+	return func(db *DB) error {
+		db.codesMin = -1
+		return nil
+	}
+}

@@ -58,6 +58,13 @@ type DB struct {
 	// parallelMin is the number of stored float32s from which a scan is
 	// split across workers; below it one goroutine is faster.
 	parallelMin int
+	// codesMin is the number of stored rows from which a search of a
+	// database with codes scans them (and only from codesPerK rows per
+	// result asked): below, the float32 rows are few enough to stay in
+	// cache, and the codes' per-query set-up and rescoring cost more than
+	// they save. Either scan gives the same results. A negative codesMin
+	// (a test hook) scans the codes always.
+	codesMin int
 
 	codes Codes // compressed codes kept beside data (WithCodes)
 
@@ -139,6 +146,7 @@ func New(dim int, opts ...Option) (*DB, error) {
 		segRows:     segmentRows(dim),
 		workers:     runtime.GOMAXPROCS(0),
 		parallelMin: 1 << 17,
+		codesMin:    codesMinRows,
 		rows:        map[int64]int{},
 	}
 	for _, o := range opts {

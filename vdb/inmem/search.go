@@ -17,6 +17,15 @@ import (
 // over it.
 const blockRows = 128
 
+// A search of a database with codes scans them from codesMinRows stored
+// rows and codesPerK rows per result asked (DB.codesMin). Measured through
+// long-term memory (hash:512, depth ~200): with codes, 2,800 rows took
+// 1.26× the float32 scan's CPU, 20,000 rows 0.60×.
+const (
+	codesMinRows = 8192
+	codesPerK    = 32
+)
+
 // Search returns the k stored vectors most similar to query, by descending
 // cosine similarity, ties by ascending ID; fewer when the database holds
 // fewer, and an empty slice when it is empty. The result is a fresh slice
@@ -115,7 +124,7 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 	}
 	var qcs []qcode
 	var qus [][]uint8
-	if db.codes == Int8 {
+	if db.codes == Int8 && (db.codesMin < 0 || n >= db.codesMin && n >= codesPerK*k) {
 		qcs = make([]qcode, len(qs))
 		// Full groups of six queries take the byte kernel where it runs
 		// (VNNI), with byte query codes; the rest too where the
