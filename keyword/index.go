@@ -553,29 +553,54 @@ func better(a, b Result) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
-// topK returns a new slice with the k best of cands, sorted.
+// topK returns a new slice with the k best of cands, sorted (cands may be
+// reordered). Past k candidates it keeps the best k in a bounded heap whose
+// root is the worst of them, and sorts only those: O(n log k) instead of
+// sorting every match (a common word matches most of a namespace, and the
+// engine asks for hundreds). better is a total order (ids are distinct), so
+// the result is the full sort's first k.
 func topK(cands []Result, k int) []Result {
 	if len(cands) == 0 {
 		return nil
 	}
-	if len(cands) <= k || k >= 64 {
+	if len(cands) <= k {
 		slices.SortFunc(cands, better)
-		return slices.Clone(cands[:min(k, len(cands))])
+		return slices.Clone(cands)
 	}
-	// Keep a sorted window of the best k: for small k this beats sorting
-	// thousands of candidates.
-	best := make([]Result, 0, k+1)
-	for _, c := range cands {
-		if len(best) == k && better(c, best[k-1]) >= 0 {
+	h := make([]Result, k, k+1)
+	copy(h, cands[:k])
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for _, c := range cands[k:] {
+		// Only a candidate better than the worst kept gets in.
+		if w := h[0]; c.Score < w.Score || c.Score == w.Score && c.ID > w.ID {
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(best, c, better)
-		best = slices.Insert(best, i, c)
-		if len(best) > k {
-			best = best[:k]
-		}
+		h[0] = c
+		siftDown(h, 0)
 	}
-	return best
+	slices.SortFunc(h, better)
+	return h
+}
+
+// siftDown restores the heap below i in h, a heap whose root is its worst
+// result (by better).
+func siftDown(h []Result, i int) {
+	for {
+		l, w := 2*i+1, i
+		if l < len(h) && better(h[l], h[w]) > 0 {
+			w = l
+		}
+		if r := l + 1; r < len(h) && better(h[r], h[w]) > 0 {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
 }
 
 // Append adds text's terms to document id, as if text had been indexed

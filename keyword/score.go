@@ -1,6 +1,9 @@
 package keyword
 
-import "cmp"
+import (
+	"cmp"
+	"sync"
+)
 
 // Score scores documents for groups by BM25 exactly as an [Index] with
 // parameters p does, over statistics and postings kept elsewhere (a
@@ -54,6 +57,11 @@ func Score(groups []QueryGroup, p Params, n, avg float64, lo, hi int64, count in
 	}
 	out := make([]Result, 0, scores.len())
 	scores.each(func(key int64, v float64) { out = append(out, Result{ID: key, Score: v}) })
+	scores.release()
+	if main != nil {
+		main.release()
+		parts.release()
+	}
 	return out
 }
 
@@ -75,11 +83,32 @@ type accum struct {
 	m     map[int64]float64
 }
 
+// accumPool keeps released accumulators, all zero, so that a search does
+// not allocate a slice over the namespace's id range (or a map) each time.
+var accumPool sync.Pool
+
 func newAccum(lo, hi int64, count int) *accum {
+	a, _ := accumPool.Get().(*accum)
 	if hi >= lo && hi-lo < 4*int64(count)+1024 {
+		if a != nil && a.dense != nil && int64(cap(a.dense)) > hi-lo {
+			a.lo, a.dense = lo, a.dense[:hi-lo+1]
+			return a
+		}
 		return &accum{lo: lo, dense: make([]float64, hi-lo+1)}
 	}
+	if a != nil && a.m != nil {
+		return a
+	}
 	return &accum{m: make(map[int64]float64, count)}
+}
+
+// release zeroes a and returns it to accumPool; a must not be used again.
+func (a *accum) release() {
+	a.reset()
+	if a.dense != nil {
+		a.dense = a.dense[:cap(a.dense)] // zero past len too: reset keeps it so
+	}
+	accumPool.Put(a)
 }
 
 func (a *accum) add(key int64, v float64) {

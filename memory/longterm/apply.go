@@ -259,10 +259,20 @@ func (m *Memory) namespaceDB(ctx context.Context, ns string) (*semantic.Vectors,
 	if db := m.vecs[ns]; db != nil {
 		return db, nil
 	}
-	db, err := semantic.OpenVectors(ctx, m.opts.backend, vdb.Config{Dim: m.dim, Namespace: ns})
+	db, err := semantic.OpenVectors(ctx, vectorSpec(m.opts.backend), vdb.Config{Dim: m.dim, Namespace: ns})
 	if err != nil {
 		return nil, fmt.Errorf("longterm: namespace %q: %w", ns, err)
 	}
 	m.vecs[ns] = db
 	return db, nil
+}
+
+// vectorSpec is the spec a namespace's vector index is opened with for the
+// memory's backend spec: the default "inmem" keeps int8 codes
+// ("inmem:int8", see DefaultBackend), any other spec is itself.
+func vectorSpec(backend string) string {
+	if backend == DefaultBackend {
+		return "inmem:int8"
+	}
+	return backend
 }

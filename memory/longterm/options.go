@@ -48,7 +48,11 @@ const (
 	// DefaultBackend is the default vector backend spec (vdb.Open). This
 	// package registers it (it imports vdb/inmem), so the default works
 	// without an import; every other backend is registered by importing
-	// its package.
+	// its package. A long-term memory opens "inmem" with int8 codes
+	// beside the float32 rows ("inmem:int8"): searches return the same
+	// results, bit for bit (vdb/inmem proves the rescoring exact), for
+	// 0.26× more vector memory at d=384 and a scan of a quarter of the
+	// bytes; "inmem:none" keeps only the float32 rows.
 	DefaultBackend = "inmem"
 	// The weights and boosts of the ranking, as package engine has them
 	// (see its constants for what each means and how it was chosen).

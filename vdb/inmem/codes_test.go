@@ -22,7 +22,7 @@ func newPair(t *testing.T, dim int, opts ...inmem.Option) pair {
 	t.Helper()
 	plain, err := inmem.New(dim, opts...)
 	require.NoError(t, err)
-	codes, err := inmem.New(dim, append([]inmem.Option{inmem.WithCodes(inmem.Int8)}, opts...)...)
+	codes, err := inmem.New(dim, append([]inmem.Option{inmem.WithCodes(inmem.Int8), inmem.WithCodesAlways()}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { plain.Close(); codes.Close() })
 	return pair{plain, codes}
@@ -158,7 +158,7 @@ func TestCodes_MatchPlainScan(t *testing.T) {
 			// Import into a codes database recomputes its codes.
 			var buf bytes.Buffer
 			require.NoError(t, p.plain.Export(t.Context(), &buf))
-			fresh, err := inmem.New(dim, append([]inmem.Option{inmem.WithCodes(inmem.Int8)}, opts...)...)
+			fresh, err := inmem.New(dim, append([]inmem.Option{inmem.WithCodes(inmem.Int8), inmem.WithCodesAlways()}, opts...)...)
 			require.NoError(t, err)
 			t.Cleanup(func() { fresh.Close() })
 			require.NoError(t, fresh.Import(t.Context(), bytes.NewReader(buf.Bytes())))
@@ -176,6 +176,34 @@ func TestCodes_Generic(t *testing.T) {
 		vs := clusteredVecs(r, 500, dim)
 		p.add(t, testvec.IDs(0, 500), vs)
 		p.check(t, r, clusteredVecs(r, 4, dim), fmt.Sprintf("generic dim=%d", dim))
+	}
+}
+
+// TestCodes_LargeBatches adds batches large enough that Add codes their rows
+// across workers, with IDs repeated within a batch (one row, coded once) and
+// replaced by a later batch.
+func TestCodes_LargeBatches(t *testing.T) {
+	t.Parallel()
+
+	r := rand.New(rand.NewPCG(8, 8))
+	const dim, n = 64, 1500
+	p := newPair(t, dim, inmem.WithWorkers(3))
+	ids := append(testvec.IDs(0, n), testvec.IDs(0, n/2)...)
+	p.add(t, ids, clusteredVecs(r, len(ids), dim))
+	p.add(t, testvec.IDs(n/4, n-n/4), clusteredVecs(r, n-n/4, dim))
+	p.check(t, r, clusteredVecs(r, 7, dim), "large batches")
+}
+
+// TestCodes_NoVNNI runs the comparison with the AVX-512 VNNI kernels off:
+// single queries and batches take the AVX2 int16 kernels (on amd64).
+func TestCodes_NoVNNI(t *testing.T) {
+	t.Cleanup(inmem.SetNoVNNI())
+	r := rand.New(rand.NewPCG(6, 6))
+	for _, dim := range []int{64, 384} {
+		p := newPair(t, dim)
+		vs := clusteredVecs(r, 500, dim)
+		p.add(t, testvec.IDs(0, 500), vs)
+		p.check(t, r, clusteredVecs(r, 7, dim), fmt.Sprintf("no VNNI dim=%d", dim))
 	}
 }
 

@@ -160,3 +160,40 @@ func dotBytesTile(out [][]int32, us [][]uint8, codes []int8, meta []rowMeta) boo
 // useBytes reports whether a batch over codes of dimension d should code
 // its queries as bytes for dotBytesTile.
 func useBytes(d int) bool { return useAVX2 && useVNNI && d%32 == 0 && byteQueries(d) }
+
+//go:noescape
+func dotBytes1VNNI(out *int32, q *uint8, codes *int8, n int, d int)
+
+// useBytes1 reports whether a single query over codes of dimension d can
+// take the AVX-512 VNNI single-query byte kernel (dotBytes).
+func useBytes1(d int) bool { return useAVX2 && useVNNI && d%64 == 0 && byteQueries(d) }
+
+// dotBytes sets out[r] to Σ a[j]·c_r[j] for the byte query u (u[j] =
+// a[j]+128, |a[j]| ≤ 127) through the single-query VNNI kernel, given
+// meta[r].csum = Σ c_r[j]. It reports false, doing nothing, when the CPU
+// lacks VNNI or the shapes do not fit (fewer than four rows, d not a
+// multiple of 64).
+func dotBytes(out []int32, u []uint8, codes []int8, meta []rowMeta) bool {
+	d, n := len(u), len(out)
+	if !useBytes1(d) || n < 4 || len(meta) != n {
+		return false
+	}
+	_ = codes[n*d-1]
+	m := n &^ 3
+	dotBytes1VNNI(&out[0], &u[0], &codes[0], m, d)
+	if m < n { // the last n%4 rows: rerun the kernel over the last four
+		var tail [4]int32
+		dotBytes1VNNI(&tail[0], &u[0], &codes[(n-4)*d], 4, d)
+		copy(out[n-4:], tail[:])
+	}
+	for r := range meta {
+		out[r] -= 128 * meta[r].csum // wraps like the kernel: the result is exact
+	}
+	return true
+}
+
+//go:noescape
+func encodeRowAVX2(dst *int8, x *float32, n int, inv, s float64) (csum int32, r2, x2 float64)
+
+//go:noescape
+func absMaxBitsAVX2(x *float32, n int) uint32

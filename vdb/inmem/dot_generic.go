@@ -5,6 +5,9 @@ package inmem
 // useAVX2 is always false here; the test hooks switch it on amd64.
 var useAVX2 = false
 
+// useVNNI is always false here.
+var useVNNI = false
+
 // dotRows sets out[i] to the inner product of q with the i-th row of rows.
 func dotRows(out, q, rows []float32) { dotRowsGeneric(out, q, rows) }
 
@@ -32,3 +35,17 @@ func dotBytesTile(out [][]int32, us [][]uint8, codes []int8, meta []rowMeta) boo
 
 // useBytes reports false: there is no byte kernel here.
 func useBytes(d int) bool { return false }
+
+// useBytes1 reports false: there is no single-query byte kernel here.
+func useBytes1(d int) bool { return false }
+
+// dotBytes reports false: there is no single-query byte kernel here.
+func dotBytes(out []int32, u []uint8, codes []int8, meta []rowMeta) bool { return false }
+
+// encodeRowAVX2 is never called here (useAVX2 is false).
+func encodeRowAVX2(dst *int8, x *float32, n int, inv, s float64) (csum int32, r2, x2 float64) {
+	panic("inmem: no AVX2 kernel in this build")
+}
+
+// absMaxBitsAVX2 is never called here (useAVX2 is false).
+func absMaxBitsAVX2(x *float32, n int) uint32 { panic("inmem: no AVX2 kernel in this build") }

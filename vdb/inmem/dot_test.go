@@ -233,3 +233,57 @@ func TestDotBytesTile(t *testing.T) {
 		}
 	}
 }
+
+// TestDotBytes checks the single-query VNNI byte kernel (where the CPU has
+// it) against a direct sum, at the extremes of both codes, for row counts
+// that are and are not multiples of its four-row pass.
+func TestDotBytes(t *testing.T) {
+	t.Parallel()
+
+	if !useBytes1(64) {
+		t.Skip("no single-query VNNI byte kernel on this CPU or build")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, d := range []int{64, 384, 512} {
+		for _, n := range []int{4, 5, 6, 7, 8, 128, 130} {
+			for q := range 3 {
+				as, us := make([]int16, d), make([]uint8, d)
+				for j := range d {
+					a := r.IntN(2*byteQueryMax+1) - byteQueryMax
+					switch q {
+					case 0:
+						a = -byteQueryMax
+					case 1:
+						a = byteQueryMax
+					}
+					as[j], us[j] = int16(a), uint8(a+128)
+				}
+				codes := make([]int8, n*d)
+				meta := make([]rowMeta, n)
+				for row := range n {
+					for j := range d {
+						c := int8(r.IntN(2*codeMax+1) - codeMax)
+						switch row {
+						case 0:
+							c = -codeMax
+						case 1:
+							c = codeMax
+						}
+						codes[row*d+j] = c
+						meta[row].csum += int32(c)
+					}
+				}
+				out := make([]int32, n)
+				require.True(t, dotBytes(out, us, codes, meta))
+				want := make([]int32, n)
+				dotCodesGeneric(want, as, codes)
+				assert.Equal(t, want, out, "d=%d n=%d query %d", d, n, q)
+			}
+		}
+	}
+	// Shapes the kernel does not take: nothing is done.
+	out := []int32{7, 7, 7}
+	assert.False(t, dotBytes(out, make([]uint8, 64), make([]int8, 3*64), make([]rowMeta, 3)))
+	assert.Equal(t, []int32{7, 7, 7}, out)
+	assert.False(t, dotBytes(make([]int32, 4), make([]uint8, 32), make([]int8, 4*32), make([]rowMeta, 4)))
+}

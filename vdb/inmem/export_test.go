@@ -54,3 +54,20 @@ func (db *DB) RowAddr(r int) *float32 {
 	defer db.mu.RUnlock()
 	return &db.row(r)[0]
 }
+
+// SetNoVNNI switches the AVX-512 VNNI kernels off (the AVX2 ones stay) and
+// returns a function that restores them.
+func SetNoVNNI() (restore func()) {
+	old := useVNNI
+	useVNNI = false
+	return func() { useVNNI = old }
+}
+
+// WithCodesAlways makes every search of a database with codes scan them,
+// however few its rows.
+func WithCodesAlways() Option {
+	return func(db *DB) error {
+		db.codesMin = -1
+		return nil
+	}
+}

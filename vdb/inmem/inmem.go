@@ -35,6 +35,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -57,6 +58,13 @@ type DB struct {
 	// parallelMin is the number of stored float32s from which a scan is
 	// split across workers; below it one goroutine is faster.
 	parallelMin int
+	// codesMin is the number of stored rows from which a search of a
+	// database with codes scans them (and only from codesPerK rows per
+	// result asked): below, the float32 rows are few enough to stay in
+	// cache, and the codes' per-query set-up and rescoring cost more than
+	// they save. Either scan gives the same results. A negative codesMin
+	// (a test hook) scans the codes always.
+	codesMin int
 
 	codes Codes // compressed codes kept beside data (WithCodes)
 
@@ -138,6 +146,7 @@ func New(dim int, opts ...Option) (*DB, error) {
 		segRows:     segmentRows(dim),
 		workers:     runtime.GOMAXPROCS(0),
 		parallelMin: 1 << 17,
+		codesMin:    codesMinRows,
 		rows:        map[int64]int{},
 	}
 	for _, o := range opts {
@@ -206,6 +215,13 @@ func (db *DB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 	}
 	db.reserve(len(db.ids) + fresh)
 	d := db.dim
+	// The rows written, to be coded after the loop, split across workers
+	// when there are many: coding costs about as much as normalising.
+	var written []int
+	if db.codes != NoCodes {
+		written = make([]int, 0, len(ids))
+	}
+	defer func() { db.encodeRows(written) }()
 	for i, id := range ids {
 		r, ok := db.rows[id]
 		if !ok {
@@ -222,13 +238,40 @@ func (db *DB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 		// Cannot fail after CheckVector, unless the caller mutates vecs
 		// concurrently, which is a data race on their side. (Rows already
 		// written stay, with their codes, as after a partial batch.)
+		if db.codes != NoCodes {
+			written = append(written, r) // coded, whatever happens next
+		}
 		if err := vdb.Normalize(db.row(r), vecs[i]); err != nil {
-			db.encode(r) // keep the code in step with whatever was written
 			return fmt.Errorf("inmem: vecs[%d] changed during Add: %w", i, err)
 		}
-		db.encode(r)
 	}
 	return nil
+}
+
+// encodeRows recomputes the codes of rows (encode), across the workers
+// when there are enough rows to be worth it. Callers hold mu for writing.
+func (db *DB) encodeRows(rows []int) {
+	w := max(1, min(db.workers, len(rows)/256))
+	if w == 1 {
+		for _, r := range rows {
+			db.encode(r)
+		}
+		return
+	}
+	// An ID given twice in a batch names its row twice: code it once, so
+	// that no two workers write the same row.
+	slices.Sort(rows)
+	rows = slices.Compact(rows)
+	var wg sync.WaitGroup
+	for i := range w {
+		part := rows[len(rows)*i/w : len(rows)*(i+1)/w]
+		wg.Go(func() {
+			for _, r := range part {
+				db.encode(r)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // Delete removes the given IDs and reports how many were present. Unknown

@@ -297,16 +297,16 @@ func TestExportImport_PortablePath(t *testing.T) {
 func TestConformanceCodes(t *testing.T) {
 	t.Parallel()
 
-	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8)))
+	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8), inmem.WithCodesAlways()))
 }
 
 func TestConformanceCodesParallel(t *testing.T) {
 	t.Parallel()
 
-	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8), inmem.WithParallelMin(1), inmem.WithWorkers(3)))
+	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8), inmem.WithCodesAlways(), inmem.WithParallelMin(1), inmem.WithWorkers(3)))
 }
 
 func TestConformanceCodesGeneric(t *testing.T) {
 	t.Cleanup(inmem.SetGeneric())
-	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8)))
+	vdbtest.Run(t, opener(inmem.WithCodes(inmem.Int8), inmem.WithCodesAlways()))
 }

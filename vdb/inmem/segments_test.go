@@ -69,7 +69,7 @@ func TestSegments(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts []inmem.Option
-	}{{"plain", nil}, {"codes", []inmem.Option{inmem.WithCodes(inmem.Int8)}}, {"parallel", []inmem.Option{inmem.WithParallelMin(1)}}} {
+	}{{"plain", nil}, {"codes", []inmem.Option{inmem.WithCodes(inmem.Int8), inmem.WithCodesAlways()}}, {"parallel", []inmem.Option{inmem.WithParallelMin(1)}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
 			db, err := inmem.New(dim, tc.opts...)

@@ -1,0 +1,84 @@
+package keyword
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestTopK_MatchesFullSort checks the bounded heap against a full sort, on
+// scores with many ties (the order then falls to the ids) and every k from
+// 0 past the number of candidates.
+func TestTopK_MatchesFullSort(t *testing.T) {
+	t.Parallel()
+
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 7, 64, 65, 500} {
+		cands := make([]Result, n)
+		for i := range cands {
+			cands[i] = Result{ID: int64(rng.IntN(1 << 30)), Score: float64(rng.IntN(9)) / 4}
+		}
+		slices.SortFunc(cands, func(a, b Result) int { return int(a.ID - b.ID) })
+		cands = slices.CompactFunc(cands, func(a, b Result) bool { return a.ID == b.ID })
+		rng.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+		want := slices.SortedFunc(slices.Values(cands), better)
+		for _, k := range []int{1, 2, 3, 10, 63, 64, 100, 400, 499, 500, 600} {
+			got := TopK(slices.Clone(cands), k)
+			if len(want) == 0 {
+				assert.Empty(t, got, "n=%d k=%d", n, k)
+				continue
+			}
+			assert.Equal(t, want[:min(k, len(want))], got, "n=%d k=%d", n, k)
+		}
+	}
+}
+
+// TestScore_MatchesIndex scores an index's documents through Score (its
+// postings read from outside, as a database's would be) and checks the
+// ranking against the index's own search, many times over so that pooled
+// accumulators of other sizes and kinds are reused in between.
+func TestScore_MatchesIndex(t *testing.T) {
+	t.Parallel()
+
+	ix := NewIndex(nil)
+	rng := rand.New(rand.NewPCG(5, 6))
+	words := []string{"alpha", "beta", "gamma", "delta", "order", "call", "138-0013-8000", "0013", "8000"}
+	for i := range 300 {
+		var text []byte
+		for range 1 + rng.IntN(6) {
+			text = append(text, words[rng.IntN(len(words))]...)
+			text = append(text, ' ')
+		}
+		ix.Add(int64(1000+3*i), string(text))
+	}
+	p := ix.params()
+	st := ix.Stats()
+	df := func(term string) int { return ix.DocFreq(term) }
+	postings := func(term string, each func(doc int64, tf, dl float64)) {
+		tid, ok := ix.termIDs[term]
+		if !ok {
+			return
+		}
+		for _, ps := range ix.postings[tid] {
+			each(ix.ids[ps.slot], float64(ps.tf), float64(ix.lens[ps.slot]))
+		}
+	}
+	for round := range 6 {
+		for _, q := range []string{"alpha order", "call 138-0013-8000", "gamma", "beta delta 8000"} {
+			groups := QueryGroups(nil, q)
+			want := ix.SearchGroups(groups, p, 50, nil)
+			lo, hi := int64(1000), int64(1000+3*299)
+			if round%2 == 1 {
+				lo, hi = 0, 1<<40 // too wide to be dense: a map
+			}
+			got := TopK(Score(groups, p, float64(st.Docs), st.AvgLength, lo, hi, 300, df, postings), 50)
+			assert.Len(t, got, len(want), "%q", q)
+			for i := range min(len(got), len(want)) {
+				assert.Equal(t, want[i].ID, got[i].ID, "%q #%d", q, i)
+				assert.InDelta(t, want[i].Score, got[i].Score, 1e-9, "%q #%d", q, i)
+			}
+		}
+	}
+}
