@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +44,8 @@ func newEvalCmd(a *app) *cobra.Command {
 		fbWeight      float64
 		queryK3       float64
 		timeBoost     float64
+		recency       float64
+		recencyHalf   time.Duration
 		nextWeight    float64
 		episodeWeight float64
 	)
@@ -98,6 +101,9 @@ ids per mode too.`,
 			cfg.Options = append(cfg.Options, longterm.WithEpisodeWeight(episodeWeight), longterm.WithQueryIDF(queryIDF))
 			if timeBoost > 0 {
 				cfg.Options = append(cfg.Options, longterm.WithTimePrior(timeBoost))
+			}
+			if cmd.Flags().Changed("recency") || cmd.Flags().Changed("recency-half-life") {
+				cfg.Options = append(cfg.Options, longterm.WithRecency(recency, recencyHalf))
 			}
 			if fbDocs > 0 {
 				cfg.Options = append(cfg.Options, longterm.WithFeedback(fbDocs, fbTerms, fbWeight))
@@ -189,6 +195,8 @@ ids per mode too.`,
 	f.Float64Var(&nextWeight, "next-weight", longterm.DefaultNextWeight, "keyword path: weight of the next turn's words")
 	f.Float64Var(&episodeWeight, "episode-weight", longterm.DefaultEpisodeWeight, "keyword path: weight of the conversation (episode) a turn belongs to")
 	f.Float64Var(&timeBoost, "time-boost", 0, "keyword path: boost of records in a period the question names (\"last week\", \"in May 2023\"); 0: off")
+	f.Float64Var(&recency, "recency", longterm.DefaultRecencyBoost, "keyword path: boost of recent records for a question that refers back to an earlier conversation (\"last time\", \"already\", \"what's next\"), halved per --recency-half-life of age; 0: off")
+	f.DurationVar(&recencyHalf, "recency-half-life", longterm.DefaultRecencyHalfLife, "--recency: the age at which a record's boost is halved")
 	f.IntVar(&fbDocs, "feedback", 0, "keyword path: pseudo-relevance feedback (RM3) from this many top records (0: off)")
 	f.IntVar(&fbTerms, "feedback-terms", longterm.DefaultFeedbackTerms, "--feedback: terms added")
 	f.Float64Var(&fbWeight, "feedback-weight", longterm.DefaultFeedbackWeight, "--feedback: weight of the strongest feedback term")

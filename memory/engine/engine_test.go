@@ -261,7 +261,7 @@ func TestSearch_SameThroughEverySource(t *testing.T) {
 		"defaults": nil,
 		"everything": {engine.WithFeedback(3, 5, 0.4), engine.WithTimePrior(0.5), engine.WithQueryTF(1.2),
 			engine.WithQueryExpansion(func(w string) []string { return map[string][]string{"car": {"van"}}[w] }, 0.5),
-			engine.WithBM25(1.5, 0.6), engine.WithSpeakerBoost(1)},
+			engine.WithBM25(1.5, 0.6), engine.WithSpeakerBoost(1), engine.WithRecency(1, 24*time.Hour)},
 		"rrf":      {engine.WithRRF(0)},
 		"score":    {engine.WithScoreFusion(0.4, 0.6)},
 		"weighted": {engine.WithWeightedFusion(0.5, 0.5), engine.WithQueryIDF(false)},
@@ -281,6 +281,7 @@ func TestSearch_SameThroughEverySource(t *testing.T) {
 				{Text: "what did Bob say yesterday about the weather", K: 4, Namespace: "team"},
 				{Text: "lake house", K: 6, From: recs[3].Time, To: recs[12].Time},
 				{Text: "puppy name", K: 2, Neighbours: 2},
+				{Text: "the lake house we talked about again: where is the van?", K: 5}, // refers back: recency
 			} {
 				for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
 					for _, min := range []float32{0, -1} { // the default minimum relevance, and none
@@ -318,6 +319,7 @@ func TestNew_ChecksOptions(t *testing.T) {
 		engine.WithBM25(-1, 0.5), engine.WithBM25(1.2, 5), engine.WithTopK(0), engine.WithMinScore(2),
 		engine.WithScoreFusion(0, 0), engine.WithNeighbourWeight(1.5), engine.WithEpisodeWeight(-1),
 		engine.WithReranker(nil, 3), engine.WithFeedback(3, 3, math.Inf(1)), engine.WithMode(memory.Mode(7)),
+		engine.WithRecency(-1, 0), engine.WithRecency(math.NaN(), 0), engine.WithRecency(1, -time.Hour),
 	} {
 		_, err := engine.New(emb, tok, o)
 		assert.ErrorIs(t, err, memory.ErrInvalidArgument)

@@ -77,8 +77,10 @@ func (n *nsSearch[K]) link(id int64) Link {
 // for the record before it, WithNextWeight for the one after, counted by
 // ranking.WithNeighbours), plus what its episode lends it
 // (WithEpisodeWeight, ranking.EpisodeBonuses), times 1 + WithTimePrior's
-// boost when said in a time the query names, times 1 + WithSpeakerBoost's
-// boost when spoken by a speaker the query names.
+// boost when said in a time the query names, times WithRecency's decay
+// with its age when the query refers back to an earlier conversation,
+// times 1 + WithSpeakerBoost's boost when spoken by a speaker the query
+// names.
 func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words string) ([]scored[K], error) {
 	cfg := &s.e.cfg
 	tok := s.e.tok
@@ -208,6 +210,21 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 					scores[id] *= 1 + b
 				}
 			}
+		}
+	}
+	if b := cfg.recencyBoost; b > 0 && len(scores) > 0 && ranking.RefersBack(s.text) {
+		newest, err := ns.Newest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := ns.Links(ctx, n.scored(scores), nil); err != nil {
+			return nil, err
+		}
+		// Divided by 1 + b: the newest keep their score, older records
+		// lose, so that no score grows past what the query's words allow
+		// (relevance's calibration reads the best).
+		for id := range scores {
+			scores[id] *= (1 + b*ranking.Recency(newest.Sub(n.link(id).Time), cfg.recencyHalfLife)) / (1 + b)
 		}
 	}
 	return n.rank(ctx, scores, speakers, s.depth)

@@ -1,6 +1,10 @@
 package longterm
 
-import "github.com/agentmem/agentmem/memory/engine"
+import (
+	"time"
+
+	"github.com/agentmem/agentmem/memory/engine"
+)
 
 // WithQueryIDF sets whether the keyword path weights each word of a query
 // by its idf too (keyword.WithQueryIDF), so that a matching word scores
@@ -64,6 +68,24 @@ func WithFeedback(docs, terms int, weight float64) Option {
 // parse, ranks as before. 0 (the default) turns it off.
 func WithTimePrior(boost float64) Option {
 	return withRanking(engine.WithTimePrior(boost))
+}
+
+// DefaultRecencyBoost and DefaultRecencyHalfLife are WithRecency's
+// defaults.
+const (
+	DefaultRecencyBoost    = engine.DefaultRecencyBoost
+	DefaultRecencyHalfLife = engine.DefaultRecencyHalfLife
+)
+
+// WithRecency makes the keyword path prefer recent records for a query
+// that refers back to an earlier conversation without naming a time ("from
+// last time", "we already agreed", "what's next for the plan?"): a record
+// said age before the namespace's newest scores
+// (1 + boost·2^(−age/halfLife)) / (1 + boost) times its score
+// (engine.WithRecency). Other queries rank as before.
+// boost 0 turns it off; halfLife 0 means DefaultRecencyHalfLife.
+func WithRecency(boost float64, halfLife time.Duration) Option {
+	return withRanking(engine.WithRecency(boost, halfLife))
 }
 
 // DefaultNextWeight is WithNextWeight's default, the same as

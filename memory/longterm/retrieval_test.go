@@ -436,6 +436,31 @@ func TestQuery_TimePriorAndExpansion(t *testing.T) {
 	assert.NotContains(t, ids(hits), "fly", "not found without expansion")
 }
 
+// TestQuery_Recency: a query that refers back to an earlier conversation
+// ("again", "last time") prefers the latest of records that match it
+// alike; one that does not keeps the older first (lower id on a tie), and
+// WithRecency(0, 0) turns the preference off.
+func TestQuery_Recency(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2026, 6, 20, 10, 0, 0, 0, time.UTC)
+	recs := []Record{
+		{ID: "a-old", Namespace: "c", Time: at.AddDate(0, -2, 0), Text: "The training plan is a 3-day split."},
+		{ID: "b-new", Namespace: "c", Time: at.AddDate(0, 0, -2), Text: "The training plan is a 4-day split."},
+		{ID: "c-other", Namespace: "c", Time: at, Text: "My flight to Lisbon leaves at noon."},
+	}
+	m := newFilled(t, recs)
+	hits, err := m.Query(ctx, Query{Text: "What was the training plan split again?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.Equal(t, "b-new", hits[0].ID, "refers back: the latest first")
+	hits, err = m.Query(ctx, Query{Text: "What is the training plan split?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.Equal(t, "a-old", hits[0].ID, "does not refer back: no recency")
+	off := newFilled(t, recs, WithRecency(0, 0))
+	hits, err = off.Query(ctx, Query{Text: "What was the training plan split again?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.Equal(t, "a-old", hits[0].ID, "off")
+}
+
 func noErr(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

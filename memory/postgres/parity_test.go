@@ -89,7 +89,7 @@ func TestRanksLikeLongterm(t *testing.T) {
 	for name, opts := range map[string][]engine.Option{
 		"rrf":      {engine.WithRRF(0)},
 		"weighted": {engine.WithWeightedFusion(0.4, 0.6), engine.WithQueryIDF(false)},
-		"keyword signals": {engine.WithFeedback(3, 5, 0.4), engine.WithTimePrior(0.5), engine.WithQueryTF(1.2), engine.WithBM25(1.5, 0.6),
+		"keyword signals": {engine.WithFeedback(3, 5, 0.4), engine.WithTimePrior(0.5), engine.WithQueryTF(1.2), engine.WithBM25(1.5, 0.6), engine.WithRecency(1, time.Hour),
 			engine.WithQueryExpansion(func(w string) []string { return map[string][]string{"car": {"van"}, "dog": {"puppy"}}[w] }, 0.5)},
 		"reranker": {engine.WithReranker(reverse{}, 8)},
 	} {
@@ -142,7 +142,7 @@ func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []
 	compare := func(stage string) {
 		for _, q := range []string{"who drives the van", "OPS-4711", "car for the trip", "my dog", "what did Alice say yesterday?", "lake weather", "what did Bob say about Annecy", "coffee",
 			"where is the lake house key", "when does the offsite survey close?", "what", "van house weather trip",
-			"what is my puppy's name?", "what did you say about my puppy and the lake?"} {
+			"what is my puppy's name?", "what did you say about my puppy and the lake?", "the lake house van again: where is it?"} {
 			for _, ns := range []string{"", "default"} {
 				for _, from := range []time.Time{{}, t0.Add(3 * time.Minute), t0.Add(48 * time.Hour)} {
 					for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {

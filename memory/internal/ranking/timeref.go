@@ -1,6 +1,7 @@
 package ranking
 
 import (
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -108,4 +109,34 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 		}
 	}
 	return time.Time{}, time.Time{}, false
+}
+
+// reBack finds words by which a query goes back to an earlier
+// conversation without saying when it was: "last time", "as we agreed",
+// "I already told you", "still", "again", "what's next". Such a query is
+// about the latest state of what it names (see RefersBack).
+var reBack = regexp.MustCompile(`(?i)\b(?:last\s+time|previous(?:ly)?|earlier|already|again|still|continue|next|back\s+to|so\s+far|latest|we\s+(?:discussed|talked|agreed|decided|planned|said)|(?:you|i)\s+(?:said|told|mentioned|suggested))\b`)
+
+// RefersBack reports whether query refers back to an earlier conversation
+// without naming a time (TimeRef finds none): "regarding the tool from last
+// time", "we already agreed on the split", "what's next for the plan?".
+// What it asks for is then the latest said about its subject, and the
+// keyword path's recency prior (engine.WithRecency) applies to it alone: a
+// question that does not refer back, "what is Tom's phone number?", may be
+// about anything said at any time.
+func RefersBack(query string) bool {
+	if _, _, ok := TimeRef(query, time.Time{}); ok {
+		return false
+	}
+	return reBack.MatchString(query)
+}
+
+// Recency returns what a record said age before the namespace's newest
+// record is worth relative to one said with it: 2^(−age/halfLife), 1 for
+// the newest (and for a record newer than it, or a halfLife ≤ 0).
+func Recency(age, halfLife time.Duration) float64 {
+	if age <= 0 || halfLife <= 0 {
+		return 1
+	}
+	return math.Exp2(-float64(age) / float64(halfLife))
 }

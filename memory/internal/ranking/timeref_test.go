@@ -38,3 +38,28 @@ func TestTimeRef(t *testing.T) {
 		assert.False(t, inside(tc.out), "%s: %v not in [%v, %v)", tc.q, tc.out, from, to)
 	}
 }
+
+func TestRefersBack(t *testing.T) {
+	for q, want := range map[string]bool{
+		"Regarding the WhatsApp tool from last time, what do you need from me?": true,
+		"We already agreed on the 4-day split, remember?":                       true,
+		"What's next for the plan?":                                             true,
+		"I'm still worried about altitude sickness.":                            true,
+		"As we discussed, the budget is tight.":                                 true,
+		"What is Tom's phone number?":                                           false,
+		"When did Caroline go to the support group?":                            false,
+		"What did we discuss last week?":                                        false, // a time: TimeRef's
+		"Nextcloud or Dropbox?":                                                 false,
+	} {
+		assert.Equal(t, want, RefersBack(q), q)
+	}
+}
+
+func TestRecency(t *testing.T) {
+	week := 7 * 24 * time.Hour
+	assert.Equal(t, 1.0, Recency(0, week))
+	assert.Equal(t, 1.0, Recency(-time.Hour, week))
+	assert.Equal(t, 1.0, Recency(week, 0))
+	assert.InDelta(t, 0.5, Recency(week, week), 1e-12)
+	assert.InDelta(t, 0.25, Recency(2*week, week), 1e-12)
+}
