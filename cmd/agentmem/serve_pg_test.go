@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ func TestServe_TwoServersOnePostgres(t *testing.T) {
 	t.Logf("acknowledged: %d by the killed server, %d by the survivor", len(idsA), len(idsB))
 
 	hc := &http.Client{Timeout: 10 * time.Second}
+	texts := map[string]string{}
 	for _, id := range append(idsA, idsB...) {
 		resp, err := hc.Get(urlB + "/v1/memories/" + id)
 		require.NoError(t, err)
@@ -52,25 +54,24 @@ func TestServe_TwoServersOnePostgres(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode, "acknowledged id %s is stored", id)
 		assert.Equal(t, id, m.ID)
 		assert.Equal(t, "load", m.Namespace)
+		texts[id] = m.Text
 	}
 
-	// The survivor's search finds the killed server's writes too.
-	body, err := json.Marshal(map[string]any{"query": "writer note about the deploy", "namespace": "load", "k": 1000})
-	require.NoError(t, err)
-	resp, err := hc.Post(urlB+"/v1/search", "application/json", bytes.NewReader(body))
-	require.NoError(t, err)
-	var res struct {
-		Hits []struct{ ID string } `json:"hits"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&res))
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	found := map[string]bool{}
-	for _, h := range res.Hits {
-		found[h.ID] = true
-	}
-	for _, id := range idsA {
-		assert.True(t, found[id], "the survivor's search finds %s, written through the killed server", id)
+	// The survivor's search finds the killed server's writes too (each
+	// asked for by its text: the servers may have acknowledged thousands).
+	for _, id := range idsA[:min(len(idsA), 25)] {
+		body, err := json.Marshal(map[string]any{"query": texts[id], "namespace": "load", "k": 10, "min_relevance": -1})
+		require.NoError(t, err)
+		resp, err := hc.Post(urlB+"/v1/search", "application/json", bytes.NewReader(body))
+		require.NoError(t, err)
+		var res struct {
+			Hits []struct{ ID string } `json:"hits"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&res))
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.True(t, slices.ContainsFunc(res.Hits, func(h struct{ ID string }) bool { return h.ID == id }),
+			"the survivor's search finds %s (%q), written through the killed server", id, texts[id])
 	}
 
 	require.NoError(t, procB.Process.Signal(syscall.SIGTERM))
