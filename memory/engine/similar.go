@@ -82,14 +82,19 @@ func (e *Engine) NearPolicy() NearPolicy { return e.cfg.nearPolicy }
 // (rec's text as the store embeds it, with its header) is at least the
 // engine's near-duplicate score, most similar first, at most 5; records
 // with the same normalised text as rec (exact duplicates, which the store
-// finds itself) are left out. With NearOff it returns nil.
-func Similar[K comparable](ctx context.Context, e *Engine, st Store[K], rec memory.Record, text string) ([]memory.Similar, error) {
+// finds itself) are left out. vec, when not nil, is text's vector (the
+// store embedded it already); otherwise Similar embeds text. With NearOff
+// it returns nil.
+func Similar[K comparable](ctx context.Context, e *Engine, st Store[K], rec memory.Record, text string, vec []float32) ([]memory.Similar, error) {
 	if e.cfg.nearPolicy == NearOff {
 		return nil, nil
 	}
-	vecs, err := e.emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, fmt.Errorf("embed: %w", err)
+	if vec == nil {
+		vecs, err := e.emb.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		vec = vecs[0]
 	}
 	src, err := st.View(ctx)
 	if err != nil {
@@ -97,7 +102,7 @@ func Similar[K comparable](ctx context.Context, e *Engine, st Store[K], rec memo
 	}
 	defer src.Close()
 	scope := Scope{Namespace: cmp.Or(rec.Namespace, "default"), AsOf: time.Now()}
-	chunks, _, err := src.Vectors(ctx, scope, vecs[0], 4*maxSimilar, float32(e.cfg.nearScore))
+	chunks, _, err := src.Vectors(ctx, scope, vec, 4*maxSimilar, float32(e.cfg.nearScore))
 	if err != nil || len(chunks) == 0 {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ func (m *Memory) near(ctx context.Context, preps []prepared) error {
 		recs[i] = preps[i].rec
 	}
 	sims, into, err := fact.Near(ctx, m.opts.engine, m, recs, func(i int) bool { return preps[i].dedup },
-		func(r *Record) string { return m.header(r) + r.Text })
+		func(r *Record) string { return m.header(r) + r.Text }, func(i int) []float32 { return wholeVector(&preps[i]) })
 	if err != nil {
 		return fmt.Errorf("longterm: %w", err)
 	}
@@ -335,5 +335,14 @@ func (m *Memory) upgradeFormat() error {
 	m.format = formatFacts
 	m.opts.logger.Info("longterm: store upgraded to format 2 (records with validity and versions); the previous manifest is kept",
 		"dir", m.dir, "backup", manifestFormat1)
+	return nil
+}
+
+// wholeVector returns the vector of p's whole text (with its header), the
+// one its only chunk has when the chunk is the whole text; nil otherwise.
+func wholeVector(p *prepared) []float32 {
+	if len(p.chunks) == 1 && len(p.vecs) == 1 && p.chunks[0].Text == p.rec.Text {
+		return p.vecs[0]
+	}
 	return nil
 }

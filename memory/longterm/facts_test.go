@@ -250,3 +250,19 @@ func TestFacts_RepairKeepsFormat(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "b", h[0].SupersededBy)
 }
+
+// TestFacts_NearReusesTheVector: looking for a one-sentence fact's
+// near-duplicates embeds nothing more than storing it does (its chunk's
+// vector is the whole text's).
+func TestFacts_NearReusesTheVector(t *testing.T) {
+	emb := newCounting(t, 64)
+	m, err := New(t.Context(), emb)
+	require.NoError(t, err)
+	_, err = m.Remember(t.Context(), Record{Text: "Dana lives in Paris."})
+	require.NoError(t, err)
+	before := emb.Texts()
+	outs, err := m.Remember(t.Context(), Record{Text: "Dana lives in Paris now."})
+	require.NoError(t, err)
+	assert.NotEmpty(t, outs[0].Similar, "the first is a near-duplicate")
+	assert.Equal(t, before+1, emb.Texts(), "one text embedded: the fact's, used for its near-duplicates too")
+}

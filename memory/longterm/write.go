@@ -104,9 +104,6 @@ func (m *Memory) addBatch(ctx context.Context, recs []Record) (written, error) {
 	if err != nil {
 		return written{}, err
 	}
-	if err := m.near(ctx, preps); err != nil {
-		return written{}, err
-	}
 	var texts []string
 	for i := range preps {
 		header := m.header(&preps[i].rec)
@@ -130,6 +127,9 @@ func (m *Memory) addBatch(ctx context.Context, recs []Record) (written, error) {
 		n := len(preps[i].chunks)
 		preps[i].vecs = vecs[k : k+n]
 		k += n
+	}
+	if err := m.near(ctx, preps); err != nil {
+		return written{}, err
 	}
 	if m.dir != "" {
 		inParts(len(preps), len(vecs)*m.dim, func(lo, hi int) {

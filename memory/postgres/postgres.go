@@ -461,9 +461,6 @@ func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bo
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	if err := m.near(ctx, preps); err != nil {
-		return nil, err
-	}
 	k := 0
 	for i := range preps {
 		n := len(preps[i].chunks)
@@ -479,6 +476,9 @@ func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bo
 			preps[i].vecs[j] = v
 			k++
 		}
+	}
+	if err := m.near(ctx, preps); err != nil {
+		return nil, err
 	}
 	pending, err := m.commit(ctx, preps, load)
 	if err != nil {

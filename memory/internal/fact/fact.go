@@ -73,12 +73,13 @@ func Key(text string) (int64, string) {
 // Near finds the near-duplicates of each of recs (validated, with their
 // defaults) that is a fact (isFact: written without an ID) and supersedes
 // no other, in st by e (engine.Similar, over text(rec): the record as the
-// store embeds it), and applies e's policy: it returns each record's
+// store embeds it, whose vector vec(i) is when the store has it, nil
+// otherwise), and applies e's policy: it returns each record's
 // near-duplicates (for its outcome) and, with engine.NearMerge, the id of
 // the one each merges into ("" for none); with engine.NearRefuse, an
 // error wrapping memory.ErrDuplicate for the first record that has one.
 func Near[K comparable](ctx context.Context, e *engine.Engine, st engine.Store[K], recs []memory.Record, isFact func(i int) bool,
-	text func(*memory.Record) string) (sims [][]memory.Similar, into []string, err error) {
+	text func(*memory.Record) string, vec func(i int) []float32) (sims [][]memory.Similar, into []string, err error) {
 	policy := e.NearPolicy()
 	if policy == engine.NearOff {
 		return nil, nil, nil
@@ -89,7 +90,7 @@ func Near[K comparable](ctx context.Context, e *engine.Engine, st engine.Store[K
 		if !isFact(i) || r.Supersedes != "" {
 			continue
 		}
-		s, err := engine.Similar(ctx, e, st, *r, text(r))
+		s, err := engine.Similar(ctx, e, st, *r, text(r), vec(i))
 		if err != nil {
 			return nil, nil, fmt.Errorf("near-duplicates: %w", err)
 		}
