@@ -51,6 +51,10 @@ type nsSearch[K comparable] struct {
 	cover float64
 	// ids is scored's scratch.
 	ids []int64
+	// filtered: the scope may leave some of the namespace's records out
+	// (its time range, their validity), so a record the keyword path
+	// lends to (a neighbour, an episode's record) is checked first.
+	filtered bool
 }
 
 // scored returns the ids of scores, in n.ids (reused by the next call).
@@ -84,7 +88,9 @@ func (n *nsSearch[K]) link(id int64) Link {
 func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words string) ([]scored[K], error) {
 	cfg := &s.e.cfg
 	tok := s.e.tok
-	n := &nsSearch[K]{search: s, ns: ns}
+	// A record that the scope leaves out (its time, its validity) gets no
+	// words from its neighbours and no episode bonus.
+	n := &nsSearch[K]{search: s, ns: ns, filtered: s.scope.Timed() || !s.scope.History && !ns.AllHold(s.scope.AsOf)}
 	speakerList := ns.Speakers()
 	st := ranking.SpeakerTerms{}
 	for _, sp := range speakerList {
@@ -92,9 +98,6 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	}
 	named, rest := st.NamedSpeakers(tok, len(speakerList), s.text)
 	speakers, rest := ranking.KeywordQuery(tok, s.text, words, named, rest)
-	// A record that the scope leaves out (its time, its validity) gets no
-	// words from its neighbours.
-	filtered := s.scope.Timed() || !s.scope.History && !ns.AllHold(s.scope.AsOf)
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * s.depth
@@ -131,7 +134,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		// inRange is asked only of a record the links name (one that
 		// exists): out of the scope is all it can be.
 		inRange := func(id int64) bool {
-			if !filtered {
+			if !n.filtered {
 				return true
 			}
 			l, ok := ns.Link(id)
@@ -298,9 +301,8 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 		bestEpisode = l.Episode
 	}
 	bonus := ranking.EpisodeBonuses(w, best, top, bestEpisode)
-	filtered := n.scope.Timed() || !n.scope.History && !n.ns.AllHold(n.scope.AsOf)
 	for i, id := range ids {
-		if b, ok := bonus[eps[i]]; ok && (!filtered || n.scope.Admits(n.link(id))) {
+		if b, ok := bonus[eps[i]]; ok && (!n.filtered || n.scope.Admits(n.link(id))) {
 			scores[id] += b
 		}
 	}
