@@ -2,14 +2,13 @@ package server
 
 import (
 	"cmp"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/internal/recordid"
 	"github.com/agentmem/agentmem/memory"
 )
 
@@ -125,7 +124,7 @@ func (r *AddRequest) records(ns string) ([]memory.Record, error) {
 		if m.Content == "" {
 			return nil, invalid(fmt.Sprintf("messages[%d]: content is required", i))
 		}
-		recs[i] = memory.Record{ID: newID(), Text: m.Content, Time: t, Namespace: ns, Speaker: cmp.Or(m.Role, r.Speaker), Tags: tags}
+		recs[i] = memory.Record{ID: recordid.New(), Text: m.Content, Time: t, Namespace: ns, Speaker: cmp.Or(m.Role, r.Speaker), Tags: tags}
 	}
 	return recs, nil
 }
@@ -506,11 +505,4 @@ func timePtr(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
-}
-
-// newID returns a generated memory id: 24 random hex digits.
-func newID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -2,16 +2,15 @@ package longterm
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/internal/recordid"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
@@ -51,7 +50,7 @@ func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error 
 			return fmt.Errorf("%w in record %q", ErrInvalidUTF8, strings.ToValidUTF8(rec.ID, "\uFFFD"))
 		}
 	}
-	if !hasWord(rec.Text) {
+	if !engine.HasWord(rec.Text) {
 		if strings.TrimSpace(rec.Text) == "" {
 			return fmt.Errorf("%w (record %q)", ErrEmptyText, rec.ID)
 		}
@@ -68,7 +67,7 @@ func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error 
 	}
 	if rec.ID == "" {
 		out.dedup = true
-		rec.ID = newID()
+		rec.ID = recordid.New()
 	}
 	rec.Tags = slices.Clone(rec.Tags)
 	out.rec = *rec
@@ -88,7 +87,7 @@ func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error 
 		return err
 	}
 	for _, c := range chunks {
-		if hasWord(c.Text) {
+		if engine.HasWord(c.Text) {
 			out.chunks = append(out.chunks, c)
 		}
 	}
@@ -98,21 +97,4 @@ func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error 
 		out.chunks = []chunk.Chunk{{Text: strings.TrimSpace(rec.Text), Start: 0, End: len(rec.Text)}}
 	}
 	return nil
-}
-
-// hasWord reports whether s has a letter or a digit.
-func hasWord(s string) bool {
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// newID returns a generated record id: 24 random hex digits.
-func newID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -72,7 +73,7 @@ func InferKind(ctx context.Context, dir string) (kind, why string, err error) {
 		}
 		n := 0
 		for _, c := range chunks {
-			if hasWord(c.Text) {
+			if engine.HasWord(c.Text) {
 				n++
 			}
 		}

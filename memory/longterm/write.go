@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/recordid"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
 )
@@ -17,7 +18,7 @@ import (
 // of conversation, an event: one that repeats an earlier one's text is
 // stored again (Add of a record without an ID is not).
 func (m *Memory) Update(ctx context.Context, segment string) error {
-	_, err := m.Add(ctx, Record{ID: newID(), Text: segment})
+	_, err := m.Add(ctx, Record{ID: recordid.New(), Text: segment})
 	return err
 }
 

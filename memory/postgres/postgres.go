@@ -105,15 +105,12 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -123,6 +120,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/internal/pgpool"
+	"github.com/agentmem/agentmem/internal/recordid"
 	"github.com/agentmem/agentmem/internal/redact"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
@@ -368,7 +366,7 @@ func scanRecord(row pgx.Row, r *memory.Record, more ...any) error {
 // event: one that repeats an earlier one's text is stored again (Add of a
 // record without an ID is not).
 func (m *Memory) Update(ctx context.Context, segment string) error {
-	_, err := m.Add(ctx, memory.Record{ID: newID(), Text: segment})
+	_, err := m.Add(ctx, memory.Record{ID: recordid.New(), Text: segment})
 	return err
 }
 
@@ -500,7 +498,7 @@ func (m *Memory) prepare(rec memory.Record, out *prepared) error {
 			return fmt.Errorf("%w: NUL byte in record %q", errs.InvalidArgument, strings.ToValidUTF8(rec.ID, "\uFFFD"))
 		}
 	}
-	if !hasWord(rec.Text) {
+	if !engine.HasWord(rec.Text) {
 		if strings.TrimSpace(rec.Text) == "" {
 			return fmt.Errorf("%w (record %q)", errs.EmptyInput, rec.ID)
 		}
@@ -524,12 +522,12 @@ func (m *Memory) prepare(rec memory.Record, out *prepared) error {
 	}
 	if rec.ID == "" {
 		out.dedup = true
-		rec.ID = newID()
+		rec.ID = recordid.New()
 	}
 	rec.Tags = slices.Clone(rec.Tags)
 	out.rec = rec
 	for _, c := range chunk.Split(rec.Text, m.opts.chunkOpts) {
-		if hasWord(c.Text) {
+		if engine.HasWord(c.Text) {
 			out.chunks = append(out.chunks, c)
 		}
 	}
@@ -555,23 +553,6 @@ func (m *Memory) header(r *memory.Record) string {
 		return ""
 	}
 	return m.opts.header(*r)
-}
-
-// hasWord reports whether s has a letter or a digit.
-func hasWord(s string) bool {
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// newID returns a generated record id: 24 random hex digits.
-func newID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // List returns the records that match opts, oldest first (by Time, then
