@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/memory"
@@ -170,16 +169,23 @@ func RunStories(ctx context.Context, st FactStore, stories []Story, o StoryOptio
 	supersede, k := o.Supersede, o.K
 	var stale, current, valid, later int
 	for _, s := range stories {
-		var writes []FactLine
-		writes = append(writes, s.Versions...)
-		writes = append(writes, s.Distractors...)
-		slices.SortStableFunc(writes, func(a, b FactLine) int { return a.Time.Compare(b.Time) })
+		type write struct {
+			FactLine
+			version bool
+		}
+		var writes []write
+		for _, v := range s.Versions {
+			writes = append(writes, write{v, true})
+		}
+		for _, d := range s.Distractors {
+			writes = append(writes, write{d, false})
+		}
+		slices.SortStableFunc(writes, func(a, b write) int { return a.Time.Compare(b.Time) })
 		prev := ""
 		for _, w := range writes {
 			rec := memory.Record{ID: w.ID, Text: w.Text, Time: w.Time, Namespace: s.ID}
-			isVersion := strings.Contains(w.ID, "-v")
 			var err error
-			if supersede && isVersion && prev != "" {
+			if supersede && w.version && prev != "" {
 				_, err = st.Supersede(ctx, prev, rec)
 			} else {
 				_, err = st.Remember(ctx, rec)
@@ -187,7 +193,7 @@ func RunStories(ctx context.Context, st FactStore, stories []Story, o StoryOptio
 			if err != nil {
 				return rep, fmt.Errorf("eval: story %s: %s: %w", s.ID, w.ID, err)
 			}
-			if isVersion {
+			if w.version {
 				prev = w.ID
 			}
 		}

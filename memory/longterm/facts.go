@@ -120,7 +120,7 @@ func (m *Memory) near(ctx context.Context, preps []prepared) error {
 		recs[i] = preps[i].rec
 	}
 	sims, into, err := fact.Near(ctx, m.opts.engine, m, recs, func(i int) bool { return preps[i].dedup },
-		func(r *Record) string { return m.header(r) + r.Text }, func(i int) []float32 { return wholeVector(&preps[i]) })
+		func(r *Record) string { return m.header(r) + r.Text }, func(i int) []float32 { return fact.WholeVector(preps[i].rec.Text, preps[i].chunks, preps[i].vecs) })
 	if err != nil {
 		return fmt.Errorf("longterm: %w", err)
 	}
@@ -177,8 +177,10 @@ func (m *Memory) added(p *parent) {
 		k, _ := textKey(p.rec.Namespace, p.rec.Text)
 		f.texts[k] = append(f.texts[k], p)
 	}
-	if old := m.parents[p.rec.Supersedes]; p.rec.Supersedes != "" && old != nil &&
-		(old.rec.SupersededBy == "" || old.rec.SupersededBy == p.rec.ID) {
+	if p.rec.Supersedes == "" {
+		return
+	}
+	if old := m.parents[p.rec.Supersedes]; old != nil && (old.rec.SupersededBy == "" || old.rec.SupersededBy == p.rec.ID) {
 		if old.rec.ValidUntil.IsZero() {
 			f.ended++
 		}
@@ -335,14 +337,5 @@ func (m *Memory) upgradeFormat() error {
 	m.format = formatFacts
 	m.opts.logger.Info("longterm: store upgraded to format 2 (records with validity and versions); the previous manifest is kept",
 		"dir", m.dir, "backup", manifestFormat1)
-	return nil
-}
-
-// wholeVector returns the vector of p's whole text (with its header), the
-// one its only chunk has when the chunk is the whole text; nil otherwise.
-func wholeVector(p *prepared) []float32 {
-	if len(p.chunks) == 1 && len(p.vecs) == 1 && p.chunks[0].Text == p.rec.Text {
-		return p.vecs[0]
-	}
 	return nil
 }

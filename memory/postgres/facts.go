@@ -75,7 +75,7 @@ func (m *Memory) near(ctx context.Context, preps []prepared) error {
 		recs[i] = preps[i].rec
 	}
 	sims, into, err := fact.Near(ctx, m.opts.engine, m, recs, func(i int) bool { return preps[i].dedup },
-		func(r *memory.Record) string { return m.header(r) + r.Text }, func(i int) []float32 { return wholeVector(&preps[i]) })
+		func(r *memory.Record) string { return m.header(r) + r.Text }, func(i int) []float32 { return fact.WholeVector(preps[i].rec.Text, preps[i].chunks, preps[i].vecs) })
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
@@ -301,15 +301,6 @@ func (m *Memory) applyFacts(ctx context.Context, tx pgx.Tx, batch []*prepared, n
 				nss[p.rec.Namespace].ended++
 			}
 		}
-	}
-	return nil
-}
-
-// wholeVector returns the vector of p's whole text (with its header), the
-// one its only chunk has when the chunk is the whole text; nil otherwise.
-func wholeVector(p *prepared) []float32 {
-	if len(p.chunks) == 1 && len(p.vecs) == 1 && p.chunks[0].Text == p.rec.Text {
-		return p.vecs[0]
 	}
 	return nil
 }

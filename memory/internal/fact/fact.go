@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"time"
 
+	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
 )
@@ -106,4 +107,14 @@ func Near[K comparable](ctx context.Context, e *engine.Engine, st engine.Store[K
 		}
 	}
 	return sims, into, nil
+}
+
+// WholeVector returns the vector of a record's whole text (with its
+// header) from its chunks and their vectors: its only chunk's, when that
+// chunk is the whole text; nil otherwise.
+func WholeVector(text string, chunks []chunk.Chunk, vecs [][]float32) []float32 {
+	if len(chunks) == 1 && len(vecs) == 1 && chunks[0].Text == text {
+		return vecs[0]
+	}
+	return nil
 }
