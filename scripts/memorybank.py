@@ -30,6 +30,13 @@ Usage:
   python3 scripts/memorybank.py /tmp/mb/raw testdata/memorybank [--isolate]
   go run ./cmd/agentmem eval testdata/memorybank
 
+The Chinese originals (eval_data/cn/memory_bank_cn.json and
+probing_questions_cn.jsonl, of which the English files are a translation:
+same users, days, exchanges and questions, in the same order) give the
+Chinese set with --lang zh and labels-zh.tsv:
+  python3 scripts/memorybank.py --lang zh /tmp/mb/raw testdata/memorybank/zh
+  go run ./cmd/agentmem eval --bm25-tokenizer bigram testdata/memorybank/zh
+
 Standard library only; the same input gives the same output.
 """
 import argparse
@@ -45,6 +52,11 @@ DATE_WORDS = re.compile(
     r"days? ago|first conversation)\b",
     re.I,
 )
+DATE_WORDS_ZH = re.compile(r"\d+月\d+[日号]|昨天|今天|前几天|上周|第一次")
+SOURCES = {
+    "en": ("memory_bank_en.json", "probing_questions_en.jsonl", "labels.tsv", DATE_WORDS),
+    "zh": ("memory_bank_cn.json", "probing_questions_cn.jsonl", "labels-zh.tsv", DATE_WORDS_ZH),
+}
 
 
 def load_labels(path):
@@ -83,12 +95,12 @@ def clean_question(q):
     return q
 
 
-def kinds_of(question, evidence, category, speakers):
+def kinds_of(question, evidence, category, speakers, date_words):
     """The issue's kinds a labelled question has."""
     ks = []
     if len({e.split(":")[0] for e in evidence}) > 1:
         ks.append("multi-hop")
-    if category == "time" or DATE_WORDS.search(question):
+    if category == "time" or date_words.search(question):
         ks.append("time")
     if evidence and all(speakers[e] == "Assistant" for e in evidence):
         ks.append("speaker")
@@ -98,16 +110,21 @@ def kinds_of(question, evidence, category, speakers):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("src", help="folder with memory_bank_en.json and probing_questions_en.jsonl")
+    ap.add_argument("src", help="folder with memory_bank_en.json and probing_questions_en.jsonl (or the _cn files)")
     ap.add_argument("dst", help="folder to write turns.jsonl and questions.jsonl to")
-    ap.add_argument("--labels", default=os.path.join(here, "..", "testdata", "memorybank", "labels.tsv"))
+    ap.add_argument("--lang", choices=sorted(SOURCES), default="en",
+                    help="en: the English files; zh: the Chinese originals (eval_data/cn)")
+    ap.add_argument("--labels", help="default: testdata/memorybank/labels.tsv (zh: labels-zh.tsv)")
     ap.add_argument("--isolate", action="store_true", help="one conversation per question")
     args = ap.parse_args()
+    bank_file, probe_file, label_file, date_words = SOURCES[args.lang]
+    if not args.labels:
+        args.labels = os.path.join(here, "..", "testdata", "memorybank", label_file)
 
-    with open(os.path.join(args.src, "memory_bank_en.json"), encoding="utf-8") as f:
+    with open(os.path.join(args.src, bank_file), encoding="utf-8") as f:
         bank = json.load(f)
     probes = {}
-    with open(os.path.join(args.src, "probing_questions_en.jsonl"), encoding="utf-8") as f:
+    with open(os.path.join(args.src, probe_file), encoding="utf-8") as f:
         for line in f:
             if line.strip():
                 for name, qs in json.loads(line).items():
@@ -150,7 +167,7 @@ def main():
             questions.append({
                 "qid": f"{name}/q{k}", "conv": conv, "question": q, "answer": "",
                 "evidence": evidence, "category": cat,
-                "kinds": kinds_of(q, evidence, cat, speakers),
+                "kinds": kinds_of(q, evidence, cat, speakers, date_words),
                 "asked_at": f"S{ask_session}:{k + 1}", "note": note,
             })
     extra = set(labels) - used

@@ -49,14 +49,19 @@ TIME = re.compile(
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b\s*\d|\b\d{4}-\d{2}-\d{2}\b|"
     r"\b(yesterday|today|tonight|tomorrow|last (week|night|month|year|weekend|time)|"
     r"(days?|weeks?|months?|years?) (ago|before|after|earlier|later)|first (conversation|time|chat)|"
-    r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
+    r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b|"
+    r"\d+月\d+[日号]|昨天|前几天|上周|第一次",
     re.I,
 )
+CJK = re.compile(r"[\u4e00-\u9fff]+")
 
 
 def words(text):
-    """Content words, lower case, with a crude plural/-ed/-ing strip."""
+    """Content words, lower case, with a crude plural/-ed/-ing strip; the
+    character bigrams of Chinese text."""
     out = set()
+    for run in CJK.findall(text):
+        out.update(run[i : i + 2] for i in range(len(run) - 1))
     for w in re.findall(r"[a-z0-9']+", text.lower()):
         w = w.strip("'")
         if len(w) < 3 or w in STOP:
