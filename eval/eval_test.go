@@ -174,6 +174,39 @@ func TestRun_BundledSet(t *testing.T) {
 	}
 }
 
+// The MemoryBank dev set (testdata/memorybank, English, and its Chinese
+// originals in zh/): every question is asked at its own turn, after the
+// history, and hybrid stays at or above the BM25 floor of the same run.
+func TestRun_MemoryBank(t *testing.T) {
+	for _, c := range []struct {
+		dir, tokenizer string
+		questions      int
+	}{
+		{"../testdata/memorybank", "word", 99},
+		{"../testdata/memorybank/zh", "bigram", 100},
+	} {
+		t.Run(filepath.Base(c.dir), func(t *testing.T) {
+			d, err := eval.Load(c.dir)
+			require.NoError(t, err)
+			assert.Len(t, d.Turns, 1232)
+			assert.Len(t, d.Questions, 100)
+			emb, err := hash.New(512)
+			require.NoError(t, err)
+			rep, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, Modes: []longterm.Mode{longterm.Hybrid}, BM25Tokenizer: c.tokenizer})
+			require.NoError(t, err)
+			assert.Equal(t, 15, rep.Conversations)
+			assert.Equal(t, c.questions, rep.Questions, "questions with evidence")
+			assert.Equal(t, 100, rep.AskedAt, "every question asked at its own turn")
+			require.Len(t, rep.Modes, 2)
+			hybrid, bm25 := rep.Modes[0], rep.Modes[1]
+			require.Equal(t, eval.BM25Mode, bm25.Mode)
+			for _, k := range []int{1, 5, 10} {
+				assert.GreaterOrEqual(t, hybrid.Overall.Recall[k], bm25.Overall.Recall[k], "hybrid recall@%d vs BM25", k)
+			}
+		})
+	}
+}
+
 // A probe (a question without evidence: the right answer is nothing) that
 // shares a word with a stored turn surfaces a hit in BM25, and the sweep
 // reports recall and the false-surface rate from "everything" (threshold
