@@ -129,9 +129,9 @@ func (r *runner) unthresholded(ctx context.Context, i int, q Question, probe boo
 	}
 	if r.cfg.Samples {
 		for j, h := range hits[:min(len(hits), 10)] {
-			s := Sample{Mode: r.names[i], Rank: j + 1, Evidence: slices.Contains(q.Evidence, ids[j]), Probe: probe}
+			s := Sample{QID: q.QID, ID: ids[j], Mode: r.names[i], Rank: j + 1, Evidence: slices.Contains(q.Evidence, ids[j]), Probe: probe}
 			if x := h.Explain; x != nil {
-				s.Keyword, s.Vector, s.BestKeyword, s.BestVector, s.Coverage = x.Keyword, x.Vector, x.BestKeyword, x.BestVector, x.Coverage
+				s.Keyword, s.Vector, s.BestKeyword, s.BestVector, s.Coverage, s.BestShare = x.Keyword, x.Vector, x.BestKeyword, x.BestVector, x.Coverage, x.BestShare
 			}
 			r.rep.Samples = append(r.rep.Samples, s)
 		}

@@ -166,12 +166,42 @@ func TestRun_BundledSet(t *testing.T) {
 	for _, m := range all.Modes[1:] {
 		assert.GreaterOrEqual(t, h, m.Overall.Recall[10], "hybrid recall@10 vs %s", m.Mode)
 	}
-	// The default minimum relevance keeps 95% of it.
-	def, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, Modes: modes})
+	// The default minimum relevance keeps 95% of it, and asked in another
+	// conversation (eval.CrossProbes), hybrid and keyword questions
+	// surface a hit at most a fifth of the time (vector: a cosine says
+	// little on its own about whether a conversation holds the answer).
+	def, err := eval.Run(t.Context(), eval.CrossProbes(d), eval.Config{Embedder: emb, Modes: modes})
 	require.NoError(t, err)
+	require.Equal(t, def.Questions, def.Probes)
 	for i, m := range def.Modes {
 		assert.GreaterOrEqual(t, m.Overall.Recall[10], 0.95*all.Modes[i].Overall.Recall[10], "%s recall@10 with the default minimum relevance", m.Mode)
+		if m.Mode != "vector" && m.Mode != eval.BM25Mode {
+			assert.LessOrEqual(t, m.FalseSurface, 0.2, "%s: probes that surfaced a hit", m.Mode)
+		}
 	}
+}
+
+// CrossProbes asks every question again in the next conversation, at the
+// same share of it, with no evidence.
+func TestCrossProbes(t *testing.T) {
+	d, err := eval.Load(writeSet(t, smallTurns,
+		`{"qid":"q1","conv":"a","question":"When is the dentist appointment?","evidence":["1"],"asked_at":"3"}
+{"qid":"q2","conv":"b","question":"What is the parking code?","evidence":["1"]}
+`))
+	require.NoError(t, err)
+	p := eval.CrossProbes(d)
+	require.Len(t, p.Questions, 4)
+	assert.Equal(t, d.Questions, p.Questions[:2], "the questions first, as they were")
+	q1, q2 := p.Questions[2], p.Questions[3]
+	assert.Equal(t, "probe:q1@b", q1.QID)
+	assert.Equal(t, "b", q1.Conv)
+	assert.Empty(t, q1.AskedAt, "asked at half of a (turn 3 of 4); b has one turn, and a probe is asked after at least one: after the whole of b")
+	assert.Empty(t, q1.Evidence)
+	assert.JSONEq(t, `"probe"`, string(q1.Category))
+	assert.Equal(t, "probe:q2@a", q2.QID)
+	assert.Equal(t, "a", q2.Conv)
+	assert.Empty(t, q2.AskedAt, "q2 is asked after the whole of b: its probe after the whole of a")
+	assert.Len(t, eval.CrossProbes(&eval.Dataset{Turns: d.Turns[:4], Questions: d.Questions[:1]}).Questions, 1, "one conversation: no probes")
 }
 
 // The MemoryBank dev set (testdata/memorybank, English, and its Chinese
@@ -192,8 +222,11 @@ func TestRun_MemoryBank(t *testing.T) {
 			assert.Len(t, d.Questions, 100)
 			emb, err := hash.New(512)
 			require.NoError(t, err)
-			rep, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, Modes: []longterm.Mode{longterm.Hybrid}, BM25Tokenizer: c.tokenizer})
+			rep, err := eval.Run(t.Context(), d, eval.Config{Embedder: emb, Modes: []longterm.Mode{longterm.Hybrid}, BM25Tokenizer: c.tokenizer, Sweep: true})
 			require.NoError(t, err)
+			// The default minimum relevance keeps 95% of what hybrid finds
+			// (the sweep's first point keeps every hit).
+			assert.GreaterOrEqual(t, rep.Modes[0].Overall.Recall[10], 0.95*rep.Modes[0].Sweep[0].Recall[10], "recall@10 with the default minimum relevance")
 			assert.Equal(t, 15, rep.Conversations)
 			assert.Equal(t, c.questions, rep.Questions, "questions with evidence")
 			assert.Equal(t, 100, rep.AskedAt, "every question asked at its own turn")

@@ -8,26 +8,27 @@ import (
 // Calibration is a fitted logistic model of whether the memory holds what
 // a question asks about, for one mode: P = 1/(1 + e^−z) with z = Bias +
 // BestKeyword·kwBest + SqrtBestKeyword·√kwBest + BestVector·cosBest +
-// Coverage·cover, from a search's memory.Explanation (BestKeyword,
-// BestVector, Coverage; a mode without a path has 0 for its weights).
+// Coverage·cover + BestShare·share, from a search's memory.Explanation
+// (BestKeyword, BestVector, Coverage, BestShare; a mode without a path has
+// 0 for its weights).
 // memory/engine's relevance is this probability times the hit's strength
 // relative to the search's best.
 type Calibration struct {
-	Mode                                                     string
-	Bias, BestKeyword, SqrtBestKeyword, BestVector, Coverage float64
-	Questions, Answerable                                    int
-	LogLoss, BaseLogLoss                                     float64 // per question: the model's, and a constant's (the base rate)
+	Mode                                                                string
+	Bias, BestKeyword, SqrtBestKeyword, BestVector, Coverage, BestShare float64
+	Questions, Answerable                                               int
+	LogLoss, BaseLogLoss                                                float64 // per question: the model's, and a constant's (the base rate)
 }
 
 // names are the features a mode's model has, in order after the constant.
 func names(mode string) []string {
 	switch mode {
 	case "vector":
-		return []string{"cosBest"}
+		return []string{"cosBest", "share"}
 	case "keyword":
-		return []string{"kwBest", "sqrtKWBest", "cover"}
+		return []string{"kwBest", "sqrtKWBest", "cover", "share"}
 	}
-	return []string{"kwBest", "sqrtKWBest", "cosBest", "cover"}
+	return []string{"kwBest", "sqrtKWBest", "cosBest", "cover", "share"}
 }
 
 // features returns the model's inputs for a sample in a mode: the
@@ -36,7 +37,7 @@ func features(mode string, s Sample) []float64 {
 	f := []float64{1}
 	for _, n := range names(mode) {
 		f = append(f, map[string]float64{"kwBest": s.BestKeyword, "sqrtKWBest": math.Sqrt(max(s.BestKeyword, 0)),
-			"cosBest": s.BestVector, "cover": s.Coverage}[n])
+			"cosBest": s.BestVector, "cover": s.Coverage, "share": s.BestShare}[n])
 	}
 	return f
 }
@@ -71,7 +72,7 @@ func Fit(samples []Sample) ([]Calibration, error) {
 		c := Calibration{Mode: mode, Questions: len(ss), Bias: w[0]}
 		for i, n := range names(mode) {
 			*map[string]*float64{"kwBest": &c.BestKeyword, "sqrtKWBest": &c.SqrtBestKeyword,
-				"cosBest": &c.BestVector, "cover": &c.Coverage}[n] = w[i+1]
+				"cosBest": &c.BestVector, "cover": &c.Coverage, "share": &c.BestShare}[n] = w[i+1]
 		}
 		for _, s := range ss {
 			if !s.Probe {

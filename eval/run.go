@@ -111,6 +111,8 @@ type SweepPoint struct {
 // each path found of it (memory.Explanation's Keyword and Vector) and
 // whether it is evidence of the question (never, for a probe's).
 type Sample struct {
+	QID     string  `json:"qid"` // the question's (a probe's own qid)
+	ID      string  `json:"id"`  // the hit's turn id
 	Mode    string  `json:"mode"`
 	Rank    int     `json:"rank"`
 	Keyword float64 `json:"keyword"`
@@ -120,6 +122,7 @@ type Sample struct {
 	BestKeyword float64 `json:"best_keyword"`
 	BestVector  float64 `json:"best_vector"`
 	Coverage    float64 `json:"coverage"`
+	BestShare   float64 `json:"best_share"`
 	Evidence    bool    `json:"evidence"`
 	Probe       bool    `json:"probe"`
 }

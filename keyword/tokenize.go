@@ -633,3 +633,17 @@ func hasTransition(a string) bool {
 	}
 	return false
 }
+
+// IsCJKBigram reports whether term is two Han characters, as the default
+// tokenizer cuts Chinese ([Bigrams]): a guess at a word, not a word
+// written by the user.
+func IsCJKBigram(term string) bool {
+	n := 0
+	for _, r := range term {
+		if !unicode.Is(unicode.Han, r) {
+			return false
+		}
+		n++
+	}
+	return n == 2
+}

@@ -221,3 +221,9 @@ func TestSegmenterModeName(t *testing.T) {
 	err := keyword.NewIndex(segmenterTok(t)).Import(&snap)
 	require.ErrorIs(t, err, keyword.ErrTokenizer)
 }
+
+func TestIsCJKBigram(t *testing.T) {
+	for term, want := range map[string]bool{"陈静": true, "静的": true, "陈": false, "数据库": false, "ab": false, "陈a": false, "": false} {
+		assert.Equal(t, want, keyword.IsCJKBigram(term), term)
+	}
+}

@@ -118,6 +118,10 @@ type Explanation struct {
 	// whether the memory holds what the question is about, and whether
 	// this hit is the part that does.
 	BestKeyword, BestVector, Coverage float64
+	// BestShare is the share of the query's words (question words left
+	// out, every word alike) that the search's best hit holds: one more
+	// sign of whether the memory holds what the question is about.
+	BestShare float64
 	// Paths are the paths that found it: "keyword", "vector".
 	Paths []string
 	// Terms are the query's terms (as the keyword path's tokenizer cuts

@@ -42,9 +42,9 @@ def main():
                 share = own.index(q["asked_at"]) / len(own)
             p = {"qid": "probe:" + q["qid"] + "@" + nxt[q["conv"]], "conv": nxt[q["conv"]],
                  "question": q["question"], "evidence": [], "category": "probe"}
-            at = int(share * len(other))
+            at = max(int(share * len(other)), 1)
             if at < len(other):
-                p["asked_at"] = other[max(at, 1)]
+                p["asked_at"] = other[at]
             f.write(json.dumps(p, ensure_ascii=False) + "\n")
 
 

@@ -357,6 +357,7 @@ type Explanation struct {
 	BestKeyword float64  `json:"best_keyword"`
 	BestVector  float64  `json:"best_vector"`
 	Coverage    float64  `json:"coverage"`
+	BestShare   float64  `json:"best_share"`
 }
 
 // SearchResult answers a search.
@@ -423,7 +424,7 @@ func Explain(x *memory.Explanation) *Explanation {
 		return nil
 	}
 	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, Vector: x.Vector, Fused: x.Fused,
-		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage}
+		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare}
 }
 
 // toMemories converts records; none is nil.

@@ -29,6 +29,7 @@ func newEvalCmd(a *app) *cobra.Command {
 		minScore      float32
 		minRelevance  float32
 		sweep         bool
+		crossProbes   bool
 		calibrate     bool
 		fusion        string
 		bm25Tok       string
@@ -151,6 +152,9 @@ ids per mode too.`,
 			if err != nil {
 				return err
 			}
+			if crossProbes {
+				data = eval.CrossProbes(data)
+			}
 			emb, err := embed.Open(a.embedder)
 			if err != nil {
 				return usageError{err}
@@ -181,6 +185,7 @@ ids per mode too.`,
 	f.Float32Var(&minScore, "min-score", 0, "minimum cosine similarity of a vector-path match")
 	f.Float32Var(&minRelevance, "min-relevance", 0, "minimum relevance of a hit (0: the memory's default; negative: none); questions without evidence are probes, whose right answer is nothing, and the false-surface rate is the share of them that surfaced a hit")
 	f.BoolVar(&sweep, "sweep-relevance", false, "also print, per mode, recall and the false-surface rate at each relevance threshold (BM25: at each score threshold)")
+	f.BoolVar(&crossProbes, "cross-probes", false, "add a probe for every question: the same question asked in the next conversation, where the right answer is nothing (as scripts/cross-probes.py writes them); the false-surface rate is the share of probes that surfaced a hit")
 	f.BoolVar(&calibrate, "calibrate", false, "fit the relevance model (package engine's calibrations) on this data's top hits and print it (with --json: the report with the samples it is fitted on)")
 	f.StringVar(&fusion, "fusion", "default", "how hybrid mode fuses the paths: default (the memory's: margin, or score over an Ollama model), margin (the vector path by its margin over the median cosine, --vector-weight), score (min–max calibrated scores, --vector-weight), rrf (reciprocal rank, k=60) or weighted (0.5·cosine + 0.5·BM25/max)")
 	f.Float64Var(&neighbour, "neighbour-weight", longterm.DefaultNeighbourWeight, "keyword path: weight of the previous turn's words")
@@ -214,8 +219,8 @@ func printCalibration(w io.Writer, rep *eval.Report) error {
 		return err
 	}
 	for _, c := range cals {
-		fmt.Fprintf(w, "%-8s {bias: %.4f, kwBest: %.4f, sqrtKWBest: %.4f, cosBest: %.4f, cover: %.4f}  (%d searches, %d answerable; log loss %.4f, base rate's %.4f)\n",
-			c.Mode, c.Bias, c.BestKeyword, c.SqrtBestKeyword, c.BestVector, c.Coverage, c.Questions, c.Answerable, c.LogLoss, c.BaseLogLoss)
+		fmt.Fprintf(w, "%-8s {bias: %.4f, kwBest: %.4f, sqrtKWBest: %.4f, cosBest: %.4f, cover: %.4f, share: %.4f}  (%d searches, %d answerable; log loss %.4f, base rate's %.4f)\n",
+			c.Mode, c.Bias, c.BestKeyword, c.SqrtBestKeyword, c.BestVector, c.Coverage, c.BestShare, c.Questions, c.Answerable, c.LogLoss, c.BaseLogLoss)
 	}
 	return nil
 }

@@ -201,8 +201,8 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			fmt.Fprintf(out, "   (%s; superseded by %s)\n", held(memory.Record{Time: h.Time, ValidFrom: h.ValidFrom, ValidUntil: h.ValidUntil}), cmp.Or(h.SupersededBy, "none"))
 		}
 		if x := h.Explain; x != nil {
-			fmt.Fprintf(out, "   why: found by %s; keyword %.3f (best %.3f), cosine %.3f (best %.3f), fused %.4f; the namespace holds %.0f%% of the query; matched terms: %s\n",
-				strings.Join(x.Paths, " and "), x.Keyword, x.BestKeyword, x.Vector, x.BestVector, x.Fused, 100*x.Coverage, strings.Join(x.Terms, ", "))
+			fmt.Fprintf(out, "   why: found by %s; keyword %.3f (best %.3f), cosine %.3f (best %.3f), fused %.4f; the namespace holds %.0f%% of the query, the best hit %.0f%% of its words; matched terms: %s\n",
+				strings.Join(x.Paths, " and "), x.Keyword, x.BestKeyword, x.Vector, x.BestVector, x.Fused, 100*x.Coverage, 100*x.BestShare, strings.Join(x.Terms, ", "))
 		}
 		snips := h.Snippets
 		if len(snips) == 0 {

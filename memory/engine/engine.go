@@ -105,6 +105,7 @@ type candidate[K comparable] struct {
 	relevance float64
 	cover     float64 // its namespace's coverage of the query (nsSearch.cover)
 	doc       Doc
+	read      bool // doc is read (Source.Docs)
 }
 
 // CheckQuery returns an error wrapping memory.ErrInvalidArgument for a
@@ -174,6 +175,9 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		scope: Scope{Namespace: q.Namespace, From: q.From, To: q.To, AsOf: cmp.Or(q.AsOf, time.Now()), History: q.History}}
 	list, err := s.candidates(ctx, qvec)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.bestShare(ctx, list); err != nil {
 		return nil, err
 	}
 	list = s.relevant(list, q.MinRelevance)

@@ -235,7 +235,9 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 
 // maxScore returns the most a record of ns can score for groups
 // (keyword.MaxScore with the namespace's statistics), and the share of it
-// that the query's words that occur in the namespace make up.
+// that the query's words that occur in the namespace make up, its time
+// references ("on May 2nd") left out of both: a memory's time is in its
+// date, not always in its words.
 func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyword.QueryGroup) (bound, cover float64, err error) {
 	terms := keyword.Terms(groups)
 	docs, df, err := ns.DocFreqs(ctx, terms)
@@ -247,19 +249,42 @@ func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyw
 		at[t] = df[i]
 	}
 	p := s.e.cfg.bm25
+	// A Chinese bigram is a guess at a word: one that occurs nowhere in
+	// the namespace most likely straddles two words ("的新" in "陈静的新电话"),
+	// and says nothing about whether the namespace holds the answer.
+	groups = slices.DeleteFunc(slices.Clone(groups), func(g keyword.QueryGroup) bool {
+		return len(g.Main) == 1 && len(g.Parts) == 0 && at[g.Main[0]] == 0 && keyword.IsCJKBigram(g.Main[0])
+	})
 	bound = keyword.MaxScore(groups, p, float64(docs), func(t string) int { return at[t] })
 	if bound <= 0 {
 		return 1, 0, nil
 	}
+	timed := map[string]bool{}
+	if q := ranking.WithoutTimeRefs(s.text); q != s.text {
+		for _, t := range s.e.tok.Tokens(s.text) {
+			timed[t] = true
+		}
+		for _, t := range s.e.tok.Tokens(q) {
+			delete(timed, t)
+		}
+	}
 	// The groups that occur: a word whose whole or parts are in some
 	// record.
-	var known []keyword.QueryGroup
+	var asked, known []keyword.QueryGroup
 	for _, g := range groups {
+		if len(g.Main) == 1 && timed[g.Main[0]] {
+			continue
+		}
+		asked = append(asked, g)
 		if slices.ContainsFunc(slices.Concat(g.Main, g.Parts), func(t string) bool { return at[t] > 0 }) {
 			known = append(known, g)
 		}
 	}
-	return bound, keyword.MaxScore(known, p, float64(docs), func(t string) int { return at[t] }) / bound, nil
+	all := keyword.MaxScore(asked, p, float64(docs), func(t string) int { return at[t] })
+	if all <= 0 {
+		return bound, 0, nil
+	}
+	return bound, keyword.MaxScore(known, p, float64(docs), func(t string) int { return at[t] }) / all, nil
 }
 
 // addEpisodes adds to scores what the records' conversations (episodes)

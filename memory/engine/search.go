@@ -19,8 +19,9 @@ type search[K comparable] struct {
 	depth    int
 	minScore float32
 	// top are the search's best keyword score, cosine and namespace
-	// coverage (nsSearch.cover), for relevance.
-	top struct{ keyword, vector, cover float64 }
+	// coverage (nsSearch.cover), and the share of the query's words its
+	// best candidate holds (bestShare), for relevance.
+	top struct{ keyword, vector, cover, share float64 }
 }
 
 // scored is a record the keyword path found, with its score.
@@ -121,6 +122,31 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 	return list, nil
 }
 
+// bestShare sets s.top.share: the share of the query's words (as the
+// keyword path cuts them, its question words and time references left
+// out: a memory's time is in its date, not always in its words) that the text of
+// the candidate with the best fused score holds. Unlike the keyword
+// score it weighs every word alike, so it does not trust the namespace's
+// word statistics: a common word that happens to be rare in a namespace
+// (a foreign conversation's one "resort") scores high there, but is one
+// word of many that the best hit shares with the question. It reads that
+// candidate's record (best reads it again only if it is not kept).
+func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K]) error {
+	if len(list) == 0 {
+		return nil
+	}
+	top := slices.MinFunc(list, func(a, b *candidate[K]) int { return ranking.Order(a.Paths, b.Paths, a.score, b.score, "", "") })
+	if !top.read {
+		docs, err := s.src.Docs(ctx, []K{top.key})
+		if err != nil {
+			return err
+		}
+		top.doc, top.read = docs[0], true
+	}
+	s.top.share = ranking.Share(s.e.tok, ranking.WithoutTimeRefs(ranking.WithoutQuestionWords(s.text)), top.doc.Record.Text)
+	return nil
+}
+
 // relevant returns the candidates of list whose relevance is at least
 // min (0: the engine's WithMinRelevance; negative: every candidate), each
 // with its relevance set. A candidate that matched nothing (no keyword
@@ -141,7 +167,7 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if c.KWScore <= 0 && cos <= 0 {
 			continue
 		}
-		f := features{kw: c.KWScore, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover}
+		f := features{kw: c.KWScore, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share}
 		if c.cover != lastCover {
 			lastCover, lastGate = c.cover, gate(s.mode, f)
 		}
@@ -168,16 +194,22 @@ func (s *search[K]) best(ctx context.Context, list []*candidate[K], keep int) ([
 	if n == 0 {
 		return list, nil
 	}
-	keys := make([]K, n)
-	for i, c := range list {
-		keys[i] = c.key
+	var keys []K
+	var unread []*candidate[K]
+	for _, c := range list {
+		if !c.read {
+			keys = append(keys, c.key)
+			unread = append(unread, c)
+		}
 	}
-	docs, err := s.src.Docs(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	for i, c := range list {
-		c.doc = docs[i]
+	if len(keys) > 0 {
+		docs, err := s.src.Docs(ctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range unread {
+			c.doc, c.read = docs[i], true
+		}
 	}
 	slices.SortFunc(list, func(a, b *candidate[K]) int {
 		return ranking.Order(a.Paths, b.Paths, a.score, b.score, a.doc.Record.ID, b.doc.Record.ID)
@@ -222,7 +254,7 @@ func makeHits[K comparable](s *search[K], text string, list []*candidate[K], exp
 func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
 	e := s.e
 	x := &memory.Explanation{Keyword: c.KWScore, Vector: c.VecScore, Fused: c.score, Coverage: c.cover,
-		BestKeyword: s.top.keyword, BestVector: s.top.vector}
+		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share}
 	if c.HasKW {
 		x.Paths = append(x.Paths, "keyword")
 	}

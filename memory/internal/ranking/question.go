@@ -2,6 +2,8 @@ package ranking
 
 import (
 	"strings"
+
+	"github.com/agentmem/agentmem/keyword"
 	"unicode"
 )
 
@@ -60,4 +62,25 @@ func wordCore(w string) string {
 // hasWord reports whether s has a letter or a digit.
 func hasWord(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0
+}
+
+// Share returns the share of query's distinct terms (as tok cuts them)
+// that text holds, every term weighing alike: 0 for a query without
+// terms.
+func Share(tok keyword.Tokenizer, query, text string) float64 {
+	q := map[string]bool{}
+	for _, t := range tok.Tokens(query) {
+		q[t] = false
+	}
+	if len(q) == 0 {
+		return 0
+	}
+	held := 0
+	for _, t := range tok.Tokens(text) {
+		if seen, ok := q[t]; ok && !seen {
+			q[t] = true
+			held++
+		}
+	}
+	return float64(held) / float64(len(q))
 }

@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
 
@@ -21,5 +23,25 @@ func TestWithoutQuestionWords(t *testing.T) {
 		"":                             "",
 	} {
 		assert.Equal(t, want, ranking.WithoutQuestionWords(in), in)
+	}
+}
+
+// Share counts the query's distinct terms that the text holds, all alike,
+// however often either repeats them.
+func TestShare(t *testing.T) {
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	for _, c := range []struct {
+		query, text string
+		want        float64
+	}{
+		{"resort booking in May", "We booked the resort for May.", 1}, // resort, book, may (stemmed, "in" a stop word)
+		{"resort booking in May", "The resort, the resort, the resort!", 1.0 / 3},
+		{"resort resort booking", "a resort", 0.5},
+		{"resort booking", "nothing like it", 0},
+		{"the of and", "the of and", 0}, // no terms
+		{"陈静的猫", "陈静养了一只猫", 4.0 / 6},    // 陈 静 陈静 猫 held; 静的 的猫 not (的 alone is a stop word)
+	} {
+		assert.InDelta(t, c.want, ranking.Share(tok, c.query, c.text), 1e-9, "%q in %q", c.query, c.text)
 	}
 }

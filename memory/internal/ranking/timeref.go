@@ -111,6 +111,17 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 	return time.Time{}, time.Time{}, false
 }
 
+// WithoutTimeRefs returns query with its time references ("on May 2nd",
+// "3 days ago", "yesterday", "2023-05-08") blanked out: what is left is
+// what the query asks about, to be found in a memory's words, where the
+// time is to be found in its date.
+func WithoutTimeRefs(query string) string {
+	for _, re := range []*regexp.Regexp{reISO, reDayMonth, reMonthDay, reMonthYr, reAgo, reLast} {
+		query = re.ReplaceAllString(query, " ")
+	}
+	return query
+}
+
 // reBack finds words by which a query goes back to an earlier
 // conversation without saying when it was: "last time", "as we agreed",
 // "I already told you", "still", "again", "what's next". Such a query is

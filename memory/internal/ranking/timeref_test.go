@@ -63,3 +63,16 @@ func TestRecency(t *testing.T) {
 	assert.InDelta(t, 0.5, Recency(week, week), 1e-12)
 	assert.InDelta(t, 0.25, Recency(2*week, week), 1e-12)
 }
+
+func TestWithoutTimeRefs(t *testing.T) {
+	for in, want := range map[string]string{
+		"On May 2nd, what was my mood?":          "On  , what was my mood?",
+		"What did I buy 3 days ago at the store": "What did I buy   at the store",
+		"Where did we eat yesterday?":            "Where did we eat  ?",
+		"What happened on 2023-05-08":            "What happened on  ",
+		"May I ask about the May 2023 trip":      "May I ask about the   trip",
+		"What is RP-20931?":                      "What is RP-20931?",
+	} {
+		assert.Equal(t, want, WithoutTimeRefs(in), in)
+	}
+}
