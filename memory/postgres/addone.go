@@ -22,11 +22,13 @@ import (
 // newest record read after the namespace's lock is the one the lock's
 // previous holder committed.
 const addRecordSQL = `
--- Indexes a load dropped, and the statement that builds each again
--- (load.go): the next open builds those a failed load left.
+-- Indexes a load dropped (load.go): the statement that builds each again
+-- and, for a constraint's index, the one that makes it the constraint's.
+-- The next open builds those a failed load left.
 CREATE TABLE IF NOT EXISTS deferred_indexes (
-	name text PRIMARY KEY,
-	def  text NOT NULL
+	name       text PRIMARY KEY,
+	def        text NOT NULL,
+	constraint_def text
 );
 CREATE OR REPLACE FUNCTION add_record(p_id text, p_ns text, p_text text, p_time timestamptz, p_speaker text, p_tags text[], p_text_len int,
 	p_from timestamptz, p_until timestamptz, p_supersedes text, p_superseded_by text, p_seen int, p_last_seen timestamptz, p_key bigint,

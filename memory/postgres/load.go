@@ -85,18 +85,16 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 			bctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), indexRebuildTimeout)
 			defer cancel()
 		}
-		if berr := pgx.BeginFunc(bctx, m.pool, func(tx pgx.Tx) error {
-			if err := m.lockSchema(bctx, tx); err != nil {
-				return err
-			}
-			if err := m.buildDeferred(bctx, tx); err != nil {
-				return err
-			}
-			if m.opts.exact {
-				return nil
-			}
-			return m.createIndex(bctx, tx)
-		}); berr != nil && err == nil {
+		berr := m.buildDeferred(bctx)
+		if berr == nil && !m.opts.exact {
+			berr = pgx.BeginFunc(bctx, m.pool, func(tx pgx.Tx) error {
+				if err := m.lockSchema(bctx, tx); err != nil {
+					return err
+				}
+				return m.createIndex(bctx, tx)
+			})
+		}
+		if berr != nil && err == nil {
 			err = m.wrap(ctx, "load: build indexes (the next open builds them)", berr)
 		}
 	}
@@ -120,25 +118,28 @@ func (m *Memory) deferIndex(ctx context.Context, n int) (bool, error) {
 }
 
 // deferIndexes drops the indexes of table (and its primary key), recording
-// in deferred_indexes the statement that builds each again; tx holds the
+// in deferred_indexes the statements that build each again; tx holds the
 // schema lock.
 func deferIndexes(ctx context.Context, tx pgx.Tx, table string) error {
-	rows, err := tx.Query(ctx, `SELECT c.relname, coalesce(con.conname, ''),
-		coalesce('ALTER TABLE ' || quote_ident($1) || ' ADD CONSTRAINT ' || quote_ident(con.conname) || ' ' || pg_get_constraintdef(con.oid),
-			pg_get_indexdef(i.indexrelid))
+	rows, err := tx.Query(ctx, `SELECT c.relname, coalesce(con.conname, ''), pg_get_indexdef(i.indexrelid),
+		CASE WHEN con.oid IS NOT NULL THEN 'ALTER TABLE ' || quote_ident($1) || ' ADD CONSTRAINT ' || quote_ident(con.conname) || ' '
+			|| CASE con.contype WHEN 'p' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END || ' USING INDEX ' || quote_ident(c.relname) END
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-		LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid
+		LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid AND con.conrelid = i.indrelid AND con.contype IN ('p', 'u')
 		WHERE i.indrelid = to_regclass(quote_ident($1)) ORDER BY c.relname`, table)
 	if err != nil {
 		return err
 	}
-	type index struct{ Name, Constraint, Def string }
+	type index struct {
+		Name, Constraint, Def string
+		ConstraintDef         *string
+	}
 	idx, err := pgx.CollectRows(rows, pgx.RowToStructByPos[index])
 	if err != nil {
 		return err
 	}
 	for _, ix := range idx {
-		if _, err := tx.Exec(ctx, `INSERT INTO deferred_indexes (name, def) VALUES ($1, $2)`, ix.Name, ix.Def); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO deferred_indexes (name, def, constraint_def) VALUES ($1, $2, $3)`, ix.Name, ix.Def, ix.ConstraintDef); err != nil {
 			return err
 		}
 		drop := `DROP INDEX ` + pgx.Identifier{ix.Name}.Sanitize()
@@ -152,25 +153,45 @@ func deferIndexes(ctx context.Context, tx pgx.Tx, table string) error {
 	return nil
 }
 
-// buildDeferred builds the indexes that a load dropped (deferIndexes) and
-// forgets their definitions; tx holds the schema lock.
-func (m *Memory) buildDeferred(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, `SELECT def FROM deferred_indexes ORDER BY name`)
-	if err != nil {
-		return err
-	}
-	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(defs) == 0 {
-		return err
-	}
-	if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, m.opts.maintenanceMem)); err != nil {
-		return err
-	}
-	for _, def := range defs {
-		if _, err := tx.Exec(ctx, def); err != nil {
-			return fmt.Errorf("%s: %w", def, err)
+// buildDeferred builds the indexes that a load dropped (deferIndexes), in
+// a transaction of its own under the schema lock, and forgets their
+// definitions. A constraint's index is built as a plain one first, which
+// lets queries read the table meanwhile (as CREATE INDEX does), and
+// becomes the constraint's at the end, briefly locking the table.
+func (m *Memory) buildDeferred(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+		if err := m.lockSchema(ctx, tx); err != nil {
+			return err
 		}
-	}
-	_, err = tx.Exec(ctx, `DELETE FROM deferred_indexes`)
-	return err
+		rows, err := tx.Query(ctx, `SELECT def, constraint_def FROM deferred_indexes ORDER BY name`)
+		if err != nil {
+			return err
+		}
+		type index struct {
+			Def           string
+			ConstraintDef *string
+		}
+		idx, err := pgx.CollectRows(rows, pgx.RowToStructByPos[index])
+		if err != nil || len(idx) == 0 {
+			return err
+		}
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, m.opts.maintenanceMem)); err != nil {
+			return err
+		}
+		for _, ix := range idx {
+			if _, err := tx.Exec(ctx, ix.Def); err != nil {
+				return fmt.Errorf("%s: %w", ix.Def, err)
+			}
+		}
+		for _, ix := range idx {
+			if ix.ConstraintDef == nil {
+				continue
+			}
+			if _, err := tx.Exec(ctx, *ix.ConstraintDef); err != nil {
+				return fmt.Errorf("%s: %w", *ix.ConstraintDef, err)
+			}
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM deferred_indexes`)
+		return err
+	})
 }

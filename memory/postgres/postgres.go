@@ -245,12 +245,7 @@ func (m *Memory) init(ctx context.Context) error {
 	}
 	// Indexes a load dropped and did not build again (it failed, or its
 	// process ended).
-	if err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-		if err := m.lockSchema(ctx, tx); err != nil {
-			return err
-		}
-		return m.buildDeferred(ctx, tx)
-	}); err != nil {
+	if err := m.buildDeferred(ctx); err != nil {
 		return m.wrap(ctx, "build indexes a load dropped", err)
 	}
 	if err := m.packTails(ctx); err != nil {
