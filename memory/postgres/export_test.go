@@ -40,3 +40,9 @@ func SetPendingLimits(writeChunks int, capChunks int64) (restore func()) {
 	pendingWriteChunks, pendingCapChunks = writeChunks, capChunks
 	return func() { pendingWriteChunks, pendingCapChunks = w, c }
 }
+
+// DeferIndexes drops table's indexes as a load does, recording them in
+// deferred_indexes for the next Open (or load) to build.
+func DeferIndexes(ctx context.Context, m *Memory, table string) error {
+	return pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error { return deferIndexes(ctx, tx, table) })
+}

@@ -225,6 +225,16 @@ ALTER TABLE chunks ADD COLUMN valid_from timestamptz, ADD COLUMN valid_until tim
 ALTER TABLE namespaces ADD COLUMN ended bigint NOT NULL DEFAULT 0, ADD COLUMN latest timestamptz;
 UPDATE namespaces n SET latest = (SELECT max(time) FROM records r WHERE r.ns = n.id);`
 	}},
+	{"add_record: a single record's write in one statement; indexes a load builds at its end", func(int) string {
+		// write.go (addOne): the write of one new record, which is most
+		// writes of an agent, as one server-side call instead of a dozen
+		// statements, each a round trip. It does what commitOnce does for
+		// such a record, or nothing (returning 0) when the record needs
+		// the general path: its id is stored already, or the namespace's
+		// tail is due to be packed into blocks. deferred_indexes
+		// (load.go) lists the indexes a load dropped, to build at its end.
+		return addRecordSQL
+	}},
 }
 
 // hnswIndexSQL creates the HNSW index over the chunks that are not

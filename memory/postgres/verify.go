@@ -68,7 +68,7 @@ func (m *Memory) Verify(ctx context.Context) ([]string, error) {
 }
 
 // storeTables are the tables of a store at SchemaVersion.
-var storeTables = []string{"manifest", "schema_migrations", "namespaces", "records", "chunks", "postings", "posting_blocks", "episodes", "speakers"}
+var storeTables = []string{"manifest", "schema_migrations", "namespaces", "records", "chunks", "postings", "posting_blocks", "episodes", "speakers", "deferred_indexes"}
 
 // verifySchema checks that the store's tables are there, that its
 // migrations were each recorded once, and that the vector column has the
@@ -162,6 +162,8 @@ WHERE NOT EXISTS (SELECT 1 FROM namespaces n WHERE n.id = x.ns)`},
 SELECT count(*), min(format('speaker %s of namespace %s: n %s, %s records', speaker, ` + nsName("ns") + `, coalesce(s.n, 0), coalesce(r.n, 0)))
 FROM speakers s FULL JOIN (SELECT ns, speaker, count(*) AS n FROM records WHERE speaker <> '' GROUP BY ns, speaker) r USING (ns, speaker)
 WHERE s.n IS DISTINCT FROM r.n`},
+	{"indexes dropped by a load that is running or did not finish (the next open builds them)", `
+SELECT count(*), min(name) FROM deferred_indexes`},
 }
 
 // errBlocks marks checkBlocks's findings (damage, not a failed query).

@@ -93,6 +93,21 @@ func (m *Memory) commit(ctx context.Context, preps []prepared, load bool) (int, 
 	}
 	var pending int
 	var err error
+	if m.oneWrite(batch, load) {
+		for range maxWriteAttempts {
+			var done bool
+			done, pending, err = m.addOne(ctx, batch[0])
+			if err == nil && done {
+				return pending, nil
+			}
+			if err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
+				break
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 	for range maxWriteAttempts {
 		if pending, err = m.commitOnce(ctx, batch, load); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
 			break
