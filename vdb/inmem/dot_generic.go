@@ -8,6 +8,20 @@ var useAVX2 = false
 // useVNNI is always false here.
 var useVNNI = false
 
+// useAVX512 is always false here.
+var useAVX512 = false
+
+// fmaPeak reports false: there is no peak probe here.
+func fmaPeak(n int) bool { return false }
+
+// useTile12 reports false: there is no AVX-512 tile here.
+func useTile12(d, nq int) bool { return false }
+
+// dotTileAsm reports false: dotTile runs the portable code.
+func dotTileAsm(out *[tileQueries][blockRows]float32, t *qtile, rows []float32, n int) bool {
+	return false
+}
+
 // dotRows sets out[i] to the inner product of q with the i-th row of rows.
 func dotRows(out, q, rows []float32) { dotRowsGeneric(out, q, rows) }
 
