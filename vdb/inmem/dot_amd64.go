@@ -63,6 +63,23 @@ func fmaPeak(n int) bool {
 	return true
 }
 
+//go:noescape
+func skipBelowAVX512(s *float32, n int, floor float32) int
+
+// skipBelow returns how many leading scores are below floor: the index of
+// the first s[i] with !(s[i] < floor), or len(s).
+func skipBelow(s []float32, floor float32) int {
+	i := 0
+	if m := len(s) &^ 15; m > 0 && useAVX2 && useAVX512 {
+		if i = skipBelowAVX512(&s[0], m, floor); i < m {
+			return i
+		}
+	}
+	for ; i < len(s) && s[i] < floor; i++ {
+	}
+	return i
+}
+
 // useAVX512 selects the AVX-512 float32 batch tile (a variable for tests).
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
 

@@ -1012,3 +1012,32 @@ peakloop:
 	JNZ         peakloop
 	VZEROUPPER
 	RET
+
+// func skipBelowAVX512(s *float32, n int, floor float32) int
+//
+// The index of the first s[i], i < n, that is not below floor (!(s[i] <
+// floor), so NaN counts as not below), or n. n must be a multiple of 16.
+TEXT ·skipBelowAVX512(SB), NOSPLIT, $0-32
+	MOVQ         s+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS floor+16(FP), Z0
+	XORQ         AX, AX
+
+sbloop:
+	CMPQ      AX, CX
+	JGE       sbnone
+	VCMPPS    $10, (SI)(AX*4), Z0, K1 // NGT_US: !(floor > s[i])
+	KORTESTW  K1, K1
+	JNZ       sbfound
+	ADDQ      $16, AX
+	JMP       sbloop
+
+sbfound:
+	KMOVW    K1, DX
+	BSFL     DX, DX
+	ADDQ     DX, AX
+
+sbnone:
+	MOVQ       AX, ret+24(FP)
+	VZEROUPPER
+	RET

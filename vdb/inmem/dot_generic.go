@@ -14,6 +14,15 @@ var useAVX512 = false
 // fmaPeak reports false: there is no peak probe here.
 func fmaPeak(n int) bool { return false }
 
+// skipBelow returns how many leading scores are below floor: the index of
+// the first s[i] with !(s[i] < floor), or len(s).
+func skipBelow(s []float32, floor float32) int {
+	i := 0
+	for ; i < len(s) && s[i] < floor; i++ {
+	}
+	return i
+}
+
 // useTile12 reports false: there is no AVX-512 tile here.
 func useTile12(d, nq int) bool { return false }
 

@@ -434,3 +434,32 @@ func TestMakeTiles(t *testing.T) {
 	assert.Equal(t, qs[1][8:16], p[96+8:96+16])
 	assert.Equal(t, make([]float32, 8), p[96+24:96+32])
 }
+
+// TestSkipBelow checks the vectorised skip over scores below a floor (on
+// each path) against a plain loop, with the first score not below it at
+// every position, in and after the 16-float steps, NaN counting as not
+// below.
+func TestSkipBelow(t *testing.T) {
+	for _, path := range tilePaths {
+		restore := path.set()
+		for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 128, 130} {
+			for at := 0; at <= n; at++ {
+				for _, x := range []float32{0.5, 0.25, float32(math.NaN())} {
+					s := make([]float32, n)
+					for i := range s {
+						s[i] = 0.125 - float32(i%7)/8 // below 0.25
+					}
+					if at < n {
+						s[at] = x
+					}
+					want := 0
+					for want < n && s[want] < 0.25 {
+						want++
+					}
+					assert.Equal(t, want, skipBelow(s, 0.25), "%s n=%d at=%d x=%v", path.name, n, at, x)
+				}
+			}
+		}
+		restore()
+	}
+}

@@ -329,14 +329,15 @@ func worse(a, b vdb.Result) bool {
 	return a.Score < b.Score || (a.Score == b.Score && a.ID > b.ID)
 }
 
-// offerAll offers scores[i] under ids[i], skipping quickly those below the
-// floor (nearly all of them, once the heap has filled).
+// offerAll offers scores[i] under ids[i], skipping quickly (skipBelow)
+// those below the floor: nearly all of them, once the heap has filled.
 func (t *topK) offerAll(scores []float32, ids []int64) {
-	for i, x := range scores {
-		if x < t.floor {
-			continue
+	for i := 0; ; i++ {
+		i += skipBelow(scores[i:], t.floor)
+		if i >= len(scores) {
+			return
 		}
-		t.offer(vdb.Result{ID: ids[i], Score: x})
+		t.offer(vdb.Result{ID: ids[i], Score: scores[i]})
 	}
 }
 
