@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -367,16 +368,18 @@ func BenchmarkBatch(b *testing.B) {
 		// each reports its median.
 		b.Run(fmt.Sprintf("n=100000/batch=%d", nq), func(b *testing.B) {
 			times := make([][]time.Duration, len(backends))
+			cpus := make([][]time.Duration, len(backends))
 			round := 0
 			for b.Loop() {
 				for k := range backends {
 					i := (round + k) % len(backends)
 					be := backends[i]
-					t0 := time.Now()
+					c0, t0 := cpuTime(), time.Now()
 					if _, err := vdb.SearchBatch(ctx, be.db, queries[:nq], benchK); err != nil {
 						b.Fatal(err)
 					}
 					times[i] = append(times[i], time.Since(t0))
+					cpus[i] = append(cpus[i], cpuTime()-c0)
 				}
 				round++
 			}
@@ -394,6 +397,27 @@ func BenchmarkBatch(b *testing.B) {
 			b.ReportMetric(qps[0]*gflop, "inmem-GFLOP/s")
 			b.ReportMetric(qps[4]*gflop, "inmem-1w-GFLOP/s")
 			b.ReportMetric(max(qps[2], qps[3])*gflop, "faiss-GFLOP/s")
+			// CPU time of the whole process (OpenBLAS's and OpenMP's
+			// threads included) per batch: what each costs, whatever
+			// share of the cores the machine's other load leaves it.
+			cpu := make([]float64, len(backends))
+			for i := range backends {
+				cpu[i] = latency.PercentileMs(cpus[i], 0.5)
+			}
+			b.ReportMetric(cpu[0], "inmem-cpu-ms")
+			b.ReportMetric(cpu[2], "faiss-cpu-ms")
+			b.ReportMetric(cpu[3], "faiss-omp-cpu-ms")
+			b.ReportMetric(min(cpu[2], cpu[3])/cpu[0], "faiss/inmem-cpu")
 		})
 	}
+}
+
+// cpuTime is the CPU time the process has used, user and system, on all
+// its threads.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

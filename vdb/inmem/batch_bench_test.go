@@ -1,9 +1,12 @@
+//go:build unix
+
 package inmem_test
 
 import (
 	"fmt"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +43,8 @@ func medianOf(x []float64) float64 {
 // probe on as many goroutines (the CPU's float32 peak: 512-bit fused
 // multiply-adds and nothing else) so that both see the same load. Reported,
 // as medians: queries/s and GFLOP/s (2·N·d flops a query) on 1 and 2
-// workers, the peak on 1 and 2 goroutines, the share of peak reached, the
+// workers, GFLOP per CPU-second of the process on one worker (what the
+// code reaches of the core it gets, whatever the machine's other load), the peak on 1 and 2 goroutines, the share of peak reached, the
 // speed-up of the second worker, the rate at which the rows were read, and
 // the machine's read bandwidth measured once in the same run.
 //
@@ -54,7 +58,7 @@ func BenchmarkBatchFloat32(b *testing.B) {
 	for _, nq := range []int{200, 1024} {
 		b.Run(fmt.Sprintf("n=%d/batch=%d", n, nq), func(b *testing.B) {
 			ctx := b.Context()
-			var t1, t2, p1, p2 []float64
+			var t1, t2, p1, p2, c1 []float64
 			for b.Loop() {
 				for _, c := range []struct {
 					db    *inmem.DB
@@ -62,11 +66,14 @@ func BenchmarkBatchFloat32(b *testing.B) {
 					times *[]float64
 					peak  *[]float64
 				}{{db1, 1, &t1, &p1}, {db2, 2, &t2, &p2}} {
-					start := time.Now()
+					cpu0, start := cpuSeconds(), time.Now()
 					if _, err := c.db.SearchBatch(ctx, queries[:nq], 10); err != nil {
 						b.Fatal(err)
 					}
 					*c.times = append(*c.times, time.Since(start).Seconds())
+					if c.w == 1 {
+						c1 = append(c1, cpuSeconds()-cpu0)
+					}
 					*c.peak = append(*c.peak, peakGFLOPs(c.w))
 				}
 			}
@@ -82,9 +89,19 @@ func BenchmarkBatchFloat32(b *testing.B) {
 				b.ReportMetric(g1/medianOf(p1), "of-peak-1w")
 				b.ReportMetric(g2/medianOf(p2), "of-peak-2w")
 			}
+			b.ReportMetric(flops/medianOf(c1)/1e9, "GFLOP/cpu-s-1w")
 			b.ReportMetric(medianOf(t1)/medianOf(t2), "2w/1w")
 			b.ReportMetric(float64(n)*benchDim*4/medianOf(t2)/1e9, "rows-GB/s-2w")
 			b.ReportMetric(bw, "membw-GB/s")
 		})
 	}
+}
+
+// cpuSeconds is the CPU time the process has used, user and system.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
