@@ -15,19 +15,21 @@ import (
 )
 
 // peakGFLOPs runs the FMA peak probe on w goroutines at once and returns
-// the float32 GFLOP/s they reached together, or 0 without AVX-512.
-func peakGFLOPs(w int) float64 {
+// the float32 GFLOP/s they reached together and the GFLOP per CPU-second of
+// the process, or zeros without AVX-512.
+func peakGFLOPs(w int) (wall, cpu float64) {
 	const rounds = 1 << 17 // ~100 Mflop a goroutine
 	if !inmem.FMAPeak(1) {
-		return 0
+		return 0, 0
 	}
-	start := time.Now()
+	cpu0, start := cpuSeconds(), time.Now()
 	var wg sync.WaitGroup
 	for range w {
 		wg.Go(func() { inmem.FMAPeak(rounds) })
 	}
 	wg.Wait()
-	return float64(w) * 768 * rounds / time.Since(start).Seconds() / 1e9
+	flops := float64(w) * 768 * rounds
+	return flops / time.Since(start).Seconds() / 1e9, flops / (cpuSeconds() - cpu0) / 1e9
 }
 
 // medianOf returns the median of x, leaving x as it was.
@@ -43,8 +45,10 @@ func medianOf(x []float64) float64 {
 // probe on as many goroutines (the CPU's float32 peak: 512-bit fused
 // multiply-adds and nothing else) so that both see the same load. Reported,
 // as medians: queries/s and GFLOP/s (2·N·d flops a query) on 1 and 2
-// workers, GFLOP per CPU-second of the process on one worker (what the
-// code reaches of the core it gets, whatever the machine's other load), the peak on 1 and 2 goroutines, the share of peak reached, the
+// workers, GFLOP per CPU-second of the process on one worker and of the
+// probe, and their ratio (what the code reaches of the core it gets,
+// whatever the machine's other load; the wall-clock shares of peak are
+// only meaningful on an idle machine), the peak on 1 and 2 goroutines, the share of peak reached, the
 // speed-up of the second worker, the rate at which the rows were read, and
 // the machine's read bandwidth measured once in the same run.
 //
@@ -58,7 +62,7 @@ func BenchmarkBatchFloat32(b *testing.B) {
 	for _, nq := range []int{200, 1024} {
 		b.Run(fmt.Sprintf("n=%d/batch=%d", n, nq), func(b *testing.B) {
 			ctx := b.Context()
-			var t1, t2, p1, p2, c1 []float64
+			var t1, t2, p1, p2, c1, pc1 []float64
 			for b.Loop() {
 				for _, c := range []struct {
 					db    *inmem.DB
@@ -74,7 +78,11 @@ func BenchmarkBatchFloat32(b *testing.B) {
 					if c.w == 1 {
 						c1 = append(c1, cpuSeconds()-cpu0)
 					}
-					*c.peak = append(*c.peak, peakGFLOPs(c.w))
+					wall, cpu := peakGFLOPs(c.w)
+					*c.peak = append(*c.peak, wall)
+					if c.w == 1 {
+						pc1 = append(pc1, cpu)
+					}
 				}
 			}
 			flops := 2 * float64(n) * benchDim * float64(nq)
@@ -90,6 +98,10 @@ func BenchmarkBatchFloat32(b *testing.B) {
 				b.ReportMetric(g2/medianOf(p2), "of-peak-2w")
 			}
 			b.ReportMetric(flops/medianOf(c1)/1e9, "GFLOP/cpu-s-1w")
+			if pc := medianOf(pc1); pc > 0 {
+				b.ReportMetric(pc, "peak-GFLOP/cpu-s")
+				b.ReportMetric(flops/medianOf(c1)/1e9/pc, "of-peak-cpu-1w")
+			}
 			b.ReportMetric(medianOf(t1)/medianOf(t2), "2w/1w")
 			b.ReportMetric(float64(n)*benchDim*4/medianOf(t2)/1e9, "rows-GB/s-2w")
 			b.ReportMetric(bw, "membw-GB/s")
