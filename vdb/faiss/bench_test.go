@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -293,13 +294,14 @@ func benchApprox(b *testing.B, n int, factory string, nprobes []int) {
 	}
 }
 
-// BenchmarkBatch puts inmem's SearchBatch (plain float32 and with int8
-// codes) beside Faiss flat's batched search (a BLAS matrix product) at
-// N=100k, d=384, k=10, for batches of 200 and 1,024 queries, reporting
-// queries per second. Faiss runs with the backend's default (one OpenMP
-// thread; OpenBLAS's own pool uses every core) and with OpenMP on every
-// core. The setup asserts that codes and plain inmem agree exactly, and
-// that Faiss finds the same neighbours.
+// BenchmarkBatch puts inmem's SearchBatch (plain float32 on every core and
+// on one worker, and with int8 codes) beside Faiss flat's batched search (a
+// BLAS matrix product) at N=100k, d=384, k=10, for batches of 200 and 1,024
+// queries, reporting queries per second, the float32 paths' GFLOP/s (2·N·d
+// flops a query) and the ratios. Faiss runs with the backend's default (one
+// OpenMP thread; OpenBLAS's own pool uses every core) and with OpenMP on
+// every core. The setup asserts that codes and plain inmem agree exactly,
+// and that Faiss finds the same neighbours.
 //
 //	go test -tags faiss -run '^$' -bench Batch -benchtime 5x ./vdb/faiss/
 func BenchmarkBatch(b *testing.B) {
@@ -324,6 +326,7 @@ func BenchmarkBatch(b *testing.B) {
 		return db
 	}
 	plain, codes := newMem(), newMem(inmem.WithCodes(inmem.Int8))
+	plain1 := newMem(inmem.WithWorkers(1))
 	flat := newFlat()
 	flatT := newFlat(faiss.WithThreads(runtime.NumCPU()))
 	ctx := b.Context()
@@ -357,20 +360,28 @@ func BenchmarkBatch(b *testing.B) {
 		{"inmem-int8", codes},
 		{"faiss-flat", flat},
 		{fmt.Sprintf("faiss-flat-omp%d", runtime.NumCPU()), flatT},
+		{"inmem-1w", plain1},
 	}
 	for _, nq := range []int{200, 1024} {
-		// All four answer the same batch in turn within each iteration, so
-		// that they see the same machine load; each reports its median.
+		// All answer the same batch in turn within each iteration, starting
+		// one further each time, so that they see the same machine load;
+		// each reports its median.
 		b.Run(fmt.Sprintf("n=100000/batch=%d", nq), func(b *testing.B) {
 			times := make([][]time.Duration, len(backends))
+			cpus := make([][]time.Duration, len(backends))
+			round := 0
 			for b.Loop() {
-				for i, be := range backends {
-					t0 := time.Now()
+				for k := range backends {
+					i := (round + k) % len(backends)
+					be := backends[i]
+					c0, t0 := cpuTime(), time.Now()
 					if _, err := vdb.SearchBatch(ctx, be.db, queries[:nq], benchK); err != nil {
 						b.Fatal(err)
 					}
 					times[i] = append(times[i], time.Since(t0))
+					cpus[i] = append(cpus[i], cpuTime()-c0)
 				}
+				round++
 			}
 			qps := make([]float64, len(backends))
 			for i, be := range backends {
@@ -380,6 +391,33 @@ func BenchmarkBatch(b *testing.B) {
 			b.ReportMetric(qps[1]/qps[2], "int8/faiss")
 			b.ReportMetric(qps[1]/qps[3], "int8/faiss-omp")
 			b.ReportMetric(qps[0]/qps[2], "inmem/faiss")
+			b.ReportMetric(qps[0]/qps[3], "inmem/faiss-omp")
+			b.ReportMetric(qps[4]/qps[2], "inmem-1w/faiss")
+			gflop := 2 * float64(len(vecs)) * benchDim / 1e9 // a query
+			b.ReportMetric(qps[0]*gflop, "inmem-GFLOP/s")
+			b.ReportMetric(qps[4]*gflop, "inmem-1w-GFLOP/s")
+			b.ReportMetric(max(qps[2], qps[3])*gflop, "faiss-GFLOP/s")
+			// CPU time of the whole process (OpenBLAS's and OpenMP's
+			// threads included) per batch: what each costs, whatever
+			// share of the cores the machine's other load leaves it.
+			cpu := make([]float64, len(backends))
+			for i := range backends {
+				cpu[i] = latency.PercentileMs(cpus[i], 0.5)
+			}
+			b.ReportMetric(cpu[0], "inmem-cpu-ms")
+			b.ReportMetric(cpu[2], "faiss-cpu-ms")
+			b.ReportMetric(cpu[3], "faiss-omp-cpu-ms")
+			b.ReportMetric(min(cpu[2], cpu[3])/cpu[0], "faiss/inmem-cpu")
 		})
 	}
+}
+
+// cpuTime is the CPU time the process has used, user and system, on all
+// its threads.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -46,3 +46,79 @@ func dotCodesN(out [][]int32, as [][]int16, codes []int8) {
 		dotCodes(out[i], as[i], codes)
 	}
 }
+
+// tileQueries is how many queries one float32 batch tile serves: the
+// AVX-512 kernel's twelve (six pairs) at once, the AVX2 kernel's three at a
+// time, the portable code's one.
+const tileQueries = 12
+
+// tileMin is the fewest queries for which a tile takes the AVX-512 kernel;
+// below it the twelve-query kernel would mostly multiply padding, and the
+// AVX2 three-query tile is faster.
+const tileMin = 8
+
+// A qtile is a group of up to tileQueries normalised queries of a batch,
+// laid out once per batch for the kernels (dotTile).
+type qtile struct {
+	first int         // index of qs[0] in the batch
+	qs    [][]float32 // the queries
+	// packed holds the queries in pairs for the AVX-512 tile
+	// (packQueries) where it runs; else, from three queries, flat holds
+	// them one after another for the three-query AVX2 tile.
+	flat, packed []float32
+}
+
+// makeTiles groups the queries qs (each of dimension d) in tiles of
+// tileQueries.
+func makeTiles(qs [][]float32, d int) []qtile {
+	tiles := make([]qtile, 0, (len(qs)+tileQueries-1)/tileQueries)
+	for lo := 0; lo < len(qs); lo += tileQueries {
+		t := qtile{first: lo, qs: qs[lo:min(lo+tileQueries, len(qs))]}
+		switch {
+		case useTile12(d, len(t.qs)):
+			t.packed = packQueries(t.qs, d)
+		case len(t.qs) >= 3:
+			t.flat = make([]float32, 0, len(t.qs)*d)
+			for _, q := range t.qs {
+				t.flat = append(t.flat, q...)
+			}
+		}
+		tiles = append(tiles, t)
+	}
+	return tiles
+}
+
+// packQueries lays out up to tileQueries queries of dimension d (a multiple
+// of 8) for the AVX-512 tile: for each 8-float chunk c, six 16-float
+// vectors, vector p holding chunk c of query 2p then chunk c of query 2p+1.
+// Missing queries are zeros.
+func packQueries(qs [][]float32, d int) []float32 {
+	const pairs = tileQueries / 2
+	p := make([]float32, d*tileQueries)
+	for i, q := range qs {
+		for c := 0; c < d/8; c++ {
+			off := c*pairs*16 + (i/2)*16 + (i%2)*8
+			copy(p[off:off+8], q[c*8:c*8+8])
+		}
+	}
+	return p
+}
+
+// dotTile sets out[i][r] to the inner product of t.qs[i] with row r of rows
+// (row-major, d = len(t.qs[0]) columns, at most blockRows rows), through the
+// widest register tile the CPU offers. Every path gives each score the bits
+// dotRows gives it.
+func dotTile(out *[tileQueries][blockRows]float32, t *qtile, rows []float32) {
+	d := len(t.qs[0])
+	n := len(rows) / d
+	if dotTileAsm(out, t, rows, n) {
+		return
+	}
+	j := 0
+	for ; j+1 < len(t.qs); j += 2 {
+		dotRows2(out[j][:n], out[j+1][:n], t.qs[j], t.qs[j+1], rows)
+	}
+	if j < len(t.qs) {
+		dotRows(out[j][:n], t.qs[j], rows)
+	}
+}

@@ -42,6 +42,98 @@ func dotRows2(out0, out1, q0, q1, rows []float32) {
 }
 
 //go:noescape
+func dotRows3AVX2(out *float32, ostride int, q *float32, rows *float32, n int, d int)
+
+//go:noescape
+func dotRows12AVX512(out *float32, ostride int, qp *float32, rows *float32, n int, d int)
+
+// fmaPeakAVX512 runs n rounds of 24 independent 512-bit fused
+// multiply-adds (768 flops): the float32 peak, for the benchmarks.
+//
+//go:noescape
+func fmaPeakAVX512(n int)
+
+// fmaPeak runs n rounds of 768 flops at the CPU's peak rate and reports
+// whether it could (AVX-512).
+func fmaPeak(n int) bool {
+	if !useAVX2 || !useAVX512 {
+		return false
+	}
+	fmaPeakAVX512(n)
+	return true
+}
+
+//go:noescape
+func skipBelowAVX512(s *float32, n int, floor float32) int
+
+// skipBelow returns how many leading scores are below floor: the index of
+// the first s[i] with !(s[i] < floor), or len(s).
+func skipBelow(s []float32, floor float32) int {
+	i := 0
+	if m := len(s) &^ 15; m > 0 && useAVX2 && useAVX512 {
+		if i = skipBelowAVX512(&s[0], m, floor); i < m {
+			return i
+		}
+	}
+	for ; i < len(s) && s[i] < floor; i++ {
+	}
+	return i
+}
+
+// useAVX512 selects the AVX-512 float32 batch tile (a variable for tests).
+var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
+
+// useTile12 reports whether a tile of nq queries of dimension d takes the
+// AVX-512 twelve-query kernel.
+func useTile12(d, nq int) bool { return useAVX2 && useAVX512 && d%8 == 0 && nq >= tileMin }
+
+// dotTileAsm is dotTile's assembly: the AVX-512 four-row × twelve-query
+// tile where the CPU has it and the tile was packed for it, else the AVX2
+// four-row × three-query tile (then dotRows2 and dotRows for the last one or
+// two queries). The last n%4 rows go through dotRows, which gives the same
+// bits. It reports false, doing nothing, without AVX2 or when d is not a
+// multiple of 8.
+func dotTileAsm(out *[tileQueries][blockRows]float32, t *qtile, rows []float32, n int) bool {
+	d := len(t.qs[0])
+	if !useAVX2 || d%8 != 0 || n == 0 {
+		return false
+	}
+	_ = rows[n*d-1]
+	const ostride = blockRows * 4
+	m := n &^ 3
+	nq := len(t.qs)
+	tiled := 0 // queries whose first m rows the tile kernels scored
+	if t.packed != nil && useTile12(d, nq) {
+		_ = t.packed[tileQueries*d-1]
+		if m > 0 {
+			dotRows12AVX512(&out[0][0], ostride, &t.packed[0], &rows[0], m, d)
+		}
+		tiled = nq
+	} else {
+		for ; tiled+3 <= nq; tiled += 3 {
+			_ = t.flat[(tiled+3)*d-1]
+			if m > 0 {
+				dotRows3AVX2(&out[tiled][0], ostride, &t.flat[tiled*d], &rows[0], m, d)
+			}
+		}
+		j := tiled
+		if j+1 < nq {
+			dotRows2(out[j][:n], out[j+1][:n], t.qs[j], t.qs[j+1], rows)
+			j += 2
+		}
+		if j < nq {
+			dotRows(out[j][:n], t.qs[j], rows)
+		}
+	}
+	if m < n {
+		for i := range tiled {
+			dotRows(out[i][m:n], t.qs[i], rows[m*d:])
+		}
+	}
+	return true
+}
+
+//go:noescape
 func dotCodesAVX2(out *int32, q *int16, codes *int8, n int, d int)
 
 //go:noescape

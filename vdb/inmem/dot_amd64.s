@@ -690,3 +690,363 @@ b1inner:
 b1done:
 	VZEROUPPER
 	RET
+
+// The float32 batch kernels below compute every (query, row) score in the
+// order described at dotRowsAVX2 — one 8-lane accumulator, fused
+// multiply-adds over the 8-float chunks in increasing order, then the
+// horizontal sum ((l0+l4)+(l1+l5)) + ((l2+l6)+(l3+l7)) — so their scores
+// are bit-for-bit those of dotRowsAVX2 and dotRows2AVX2.
+
+// func dotRows3AVX2(out *float32, ostride int, q *float32, rows *float32, n int, d int)
+//
+// The AVX2 batch tile: four rows by three queries, twelve accumulators
+// (Y4-Y15), each row chunk loaded once for the three queries. The queries
+// are consecutive (q, q+d, q+2d); query i's score of row r goes to
+// out + i*ostride + 4r (ostride in bytes). n must be a multiple of 4 and d a
+// positive multiple of 8.
+TEXT ·dotRows3AVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), R14
+	MOVQ ostride+8(FP), R11
+	MOVQ q+16(FP), SI
+	MOVQ rows+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVQ d+40(FP), R8
+	SHLQ $2, R8            // row stride in bytes
+	LEAQ (R8)(R8*2), R9    // three rows
+	LEAQ (SI)(R8*1), R12   // second query
+	LEAQ (R12)(R8*1), R13  // third query
+	XORQ R15, R15          // byte offset of the current rows in out
+
+q3loop:
+	CMPQ CX, $4
+	JLT  q3done
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	XORQ   AX, AX
+
+q3inner:
+	VMOVUPS     (SI)(AX*1), Y0
+	VMOVUPS     (R12)(AX*1), Y1
+	VMOVUPS     (R13)(AX*1), Y2
+	VMOVUPS     (DX), Y3
+	VFMADD231PS Y3, Y0, Y4
+	VFMADD231PS Y3, Y1, Y5
+	VFMADD231PS Y3, Y2, Y6
+	VMOVUPS     (DX)(R8*1), Y3
+	VFMADD231PS Y3, Y0, Y7
+	VFMADD231PS Y3, Y1, Y8
+	VFMADD231PS Y3, Y2, Y9
+	VMOVUPS     (DX)(R8*2), Y3
+	VFMADD231PS Y3, Y0, Y10
+	VFMADD231PS Y3, Y1, Y11
+	VFMADD231PS Y3, Y2, Y12
+	VMOVUPS     (DX)(R9*1), Y3
+	VFMADD231PS Y3, Y0, Y13
+	VFMADD231PS Y3, Y1, Y14
+	VFMADD231PS Y3, Y2, Y15
+	ADDQ        $32, DX
+	ADDQ        $32, AX
+	CMPQ        AX, R8
+	JLT         q3inner
+
+	LEAQ  (R14)(R15*1), DI
+	HSUM_STORE(Y4, X4, 0)
+	HSUM_STORE(Y7, X7, 4)
+	HSUM_STORE(Y10, X10, 8)
+	HSUM_STORE(Y13, X13, 12)
+	ADDQ  R11, DI
+	HSUM_STORE(Y5, X5, 0)
+	HSUM_STORE(Y8, X8, 4)
+	HSUM_STORE(Y11, X11, 8)
+	HSUM_STORE(Y14, X14, 12)
+	ADDQ  R11, DI
+	HSUM_STORE(Y6, X6, 0)
+	HSUM_STORE(Y9, X9, 4)
+	HSUM_STORE(Y12, X12, 8)
+	HSUM_STORE(Y15, X15, 12)
+	ADDQ  R9, DX // DX had moved one row; skip the other three
+	ADDQ  $16, R15
+	SUBQ  $4, CX
+	JMP   q3loop
+
+q3done:
+	VZEROUPPER
+	RET
+
+// tile12Perm reorders the sixteen sums TILESUM computes (see there) into
+// four rows for each of four queries.
+DATA tile12Perm<>+0(SB)/4, $0
+DATA tile12Perm<>+4(SB)/4, $8
+DATA tile12Perm<>+8(SB)/4, $1
+DATA tile12Perm<>+12(SB)/4, $9
+DATA tile12Perm<>+16(SB)/4, $4
+DATA tile12Perm<>+20(SB)/4, $12
+DATA tile12Perm<>+24(SB)/4, $5
+DATA tile12Perm<>+28(SB)/4, $13
+DATA tile12Perm<>+32(SB)/4, $2
+DATA tile12Perm<>+36(SB)/4, $10
+DATA tile12Perm<>+40(SB)/4, $3
+DATA tile12Perm<>+44(SB)/4, $11
+DATA tile12Perm<>+48(SB)/4, $6
+DATA tile12Perm<>+52(SB)/4, $14
+DATA tile12Perm<>+56(SB)/4, $7
+DATA tile12Perm<>+60(SB)/4, $15
+GLOBL tile12Perm<>(SB), RODATA|NOPTR, $64
+
+// PAIRSUM folds the two 256-bit halves of a and b (each half an 8-lane
+// accumulator) to four lanes each: a = [a.lo128+a.hi128 of the low half,
+// the same of the high half, then b's two], the first step of HSUM_STORE.
+// Z0 and Z1 are scratch.
+#define PAIRSUM(a, b) \
+	VSHUFF32X4 $0x88, b, a, Z0 \
+	VSHUFF32X4 $0xDD, b, a, Z1 \
+	VADDPS     Z1, Z0, a
+
+// TILESUM finishes eight accumulators of dotRows12AVX512 — the two query
+// pairs 2g and 2g+1 by the four rows: a..h = Z(2g,0..3), Z(2g+1,0..3) —
+// into sixteen sums, each ((l0+l4)+(l1+l5)) + ((l2+l6)+(l3+l7)) as in
+// HSUM_STORE, then permutes them (Z7 holds tile12Perm) into four rows for
+// each of the queries 4g..4g+3 and stores them at R12, R12+R11, R12+2·R11
+// and R12+3·R11, leaving R12 at the next query. Z0 and Z1 are scratch.
+#define TILESUM(a, b, c, dd, e, f, g, h) \
+	PAIRSUM(a, b) \
+	PAIRSUM(c, dd) \
+	PAIRSUM(e, f) \
+	PAIRSUM(g, h) \
+	VSHUFPS       $0x88, c, a, Z0 \
+	VSHUFPS       $0xDD, c, a, Z1 \
+	VADDPS        Z1, Z0, a \
+	VSHUFPS       $0x88, g, e, Z0 \
+	VSHUFPS       $0xDD, g, e, Z1 \
+	VADDPS        Z1, Z0, e \
+	VSHUFPS       $0x88, e, a, Z0 \
+	VSHUFPS       $0xDD, e, a, Z1 \
+	VADDPS        Z1, Z0, Z0 \
+	VPERMPS       Z0, Z7, Z0 \
+	VMOVUPS       X0, (R12) \
+	ADDQ          R11, R12 \
+	VEXTRACTF32X4 $1, Z0, (R12) \
+	ADDQ          R11, R12 \
+	VEXTRACTF32X4 $2, Z0, (R12) \
+	ADDQ          R11, R12 \
+	VEXTRACTF32X4 $3, Z0, (R12) \
+	ADDQ          R11, R12
+
+// func dotRows12AVX512(out *float32, ostride int, qp *float32, rows *float32, n int, d int)
+//
+// The AVX-512 batch tile: four rows by twelve queries. The queries come
+// packed in pairs (packQueries): for each 8-float chunk c, six 16-float
+// vectors, the chunk c of queries 2p and 2p+1 side by side. Each 8-float row
+// chunk is broadcast to both halves of a register (VBROADCASTF64X4) and
+// multiplied into the six pairs, so each 512-bit accumulator holds two
+// independent 8-lane accumulators: 24 of them (Z8-Z31) for 48 scores, the
+// row chunk loaded once for twelve queries. Query i's score of row r goes to
+// out + i*ostride + 4r (ostride in bytes). n must be a multiple of 4 and d
+// a positive multiple of 8. Accumulator Z(8+6r+p) holds rows r by pair p.
+TEXT ·dotRows12AVX512(SB), NOSPLIT, $0-48
+	MOVQ    out+0(FP), R14
+	MOVQ    ostride+8(FP), R11
+	MOVQ    qp+16(FP), SI
+	MOVQ    rows+24(FP), DX
+	MOVQ    n+32(FP), CX
+	MOVQ    d+40(FP), R8
+	SHLQ    $2, R8           // row stride in bytes
+	LEAQ    (R8)(R8*2), R9   // three rows
+	XORQ    R15, R15         // byte offset of the current rows in out
+
+t12loop:
+	CMPQ   CX, $4
+	JLT    t12done
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+	MOVQ   SI, R10
+	XORQ   AX, AX
+	LEAQ   (DX)(R8*4), R13 // the next four rows, to prefetch
+
+t12inner:
+	// Prefetch the next four rows, 32 bytes a step: the first tile over
+	// a block reads its rows from memory. Past the last row this touches
+	// memory beyond the slice, which PREFETCH allows (it never faults).
+	PREFETCHT0      (R13)
+	PREFETCHT0      (R13)(R8*1)
+	PREFETCHT0      (R13)(R8*2)
+	PREFETCHT0      (R13)(R9*1)
+	VMOVUPS         0(R10), Z0
+	VMOVUPS         64(R10), Z1
+	VMOVUPS         128(R10), Z2
+	VMOVUPS         192(R10), Z3
+	VMOVUPS         256(R10), Z4
+	VMOVUPS         320(R10), Z5
+	VBROADCASTF64X4 (DX), Z6
+	VFMADD231PS     Z6, Z0, Z8
+	VFMADD231PS     Z6, Z1, Z9
+	VFMADD231PS     Z6, Z2, Z10
+	VFMADD231PS     Z6, Z3, Z11
+	VFMADD231PS     Z6, Z4, Z12
+	VFMADD231PS     Z6, Z5, Z13
+	VBROADCASTF64X4 (DX)(R8*1), Z7
+	VFMADD231PS     Z7, Z0, Z14
+	VFMADD231PS     Z7, Z1, Z15
+	VFMADD231PS     Z7, Z2, Z16
+	VFMADD231PS     Z7, Z3, Z17
+	VFMADD231PS     Z7, Z4, Z18
+	VFMADD231PS     Z7, Z5, Z19
+	VBROADCASTF64X4 (DX)(R8*2), Z6
+	VFMADD231PS     Z6, Z0, Z20
+	VFMADD231PS     Z6, Z1, Z21
+	VFMADD231PS     Z6, Z2, Z22
+	VFMADD231PS     Z6, Z3, Z23
+	VFMADD231PS     Z6, Z4, Z24
+	VFMADD231PS     Z6, Z5, Z25
+	VBROADCASTF64X4 (DX)(R9*1), Z7
+	VFMADD231PS     Z7, Z0, Z26
+	VFMADD231PS     Z7, Z1, Z27
+	VFMADD231PS     Z7, Z2, Z28
+	VFMADD231PS     Z7, Z3, Z29
+	VFMADD231PS     Z7, Z4, Z30
+	VFMADD231PS     Z7, Z5, Z31
+	ADDQ            $384, R10
+	ADDQ            $32, R13
+	ADDQ            $32, DX
+	ADDQ            $32, AX
+	CMPQ            AX, R8
+	JLT             t12inner
+
+	VMOVUPS tile12Perm<>(SB), Z7
+	LEAQ    (R14)(R15*1), R12
+	TILESUM(Z8, Z14, Z20, Z26, Z9, Z15, Z21, Z27)
+	TILESUM(Z10, Z16, Z22, Z28, Z11, Z17, Z23, Z29)
+	TILESUM(Z12, Z18, Z24, Z30, Z13, Z19, Z25, Z31)
+	ADDQ    R9, DX // DX had moved one row; skip the other three
+	ADDQ    $16, R15
+	SUBQ    $4, CX
+	JMP     t12loop
+
+t12done:
+	VZEROUPPER
+	RET
+
+// func fmaPeakAVX512(n int)
+//
+// n rounds of 24 independent 512-bit fused multiply-adds (768 float32
+// flops) and nothing else: the machine's float32 peak, which the batch
+// kernels' benchmark reports beside theirs.
+TEXT ·fmaPeakAVX512(SB), NOSPLIT, $0-8
+	MOVQ   n+0(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+peakloop:
+	VFMADD231PS Z0, Z1, Z8
+	VFMADD231PS Z0, Z1, Z9
+	VFMADD231PS Z0, Z1, Z10
+	VFMADD231PS Z0, Z1, Z11
+	VFMADD231PS Z0, Z1, Z12
+	VFMADD231PS Z0, Z1, Z13
+	VFMADD231PS Z0, Z1, Z14
+	VFMADD231PS Z0, Z1, Z15
+	VFMADD231PS Z0, Z1, Z16
+	VFMADD231PS Z0, Z1, Z17
+	VFMADD231PS Z0, Z1, Z18
+	VFMADD231PS Z0, Z1, Z19
+	VFMADD231PS Z0, Z1, Z20
+	VFMADD231PS Z0, Z1, Z21
+	VFMADD231PS Z0, Z1, Z22
+	VFMADD231PS Z0, Z1, Z23
+	VFMADD231PS Z0, Z1, Z24
+	VFMADD231PS Z0, Z1, Z25
+	VFMADD231PS Z0, Z1, Z26
+	VFMADD231PS Z0, Z1, Z27
+	VFMADD231PS Z0, Z1, Z28
+	VFMADD231PS Z0, Z1, Z29
+	VFMADD231PS Z0, Z1, Z30
+	VFMADD231PS Z0, Z1, Z31
+	DECQ        CX
+	JNZ         peakloop
+	VZEROUPPER
+	RET
+
+// func skipBelowAVX512(s *float32, n int, floor float32) int
+//
+// The index of the first s[i], i < n, that is not below floor (!(s[i] <
+// floor), so NaN counts as not below), or n. n must be a multiple of 16.
+TEXT ·skipBelowAVX512(SB), NOSPLIT, $0-32
+	MOVQ         s+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS floor+16(FP), Z0
+	XORQ         AX, AX
+
+sbloop:
+	CMPQ      AX, CX
+	JGE       sbnone
+	VCMPPS    $10, (SI)(AX*4), Z0, K1 // NGT_US: !(floor > s[i])
+	KORTESTW  K1, K1
+	JNZ       sbfound
+	ADDQ      $16, AX
+	JMP       sbloop
+
+sbfound:
+	KMOVW    K1, DX
+	BSFL     DX, DX
+	ADDQ     DX, AX
+
+sbnone:
+	MOVQ       AX, ret+24(FP)
+	VZEROUPPER
+	RET

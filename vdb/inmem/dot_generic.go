@@ -8,6 +8,29 @@ var useAVX2 = false
 // useVNNI is always false here.
 var useVNNI = false
 
+// useAVX512 is always false here.
+var useAVX512 = false
+
+// fmaPeak reports false: there is no peak probe here.
+func fmaPeak(n int) bool { return false }
+
+// skipBelow returns how many leading scores are below floor: the index of
+// the first s[i] with !(s[i] < floor), or len(s).
+func skipBelow(s []float32, floor float32) int {
+	i := 0
+	for ; i < len(s) && s[i] < floor; i++ {
+	}
+	return i
+}
+
+// useTile12 reports false: there is no AVX-512 tile here.
+func useTile12(d, nq int) bool { return false }
+
+// dotTileAsm reports false: dotTile runs the portable code.
+func dotTileAsm(out *[tileQueries][blockRows]float32, t *qtile, rows []float32, n int) bool {
+	return false
+}
+
 // dotRows sets out[i] to the inner product of q with the i-th row of rows.
 func dotRows(out, q, rows []float32) { dotRowsGeneric(out, q, rows) }
 

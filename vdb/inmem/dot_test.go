@@ -3,6 +3,7 @@ package inmem
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -286,4 +287,179 @@ func TestDotBytes(t *testing.T) {
 	assert.False(t, dotBytes(out, make([]uint8, 64), make([]int8, 3*64), make([]rowMeta, 3)))
 	assert.Equal(t, []int32{7, 7, 7}, out)
 	assert.False(t, dotBytes(make([]int32, 4), make([]uint8, 32), make([]int8, 4*32), make([]rowMeta, 4)))
+}
+
+// fma32 is a·b+c rounded once to float32, as VFMADD231PS computes it. The
+// product is exact in float64; so is the sum when its rounding error is 0,
+// and otherwise rounding the float64 sum to float32 is still right unless
+// it landed on a float32 midpoint (double rounding), or is tiny: then the
+// exact value in a wide big.Float, rounded to nearest even.
+func fma32(a, b, c float32) float32 {
+	p, y := float64(a)*float64(b), float64(c)
+	s := p + y
+	bb := s - p
+	exact := (p-(s-bb))+(y-bb) == 0
+	if exact || math.Abs(s) > 0x1p-100 && math.Float64bits(s)&(1<<29-1) != 1<<28 {
+		return float32(s)
+	}
+	x := new(big.Float).SetPrec(512).SetFloat64(float64(a))
+	x.Mul(x, new(big.Float).SetPrec(512).SetFloat64(float64(b)))
+	x.Add(x, new(big.Float).SetPrec(512).SetFloat64(float64(c)))
+	f, _ := x.Float32()
+	return f
+}
+
+// dot8 is the pure-Go reference of the assembly kernels' order of
+// operations: eight lanes, each a chain of fused multiply-adds over the
+// 8-float chunks in increasing order, then ((l0+l4)+(l1+l5)) +
+// ((l2+l6)+(l3+l7)). d must be a multiple of 8.
+func dot8(q, row []float32) float32 {
+	var l [8]float32
+	for c := 0; c < len(q); c += 8 {
+		for i := range l {
+			l[i] = fma32(q[c+i], row[c+i], l[i])
+		}
+	}
+	return ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]))
+}
+
+// tilePaths are the float32 batch tile's paths: the AVX-512 twelve-query
+// kernel, the AVX2 three-query kernel and the portable code; each entry
+// switches its path on and returns what restores the previous one. On a
+// CPU or build without a kernel the path falls back to the next, which is
+// checked all the same.
+var tilePaths = []struct {
+	name string
+	set  func() (restore func())
+}{
+	{"avx512", func() func() { return func() {} }},
+	{"avx2", SetNoAVX512},
+	{"generic", SetGeneric},
+}
+
+// TestDotTile checks the float32 batch tile on each path: every score has
+// the bits dotRows gives that row alone (which the codes path's rescoring
+// relies on), the assembly paths match dot8, the exact reference of their
+// order of operations, bit for bit, and every path is within rounding of a
+// float64 sum. Dimensions, row counts and query counts straddle the
+// kernels' boundaries (8-float chunks, four rows, three and twelve
+// queries, the AVX-512 kernel's minimum of tileMin).
+func TestDotTile(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, path := range tilePaths {
+		restore := path.set()
+		for _, d := range []int{1, 7, 8, 16, 24, 40, 384, 385, 392} {
+			for _, n := range []int{1, 3, 4, 5, 7, 9, 128} {
+				rows := randFloats(r, n*d)
+				for _, nq := range []int{1, 2, 3, 4, 5, 7, 8, 11, 12} {
+					qs := make([][]float32, nq)
+					for i := range qs {
+						qs[i] = randFloats(r, d)
+					}
+					tiles := makeTiles(qs, d)
+					require.Len(t, tiles, 1)
+					assert.Equal(t, useTile12(d, nq), tiles[0].packed != nil)
+					var out [tileQueries][blockRows]float32
+					dotTile(&out, &tiles[0], rows)
+					var one [1]float32
+					for i, q := range qs {
+						for row := range n {
+							x := rows[row*d : (row+1)*d]
+							dotRows(one[:], q, x)
+							got := out[i][row]
+							if math.Float32bits(one[0]) != math.Float32bits(got) {
+								t.Fatalf("%s d=%d n=%d nq=%d query %d row %d: tile %v, dotRows %v", path.name, d, n, nq, i, row, got, one[0])
+							}
+							if useAVX2 && d%8 == 0 {
+								if want := dot8(q, x); math.Float32bits(want) != math.Float32bits(got) {
+									t.Fatalf("%s d=%d n=%d nq=%d query %d row %d: tile %v, reference %v", path.name, d, n, nq, i, row, got, want)
+								}
+							}
+							var want float64
+							for j := range q {
+								want += float64(q[j]) * float64(x[j])
+							}
+							assert.InDelta(t, want, got, 1e-4*math.Sqrt(float64(d)), "%s d=%d n=%d nq=%d query %d row %d", path.name, d, n, nq, i, row)
+						}
+					}
+				}
+			}
+		}
+		restore()
+	}
+}
+
+// TestFMA32 checks the reference's fused multiply-add where rounding the
+// float64 sum to float32 would round twice: a·b+c = 1 + 2⁻²⁴ + 2⁻⁷⁰, just
+// above the float32 midpoint 1 + 2⁻²⁴, must round up to 1 + 2⁻²³, while
+// the float64 sum is the midpoint itself, which rounds to even, 1.
+func TestFMA32(t *testing.T) {
+	a := float32(-0x1p-24 * (1 + 0x1p-23))
+	b := float32(1 - 0x1p-23) // a·b = -2⁻²⁴ + 2⁻⁷⁰
+	c := float32(1 + 0x1p-23)
+	require.Equal(t, float32(1), float32(float64(a)*float64(b)+float64(c)), "the float64 sum rounds twice")
+	assert.Equal(t, float32(1+0x1p-23), fma32(a, b, c))
+	assert.Equal(t, float32(7), fma32(2, 3, 1))
+	assert.Equal(t, float32(0x1p-140), fma32(0x1p-70, 0x1p-70, 0), "subnormal")
+}
+
+// TestMakeTiles checks the grouping of a batch and the AVX-512 packing.
+func TestMakeTiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const d = 16
+	qs := make([][]float32, 2*tileQueries+tileMin)
+	for i := range qs {
+		qs[i] = randFloats(r, d)
+	}
+	tiles := makeTiles(qs, d)
+	require.Len(t, tiles, 3)
+	for k, tl := range tiles {
+		assert.Equal(t, k*tileQueries, tl.first)
+		assert.Equal(t, qs[tl.first:tl.first+len(tl.qs)], tl.qs)
+		if useTile12(d, len(tl.qs)) {
+			assert.Nil(t, tl.flat)
+			assert.Equal(t, packQueries(tl.qs, d), tl.packed)
+			continue
+		}
+		assert.Nil(t, tl.packed)
+		for i, q := range tl.qs {
+			assert.Equal(t, q, tl.flat[i*d:(i+1)*d])
+		}
+	}
+	p := packQueries(qs[:3], d)
+	require.Len(t, p, tileQueries*d)
+	// Chunk 1 of query 2 (pair 1, first half) and of query 1 (pair 0,
+	// second half); query 3 is missing: zeros.
+	assert.Equal(t, qs[2][8:16], p[96+16:96+24])
+	assert.Equal(t, qs[1][8:16], p[96+8:96+16])
+	assert.Equal(t, make([]float32, 8), p[96+24:96+32])
+}
+
+// TestSkipBelow checks the vectorised skip over scores below a floor (on
+// each path) against a plain loop, with the first score not below it at
+// every position, in and after the 16-float steps, NaN counting as not
+// below.
+func TestSkipBelow(t *testing.T) {
+	for _, path := range tilePaths {
+		restore := path.set()
+		for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 128, 130} {
+			for at := 0; at <= n; at++ {
+				for _, x := range []float32{0.5, 0.25, float32(math.NaN())} {
+					s := make([]float32, n)
+					for i := range s {
+						s[i] = 0.125 - float32(i%7)/8 // below 0.25
+					}
+					if at < n {
+						s[at] = x
+					}
+					want := 0
+					for want < n && s[want] < 0.25 {
+						want++
+					}
+					assert.Equal(t, want, skipBelow(s, 0.25), "%s n=%d at=%d x=%v", path.name, n, at, x)
+				}
+			}
+		}
+		restore()
+	}
 }

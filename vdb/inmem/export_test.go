@@ -71,3 +71,16 @@ func WithCodesAlways() Option {
 		return nil
 	}
 }
+
+// SetNoAVX512 switches the AVX-512 float32 batch tile off (the AVX2 one
+// stays) and returns a function that restores it.
+func SetNoAVX512() (restore func()) {
+	old := useAVX512
+	useAVX512 = false
+	return func() { useAVX512 = old }
+}
+
+// FMAPeak runs n rounds of 768 float32 flops of 512-bit fused
+// multiply-adds and nothing else, and reports whether the CPU could
+// (AVX-512): the peak the batch benchmark compares the float32 tile with.
+func FMAPeak(n int) bool { return fmaPeak(n) }

@@ -2,11 +2,15 @@ package inmem
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 )
 
 // BenchmarkKernels measures the batch kernels on one core with everything in
-// cache, in multiply-adds per second (the "MAC/s" metric, as bytes).
+// cache, in multiply-adds per second (the "MAC/s" metric, as bytes), the
+// float32 tiles also in GFLOP/s beside fma-peak, the CPU's float32 peak
+// (512-bit fused multiply-adds and nothing else) in the same run.
 func BenchmarkKernels(b *testing.B) {
 	const d, n = 384, 64
 	r := rand.New(rand.NewPCG(1, 2))
@@ -27,6 +31,55 @@ func BenchmarkKernels(b *testing.B) {
 		for b.Loop() {
 			dotRows2(out0, out1, q0, q1, rows)
 		}
+	})
+	b.Run("fma-peak", func(b *testing.B) {
+		const rounds = 1 << 16
+		if !fmaPeak(1) {
+			b.Skip("no AVX-512 on this CPU or build")
+		}
+		for b.Loop() {
+			fmaPeak(rounds)
+		}
+		b.ReportMetric(768*rounds*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
+	qs := make([][]float32, tileQueries)
+	for i := range qs {
+		qs[i] = randFloats(r, d)
+	}
+	var tout [tileQueries][blockRows]float32
+	for _, path := range tilePaths {
+		restore := path.set()
+		tiles := makeTiles(qs, d)
+		b.Run("float32-tile12-"+path.name, func(b *testing.B) {
+			b.SetBytes(tileQueries * n * d)
+			for b.Loop() {
+				dotTile(&tout, &tiles[0], rows)
+			}
+			b.ReportMetric(2*tileQueries*n*d*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		restore()
+	}
+	// The AVX-512 tile and the peak probe alternately, a few milliseconds
+	// each, so that both see the same load: the tile's share of the peak.
+	b.Run("float32-tile12-of-peak", func(b *testing.B) {
+		if !fmaPeak(1) {
+			b.Skip("no AVX-512 on this CPU or build")
+		}
+		tiles := makeTiles(qs, d)
+		const calls = 200
+		rounds := calls * 2 * tileQueries * n * d / 768 // the same flops
+		var ratios []float64
+		for b.Loop() {
+			t0 := time.Now()
+			for range calls {
+				dotTile(&tout, &tiles[0], rows)
+			}
+			t1 := time.Now()
+			fmaPeak(rounds)
+			ratios = append(ratios, time.Since(t1).Seconds()/t1.Sub(t0).Seconds())
+		}
+		slices.Sort(ratios)
+		b.ReportMetric(ratios[len(ratios)/2], "of-peak")
 	})
 	b.Run("int8-4x2", func(b *testing.B) {
 		b.SetBytes(2 * n * d)

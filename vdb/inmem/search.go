@@ -70,7 +70,7 @@ func (db *DB) SearchMinScore(ctx context.Context, query []float32, k int, minSco
 
 // SearchBatch answers many queries in one pass over the stored vectors: each
 // block of rows is read from memory once and scored against every query while
-// it is in cache (two queries per kernel pass). All queries are validated
+// it is in cache (up to twelve queries per kernel pass). All queries are validated
 // before the scan; an error names the first bad one.
 func (db *DB) SearchBatch(ctx context.Context, queries [][]float32, k int) ([][]vdb.Result, error) {
 	if err := ctx.Err(); err != nil {
@@ -124,6 +124,7 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 	}
 	var qcs []qcode
 	var qus [][]uint8
+	var tiles []qtile
 	if db.codes == Int8 && (db.codesMin < 0 || n >= db.codesMin && n >= codesPerK*k) {
 		qcs = make([]qcode, len(qs))
 		// Full groups of six queries take the byte kernel where it runs
@@ -148,6 +149,9 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 			}
 		}
 	}
+	if qcs == nil {
+		tiles = makeTiles(qs, db.dim)
+	}
 	errs := make([]error, w)
 	// Workers pull chunks of rows from a shared counter rather than taking a
 	// fixed share each: on a busy machine a worker that starts late (its
@@ -170,7 +174,7 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 			if qcs != nil {
 				db.scanRangeCodes(qs, qcs, qus, lo, min(lo+chunkRows, n), tops[i])
 			} else {
-				db.scanRange(qs, lo, min(lo+chunkRows, n), tops[i])
+				db.scanRange(tiles, lo, min(lo+chunkRows, n), tops[i])
 			}
 		}
 	}
@@ -207,25 +211,20 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 }
 
 // scanRange scores rows [lo, hi) against every query, offering each score to
-// that query's top-k. A batch of queries runs over each block while it is in
-// cache.
-func (db *DB) scanRange(qs [][]float32, lo, hi int, tops []topK) {
-	var scores, scores1 [blockRows]float32
+// that query's top-k. Each block of rows is read from memory once and
+// scored against every tile of queries (dotTile) while it is in cache.
+func (db *DB) scanRange(tiles []qtile, lo, hi int, tops []topK) {
+	var scores [tileQueries][blockRows]float32
 	for r := lo; r < hi; r += blockRows {
 		end := min(r+blockRows, hi)
 		rows := db.rowRange(r, end)
 		ids := db.ids[r:end]
-		s, s1 := scores[:end-r], scores1[:end-r]
-		j := 0
-		// Queries in pairs: each load of a row serves two of them.
-		for ; j+1 < len(qs); j += 2 {
-			dotRows2(s, s1, qs[j], qs[j+1], rows)
-			tops[j].offerAll(s, ids)
-			tops[j+1].offerAll(s1, ids)
-		}
-		if j < len(qs) {
-			dotRows(s, qs[j], rows)
-			tops[j].offerAll(s, ids)
+		for k := range tiles {
+			t := &tiles[k]
+			dotTile(&scores, t, rows)
+			for i := range t.qs {
+				tops[t.first+i].offerAll(scores[i][:end-r], ids)
+			}
 		}
 	}
 }
@@ -330,14 +329,15 @@ func worse(a, b vdb.Result) bool {
 	return a.Score < b.Score || (a.Score == b.Score && a.ID > b.ID)
 }
 
-// offerAll offers scores[i] under ids[i], skipping quickly those below the
-// floor (nearly all of them, once the heap has filled).
+// offerAll offers scores[i] under ids[i], skipping quickly (skipBelow)
+// those below the floor: nearly all of them, once the heap has filled.
 func (t *topK) offerAll(scores []float32, ids []int64) {
-	for i, x := range scores {
-		if x < t.floor {
-			continue
+	for i := 0; ; i++ {
+		i += skipBelow(scores[i:], t.floor)
+		if i >= len(scores) {
+			return
 		}
-		t.offer(vdb.Result{ID: ids[i], Score: x})
+		t.offer(vdb.Result{ID: ids[i], Score: scores[i]})
 	}
 }
 
