@@ -177,7 +177,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 	if err != nil {
 		return nil, err
 	}
-	if err := s.bestShare(ctx, list); err != nil {
+	if err := s.bestShare(ctx, list, keep); err != nil {
 		return nil, err
 	}
 	list = s.relevant(list, q.MinRelevance)

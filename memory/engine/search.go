@@ -124,26 +124,20 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 
 // bestShare sets s.top.share: the share of the query's words (as the
 // keyword path cuts them, its question words and time references left
-// out: a memory's time is in its date, not always in its words) that the text of
-// the candidate with the best fused score holds. Unlike the keyword
-// score it weighs every word alike, so it does not trust the namespace's
-// word statistics: a common word that happens to be rare in a namespace
-// (a foreign conversation's one "resort") scores high there, but is one
-// word of many that the best hit shares with the question. It reads that
-// candidate's record (best reads it again only if it is not kept).
-func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K]) error {
-	if len(list) == 0 {
-		return nil
+// out: a memory's time is in its date, not always in its words) that the
+// text of the best candidate holds. Unlike the keyword score it weighs
+// every word alike, so it does not trust the namespace's word statistics:
+// a common word that happens to be rare in a namespace (a foreign
+// conversation's one "resort") scores high there, but is one word of many
+// that the best hit shares with the question. It reads the records of the
+// best keep candidates, which best reads no more (when relevance leaves
+// them all in, as it most often does, no other read is needed).
+func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K], keep int) error {
+	top, err := s.best(ctx, slices.Clone(list), keep)
+	if err != nil || len(top) == 0 {
+		return err
 	}
-	top := slices.MinFunc(list, func(a, b *candidate[K]) int { return ranking.Order(a.Paths, b.Paths, a.score, b.score, "", "") })
-	if !top.read {
-		docs, err := s.src.Docs(ctx, []K{top.key})
-		if err != nil {
-			return err
-		}
-		top.doc, top.read = docs[0], true
-	}
-	s.top.share = ranking.Share(s.e.tok, ranking.WithoutTimeRefs(ranking.WithoutQuestionWords(s.text)), top.doc.Record.Text)
+	s.top.share = ranking.Share(s.e.tok, ranking.WithoutTimeRefs(ranking.WithoutQuestionWords(s.text)), top[0].doc.Record.Text)
 	return nil
 }
 
