@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/embed/glove"
 	"github.com/agentmem/agentmem/eval"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
@@ -100,7 +101,7 @@ ids per mode too.`,
 			}
 			cfg.Options = append(cfg.Options, longterm.WithNextWeight(nextWeight))
 			cfg.Options = append(cfg.Options, longterm.WithEpisodeWeight(episodeWeight), longterm.WithQueryIDF(queryIDF))
-			if timeBoost > 0 {
+			if cmd.Flags().Changed("time-boost") {
 				cfg.Options = append(cfg.Options, longterm.WithTimePrior(timeBoost))
 			}
 			if cmd.Flags().Changed("recency") || cmd.Flags().Changed("recency-half-life") {
@@ -199,7 +200,7 @@ ids per mode too.`,
 	f.Float64Var(&queryK3, "query-tf", 0, "keyword path: count a word the question repeats more, with this k3 (0: once)")
 	f.Float64Var(&nextWeight, "next-weight", longterm.DefaultNextWeight, "keyword path: weight of the next turn's words")
 	f.Float64Var(&episodeWeight, "episode-weight", longterm.DefaultEpisodeWeight, "keyword path: weight of the conversation (episode) a turn belongs to")
-	f.Float64Var(&timeBoost, "time-boost", 0, "keyword path: boost of records in a period the question names (\"last week\", \"in May 2023\"); 0: off")
+	f.Float64Var(&timeBoost, "time-boost", engine.DefaultTimeBoost, "keyword path: boost of records in a period the question names (\"last week\", \"in May 2023\"); 0: off")
 	f.Float64Var(&recency, "recency", longterm.DefaultRecencyBoost, "keyword path: boost of recent records for a question that refers back to an earlier conversation (\"last time\", \"already\", \"what's next\"), halved per --recency-half-life of age; 0: off")
 	f.DurationVar(&recencyHalf, "recency-half-life", longterm.DefaultRecencyHalfLife, "--recency: the age at which a record's boost is halved")
 	f.IntVar(&fbDocs, "feedback", 0, "keyword path: pseudo-relevance feedback (RM3) from this many top records (0: off)")

@@ -67,6 +67,14 @@ const (
 	// recall@10 there.
 	DefaultRecencyBoost    = 1
 	DefaultRecencyHalfLife = 14 * 24 * time.Hour
+	// DefaultTimeBoost is WithTimePrior's default: a record said in the
+	// time a query names ("on May 2nd", "last week") scores twice its
+	// keyword score. On MemoryBank (testdata/memorybank, 37 of 99
+	// questions name a day) hybrid recall@10 goes from 0.843 to 0.859 (its
+	// time questions 0.689 → 0.730); RealMem (0.328 → 0.329) and the
+	// bundled testdata/eval (0.957) keep theirs, the latter losing one
+	// question at recall@1. A boost of 2 gains MemoryBank another 0.010.
+	DefaultTimeBoost = 1
 	// DefaultRelatedWeight is the weight of a word that WithQueryExpansion
 	// adds, relative to the query's own words (1).
 	DefaultRelatedWeight = 0.3
@@ -147,6 +155,7 @@ func defaultConfig() config {
 		episodeWeight:   DefaultEpisodeWeight,
 		speakerBoost:    DefaultSpeakerBoost,
 		recencyBoost:    DefaultRecencyBoost,
+		timeBoost:       DefaultTimeBoost,
 		recencyHalfLife: DefaultRecencyHalfLife,
 		tokens:          tokens.Default,
 		nearScore:       DefaultNearScore,
@@ -307,8 +316,8 @@ func WithSpeakerBoost(boost float64) Option {
 
 // WithTimePrior makes the keyword path prefer, by 1 + boost times their
 // score, the records said in a time the query names relative to the
-// namespace's newest record ("yesterday", "last week"); finite, ≥ 0; 0
-// (the default) turns it off.
+// namespace's newest record ("yesterday", "last week"); finite, ≥ 0
+// (default DefaultTimeBoost); 0 turns it off.
 func WithTimePrior(boost float64) Option {
 	return func(c *config) error { return setting.NonNegative(&c.timeBoost, "time boost", boost) }
 }
