@@ -13,7 +13,7 @@
 // p50-ms, cpu-ms/op, allocs/op) and BenchmarkIngest at -ingest turns
 // (turns/s). A ratio below 1 is better for times and allocations, above 1
 // for turns/s. -backend sets AGENTMEM_BENCH_BACKEND for both (e.g.
-// inmem:int8); -query and -ingestbench pass benchmark patterns through.
+// inmem:int8).
 package main
 
 import (
