@@ -9,7 +9,8 @@ import (
 )
 
 // A time reference in a query: "yesterday", "last week", "3 days ago",
-// "in May 2023", "on 8 May 2023", "May 8, 2023", "2023-05-08". Parsing is
+// "in May 2023", "on 8 May 2023", "May 8, 2023", "2023-05-08", and in
+// Chinese 2023年5月8日, 5月8号, 2023年5月, 3天前, 昨天, 上周. Parsing is
 // lenient: what does not parse as a date (a "May" that is a verb, a 31
 // February) is no reference, never an error.
 var (
@@ -19,7 +20,14 @@ var (
 	reMonthYr  = regexp.MustCompile(`\b(January|February|March|April|May|June|July|August|September|October|November|December)\s+(?:of\s+)?(\d{4})\b`)
 	reAgo      = regexp.MustCompile(`(?i)\b(\d+|a|an|one|two|three|four|five|six|seven)\s+(day|week|month|year)s?\s+ago\b`)
 	reLast     = regexp.MustCompile(`(?i)\b(yesterday|last\s+(?:night|week|month|year|weekend))\b`)
+	// Chinese: 2023年5月8日, 5月8号, 2023年5月, 3天前, 昨天, 上周.
+	reZhDay   = regexp.MustCompile(`(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`)
+	reZhMonth = regexp.MustCompile(`(\d{4})\s*年\s*(\d{1,2})\s*月`)
+	reZhAgo   = regexp.MustCompile(`(\d+|[一二两三四五六七])\s*(?:个)?\s*(天|周|星期|礼拜|月|年)(?:以)?前`)
+	reZhLast  = regexp.MustCompile(`昨天|昨晚|上周|上个?星期|上个?礼拜|上个月|去年`)
 )
+
+var zhNumbers = map[string]int{"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
 
 var monthNames = map[string]time.Month{}
 
@@ -72,18 +80,29 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 			return f, t, true
 		}
 	}
+	if m := reZhDay.FindStringSubmatch(query); m != nil {
+		mo, _ := strconv.Atoi(m[2])
+		d, _ := strconv.Atoi(m[3])
+		if mo >= 1 && mo <= 12 {
+			if f, t, ok := day(year(m[1]), time.Month(mo), d); ok {
+				return f, t, true
+			}
+		}
+	}
 	if m := reMonthYr.FindStringSubmatch(query); m != nil {
 		t := time.Date(year(m[2]), monthNames[strings.ToLower(m[1])], 1, 0, 0, 0, 0, now.Location())
 		return t.AddDate(0, 0, -7), t.AddDate(0, 1, 7), true
 	}
-	if m := reAgo.FindStringSubmatch(query); m != nil {
-		n, err := strconv.Atoi(m[1])
-		if err != nil {
-			n = smallNumbers[strings.ToLower(m[1])]
+	if m := reZhMonth.FindStringSubmatch(query); m != nil {
+		if mo, _ := strconv.Atoi(m[2]); mo >= 1 && mo <= 12 {
+			t := time.Date(year(m[1]), time.Month(mo), 1, 0, 0, 0, 0, now.Location())
+			return t.AddDate(0, 0, -7), t.AddDate(0, 1, 7), true
 		}
+	}
+	ago := func(n int, unit string) (time.Time, time.Time, bool) {
 		var at time.Time
 		var slack time.Duration
-		switch strings.ToLower(m[2]) {
+		switch unit {
 		case "day":
 			at, slack = now.AddDate(0, 0, -n), 36*time.Hour
 		case "week":
@@ -94,6 +113,21 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 			at, slack = now.AddDate(-n, 0, 0), 120*24*time.Hour
 		}
 		return at.Add(-slack), at.Add(slack), true
+	}
+	if m := reAgo.FindStringSubmatch(query); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			n = smallNumbers[strings.ToLower(m[1])]
+		}
+		return ago(n, strings.ToLower(m[2]))
+	}
+	if m := reZhAgo.FindStringSubmatch(query); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			n = zhNumbers[m[1]]
+		}
+		unit := map[string]string{"天": "day", "周": "week", "星期": "week", "礼拜": "week", "月": "month", "年": "year"}[m[2]]
+		return ago(n, unit)
 	}
 	if m := reLast.FindStringSubmatch(query); m != nil {
 		w := strings.Join(strings.Fields(strings.ToLower(m[1])), " ")
@@ -108,6 +142,18 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 			return now.AddDate(-2, 0, 0), now, true
 		}
 	}
+	if m := reZhLast.FindString(query); m != "" {
+		switch m {
+		case "昨天", "昨晚":
+			return now.Add(-60 * time.Hour), now, true
+		case "上个月":
+			return now.AddDate(0, -2, 0), now, true
+		case "去年":
+			return now.AddDate(-2, 0, 0), now, true
+		default: // last week
+			return now.AddDate(0, 0, -16), now, true
+		}
+	}
 	return time.Time{}, time.Time{}, false
 }
 
@@ -116,7 +162,7 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 // what the query asks about, to be found in a memory's words, where the
 // time is to be found in its date.
 func WithoutTimeRefs(query string) string {
-	for _, re := range []*regexp.Regexp{reISO, reDayMonth, reMonthDay, reMonthYr, reAgo, reLast} {
+	for _, re := range []*regexp.Regexp{reISO, reDayMonth, reMonthDay, reMonthYr, reAgo, reLast, reZhDay, reZhMonth, reZhAgo, reZhLast} {
 		query = re.ReplaceAllString(query, " ")
 	}
 	return query

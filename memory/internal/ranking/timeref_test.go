@@ -27,6 +27,16 @@ func TestTimeRef(t *testing.T) {
 		{"on 31 February 2023", day(2023, 2, 15), day(2023, 5, 1), true}, // no such day: the month
 		{"the 2023-13-45 build", time.Time{}, time.Time{}, false},
 		{"When did Caroline go to the support group?", time.Time{}, time.Time{}, false},
+		{"在5月6号我读了一本书，它的名字是？", day(2023, 5, 6).Add(9 * time.Hour), day(2023, 5, 9), true},
+		{"我曾经在5月2日提到过我去了博物馆", day(2023, 5, 2), day(2023, 4, 28), true},
+		{"2022年7月3日的会议", day(2022, 7, 3), day(2023, 7, 3), true},
+		{"2022年7月去了哪里", day(2022, 7, 20), day(2022, 10, 1), true},
+		{"三天前我说过", now.AddDate(0, 0, -3), now.AddDate(0, 0, -10), true},
+		{"两个月前的计划", now.AddDate(0, -2, 0), now.AddDate(0, -4, 0), true},
+		{"昨天我们聊了什么", now.Add(-20 * time.Hour), now.Add(-5 * 24 * time.Hour), true},
+		{"上周的计划", now.AddDate(0, 0, -7), now.AddDate(0, -1, 0), true},
+		{"13月45日", time.Time{}, time.Time{}, false},
+		{"陈静的猫叫什么名字？", time.Time{}, time.Time{}, false},
 	} {
 		from, to, ok := TimeRef(tc.q, now)
 		assert.Equal(t, tc.parsed, ok, tc.q)
@@ -72,6 +82,7 @@ func TestWithoutTimeRefs(t *testing.T) {
 		"What happened on 2023-05-08":            "What happened on  ",
 		"May I ask about the May 2023 trip":      "May I ask about the   trip",
 		"What is RP-20931?":                      "What is RP-20931?",
+		"在5月6号我读了一本书":                            "在 我读了一本书",
 	} {
 		assert.Equal(t, want, WithoutTimeRefs(in), in)
 	}
