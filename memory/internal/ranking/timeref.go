@@ -59,12 +59,15 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 		}
 		return now.Year()
 	}
-	if m := reISO.FindStringSubmatch(query); m != nil {
-		mo, _ := strconv.Atoi(m[2])
-		d, _ := strconv.Atoi(m[3])
-		if mo >= 1 && mo <= 12 {
-			if f, t, ok := day(year(m[1]), time.Month(mo), d); ok {
-				return f, t, true
+	// Year (perhaps none), month and day as numbers.
+	for _, re := range []*regexp.Regexp{reISO, reZhDay} {
+		if m := re.FindStringSubmatch(query); m != nil {
+			mo, _ := strconv.Atoi(m[2])
+			d, _ := strconv.Atoi(m[3])
+			if mo >= 1 && mo <= 12 {
+				if f, t, ok := day(year(m[1]), time.Month(mo), d); ok {
+					return f, t, true
+				}
 			}
 		}
 	}
@@ -78,15 +81,6 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 		d, _ := strconv.Atoi(m[2])
 		if f, t, ok := day(year(m[3]), monthNames[strings.ToLower(m[1])], d); ok {
 			return f, t, true
-		}
-	}
-	if m := reZhDay.FindStringSubmatch(query); m != nil {
-		mo, _ := strconv.Atoi(m[2])
-		d, _ := strconv.Atoi(m[3])
-		if mo >= 1 && mo <= 12 {
-			if f, t, ok := day(year(m[1]), time.Month(mo), d); ok {
-				return f, t, true
-			}
 		}
 	}
 	if m := reMonthYr.FindStringSubmatch(query); m != nil {
