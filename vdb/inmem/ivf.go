@@ -43,6 +43,7 @@ const (
 	ivfMaxLists      = 4096
 	ivfSamplePerList = 48 // k-means sample: rows per list
 	ivfIterations    = 8  // k-means iterations
+	ivfAssignGroups  = 2  // groups a row's list is chosen among
 	// ivfRowsPerK: a search for k results scans its lists only if they
 	// hold at least ivfRowsPerK·k rows; a deeper one is the exact scan.
 	ivfRowsPerK = 8
@@ -119,10 +120,14 @@ type IVF struct {
 
 // ivfIndex is a trained index: the centroids and the lists.
 type ivfIndex struct {
-	trained int       // rows when it was trained
-	cent    []float32 // len(lists)×dim, unit vectors
-	lists   []ivfList
-	where   map[int64]ivfPos
+	trained int // rows when it was trained
+	// coarse are the groups' centroids (groups×dim); group g's lists are
+	// first[g] to first[g+1]-1 (see nearest).
+	coarse []float32
+	first  []int
+	cent   []float32 // len(lists)×dim, unit vectors
+	lists  []ivfList
+	where  map[int64]ivfPos
 }
 
 // ivfList is one inverted list: its rows' ids, int8 codes (row-major) and
@@ -188,11 +193,11 @@ func (x *IVF) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 	if ix := x.ix; ix != nil {
 		db := x.db
 		db.mu.RLock()
-		scores := make([]float32, len(ix.lists))
+		scratch := make([]float32, max(len(ix.first), len(ix.lists)))
 		for _, id := range ids {
 			ix.remove(id, db.dim)
 			if r, ok := db.rows[id]; ok {
-				ix.insert(id, db.row(r), db.dim, scores)
+				ix.insert(id, db.row(r), db.dim, scratch)
 			}
 		}
 		db.mu.RUnlock()
@@ -395,22 +400,52 @@ func (ix *ivfIndex) probe(q []float32, p, d int) []int {
 	return order[:p]
 }
 
-// nearest returns the list whose centroid has the largest inner product
-// with v (ties: the lowest index), using scores (len(lists)) as scratch.
-func (ix *ivfIndex) nearest(v []float32, scores []float32) int {
-	dotRows(scores, v, ix.cent)
-	best := 0
-	for i, s := range scores {
-		if s > scores[best] {
-			best = i
+// nearest returns the list of the centroid nearest to v (largest inner
+// product) within the ivfAssignGroups groups whose coarse centroids are
+// nearest to v, using scratch (len ≥ groups and ≥ the largest group's
+// lists) for scores. Two levels make training's assignment of every row
+// cost groups + 2·lists/groups inner products rather than lists.
+func (ix *ivfIndex) nearest(v []float32, scratch []float32) int {
+	d := len(v)
+	g := len(ix.first) - 1
+	gs := scratch[:g]
+	dotRows(gs, v, ix.coarse)
+	var top [ivfAssignGroups]int
+	for i := range top {
+		top[i] = -1
+	}
+	for i, s := range gs {
+		if ix.first[i] == ix.first[i+1] {
+			continue // a group without lists
+		}
+		for j := range top {
+			if top[j] < 0 || s > gs[top[j]] {
+				copy(top[j+1:], top[j:len(top)-1])
+				top[j] = i
+				break
+			}
+		}
+	}
+	best, bestScore := -1, float32(0)
+	for _, gi := range top {
+		if gi < 0 {
+			continue
+		}
+		lo, hi := ix.first[gi], ix.first[gi+1]
+		ls := scratch[:hi-lo]
+		dotRows(ls, v, ix.cent[lo*d:hi*d])
+		for i, s := range ls {
+			if best < 0 || s > bestScore || s == bestScore && lo+i < best {
+				best, bestScore = lo+i, s
+			}
 		}
 	}
 	return best
 }
 
 // insert adds row v (normalised) under id to its nearest list.
-func (ix *ivfIndex) insert(id int64, v []float32, d int, scores []float32) {
-	li := ix.nearest(v, scores)
+func (ix *ivfIndex) insert(id int64, v []float32, d int, scratch []float32) {
+	li := ix.nearest(v, scratch)
 	l := &ix.lists[li]
 	ix.where[id] = ivfPos{int32(li), int32(len(l.ids))}
 	l.ids = append(l.ids, id)
@@ -454,9 +489,10 @@ func (x *IVF) retrain() {
 }
 
 // train builds an index of the DB's rows: spherical k-means on a sample
-// (strided over the rows, so that the index is a function of the data),
-// then every row assigned to its nearest centroid. Both steps run across
-// the DB's workers. Callers hold x.mu for writing.
+// (strided over the rows, so that the index is a function of the data)
+// into about sqrt(lists) groups, then within each group into its share of
+// the lists; then every row goes to its nearest list (ivfIndex.nearest).
+// The steps run across the DB's workers. Callers hold x.mu for writing.
 func (x *IVF) train() *ivfIndex {
 	db := x.db
 	db.mu.RLock()
@@ -471,52 +507,45 @@ func (x *IVF) train() *ivfIndex {
 	for i := range m {
 		copy(sample[i*d:(i+1)*d], db.row(int(int64(i)*int64(n)/int64(m))))
 	}
-	cent := make([]float32, nl*d)
-	for c := range nl {
-		copy(cent[c*d:(c+1)*d], sample[(c*m/nl)*d:])
-	}
+	ng := max(1, int(math.Round(math.Sqrt(float64(nl)))))
+	ix := &ivfIndex{trained: n, coarse: kmeans(db.workers, sample, d, ng), first: make([]int, ng+1)}
+	// The sample's rows by group, each group's lists by its share.
 	asg := make([]int32, m)
-	for it := range ivfIterations {
-		assign(db.workers, asg, cent, d, func(i int) []float32 { return sample[i*d : (i+1)*d] })
-		sum := make([]float64, nl*d)
-		count := make([]int, nl)
-		for i, c := range asg {
-			count[c]++
-			s := sum[int(c)*d : int(c+1)*d]
-			for j, v := range sample[i*d : (i+1)*d] {
-				s[j] += float64(v)
-			}
-		}
-		mean := make([]float32, d)
-		for c := range nl {
-			dst := cent[c*d : (c+1)*d]
-			if count[c] == 0 {
-				// An empty list takes a sample row, a different one at
-				// each iteration.
-				copy(dst, sample[((c*7919+it*104729)%m)*d:])
-				continue
-			}
-			for j, v := range sum[c*d : (c+1)*d] {
-				mean[j] = float32(v)
-			}
-			if vdb.Normalize(dst, mean) != nil {
-				copy(dst, sample[(c*m/nl)*d:]) // the members cancel out
-			}
-		}
+	assign(db.workers, asg, ix.coarse, d, func(i int) []float32 { return sample[i*d : (i+1)*d] })
+	members := make([][]float32, ng)
+	for i, g := range asg {
+		members[g] = append(members[g], sample[i*d:(i+1)*d]...)
 	}
+	for g, mem := range members {
+		size := len(mem) / d
+		k := min(size, max(1, int(math.Round(float64(nl)*float64(size)/float64(m)))))
+		ix.cent = append(ix.cent, kmeans(db.workers, mem, d, k)...)
+		ix.first[g+1] = len(ix.cent) / d
+	}
+	nl = len(ix.cent) / d
 	// Every row to its list; the codes are the DB's when it keeps them.
 	rowAsg := make([]int32, n)
-	assign(db.workers, rowAsg, cent, d, db.row)
-	ix := &ivfIndex{trained: n, cent: cent, lists: make([]ivfList, nl), where: make(map[int64]ivfPos, n)}
+	w := max(1, min(db.workers, n/1024))
+	var wg sync.WaitGroup
+	for p := range w {
+		lo, hi := n*p/w, n*(p+1)/w
+		wg.Go(func() {
+			scratch := make([]float32, max(ng, nl))
+			for r := lo; r < hi; r++ {
+				rowAsg[r] = int32(ix.nearest(db.row(r), scratch))
+			}
+		})
+	}
+	wg.Wait()
+	ix.lists, ix.where = make([]ivfList, nl), make(map[int64]ivfPos, n)
 	count := make([]int, nl)
 	for _, c := range rowAsg {
 		count[c]++
 	}
 	for c := range ix.lists {
-		// Room for the list to grow to twice its size, when the index is
-		// trained again, without reallocation on the way.
-		ix.lists[c] = ivfList{ids: make([]int64, 0, 2*count[c]), code: make([]int8, 0, 2*count[c]*d),
-			meta: make([]rowMeta, 0, 2*count[c])}
+		// A little room to grow; appends past it reallocate one list.
+		c0 := count[c] + count[c]/8
+		ix.lists[c] = ivfList{ids: make([]int64, 0, c0), code: make([]int8, 0, c0*d), meta: make([]rowMeta, 0, c0)}
 	}
 	for r, c := range rowAsg {
 		l := &ix.lists[c]
@@ -533,6 +562,52 @@ func (x *IVF) train() *ivfIndex {
 		}
 	}
 	return ix
+}
+
+// kmeans returns k unit centroids of the m = len(sample)/d rows of sample
+// (unit vectors) by spherical k-means: ivfIterations rounds of assigning
+// each row to the centroid of largest inner product and setting each
+// centroid to its rows' normalised mean. It starts from k rows strided
+// over the sample; a centroid left without rows takes another sample row.
+func kmeans(workers int, sample []float32, d, k int) []float32 {
+	m := len(sample) / d
+	cent := make([]float32, k*d)
+	for c := range k {
+		copy(cent[c*d:(c+1)*d], sample[(c*m/k)*d:])
+	}
+	if k == 1 && m == 1 {
+		return cent
+	}
+	asg := make([]int32, m)
+	sum := make([]float64, k*d)
+	count := make([]int, k)
+	mean := make([]float32, d)
+	for it := range ivfIterations {
+		assign(workers, asg, cent, d, func(i int) []float32 { return sample[i*d : (i+1)*d] })
+		clear(sum)
+		clear(count)
+		for i, c := range asg {
+			count[c]++
+			s := sum[int(c)*d : int(c+1)*d]
+			for j, v := range sample[i*d : (i+1)*d] {
+				s[j] += float64(v)
+			}
+		}
+		for c := range k {
+			dst := cent[c*d : (c+1)*d]
+			if count[c] == 0 {
+				copy(dst, sample[((c*7919+it*104729)%m)*d:])
+				continue
+			}
+			for j, v := range sum[c*d : (c+1)*d] {
+				mean[j] = float32(v)
+			}
+			if vdb.Normalize(dst, mean) != nil {
+				copy(dst, sample[(c*m/k)*d:]) // the rows cancel out
+			}
+		}
+	}
+	return cent
 }
 
 // assign sets out[i] to the index of the centroid (row of cent) with the

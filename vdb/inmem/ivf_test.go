@@ -112,7 +112,7 @@ func TestIVF_RecallClustered(t *testing.T) {
 	p := newIVFPair(t, dim, inmem.IVFConfig{MinRows: 10_000, ListRows: 500, Probes: 6})
 	cs := centres(1, 200, dim)
 	p.add(t, testvec.IDs(0, n), testvec.Clustered(2, n, cs, 0.5))
-	require.Equal(t, 60, p.ivf.Lists())
+	require.InDelta(t, 60, p.ivf.Lists(), 6, "about n/ListRows lists")
 	qs := testvec.Clustered(3, 200, cs, 0.5)
 	before := p.ivf.Scanned()
 	rec := p.recall(t, qs, 10)
@@ -134,7 +134,7 @@ func TestIVF_Kernels(t *testing.T) {
 	check := func(t *testing.T) {
 		p := newIVFPair(t, dim, inmem.IVFConfig{MinRows: 5000, ListRows: 400, Probes: 5})
 		p.add(t, testvec.IDs(0, n), vs)
-		require.Equal(t, 20, p.ivf.Lists())
+		require.InDelta(t, 20, p.ivf.Lists(), 3)
 		assert.GreaterOrEqual(t, p.recall(t, qs, 10), 0.95)
 	}
 	t.Run("default", check)
@@ -187,11 +187,12 @@ func TestIVF_BelowMinRowsIsExact(t *testing.T) {
 	assert.Zero(t, p.ivf.Lists())
 	p.checkExact(t, testvec.Clustered(13, 20, cs, 0.6), "below MinRows")
 	p.add(t, []int64{2999}, testvec.Clustered(14, 1, cs, 0.6))
-	assert.Equal(t, 30, p.ivf.Lists(), "trained at MinRows")
+	trained := p.ivf.Lists()
+	assert.InDelta(t, 30, trained, 4, "trained at MinRows")
 	p.add(t, testvec.IDs(3000, 2999), testvec.Clustered(15, 2999, cs, 0.6))
-	assert.Equal(t, 30, p.ivf.Lists(), "not yet doubled")
+	assert.Equal(t, trained, p.ivf.Lists(), "not yet doubled")
 	p.add(t, []int64{5999}, testvec.Clustered(16, 1, cs, 0.6))
-	assert.Equal(t, 60, p.ivf.Lists(), "trained again at twice the size")
+	assert.InDelta(t, 60, p.ivf.Lists(), 6, "trained again at twice the size")
 	// A search deeper than the probed lists can serve is the exact scan.
 	q := testvec.Clustered(17, 1, cs, 0.6)[0]
 	want, err := p.exact.Search(t.Context(), q, 500)
