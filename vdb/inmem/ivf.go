@@ -99,7 +99,10 @@ func (c IVFConfig) withDefaults() IVFConfig {
 // and trained again whenever it has doubled since (so the cost of training
 // is O(1) per row added, paid by the Add that crosses the size), and
 // dropped below MinRows/2. Import trains it anew: the index is not
-// persisted, the export format is the DB's. Training runs under the write
+// persisted, the export format is the DB's. So an IVF whose index has
+// grown by insertion since it was trained may answer a little differently
+// after a round trip through Export and Import (a different index, the
+// same rule: exact top k of the lists probed). Training runs under the write
 // lock: at 1M rows of dimension 512 it takes seconds (see the README's
 // figures). The index holds its own copy of the codes, grouped by list
 // (d+16 bytes a row, 0.28× the float32 rows at d=512).

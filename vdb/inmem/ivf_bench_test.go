@@ -101,3 +101,30 @@ func BenchmarkIVF(b *testing.B) {
 	b.ReportMetric(float64(ivf.Scanned()-s0)/float64(len(li)), "rows-scanned")
 	b.ReportMetric(imp.Seconds()-impPlain.Seconds(), "train-s")
 }
+
+// BenchmarkIVFTrain measures training an IVF of n clustered vectors of
+// dimension 512 (AGENTMEM_BENCH_IVF_N, default 1M), what Open pays for a
+// namespace of n vectors.
+func BenchmarkIVFTrain(b *testing.B) {
+	n := 1_000_000
+	if v, err := fmt.Sscan(os.Getenv("AGENTMEM_BENCH_IVF_N"), &n); v != 1 || err != nil {
+		n = 1_000_000
+	}
+	const dim = 512
+	cs := centres(1, 2000, dim)
+	ivf, err := inmem.NewIVF(dim, inmem.IVFConfig{MinRows: n + 1}, inmem.WithCodes(inmem.Int8))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ivf.Close()
+	for lo := 0; lo < n; lo += 10000 {
+		m := min(10000, n-lo)
+		if err := ivf.Add(b.Context(), testvec.IDs(lo, m), testvec.Clustered(uint64(2+lo), m, cs, 0.7)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		ivf.TrainNow()
+	}
+	b.ReportMetric(float64(ivf.Lists()), "lists")
+}
