@@ -23,9 +23,10 @@ var (
 // Defaults of [IVFConfig].
 const (
 	// DefaultIVFMinRows is the size from which an [IVF] searches its
-	// inverted lists: below it every search is the exact scan. At 100k
-	// rows of dimension 512 the exact int8 scan reads 51 MB.
-	DefaultIVFMinRows = 200_000
+	// inverted lists: below it every search is the exact scan. It is 2¹⁸
+	// (262,144), above a long-term namespace of 100k memories (about 200k
+	// vectors), whose exact int8 scan reads 100 MB at dimension 512.
+	DefaultIVFMinRows = 1 << 18
 	// DefaultIVFListRows is the average number of rows of a list: a
 	// database of n rows has about n/DefaultIVFListRows lists (at least
 	// ivfMinLists). Training and assigning cost n·lists·dim; a search
