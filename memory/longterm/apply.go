@@ -259,7 +259,7 @@ func (m *Memory) namespaceDB(ctx context.Context, ns string) (*semantic.Vectors,
 	if db := m.vecs[ns]; db != nil {
 		return db, nil
 	}
-	db, err := semantic.OpenVectors(ctx, vectorSpec(m.opts.backend), vdb.Config{Dim: m.dim, Namespace: ns})
+	db, err := semantic.OpenVectors(ctx, vectorSpec(m.opts), vdb.Config{Dim: m.dim, Namespace: ns})
 	if err != nil {
 		return nil, fmt.Errorf("longterm: namespace %q: %w", ns, err)
 	}
@@ -269,10 +269,15 @@ func (m *Memory) namespaceDB(ctx context.Context, ns string) (*semantic.Vectors,
 
 // vectorSpec is the spec a namespace's vector index is opened with for the
 // memory's backend spec: the default "inmem" keeps int8 codes
-// ("inmem:int8", see DefaultBackend), any other spec is itself.
-func vectorSpec(backend string) string {
-	if backend == DefaultBackend {
-		return "inmem:int8"
+// ("inmem:int8", see DefaultBackend) and, from o.annMin vectors, an
+// approximate index (WithANN: "inmem:int8,ivf=MIN,nprobe=P"); any other
+// spec is itself.
+func vectorSpec(o options) string {
+	if o.backend != DefaultBackend {
+		return o.backend
 	}
-	return backend
+	if o.annMin > 0 {
+		return fmt.Sprintf("inmem:int8,ivf=%d,nprobe=%d", o.annMin, o.annProbes)
+	}
+	return "inmem:int8"
 }

@@ -1,0 +1,648 @@
+package inmem
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentmem/agentmem/vdb"
+)
+
+var (
+	_ vdb.VectorDatabase   = (*IVF)(nil)
+	_ vdb.Persister        = (*IVF)(nil)
+	_ vdb.MinScoreSearcher = (*IVF)(nil)
+	_ vdb.BatchSearcher    = (*IVF)(nil)
+)
+
+// Defaults of [IVFConfig].
+const (
+	// DefaultIVFMinRows is the size from which an [IVF] searches its
+	// inverted lists: below it every search is the exact scan. It is 2¹⁸
+	// (262,144), above a long-term namespace of 100k memories (about 200k
+	// vectors), whose exact int8 scan reads 100 MB at dimension 512.
+	DefaultIVFMinRows = 1 << 18
+	// DefaultIVFListRows is the average number of rows of a list: a
+	// database of n rows has about n/DefaultIVFListRows lists (at least
+	// ivfMinLists). Training and assigning cost n·lists·dim; a search
+	// pays lists·dim to rank the lists, then scans the rows of the lists it
+	// probes.
+	DefaultIVFListRows = 4096
+	// DefaultIVFProbes is how many lists a search scans: about 65k rows
+	// with the default list size, whatever the database's size.
+	DefaultIVFProbes = 16
+)
+
+// ivf tuning constants.
+const (
+	ivfMinLists      = 16
+	ivfMaxLists      = 4096
+	ivfSamplePerList = 48 // k-means sample: rows per list
+	ivfIterations    = 8  // k-means iterations
+	ivfAssignGroups  = 2  // groups a row's list is chosen among
+	// ivfRowsPerK: a search for k results scans its lists only if they
+	// hold at least ivfRowsPerK·k rows; a deeper one is the exact scan.
+	ivfRowsPerK = 8
+	// ivfParallelRows is the number of rows to scan from which a search
+	// splits its lists across the workers.
+	ivfParallelRows = 32 << 10
+)
+
+// IVFConfig configures an [IVF]. Zero fields take the defaults.
+type IVFConfig struct {
+	// MinRows is the size from which searches use the index
+	// (DefaultIVFMinRows); below half of it the index is dropped.
+	MinRows int
+	// ListRows is the average number of rows per list
+	// (DefaultIVFListRows).
+	ListRows int
+	// Probes is how many lists a search scans (DefaultIVFProbes). Probes
+	// ≥ the number of lists scans them all: the exact result.
+	Probes int
+}
+
+func (c IVFConfig) withDefaults() IVFConfig {
+	if c.MinRows <= 0 {
+		c.MinRows = DefaultIVFMinRows
+	}
+	if c.ListRows <= 0 {
+		c.ListRows = DefaultIVFListRows
+	}
+	if c.Probes <= 0 {
+		c.Probes = DefaultIVFProbes
+	}
+	return c
+}
+
+// IVF is a [DB] with an approximate candidate stage for large databases:
+// an inverted-file index (IVF) of the int8 codes. From [IVFConfig.MinRows]
+// rows, spherical k-means on a sample of the rows gives about
+// n/ListRows centroids and every row goes to the list of its nearest one;
+// a search ranks the centroids by their inner product with the query and
+// scans the codes of the Probes best lists only, rescoring in float32 every
+// row whose code bound could reach the current k-th score (as [WithCodes]'
+// scan does). So the scores returned are exact, bit for bit the plain
+// scan's for those rows, and the result is the exact top k of the rows in
+// the lists probed: only rows of lists not probed can be missed.
+//
+// Below MinRows every search is the exact scan of the DB, and so is a
+// search for more than 1/ivfRowsPerK of the rows the lists probed hold, and
+// one that found fewer than k results without a minimum score. Batch
+// searches ([IVF.SearchBatch]) are always exact.
+//
+// The index is kept up to date by Add and Delete (a new row goes to the
+// list of its nearest centroid), trained when the database reaches MinRows
+// and trained again whenever it has doubled since (so the cost of training
+// is O(1) per row added, paid by the Add that crosses the size), and
+// dropped below MinRows/2. Import trains it anew: the index is not
+// persisted, the export format is the DB's. So an IVF whose index has
+// grown by insertion since it was trained may answer a little differently
+// after a round trip through Export and Import (a different index, the
+// same rule: exact top k of the lists probed). Training runs under the write
+// lock: at 1M rows of dimension 512 it takes seconds (see the README's
+// figures). The index holds its own copy of the codes, grouped by list
+// (d+16 bytes a row, 0.28× the float32 rows at d=512).
+//
+// An IVF is safe for concurrent use: searches share a read lock, Add,
+// Delete and Import take the write lock.
+type IVF struct {
+	db  *DB
+	cfg IVFConfig
+
+	mu sync.RWMutex // guards ix; held for writing by Add, Delete, Import
+	ix *ivfIndex    // nil below MinRows
+
+	// scanned counts the rows whose codes searches scanned, for tests
+	// and benchmarks.
+	scanned atomic.Int64
+}
+
+// ivfIndex is a trained index: the centroids and the lists.
+type ivfIndex struct {
+	trained int // rows when it was trained
+	// coarse are the groups' centroids (groups×dim); group g's lists are
+	// first[g] to first[g+1]-1 (see nearest).
+	coarse []float32
+	first  []int
+	cent   []float32 // len(lists)×dim, unit vectors
+	lists  []ivfList
+	where  map[int64]ivfPos
+}
+
+// ivfList is one inverted list: its rows' ids, int8 codes (row-major) and
+// code metadata.
+type ivfList struct {
+	ids  []int64
+	code []int8
+	meta []rowMeta
+}
+
+// ivfPos is where a row is in the index.
+type ivfPos struct{ list, i int32 }
+
+// NewIVF returns an empty IVF for vectors of dimension dim; opts configure
+// its exact [DB] (see [New]).
+func NewIVF(dim int, cfg IVFConfig, opts ...Option) (*IVF, error) {
+	db, err := New(dim, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if queryMax(dim) < 1 {
+		return nil, fmt.Errorf("inmem: dimension %d too large for an IVF's int8 codes", dim)
+	}
+	return &IVF{db: db, cfg: cfg.withDefaults()}, nil
+}
+
+// Config returns the IVF's configuration, defaults filled in.
+func (x *IVF) Config() IVFConfig { return x.cfg }
+
+// Dim returns the vector dimension.
+func (x *IVF) Dim() int { return x.db.Dim() }
+
+// Len returns the number of stored vectors.
+func (x *IVF) Len() int { return x.db.Len() }
+
+// Lists returns the number of inverted lists, 0 when searches are exact
+// (below MinRows).
+func (x *IVF) Lists() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.ix == nil {
+		return 0
+	}
+	return len(x.ix.lists)
+}
+
+// Close releases the vectors and the index.
+func (x *IVF) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.ix = nil
+	return x.db.Close()
+}
+
+// Add is [DB.Add], keeping the index up to date (and training it when the
+// database reaches MinRows, or has doubled since it was trained).
+func (x *IVF) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	err := x.db.Add(ctx, ids, vecs)
+	// A failed Add may have stored part of the batch (DB.Add): index
+	// what the DB holds under ids either way.
+	if ix := x.ix; ix != nil {
+		db := x.db
+		db.mu.RLock()
+		scratch := make([]float32, max(len(ix.first), len(ix.lists)))
+		for _, id := range ids {
+			ix.remove(id, db.dim)
+			if r, ok := db.rows[id]; ok {
+				ix.insert(id, db.row(r), db.dim, scratch)
+			}
+		}
+		db.mu.RUnlock()
+	}
+	x.retrain()
+	return err
+}
+
+// Delete is [DB.Delete], keeping the index up to date.
+func (x *IVF) Delete(ctx context.Context, ids ...int64) (int, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n, err := x.db.Delete(ctx, ids...)
+	if x.ix != nil {
+		for _, id := range ids {
+			x.ix.remove(id, x.db.dim)
+		}
+	}
+	x.retrain()
+	return n, err
+}
+
+// Export writes the DB's vectors ([DB.Export]); the index is not saved.
+func (x *IVF) Export(ctx context.Context, w io.Writer) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.db.Export(ctx, w)
+}
+
+// Import is [DB.Import], then trains the index anew if the database holds
+// MinRows rows.
+func (x *IVF) Import(ctx context.Context, r io.Reader) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.db.Import(ctx, r); err != nil {
+		return err
+	}
+	x.ix = nil
+	x.retrain()
+	return nil
+}
+
+// SearchBatch is [DB.SearchBatch]: exact.
+func (x *IVF) SearchBatch(ctx context.Context, queries [][]float32, k int) ([][]vdb.Result, error) {
+	return x.db.SearchBatch(ctx, queries, k)
+}
+
+// Search returns about the k stored vectors most similar to query (see
+// [IVF] for when it is exact), best first, ties by ascending ID. Errors
+// are [DB.Search]'s.
+func (x *IVF) Search(ctx context.Context, query []float32, k int) ([]vdb.Result, error) {
+	return x.SearchMinScore(ctx, query, k, float32(math.Inf(-1)))
+}
+
+// SearchMinScore is [IVF.Search] restricted to results with Score ≥
+// minScore (NaN: no cut-off).
+func (x *IVF) SearchMinScore(ctx context.Context, query []float32, k int, minScore float32) ([]vdb.Result, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	ix := x.ix
+	if ix == nil || k <= 0 || len(query) != x.db.dim || ctx.Err() != nil {
+		return x.db.SearchMinScore(ctx, query, k, minScore) // exact, or its error
+	}
+	if math.IsNaN(float64(minScore)) {
+		minScore = float32(math.Inf(-1))
+	}
+	q := make([]float32, len(query))
+	if err := vdb.Normalize(q, query); err != nil {
+		return nil, fmt.Errorf("inmem: query: %w", err)
+	}
+	res, n, err := x.search(ctx, ix, q, k, minScore)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil || len(res) < min(k, n) && math.IsInf(float64(minScore), -1) {
+		return x.db.SearchMinScore(ctx, query, k, minScore)
+	}
+	return res, nil
+}
+
+// search scans the lists of the Probes centroids nearest to q (normalised)
+// and returns the top k of their rows with the number of rows in the
+// database, or nil results when the lists hold too few rows for k. Callers
+// hold x.mu for reading.
+func (x *IVF) search(ctx context.Context, ix *ivfIndex, q []float32, k int, minScore float32) ([]vdb.Result, int, error) {
+	db := x.db
+	d := db.dim
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, 0, vdb.ErrClosed
+	}
+	n := len(db.ids)
+	probe := ix.probe(q, min(x.cfg.Probes, len(ix.lists)), d)
+	rows := 0
+	for _, l := range probe {
+		rows += len(ix.lists[l].ids)
+	}
+	if rows < ivfRowsPerK*k {
+		return nil, n, nil
+	}
+	var qc qcode
+	var qu []uint8
+	if useBytes1(d) {
+		qc, qu = encodeQueryBytes(q)
+	} else {
+		qc = encodeQuery(q)
+	}
+	w := 1
+	if rows >= ivfParallelRows {
+		w = min(db.workers, len(probe))
+	}
+	tops := make([]topK, w)
+	var next atomic.Int64
+	errs := make([]error, w)
+	work := func(i int) error {
+		tops[i] = newTopK(k, minScore)
+		var dots [blockRows]int32
+		for {
+			j := int(next.Add(1) - 1)
+			if j >= len(probe) {
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			x.scanList(&ix.lists[probe[j]], q, &qc, qu, &tops[i], &dots)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < w; i++ {
+		wg.Go(func() { errs[i] = work(i) })
+	}
+	errs[0] = work(0)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, 0, fmt.Errorf("inmem: search: %w", err)
+		}
+	}
+	x.scanned.Add(int64(rows))
+	all := tops[0].h
+	for _, t := range tops[1:] {
+		all = append(all, t.h...)
+	}
+	slices.SortFunc(all, better)
+	all = slices.Clip(all[:min(k, len(all))])
+	for i := range all {
+		all[i].Score = max(-1, min(1, all[i].Score)) // as DB.scan
+	}
+	return all, n, nil
+}
+
+// scanList offers to t every row of l whose float32 score could reach t's
+// floor, rescored by the float32 kernel from the DB's row (see
+// DB.scanRangeCodes: the same bound, the same skipping). Callers hold
+// x.db.mu for reading.
+func (x *IVF) scanList(l *ivfList, q []float32, qc *qcode, qu []uint8, t *topK, dots *[blockRows]int32) {
+	db := x.db
+	d := db.dim
+	var one [1]float32
+	for lo := 0; lo < len(l.ids); lo += blockRows {
+		hi := min(lo+blockRows, len(l.ids))
+		codes, meta := l.code[lo*d:hi*d], l.meta[lo:hi]
+		out := dots[:hi-lo]
+		if qu == nil || !dotBytes(out, qu, codes, meta) {
+			dotCodes(out, qc.a, codes) // byte query codes are int16 codes too
+		}
+		floor := float64(t.floor)
+		cut := qc.cut(floor, blockMaxima(meta))
+		for i, dot := range out {
+			if dot <= cut || qc.bound(dot, meta[i]) < floor {
+				continue
+			}
+			id := l.ids[lo+i]
+			dotRows(one[:], q, db.row(db.rows[id]))
+			if one[0] >= t.floor {
+				t.offer(vdb.Result{ID: id, Score: one[0]})
+				floor = float64(t.floor)
+			}
+		}
+	}
+}
+
+// probe returns the indexes of the p lists whose centroids have the
+// largest inner products with q, best first (ties by index).
+func (ix *ivfIndex) probe(q []float32, p, d int) []int {
+	scores := make([]float32, len(ix.lists))
+	dotRows(scores, q, ix.cent)
+	order := make([]int, len(scores))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return order[:p]
+}
+
+// nearest returns the list of the centroid nearest to v (largest inner
+// product) within the ivfAssignGroups groups whose coarse centroids are
+// nearest to v, using scratch (len ≥ groups and ≥ the largest group's
+// lists) for scores. Two levels make training's assignment of every row
+// cost groups + 2·lists/groups inner products rather than lists.
+func (ix *ivfIndex) nearest(v []float32, scratch []float32) int {
+	d := len(v)
+	g := len(ix.first) - 1
+	gs := scratch[:g]
+	dotRows(gs, v, ix.coarse)
+	var top [ivfAssignGroups]int
+	for i := range top {
+		top[i] = -1
+	}
+	for i, s := range gs {
+		if ix.first[i] == ix.first[i+1] {
+			continue // a group without lists
+		}
+		for j := range top {
+			if top[j] < 0 || s > gs[top[j]] {
+				copy(top[j+1:], top[j:len(top)-1])
+				top[j] = i
+				break
+			}
+		}
+	}
+	best, bestScore := -1, float32(0)
+	for _, gi := range top {
+		if gi < 0 {
+			continue
+		}
+		lo, hi := ix.first[gi], ix.first[gi+1]
+		ls := scratch[:hi-lo]
+		dotRows(ls, v, ix.cent[lo*d:hi*d])
+		for i, s := range ls {
+			if best < 0 || s > bestScore || s == bestScore && lo+i < best {
+				best, bestScore = lo+i, s
+			}
+		}
+	}
+	return best
+}
+
+// insert adds row v (normalised) under id to its nearest list.
+func (ix *ivfIndex) insert(id int64, v []float32, d int, scratch []float32) {
+	li := ix.nearest(v, scratch)
+	l := &ix.lists[li]
+	ix.where[id] = ivfPos{int32(li), int32(len(l.ids))}
+	l.ids = append(l.ids, id)
+	l.code = append(l.code, make([]int8, d)...)
+	l.meta = append(l.meta, encodeRow(l.code[len(l.code)-d:], v))
+}
+
+// remove takes id out of its list, if indexed: the list's last row moves
+// into its place.
+func (ix *ivfIndex) remove(id int64, d int) {
+	p, ok := ix.where[id]
+	if !ok {
+		return
+	}
+	delete(ix.where, id)
+	l := &ix.lists[p.list]
+	last := len(l.ids) - 1
+	if i := int(p.i); i != last {
+		moved := l.ids[last]
+		l.ids[i] = moved
+		copy(l.code[i*d:(i+1)*d], l.code[last*d:])
+		l.meta[i] = l.meta[last]
+		ix.where[moved] = p
+	}
+	l.ids = l.ids[:last]
+	l.code = l.code[:last*d]
+	l.meta = l.meta[:last]
+}
+
+// retrain trains the index when the database has reached MinRows without
+// one or has doubled since it was trained, and drops it below MinRows/2.
+// Callers hold x.mu for writing.
+func (x *IVF) retrain() {
+	n := x.db.Len()
+	switch {
+	case x.ix == nil && n >= x.cfg.MinRows, x.ix != nil && n >= 2*x.ix.trained:
+		x.ix = x.train()
+	case x.ix != nil && n < x.cfg.MinRows/2:
+		x.ix = nil
+	}
+}
+
+// train builds an index of the DB's rows: spherical k-means on a sample
+// (strided over the rows, so that the index is a function of the data)
+// into about sqrt(lists) groups, then within each group into its share of
+// the lists; then every row goes to its nearest list (ivfIndex.nearest).
+// The steps run across the DB's workers. Callers hold x.mu for writing.
+func (x *IVF) train() *ivfIndex {
+	db := x.db
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	n, d := len(db.ids), db.dim
+	if db.closed || n == 0 {
+		return nil
+	}
+	nl := min(n, max(ivfMinLists, min(ivfMaxLists, n/x.cfg.ListRows)))
+	m := min(n, nl*ivfSamplePerList)
+	sample := make([]float32, m*d)
+	for i := range m {
+		copy(sample[i*d:(i+1)*d], db.row(int(int64(i)*int64(n)/int64(m))))
+	}
+	ng := max(1, int(math.Round(math.Sqrt(float64(nl)))))
+	ix := &ivfIndex{trained: n, coarse: kmeans(db.workers, sample, d, ng), first: make([]int, ng+1)}
+	// The sample's rows by group, each group's lists by its share.
+	asg := make([]int32, m)
+	assign(db.workers, asg, ix.coarse, d, func(i int) []float32 { return sample[i*d : (i+1)*d] })
+	members := make([][]float32, ng)
+	for i, g := range asg {
+		members[g] = append(members[g], sample[i*d:(i+1)*d]...)
+	}
+	for g, mem := range members {
+		size := len(mem) / d
+		k := min(size, max(1, int(math.Round(float64(nl)*float64(size)/float64(m)))))
+		ix.cent = append(ix.cent, kmeans(db.workers, mem, d, k)...)
+		ix.first[g+1] = len(ix.cent) / d
+	}
+	nl = len(ix.cent) / d
+	// Every row to its list; the codes are the DB's when it keeps them.
+	rowAsg := make([]int32, n)
+	w := max(1, min(db.workers, n/1024))
+	var wg sync.WaitGroup
+	for p := range w {
+		lo, hi := n*p/w, n*(p+1)/w
+		wg.Go(func() {
+			scratch := make([]float32, max(ng, nl))
+			for r := lo; r < hi; r++ {
+				rowAsg[r] = int32(ix.nearest(db.row(r), scratch))
+			}
+		})
+	}
+	wg.Wait()
+	ix.lists, ix.where = make([]ivfList, nl), make(map[int64]ivfPos, n)
+	count := make([]int, nl)
+	for _, c := range rowAsg {
+		count[c]++
+	}
+	for c := range ix.lists {
+		// A little room to grow; appends past it reallocate one list.
+		c0 := count[c] + count[c]/8
+		ix.lists[c] = ivfList{ids: make([]int64, 0, c0), code: make([]int8, 0, c0*d), meta: make([]rowMeta, 0, c0)}
+	}
+	for r, c := range rowAsg {
+		l := &ix.lists[c]
+		id := db.ids[r]
+		ix.where[id] = ivfPos{c, int32(len(l.ids))}
+		l.ids = append(l.ids, id)
+		l.code = l.code[:len(l.code)+d]
+		dst := l.code[len(l.code)-d:]
+		if db.codes == Int8 {
+			copy(dst, db.code[r*d:(r+1)*d])
+			l.meta = append(l.meta, db.meta[r])
+		} else {
+			l.meta = append(l.meta, encodeRow(dst, db.row(r)))
+		}
+	}
+	return ix
+}
+
+// kmeans returns k unit centroids of the m = len(sample)/d rows of sample
+// (unit vectors) by spherical k-means: ivfIterations rounds of assigning
+// each row to the centroid of largest inner product and setting each
+// centroid to its rows' normalised mean. It starts from k rows strided
+// over the sample; a centroid left without rows takes another sample row.
+func kmeans(workers int, sample []float32, d, k int) []float32 {
+	m := len(sample) / d
+	cent := make([]float32, k*d)
+	for c := range k {
+		copy(cent[c*d:(c+1)*d], sample[(c*m/k)*d:])
+	}
+	if k == 1 && m == 1 {
+		return cent
+	}
+	asg := make([]int32, m)
+	sum := make([]float64, k*d)
+	count := make([]int, k)
+	mean := make([]float32, d)
+	for it := range ivfIterations {
+		assign(workers, asg, cent, d, func(i int) []float32 { return sample[i*d : (i+1)*d] })
+		clear(sum)
+		clear(count)
+		for i, c := range asg {
+			count[c]++
+			s := sum[int(c)*d : int(c+1)*d]
+			for j, v := range sample[i*d : (i+1)*d] {
+				s[j] += float64(v)
+			}
+		}
+		for c := range k {
+			dst := cent[c*d : (c+1)*d]
+			if count[c] == 0 {
+				copy(dst, sample[((c*7919+it*104729)%m)*d:])
+				continue
+			}
+			for j, v := range sum[c*d : (c+1)*d] {
+				mean[j] = float32(v)
+			}
+			if vdb.Normalize(dst, mean) != nil {
+				copy(dst, sample[(c*m/k)*d:]) // the rows cancel out
+			}
+		}
+	}
+	return cent
+}
+
+// assign sets out[i] to the index of the centroid (row of cent) with the
+// largest inner product with row(i), across workers goroutines.
+func assign(workers int, out []int32, cent []float32, d int, row func(int) []float32) {
+	nl := len(cent) / d
+	w := max(1, min(workers, len(out)/256))
+	var wg sync.WaitGroup
+	for p := range w {
+		lo, hi := len(out)*p/w, len(out)*(p+1)/w
+		wg.Go(func() {
+			s0, s1 := make([]float32, nl), make([]float32, nl)
+			best := func(s []float32) int32 {
+				b := 0
+				for i, v := range s {
+					if v > s[b] {
+						b = i
+					}
+				}
+				return int32(b)
+			}
+			i := lo
+			for ; i+1 < hi; i += 2 { // two rows per pass over the centroids
+				dotRows2(s0, s1, row(i), row(i+1), cent)
+				out[i], out[i+1] = best(s0), best(s1)
+			}
+			if i < hi {
+				dotRows(s0, row(i), cent)
+				out[i] = best(s0)
+			}
+		})
+	}
+	wg.Wait()
+}
