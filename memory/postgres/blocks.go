@@ -252,7 +252,7 @@ func unblock(ctx context.Context, tx pgx.Tx, seqs []int64) error {
 
 // readPostings returns the postings of terms in namespace ns: its blocks'
 // and its tail's, sorted by seq, in one round trip.
-func readPostings(ctx context.Context, tx pgx.Tx, ns nsInfo, terms []string) (map[string][]posting, error) {
+func readPostings(ctx context.Context, tx querier, ns nsInfo, terms []string) (map[string][]posting, error) {
 	var b pgx.Batch
 	b.Queue(`SELECT term, n, data FROM posting_blocks WHERE ns = $1 AND term = ANY($2) ORDER BY term COLLATE "C", last_seq`, ns.id, terms)
 	// Not sorted by the server: sorting by term costs more than the scan.

@@ -40,3 +40,11 @@ func SetPendingLimits(writeChunks int, capChunks int64) (restore func()) {
 	pendingWriteChunks, pendingCapChunks = writeChunks, capChunks
 	return func() { pendingWriteChunks, pendingCapChunks = w, c }
 }
+
+// SetCacheLimit sets how many entries a namespace's search cache holds
+// before it is let go, until the returned function restores it.
+func SetCacheLimit(n int) (restore func()) {
+	old := cacheLimit
+	cacheLimit = n
+	return func() { cacheLimit = old }
+}

@@ -170,6 +170,11 @@ type Memory struct {
 	// foldSkips counts the background folds that found the fold lock
 	// held by another session and skipped (tests wait for one).
 	foldSkips atomic.Int64
+	// caches keep what searches read of each namespace (cache.go).
+	caches caches
+	// pairs holds a place for each view that runs its vector path on a
+	// second connection (View): half the pool's connections.
+	pairs chan struct{}
 }
 
 var (
@@ -223,6 +228,7 @@ func open(ctx context.Context, url string, emb embed.Embedder, opts []Option) (*
 	if err != nil {
 		return nil, m.wrap(ctx, "connect", err)
 	}
+	m.pairs = make(chan struct{}, pc.MaxConns/2)
 	if err := m.init(ctx); err != nil {
 		m.pool.Close()
 		return nil, err
