@@ -124,3 +124,59 @@ func TestConcurrentSearches(t *testing.T) {
 		require.Equal(t, want, g)
 	}
 }
+
+// vectorResults runs cacheQueries vector-only (K 8), plain, in a time
+// range and as of a moment, and returns their hits as id and score.
+func vectorResults(t *testing.T, m *postgres.Memory) [][]string {
+	t.Helper()
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	var out [][]string
+	for _, q := range cacheQueries {
+		for _, mq := range []memory.Query{
+			{Text: q, Namespace: "cache", K: 8, Mode: memory.VectorOnly},
+			{Text: q, Namespace: "cache", K: 8, Mode: memory.VectorOnly, From: t0.Add(10 * time.Minute), To: t0.Add(40 * time.Minute)},
+			{Text: q, Namespace: "cache", K: 8, Mode: memory.VectorOnly, AsOf: t0.Add(30 * time.Minute)},
+			{Text: q, Namespace: "cache", K: 8},
+		} {
+			hits, err := m.Query(context.Background(), mq)
+			require.NoError(t, err)
+			var row []string
+			for _, h := range hits {
+				row = append(row, fmt.Sprintf("%s %.5f", h.ID, h.Score))
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// A namespace's vectors kept in process answer as the server's exact
+// search does, and follow writes by another handle.
+func TestVectorCache(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	restore := postgres.SetVectorCache(0)
+	server := open(t, u) // searches in the server only
+	restore()
+	kept := open(t, u)
+	_, err := kept.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	want := vectorResults(t, server)
+	require.Equal(t, want, vectorResults(t, kept), "before the copy is made")
+	n := postgres.VectorCacheSearches(kept)
+	require.Equal(t, want, vectorResults(t, kept), "from the copy")
+	require.Greater(t, postgres.VectorCacheSearches(kept), n)
+	require.Zero(t, postgres.VectorCacheSearches(server))
+
+	// Another handle forgets a record, supersedes one and adds one.
+	b := open(t, u)
+	require.NoError(t, b.Forget(ctx, "c03"))
+	_, err = b.Supersede(ctx, "c04", memory.Record{ID: "c-new", Namespace: "cache", Speaker: "User",
+		Time: time.Date(2025, 3, 1, 9, 20, 0, 0, time.UTC), Text: "the canary rollback of the deploy pipeline, again"})
+	require.NoError(t, err)
+	want = vectorResults(t, server)
+	require.Equal(t, want, vectorResults(t, kept), "a stale copy is not read")
+	n = postgres.VectorCacheSearches(kept)
+	require.Equal(t, want, vectorResults(t, kept), "from the refreshed copy")
+	require.Greater(t, postgres.VectorCacheSearches(kept), n)
+}

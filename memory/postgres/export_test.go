@@ -48,3 +48,24 @@ func SetCacheLimit(n int) (restore func()) {
 	cacheLimit = n
 	return func() { cacheLimit = old }
 }
+
+// SetVectorCache sets the largest namespace (records) whose vectors a
+// Memory keeps in process, until the returned function restores it.
+func SetVectorCache(records int64) (restore func()) {
+	old := vectorCacheRecords
+	vectorCacheRecords = records
+	return func() { vectorCacheRecords = old }
+}
+
+// VectorCacheSearches waits for m's vector copies' refreshes to end, lets
+// the next ones start at once, and returns how many searches the copies
+// answered.
+func VectorCacheSearches(m *Memory) int64 {
+	m.vecs.wg.Wait()
+	m.vecs.mu.Lock()
+	for _, nv := range m.vecs.byNS {
+		nv.next.Store(0)
+	}
+	m.vecs.mu.Unlock()
+	return m.vecs.searched.Load()
+}

@@ -175,6 +175,8 @@ type Memory struct {
 	// pairs holds a place for each view that runs its vector path on a
 	// second connection (View): half the pool's connections.
 	pairs chan struct{}
+	// vecs keep small namespaces' vectors in process (vectors.go).
+	vecs vectorCaches
 }
 
 var (
@@ -229,7 +231,10 @@ func open(ctx context.Context, url string, emb embed.Embedder, opts []Option) (*
 		return nil, m.wrap(ctx, "connect", err)
 	}
 	m.pairs = make(chan struct{}, pc.MaxConns/2)
+	m.vecs.ctx, m.vecs.cancel = context.WithCancel(context.Background())
+	m.vecs.records, m.vecs.chunks = vectorCacheRecords, o.vectorCache
 	if err := m.init(ctx); err != nil {
+		m.vecs.close()
 		m.pool.Close()
 		return nil, err
 	}
@@ -293,6 +298,7 @@ func (m *Memory) Close() error {
 		return nil
 	}
 	m.stopFolder()
+	m.vecs.close()
 	m.pool.Close()
 	return nil
 }

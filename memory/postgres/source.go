@@ -95,25 +95,35 @@ type view struct {
 // keyword path.
 func (v *view) Parallel() bool { return v.c2 != nil }
 
+// Close ends the view's transactions and gives its connections back, in
+// the background: the search that closes it has its results already, and
+// the rollbacks need not make it wait (Memory.Close waits for them, as
+// the pool's Close waits for every connection).
 func (v *view) Close() error {
 	if v.c == nil {
 		return nil
 	}
-	ctx := context.Background()
-	if v.q != nil {
-		v.c.Exec(ctx, `ROLLBACK`) //nolint:errcheck // read only; a connection left in a transaction is dropped by Release
-	}
-	v.c.Release()
-	if v.c2 != nil {
-		if v.began2 {
-			v.c2.Exec(ctx, `ROLLBACK`) //nolint:errcheck // as above
-		}
-		v.c2.Release()
-	}
-	if v.pair {
-		<-v.m.pairs
-	}
+	c, c2, began, began2, pair, pairs := v.c, v.c2, v.q != nil, v.began2, v.pair, v.m.pairs
 	v.c, v.c2, v.q = nil, nil, nil
+	go func() {
+		// A server that stopped answering does not hold the connections
+		// for long.
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultConnectTimeout)
+		defer cancel()
+		if began {
+			c.Exec(ctx, `ROLLBACK`) //nolint:errcheck // read only; a connection left in a transaction is dropped by Release
+		}
+		c.Release()
+		if c2 != nil {
+			if began2 {
+				c2.Exec(ctx, `ROLLBACK`) //nolint:errcheck // as above
+			}
+			c2.Release()
+		}
+		if pair {
+			<-pairs
+		}
+	}()
 	return nil
 }
 
@@ -207,6 +217,11 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	unit := make([]float32, m.dim)
 	if err := vdb.Normalize(unit, qvec); err != nil {
 		return nil, false, fmt.Errorf("postgres: query vector: %w", err)
+	}
+	if scope.Namespace != "" {
+		if out, exhausted, ok, err := m.cachedVectors(ctx, nss[0], scope, unit, n, minScore); ok || err != nil {
+			return out, exhausted, err
+		}
 	}
 	args := []any{pgv.NewVector(unit)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
