@@ -58,6 +58,7 @@ func TestCacheFollowsWrites(t *testing.T) {
 	_, err := a.AddBatch(ctx, cacheRecords())
 	require.NoError(t, err)
 	before := results(t, a)
+	require.Positive(t, postgres.LinkFills(a), "every link read in the background")
 	require.Equal(t, before, results(t, a), "a second search, from the cache")
 	require.NotEmpty(t, before[0])
 	require.Equal(t, before, results(t, open(t, u)), "a fresh handle")
@@ -75,6 +76,8 @@ func TestCacheFollowsWrites(t *testing.T) {
 
 	after := results(t, a)
 	require.Equal(t, results(t, open(t, u)), after, "the cached handle as a fresh one")
+	postgres.LinkFills(a) // the new version's links all read, unless they were
+	require.Equal(t, after, results(t, a), "with the new version's links all read")
 	require.NotEqual(t, before, after)
 	for _, row := range after[:1] {
 		for _, h := range row {

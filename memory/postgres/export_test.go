@@ -69,3 +69,14 @@ func VectorCacheSearches(m *Memory) int64 {
 	m.vecs.mu.Unlock()
 	return m.vecs.searched.Load()
 }
+
+// LinkFills waits for m's background reads to end, lets the next ones
+// start at once, and returns how many caches got all their namespace's
+// links.
+func LinkFills(m *Memory) int64 {
+	m.vecs.wg.Wait()
+	m.caches.mu.Lock()
+	clear(m.caches.fillNext)
+	m.caches.mu.Unlock()
+	return m.caches.filled.Load()
+}

@@ -32,6 +32,18 @@ var _ engine.Store[int64] = (*Memory)(nil)
 // runs on it, in a transaction of the same snapshot, beside the keyword
 // path on the first (engine.Parallel).
 func (m *Memory) View(ctx context.Context) (engine.Source[int64], error) {
+	return m.view(ctx, "", false)
+}
+
+// ViewNamespace is View for the searches of namespace ns (empty: all),
+// whose statistics it reads in the round trip that opens the view
+// (engine.NamespaceStore).
+func (m *Memory) ViewNamespace(ctx context.Context, ns string) (engine.Source[int64], error) {
+	return m.view(ctx, ns, true)
+}
+
+// view opens a view, reading the namespaces named ns when read.
+func (m *Memory) view(ctx context.Context, ns string, read bool) (engine.Source[int64], error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -47,6 +59,14 @@ func (m *Memory) View(ctx context.Context) (engine.Source[int64], error) {
 		v.pair = true
 		b.Queue(`SELECT pg_export_snapshot()`).QueryRow(func(row pgx.Row) error { return row.Scan(&v.snapshot) })
 	default:
+	}
+	if read {
+		sql, args := namespacesSQL(ns)
+		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+			infos, err := collectNamespaces(rows)
+			v.pre = &preRead{name: ns, infos: infos}
+			return err
+		})
 	}
 	if err := c.SendBatch(ctx, &b).Close(); err != nil {
 		v.Close()
@@ -89,6 +109,14 @@ type view struct {
 	began2   bool
 	nss      map[string][]nsInfo // namespaces read on c, by the name asked ("" all)
 	nss2     map[string][]nsInfo // and on c2
+	pre      *preRead            // read when the view opened, for both paths
+}
+
+// preRead are the namespaces named name ("" all), read with the view's
+// first statement.
+type preRead struct {
+	name  string
+	infos []nsInfo
 }
 
 // Parallel: with a second connection, the vector path may run beside the
@@ -130,6 +158,9 @@ func (v *view) Close() error {
 // namespaces returns the namespace named ns, or all of them (ns empty),
 // read once per view.
 func (v *view) namespaces(ctx context.Context, ns string) ([]nsInfo, error) {
+	if v.pre != nil && v.pre.name == ns {
+		return v.pre.infos, nil
+	}
 	if got, ok := v.nss[ns]; ok {
 		return got, nil
 	}
@@ -141,30 +172,22 @@ func (v *view) namespaces(ctx context.Context, ns string) ([]nsInfo, error) {
 	return got, nil
 }
 
-// vectorConn returns the connection the vector path runs on, in the
-// view's snapshot, with the namespaces it reads (namespaces): c2, which
-// begins its transaction with the first call, or c.
-func (v *view) vectorConn(ctx context.Context, ns string) (querier, []nsInfo, error) {
+// vectorNamespaces returns the namespaces the vector path reads, in the
+// view's snapshot: those read when it opened, or read on c2 (beginning
+// its transaction, the first time, in the same round trip), or on c.
+func (v *view) vectorNamespaces(ctx context.Context, ns string) ([]nsInfo, error) {
+	if v.pre != nil && v.pre.name == ns {
+		return v.pre.infos, nil
+	}
 	if v.c2 == nil {
-		nss, err := v.namespaces(ctx, ns)
-		return v.q, nss, err
+		return v.namespaces(ctx, ns)
 	}
 	if got, ok := v.nss2[ns]; ok {
-		return v.c2, got, nil
+		return got, nil
 	}
-	// One round trip: the transaction in c's snapshot (the first time),
-	// the namespaces.
 	var b pgx.Batch
-	if !v.began2 {
-		v.began2 = true
-		v.nss2 = map[string][]nsInfo{}
-		// The snapshot's name is the server's (hex digits and dashes):
-		// SET TRANSACTION SNAPSHOT takes a literal only.
-		if v.snapshot == "" || strings.Trim(v.snapshot, "0123456789ABCDEFabcdef-") != "" {
-			return nil, nil, fmt.Errorf("postgres: query: unexpected snapshot name %q", v.snapshot)
-		}
-		b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
-		b.Queue(`SET TRANSACTION SNAPSHOT '` + v.snapshot + `'`)
+	if err := v.begin2(&b); err != nil {
+		return nil, err
 	}
 	var got []nsInfo
 	sql, args := namespacesSQL(ns)
@@ -174,10 +197,30 @@ func (v *view) vectorConn(ctx context.Context, ns string) (querier, []nsInfo, er
 		return err
 	})
 	if err := v.c2.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, nil, v.m.wrap(ctx, "query: namespaces", err)
+		return nil, v.m.wrap(ctx, "query: namespaces", err)
+	}
+	if v.nss2 == nil {
+		v.nss2 = map[string][]nsInfo{}
 	}
 	v.nss2[ns] = got
-	return v.c2, got, nil
+	return got, nil
+}
+
+// begin2 queues the statements that begin c2's transaction in c's
+// snapshot into b, unless they were sent.
+func (v *view) begin2(b *pgx.Batch) error {
+	if v.began2 {
+		return nil
+	}
+	v.began2 = true
+	// The snapshot's name is the server's (hex digits and dashes): SET
+	// TRANSACTION SNAPSHOT takes a literal only.
+	if v.snapshot == "" || strings.Trim(v.snapshot, "0123456789ABCDEFabcdef-") != "" {
+		return fmt.Errorf("postgres: query: unexpected snapshot name %q", v.snapshot)
+	}
+	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	b.Queue(`SET TRANSACTION SNAPSHOT '` + v.snapshot + `'`)
+	return nil
 }
 
 func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[int64], error) {
@@ -210,7 +253,7 @@ const maxVectorFetch = 20000
 // planner from taking the ns index for the HNSW search.
 func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, n int, minScore float32) ([]engine.Chunk[int64], bool, error) {
 	m := v.m
-	q, nss, err := v.vectorConn(ctx, scope.Namespace)
+	nss, err := v.vectorNamespaces(ctx, scope.Namespace)
 	if err != nil || len(nss) == 0 {
 		return nil, true, err
 	}
@@ -268,9 +311,16 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 			fmt.Sprintf(` ORDER BY inner_product(embedding, $1) DESC, id LIMIT %d`, d)
 	}
 	d := min(n, maxVectorFetch)
-	// One round trip: the settings, the index search, the settings back,
-	// the pending chunks.
+	// One round trip: c2's transaction (if not begun), the settings, the
+	// index search, the settings back, the pending chunks.
 	var batch pgx.Batch
+	q := v.q
+	if v.c2 != nil {
+		q = v.c2
+		if err := v.begin2(&batch); err != nil {
+			return nil, false, err
+		}
+	}
 	var all, pending []res
 	if exact {
 		batch.Queue(exactScan(d, "true"), args...).Query(collect(&all))
@@ -315,32 +365,90 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	return out, exhausted, nil
 }
 
-// Docs reads the records of seqs with their chunks' texts.
-func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
-	rows, err := v.q.Query(ctx, `SELECT `+recordColumns+`, r.seq,
-		array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
-		FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.seq = ANY($1)`, seqs)
-	if err != nil {
-		return nil, v.m.wrap(ctx, "query: records", err)
+// single returns the one namespace the view read, if it read one only:
+// the records it was asked about are that namespace's.
+func (v *view) single() (nsInfo, bool) {
+	var one []nsInfo
+	if v.pre != nil {
+		one = append(one, v.pre.infos...)
 	}
-	defer rows.Close()
-	bySeq := make(map[int64]engine.Doc, len(seqs))
-	for rows.Next() {
-		var seq int64
-		var d engine.Doc
-		if err := scanRecord(rows, &d.Record, &seq, &d.Chunks); err != nil {
-			return nil, v.m.wrap(ctx, "query: records", err)
+	for _, m := range []map[string][]nsInfo{v.nss, v.nss2} {
+		for _, infos := range m {
+			one = append(one, infos...)
 		}
-		bySeq[seq] = d
 	}
-	if err := rows.Err(); err != nil {
-		return nil, v.m.wrap(ctx, "query: records", err)
+	if len(one) == 0 || slices.ContainsFunc(one, func(i nsInfo) bool { return i.id != one[0].id || i.version() != one[0].version() }) {
+		return nsInfo{}, false
+	}
+	return one[0], true
+}
+
+// Docs reads the records of seqs with their chunks' texts; those of a
+// view of one namespace are kept in its cache (cache.go), where a
+// background read (fill) may have put all of them.
+func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
+	bySeq := make(map[int64]engine.Doc, len(seqs))
+	var c *nsCache
+	need := seqs
+	if info, ok := v.single(); ok {
+		c = v.m.caches.get(info)
+		need = nil
+		c.mu.Lock()
+		for _, s := range seqs {
+			if d, ok := c.docs[s]; ok {
+				bySeq[s] = d
+			} else if !c.allDocs {
+				need = append(need, s)
+			}
+		}
+		c.mu.Unlock()
+	}
+	if len(need) > 0 {
+		if err := v.readDocs(ctx, need, bySeq); err != nil {
+			return nil, err
+		}
+		if c != nil {
+			c.mu.Lock()
+			c.room(len(need))
+			for _, s := range need {
+				if d, ok := bySeq[s]; ok {
+					c.docs[s] = d
+				}
+			}
+			c.mu.Unlock()
+		}
 	}
 	out := make([]engine.Doc, len(seqs))
 	for i, s := range seqs {
 		out[i] = bySeq[s]
 	}
 	return out, nil
+}
+
+// readDocs reads the records of seqs with their chunks' texts into bySeq.
+func (v *view) readDocs(ctx context.Context, seqs []int64, bySeq map[int64]engine.Doc) error {
+	return v.m.wrap(ctx, "query: records", readDocs(ctx, v.q, `r.seq = ANY($1)`, seqs, bySeq))
+}
+
+// readDocs reads the records that match where (over records r, with
+// arg as $1) with their chunks' texts into bySeq.
+func readDocs(ctx context.Context, q querier, where string, arg any, bySeq map[int64]engine.Doc) error {
+	rows, err := q.Query(ctx, `SELECT `+recordColumns+`, r.seq,
+		array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
+		FROM records r JOIN namespaces n ON n.id = r.ns WHERE `+where, arg)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var d engine.Doc
+		if err := scanRecord(rows, &d.Record, &seq, &d.Chunks); err != nil {
+			return err
+		}
+		bySeq[seq] = d
+	}
+	return rows.Err()
 }
 
 // Neighbours returns up to n records on each side of each of seqs in its
@@ -413,7 +521,7 @@ func (s *nsView) postings(ctx context.Context, terms []string) (map[string][]pos
 	var need []string
 	s.c.mu.Lock()
 	for _, t := range terms {
-		if ps, ok := s.c.post[t]; ok {
+		if ps, ok := s.c.post[t]; ok || s.c.allPost {
 			out[t] = ps
 		} else {
 			need = append(need, t)
@@ -423,6 +531,8 @@ func (s *nsView) postings(ctx context.Context, terms []string) (map[string][]pos
 	if len(need) == 0 {
 		return out, nil
 	}
+	// The next searches of this version may find them all read.
+	s.v.m.fill(s.info, s.c)
 	slices.Sort(need)
 	need = slices.Compact(need)
 	got, err := readPostings(ctx, s.v.q, s.info, need)
@@ -640,6 +750,10 @@ func (s *nsView) Link(seq int64) (engine.Link, bool) {
 func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	var need, needAround []int64
 	s.c.mu.Lock()
+	if s.c.complete {
+		s.c.mu.Unlock()
+		return nil
+	}
 	for _, id := range ids {
 		if _, ok := s.c.links[id]; !ok {
 			need = append(need, id)
@@ -654,6 +768,8 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	if len(need) == 0 && len(needAround) == 0 {
 		return nil
 	}
+	// The next searches of this version may find them all read.
+	s.v.m.fill(s.info, s.c)
 	// The records need and needAround, those that follow needAround's
 	// (whose prev_seq is theirs) and those they follow (their prev_seq).
 	// UNION ALL: a record read twice is stored twice alike, cheaper than

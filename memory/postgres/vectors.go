@@ -185,17 +185,26 @@ func (m *Memory) refreshVectors(name string, nv *nsVectors) {
 	if vc.ctx == nil || vc.ctx.Err() != nil || time.Now().UnixNano() < nv.next.Load() || !nv.refreshing.CompareAndSwap(false, true) {
 		return
 	}
-	vc.wg.Add(1)
-	go func() {
-		defer vc.wg.Done()
+	m.background(func(ctx context.Context) {
 		defer nv.refreshing.Store(false)
 		start := time.Now()
 		defer func() { nv.next.Store(start.Add(10 * time.Since(start)).UnixNano()) }()
-		ctx, cancel := context.WithTimeout(vc.ctx, 5*time.Minute)
-		defer cancel()
 		if err := m.loadVectors(ctx, name, nv); err != nil && ctx.Err() == nil {
 			m.opts.logger.Warn("postgres: keeping a namespace's vectors in process", "namespace", name, "err", m.wrap(ctx, "read vectors", err))
 		}
+	})
+}
+
+// background runs f in a goroutine that Close ends (its context) and
+// waits for, within five minutes.
+func (m *Memory) background(f func(ctx context.Context)) {
+	vc := &m.vecs
+	vc.wg.Add(1)
+	go func() {
+		defer vc.wg.Done()
+		ctx, cancel := context.WithTimeout(vc.ctx, 5*time.Minute)
+		defer cancel()
+		f(ctx)
 	}()
 }
 
