@@ -14,10 +14,13 @@ import (
 
 // The keyword path reads the same things of a namespace query after
 // query: the postings of its common terms (thousands each), the links of
-// the records they score, the lengths of their episodes. While nothing
-// is written to the namespace they do not change, so a Memory keeps what
-// its searches read of each namespace, for the namespace's version, and
-// a search of the same version reads only what is not kept yet.
+// the records they score, the lengths of their episodes, and a search
+// reads its hits' records. While nothing is written to the namespace
+// they do not change, so a Memory keeps what its searches read of each
+// namespace, for the namespace's version, and a search of the same
+// version reads only what is not kept yet. A small namespace has all of
+// them read at once in the background (fill), after which a search of
+// that version reads nothing of it but its statistics.
 //
 // The version is the namespaces row as the search's snapshot sees it:
 // its xmin (the transaction that wrote it) with its statistics. Every
