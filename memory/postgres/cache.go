@@ -125,7 +125,7 @@ func (m *Memory) fill(info nsInfo, c *nsCache) {
 		return
 	}
 	cs.mu.Unlock()
-	m.background(func(ctx context.Context) {
+	started := m.background(func(ctx context.Context) {
 		start := time.Now()
 		defer func() {
 			cs.mu.Lock()
@@ -139,6 +139,9 @@ func (m *Memory) fill(info nsInfo, c *nsCache) {
 			m.opts.logger.Warn("postgres: reading a namespace's links and postings", "namespace", info.name, "err", m.wrap(ctx, "read links", err))
 		}
 	})
+	if !started {
+		c.filling.Store(false)
+	}
 }
 
 // readAll reads the links of every record of info's namespace into c,

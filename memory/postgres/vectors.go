@@ -90,13 +90,17 @@ func (vc *vectorCaches) get(id int32) *nsVectors {
 
 // close ends the refreshes and lets the copies go.
 func (vc *vectorCaches) close() {
+	vc.mu.Lock()
 	if vc.cancel != nil {
-		vc.cancel()
+		vc.cancel() // under mu: background starts no goroutine after it
 	}
+	vc.mu.Unlock()
 	vc.wg.Wait()
 	vc.mu.Lock()
-	defer vc.mu.Unlock()
-	for _, nv := range vc.byNS {
+	nvs := vc.byNS
+	vc.byNS, vc.held = nil, 0
+	vc.mu.Unlock()
+	for _, nv := range nvs {
 		nv.mu.Lock()
 		if nv.db != nil {
 			nv.db.Close()
@@ -104,7 +108,6 @@ func (vc *vectorCaches) close() {
 		nv.db, nv.meta, nv.ready = nil, nil, false
 		nv.mu.Unlock()
 	}
-	vc.byNS, vc.held = nil, 0
 }
 
 // cachedVectors answers the vector path of a search of one namespace
@@ -185,7 +188,7 @@ func (m *Memory) refreshVectors(name string, nv *nsVectors) {
 	if vc.ctx == nil || vc.ctx.Err() != nil || time.Now().UnixNano() < nv.next.Load() || !nv.refreshing.CompareAndSwap(false, true) {
 		return
 	}
-	m.background(func(ctx context.Context) {
+	started := m.background(func(ctx context.Context) {
 		defer nv.refreshing.Store(false)
 		start := time.Now()
 		defer func() { nv.next.Store(start.Add(10 * time.Since(start)).UnixNano()) }()
@@ -193,19 +196,30 @@ func (m *Memory) refreshVectors(name string, nv *nsVectors) {
 			m.opts.logger.Warn("postgres: keeping a namespace's vectors in process", "namespace", name, "err", m.wrap(ctx, "read vectors", err))
 		}
 	})
+	if !started {
+		nv.refreshing.Store(false)
+	}
 }
 
 // background runs f in a goroutine that Close ends (its context) and
-// waits for, within five minutes.
-func (m *Memory) background(f func(ctx context.Context)) {
+// waits for, within five minutes, and reports whether it did: not after
+// Close.
+func (m *Memory) background(f func(ctx context.Context)) bool {
 	vc := &m.vecs
+	vc.mu.Lock()
+	if vc.ctx == nil || vc.ctx.Err() != nil {
+		vc.mu.Unlock()
+		return false
+	}
 	vc.wg.Add(1)
+	vc.mu.Unlock()
 	go func() {
 		defer vc.wg.Done()
 		ctx, cancel := context.WithTimeout(vc.ctx, 5*time.Minute)
 		defer cancel()
 		f(ctx)
 	}()
+	return true
 }
 
 // loadVectors reads namespace name's chunks in a snapshot of their own
