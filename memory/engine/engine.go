@@ -88,6 +88,24 @@ type Store[K comparable] interface {
 	View(ctx context.Context) (Source[K], error)
 }
 
+// A NamespaceStore is a Store that can ready a view for the searches of
+// one namespace (ns; empty: every namespace), for instance by reading the
+// namespace's statistics together with opening the view. Search and
+// Similar open their views through it when the store has it.
+type NamespaceStore[K comparable] interface {
+	Store[K]
+	// ViewNamespace is View for searches of namespace ns.
+	ViewNamespace(ctx context.Context, ns string) (Source[K], error)
+}
+
+// view opens a view of st for the searches of namespace ns.
+func view[K comparable](ctx context.Context, st Store[K], ns string) (Source[K], error) {
+	if n, ok := st.(NamespaceStore[K]); ok {
+		return n.ViewNamespace(ctx, ns)
+	}
+	return st.View(ctx)
+}
+
 // Parallel is the optional interface of a Source whose keyword and vector
 // questions may be asked at the same time from two goroutines; the
 // engine then runs the two paths side by side, so that a search costs
@@ -145,7 +163,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 	depth := ranking.Depth(keep)
 	if !HasWord(text) {
 		// Nothing to find; but a closed store says so.
-		src, err := st.View(ctx)
+		src, err := view(ctx, st, q.Namespace)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +180,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		}
 		qvec = v
 	}
-	src, err := st.View(ctx)
+	src, err := view(ctx, st, q.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +223,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		return e.budget(hits, q.MaxTokens), nil
 	}
 	if src == nil {
-		if src, err = st.View(ctx); err != nil {
+		if src, err = view(ctx, st, q.Namespace); err != nil {
 			return nil, err
 		}
 	}

@@ -96,12 +96,12 @@ func Similar[K comparable](ctx context.Context, e *Engine, st Store[K], rec memo
 		}
 		vec = vecs[0]
 	}
-	src, err := st.View(ctx)
+	scope := Scope{Namespace: cmp.Or(rec.Namespace, "default"), AsOf: time.Now()}
+	src, err := view(ctx, st, scope.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	scope := Scope{Namespace: cmp.Or(rec.Namespace, "default"), AsOf: time.Now()}
 	chunks, _, err := src.Vectors(ctx, scope, vec, 4*maxSimilar, float32(e.cfg.nearScore))
 	if err != nil || len(chunks) == 0 {
 		return nil, err

@@ -367,5 +367,8 @@ func BenchmarkVsDir(b *testing.B) {
 		b.ReportMetric(p(pgQ, 50), "pg-hybrid-p50-ms")
 		b.ReportMetric(p(pgQ, 50)/p(dirQ, 50), "hybrid-p50-pg/dir")
 		b.ReportMetric(p(pgQ, 95)/p(dirQ, 95), "hybrid-p95-pg/dir")
+		// How many of PostgreSQL's vector searches its copy of the
+		// namespace's vectors answered (WithVectorCache).
+		b.ReportMetric(float64(postgres.VectorCacheSearches(pg)), "pg-vector-copy-searches")
 	}
 }

@@ -250,13 +250,20 @@ func unblock(ctx context.Context, tx pgx.Tx, seqs []int64) error {
 	return nil
 }
 
-// readPostings returns the postings of terms in namespace ns: its blocks'
-// and its tail's, sorted by seq, in one round trip.
-func readPostings(ctx context.Context, tx pgx.Tx, ns nsInfo, terms []string) (map[string][]posting, error) {
+// readPostings returns the postings of terms in namespace ns (terms nil:
+// of all its terms): its blocks' and its tail's, sorted by seq, in one
+// round trip.
+func readPostings(ctx context.Context, tx querier, ns nsInfo, terms []string) (map[string][]posting, error) {
 	var b pgx.Batch
-	b.Queue(`SELECT term, n, data FROM posting_blocks WHERE ns = $1 AND term = ANY($2) ORDER BY term COLLATE "C", last_seq`, ns.id, terms)
-	// Not sorted by the server: sorting by term costs more than the scan.
-	b.Queue(`SELECT term, seq, tf, dl, episode FROM postings WHERE ns = $1 AND term = ANY($2) AND seq > $3`, ns.id, terms, ns.mergedSeq)
+	if terms == nil {
+		b.Queue(`SELECT term, n, data FROM posting_blocks WHERE ns = $1 ORDER BY term COLLATE "C", last_seq`, ns.id)
+		b.Queue(`SELECT term, seq, tf, dl, episode FROM postings WHERE ns = $1 AND seq > $2`, ns.id, ns.mergedSeq)
+	} else {
+		b.Queue(`SELECT term, n, data FROM posting_blocks WHERE ns = $1 AND term = ANY($2) ORDER BY term COLLATE "C", last_seq`, ns.id, terms)
+		// Not sorted by the server: sorting by term costs more than the
+		// scan.
+		b.Queue(`SELECT term, seq, tf, dl, episode FROM postings WHERE ns = $1 AND term = ANY($2) AND seq > $3`, ns.id, terms, ns.mergedSeq)
+	}
 	br := tx.SendBatch(ctx, &b)
 	defer br.Close()
 	type packed struct {

@@ -46,3 +46,43 @@ func SetPendingLimits(writeChunks int, capChunks int64) (restore func()) {
 func DeferIndexes(ctx context.Context, m *Memory, table string) error {
 	return pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error { return deferIndexes(ctx, tx, table) })
 }
+
+// SetCacheLimit sets how many entries a namespace's search cache holds
+// before it is let go, until the returned function restores it.
+func SetCacheLimit(n int) (restore func()) {
+	old := cacheLimit
+	cacheLimit = n
+	return func() { cacheLimit = old }
+}
+
+// SetVectorCache sets the largest namespace (records) whose vectors a
+// Memory keeps in process, until the returned function restores it.
+func SetVectorCache(records int64) (restore func()) {
+	old := vectorCacheRecords
+	vectorCacheRecords = records
+	return func() { vectorCacheRecords = old }
+}
+
+// VectorCacheSearches waits for m's vector copies' refreshes to end, lets
+// the next ones start at once, and returns how many searches the copies
+// answered.
+func VectorCacheSearches(m *Memory) int64 {
+	m.vecs.wg.Wait()
+	m.vecs.mu.Lock()
+	for _, nv := range m.vecs.byNS {
+		nv.next.Store(0)
+	}
+	m.vecs.mu.Unlock()
+	return m.vecs.searched.Load()
+}
+
+// LinkFills waits for m's background reads to end, lets the next ones
+// start at once, and returns how many caches got all their namespace's
+// links.
+func LinkFills(m *Memory) int64 {
+	m.vecs.wg.Wait()
+	m.caches.mu.Lock()
+	clear(m.caches.fillNext)
+	m.caches.mu.Unlock()
+	return m.caches.filled.Load()
+}

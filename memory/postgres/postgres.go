@@ -178,6 +178,13 @@ type Memory struct {
 	// foldSkips counts the background folds that found the fold lock
 	// held by another session and skipped (tests wait for one).
 	foldSkips atomic.Int64
+	// caches keep what searches read of each namespace (cache.go).
+	caches caches
+	// pairs holds a place for each view that runs its vector path on a
+	// second connection (View): half the pool's connections.
+	pairs chan struct{}
+	// vecs keep small namespaces' vectors in process (vectors.go).
+	vecs vectorCaches
 }
 
 var (
@@ -231,7 +238,11 @@ func open(ctx context.Context, url string, emb embed.Embedder, opts []Option) (*
 	if err != nil {
 		return nil, m.wrap(ctx, "connect", err)
 	}
+	m.pairs = make(chan struct{}, pc.MaxConns/2)
+	m.vecs.ctx, m.vecs.cancel = context.WithCancel(context.Background())
+	m.vecs.records, m.vecs.chunks = vectorCacheRecords, o.vectorCache
 	if err := m.init(ctx); err != nil {
+		m.vecs.close()
 		m.pool.Close()
 		return nil, err
 	}
@@ -300,6 +311,7 @@ func (m *Memory) Close() error {
 		return nil
 	}
 	m.stopFolder()
+	m.vecs.close()
 	m.pool.Close()
 	return nil
 }

@@ -24,6 +24,9 @@ type nsInfo struct {
 	// none).
 	ended  int64
 	latest time.Time
+	// xmin is the row's xmin: with the statistics, its version
+	// (nsVersion).
+	xmin string
 }
 
 // filters reports whether a search of scope over the namespaces nss must
@@ -51,24 +54,35 @@ func (m *Memory) Query(ctx context.Context, q memory.Query) ([]memory.Hit, error
 }
 
 // namespaces reads the namespace named ns, or all of them (ns empty).
-func namespaces(ctx context.Context, tx pgx.Tx, ns string) ([]nsInfo, error) {
+func namespaces(ctx context.Context, q querier, ns string) ([]nsInfo, error) {
+	sql, args := namespacesSQL(ns)
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return collectNamespaces(rows)
+}
+
+// namespacesSQL is the statement namespaces runs.
+func namespacesSQL(ns string) (string, []any) {
 	sql := `SELECT id, name, text_docs, text_len, episode_docs, merged_seq,
 		array(SELECT speaker FROM speakers s WHERE s.ns = namespaces.id AND s.n > 0 ORDER BY speaker),
-		ended, coalesce(latest, 'infinity')
+		ended, coalesce(latest, 'infinity'), xmin::text
 		FROM namespaces WHERE text_docs > 0`
 	args := []any{}
 	if ns != "" {
 		sql += ` AND name = $1`
 		args = append(args, ns)
 	}
-	rows, err := tx.Query(ctx, sql+` ORDER BY name`, args...)
-	if err != nil {
-		return nil, err
-	}
+	return sql + ` ORDER BY name`, args
+}
+
+// collectNamespaces reads namespacesSQL's rows.
+func collectNamespaces(rows pgx.Rows) ([]nsInfo, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nsInfo, error) {
 		var n nsInfo
 		var latest pgtype.Timestamptz
-		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.episodeDocs, &n.mergedSeq, &n.speakers, &n.ended, &latest)
+		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.episodeDocs, &n.mergedSeq, &n.speakers, &n.ended, &latest, &n.xmin)
 		n.latest = latest.Time
 		if latest.InfinityModifier != pgtype.Finite {
 			// Not known (a namespace of the previous schema, whose

@@ -28,7 +28,22 @@ var _ engine.Store[int64] = (*Memory)(nil)
 
 // View opens a view of the database for one search: a repeatable-read,
 // read-only transaction on a connection of the pool, until its Close.
+// When the pool can spare a second connection (pairs), the vector path
+// runs on it, in a transaction of the same snapshot, beside the keyword
+// path on the first (engine.Parallel).
 func (m *Memory) View(ctx context.Context) (engine.Source[int64], error) {
+	return m.view(ctx, "", false)
+}
+
+// ViewNamespace is View for the searches of namespace ns (empty: all),
+// whose statistics it reads in the round trip that opens the view
+// (engine.NamespaceStore).
+func (m *Memory) ViewNamespace(ctx context.Context, ns string) (engine.Source[int64], error) {
+	return m.view(ctx, ns, true)
+}
+
+// view opens a view, reading the namespaces named ns when read.
+func (m *Memory) view(ctx context.Context, ns string, read bool) (engine.Source[int64], error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -36,45 +51,176 @@ func (m *Memory) View(ctx context.Context) (engine.Source[int64], error) {
 	if err != nil {
 		return nil, m.wrap(ctx, "query", err)
 	}
-	tx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		c.Release()
+	v := &view{m: m, c: c, nss: map[string][]nsInfo{}}
+	var b pgx.Batch
+	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	select {
+	case m.pairs <- struct{}{}:
+		v.pair = true
+		b.Queue(`SELECT pg_export_snapshot()`).QueryRow(func(row pgx.Row) error { return row.Scan(&v.snapshot) })
+	default:
+	}
+	if read {
+		sql, args := namespacesSQL(ns)
+		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+			infos, err := collectNamespaces(rows)
+			v.pre = &preRead{name: ns, infos: infos}
+			return err
+		})
+	}
+	if err := c.SendBatch(ctx, &b).Close(); err != nil {
+		v.Close()
 		return nil, m.wrap(ctx, "query", err)
 	}
-	return &view{m: m, c: c, tx: tx, nss: map[string][]nsInfo{}}, nil
+	v.q = c
+	if v.pair {
+		// Safe to wait for: at most cap(pairs) views hold two
+		// connections, and the pool has two for each.
+		if v.c2, err = m.acquire(ctx); err != nil {
+			v.Close()
+			return nil, m.wrap(ctx, "query", err)
+		}
+	}
+	return v, nil
 }
 
-// view is the engine's source over one read-only transaction. Its
-// questions are asked one after the other (one connection).
+// querier is what a view's statements run on: a connection in the view's
+// transaction (or a pgx.Tx).
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// view is the engine's source over one read-only transaction, or two of
+// one snapshot: the keyword path's questions, the records and their
+// neighbours are asked on c, one after the other; the vector path's on
+// c2 when there is one.
 type view struct {
-	m   *Memory
-	c   *pgxpool.Conn
-	tx  pgx.Tx
-	nss map[string][]nsInfo // namespaces read, by the name asked ("" all)
+	m *Memory
+	c *pgxpool.Conn
+	q querier // c, in its transaction (nil until it began)
+	// pair: the view holds a place in m.pairs, and snapshot is c's
+	// transaction's, exported for c2's; c2 began its transaction when
+	// began2.
+	pair     bool
+	snapshot string
+	c2       *pgxpool.Conn
+	began2   bool
+	nss      map[string][]nsInfo // namespaces read on c, by the name asked ("" all)
+	nss2     map[string][]nsInfo // and on c2
+	pre      *preRead            // read when the view opened, for both paths
 }
 
+// preRead are the namespaces named name ("" all), read with the view's
+// first statement.
+type preRead struct {
+	name  string
+	infos []nsInfo
+}
+
+// Parallel: with a second connection, the vector path may run beside the
+// keyword path.
+func (v *view) Parallel() bool { return v.c2 != nil }
+
+// Close ends the view's transactions and gives its connections back, in
+// the background: the search that closes it has its results already, and
+// the rollbacks need not make it wait (Memory.Close waits for them, as
+// the pool's Close waits for every connection).
 func (v *view) Close() error {
-	if v.tx == nil {
+	if v.c == nil {
 		return nil
 	}
-	v.tx.Rollback(context.Background()) //nolint:errcheck // read only
-	v.c.Release()
-	v.tx, v.c = nil, nil
+	c, c2, began, began2, pair, pairs := v.c, v.c2, v.q != nil, v.began2, v.pair, v.m.pairs
+	v.c, v.c2, v.q = nil, nil, nil
+	go func() {
+		// A server that stopped answering does not hold the connections
+		// for long.
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultConnectTimeout)
+		defer cancel()
+		if began {
+			c.Exec(ctx, `ROLLBACK`) //nolint:errcheck // read only; a connection left in a transaction is dropped by Release
+		}
+		c.Release()
+		if c2 != nil {
+			if began2 {
+				c2.Exec(ctx, `ROLLBACK`) //nolint:errcheck // as above
+			}
+			c2.Release()
+		}
+		if pair {
+			<-pairs
+		}
+	}()
 	return nil
 }
 
 // namespaces returns the namespace named ns, or all of them (ns empty),
 // read once per view.
 func (v *view) namespaces(ctx context.Context, ns string) ([]nsInfo, error) {
+	if v.pre != nil && v.pre.name == ns {
+		return v.pre.infos, nil
+	}
 	if got, ok := v.nss[ns]; ok {
 		return got, nil
 	}
-	got, err := namespaces(ctx, v.tx, ns)
+	got, err := namespaces(ctx, v.q, ns)
 	if err != nil {
 		return nil, v.m.wrap(ctx, "query: namespaces", err)
 	}
 	v.nss[ns] = got
 	return got, nil
+}
+
+// vectorNamespaces returns the namespaces the vector path reads, in the
+// view's snapshot: those read when it opened, or read on c2 (beginning
+// its transaction, the first time, in the same round trip), or on c.
+func (v *view) vectorNamespaces(ctx context.Context, ns string) ([]nsInfo, error) {
+	if v.pre != nil && v.pre.name == ns {
+		return v.pre.infos, nil
+	}
+	if v.c2 == nil {
+		return v.namespaces(ctx, ns)
+	}
+	if got, ok := v.nss2[ns]; ok {
+		return got, nil
+	}
+	var b pgx.Batch
+	if err := v.begin2(&b); err != nil {
+		return nil, err
+	}
+	var got []nsInfo
+	sql, args := namespacesSQL(ns)
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		var err error
+		got, err = collectNamespaces(rows)
+		return err
+	})
+	if err := v.c2.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, v.m.wrap(ctx, "query: namespaces", err)
+	}
+	if v.nss2 == nil {
+		v.nss2 = map[string][]nsInfo{}
+	}
+	v.nss2[ns] = got
+	return got, nil
+}
+
+// begin2 queues the statements that begin c2's transaction in c's
+// snapshot into b, unless they were sent.
+func (v *view) begin2(b *pgx.Batch) error {
+	if v.began2 {
+		return nil
+	}
+	v.began2 = true
+	// The snapshot's name is the server's (hex digits and dashes): SET
+	// TRANSACTION SNAPSHOT takes a literal only.
+	if v.snapshot == "" || strings.Trim(v.snapshot, "0123456789ABCDEFabcdef-") != "" {
+		return fmt.Errorf("postgres: query: unexpected snapshot name %q", v.snapshot)
+	}
+	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	b.Queue(`SET TRANSACTION SNAPSHOT '` + v.snapshot + `'`)
+	return nil
 }
 
 func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[int64], error) {
@@ -84,7 +230,7 @@ func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[in
 	}
 	out := make([]engine.Namespace[int64], len(infos))
 	for i, info := range infos {
-		out[i] = &nsView{v: v, info: info, post: map[string][]posting{}, links: map[int64]engine.Link{}, around: map[int64]bool{}}
+		out[i] = &nsView{v: v, info: info, c: v.m.caches.get(info)}
 	}
 	return out, nil
 }
@@ -107,13 +253,18 @@ const maxVectorFetch = 20000
 // planner from taking the ns index for the HNSW search.
 func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, n int, minScore float32) ([]engine.Chunk[int64], bool, error) {
 	m := v.m
-	nss, err := v.namespaces(ctx, scope.Namespace)
+	nss, err := v.vectorNamespaces(ctx, scope.Namespace)
 	if err != nil || len(nss) == 0 {
 		return nil, true, err
 	}
 	unit := make([]float32, m.dim)
 	if err := vdb.Normalize(unit, qvec); err != nil {
 		return nil, false, fmt.Errorf("postgres: query vector: %w", err)
+	}
+	if scope.Namespace != "" {
+		if out, exhausted, ok, err := m.cachedVectors(ctx, nss[0], scope, unit, n, minScore); ok || err != nil {
+			return out, exhausted, err
+		}
 	}
 	args := []any{pgv.NewVector(unit)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
@@ -160,9 +311,16 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 			fmt.Sprintf(` ORDER BY inner_product(embedding, $1) DESC, id LIMIT %d`, d)
 	}
 	d := min(n, maxVectorFetch)
-	// One round trip: the settings, the index search, the settings back,
-	// the pending chunks.
+	// One round trip: c2's transaction (if not begun), the settings, the
+	// index search, the settings back, the pending chunks.
 	var batch pgx.Batch
+	q := v.q
+	if v.c2 != nil {
+		q = v.c2
+		if err := v.begin2(&batch); err != nil {
+			return nil, false, err
+		}
+	}
 	var all, pending []res
 	if exact {
 		batch.Queue(exactScan(d, "true"), args...).Query(collect(&all))
@@ -186,7 +344,7 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 		batch.Queue(`RELEASE SAVEPOINT agentmem_vector_search`)
 		batch.Queue(exactScan(d, "pending"), args...).Query(collect(&pending))
 	}
-	if err := v.tx.SendBatch(ctx, &batch).Close(); err != nil {
+	if err := q.SendBatch(ctx, &batch).Close(); err != nil {
 		return nil, false, m.wrap(ctx, "query: vector search", err)
 	}
 	// Exhausted when neither search found d chunks.
@@ -207,26 +365,58 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	return out, exhausted, nil
 }
 
-// Docs reads the records of seqs with their chunks' texts.
-func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
-	rows, err := v.tx.Query(ctx, `SELECT `+recordColumns+`, r.seq,
-		array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
-		FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.seq = ANY($1)`, seqs)
-	if err != nil {
-		return nil, v.m.wrap(ctx, "query: records", err)
+// single returns the one namespace the view read, if it read one only:
+// the records it was asked about are that namespace's.
+func (v *view) single() (nsInfo, bool) {
+	var one []nsInfo
+	if v.pre != nil {
+		one = append(one, v.pre.infos...)
 	}
-	defer rows.Close()
-	bySeq := make(map[int64]engine.Doc, len(seqs))
-	for rows.Next() {
-		var seq int64
-		var d engine.Doc
-		if err := scanRecord(rows, &d.Record, &seq, &d.Chunks); err != nil {
-			return nil, v.m.wrap(ctx, "query: records", err)
+	for _, m := range []map[string][]nsInfo{v.nss, v.nss2} {
+		for _, infos := range m {
+			one = append(one, infos...)
 		}
-		bySeq[seq] = d
 	}
-	if err := rows.Err(); err != nil {
-		return nil, v.m.wrap(ctx, "query: records", err)
+	if len(one) == 0 || slices.ContainsFunc(one, func(i nsInfo) bool { return i.id != one[0].id || i.version() != one[0].version() }) {
+		return nsInfo{}, false
+	}
+	return one[0], true
+}
+
+// Docs reads the records of seqs with their chunks' texts; those of a
+// view of one namespace are kept in its cache (cache.go), where a
+// background read (fill) may have put all of them.
+func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
+	bySeq := make(map[int64]engine.Doc, len(seqs))
+	var c *nsCache
+	need := seqs
+	if info, ok := v.single(); ok {
+		c = v.m.caches.get(info)
+		need = nil
+		c.mu.Lock()
+		for _, s := range seqs {
+			if d, ok := c.docs[s]; ok {
+				bySeq[s] = d
+			} else if !c.allDocs {
+				need = append(need, s)
+			}
+		}
+		c.mu.Unlock()
+	}
+	if len(need) > 0 {
+		if err := v.readDocs(ctx, need, bySeq); err != nil {
+			return nil, err
+		}
+		if c != nil {
+			c.mu.Lock()
+			c.room(len(need))
+			for _, s := range need {
+				if d, ok := bySeq[s]; ok {
+					c.docs[s] = d
+				}
+			}
+			c.mu.Unlock()
+		}
 	}
 	out := make([]engine.Doc, len(seqs))
 	for i, s := range seqs {
@@ -235,12 +425,38 @@ func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
 	return out, nil
 }
 
+// readDocs reads the records of seqs with their chunks' texts into bySeq.
+func (v *view) readDocs(ctx context.Context, seqs []int64, bySeq map[int64]engine.Doc) error {
+	return v.m.wrap(ctx, "query: records", readDocs(ctx, v.q, `r.seq = ANY($1)`, seqs, bySeq))
+}
+
+// readDocs reads the records that match where (over records r, with
+// arg as $1) with their chunks' texts into bySeq.
+func readDocs(ctx context.Context, q querier, where string, arg any, bySeq map[int64]engine.Doc) error {
+	rows, err := q.Query(ctx, `SELECT `+recordColumns+`, r.seq,
+		array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
+		FROM records r JOIN namespaces n ON n.id = r.ns WHERE `+where, arg)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var d engine.Doc
+		if err := scanRecord(rows, &d.Record, &seq, &d.Chunks); err != nil {
+			return err
+		}
+		bySeq[seq] = d
+	}
+	return rows.Err()
+}
+
 // Neighbours returns up to n records on each side of each of seqs in its
 // conversation: following prev_seq back, and the records whose prev_seq
 // is the current one forward.
 func (v *view) Neighbours(ctx context.Context, seqs []int64, n int) (before, after [][]memory.Record, err error) {
 	before, after = make([][]memory.Record, len(seqs)), make([][]memory.Record, len(seqs))
-	rows, err := v.tx.Query(ctx, `
+	rows, err := v.q.Query(ctx, `
 WITH RECURSIVE back(seed, seq, prev, depth) AS (
 	SELECT seq, seq, prev_seq, 0 FROM records WHERE seq = ANY($1)
 	UNION ALL
@@ -284,14 +500,12 @@ ORDER BY a.seed, a.pos`, seqs, n)
 }
 
 // nsView is one namespace's keyword statistics and postings, the postings
-// of each term read once per search.
+// of each term, the links and the episode lengths read once per version
+// of the namespace (cache.go).
 type nsView struct {
-	v     *view
-	info  nsInfo
-	post  map[string][]posting
-	links map[int64]engine.Link // read by Links
-	// around are the records whose followers Links has read.
-	around map[int64]bool
+	v    *view
+	info nsInfo
+	c    *nsCache
 }
 
 func (s *nsView) Name() string        { return s.info.name }
@@ -303,24 +517,40 @@ func (s *nsView) wrap(ctx context.Context, op string, err error) error {
 
 // postings returns the postings of terms, reading those not read yet.
 func (s *nsView) postings(ctx context.Context, terms []string) (map[string][]posting, error) {
+	out := make(map[string][]posting, len(terms))
 	var need []string
+	s.c.mu.Lock()
 	for _, t := range terms {
-		if _, ok := s.post[t]; !ok {
+		if ps, ok := s.c.post[t]; ok || s.c.allPost {
+			out[t] = ps
+		} else {
 			need = append(need, t)
 		}
 	}
-	if len(need) > 0 {
-		slices.Sort(need)
-		need = slices.Compact(need)
-		got, err := readPostings(ctx, s.v.tx, s.info, need)
-		if err != nil {
-			return nil, s.wrap(ctx, "query: keyword postings", err)
-		}
-		for _, t := range need {
-			s.post[t] = got[t] // nil for a term in no record: read all the same
-		}
+	s.c.mu.Unlock()
+	if len(need) == 0 {
+		return out, nil
 	}
-	return s.post, nil
+	// The next searches of this version may find them all read.
+	s.v.m.fill(s.info, s.c)
+	slices.Sort(need)
+	need = slices.Compact(need)
+	got, err := readPostings(ctx, s.v.q, s.info, need)
+	if err != nil {
+		return nil, s.wrap(ctx, "query: keyword postings", err)
+	}
+	n := 0
+	for _, t := range need {
+		out[t] = got[t] // nil for a term in no record: kept all the same
+		n += 1 + len(got[t])
+	}
+	s.c.mu.Lock()
+	s.c.room(n)
+	for _, t := range need {
+		s.c.post[t] = got[t]
+	}
+	s.c.mu.Unlock()
+	return out, nil
 }
 
 // score scores the namespace's records for groups (keyword.Score over its
@@ -383,7 +613,7 @@ func (s *nsView) bestInRange(ctx context.Context, scope engine.Scope, ranked []k
 		for j, r := range part {
 			seqs[j] = r.ID
 		}
-		rows, err := s.v.tx.Query(ctx, `SELECT seq FROM records WHERE seq = ANY($1)
+		rows, err := s.v.q.Query(ctx, `SELECT seq FROM records WHERE seq = ANY($1)
 			AND ($2::timestamptz IS NULL OR time >= $2) AND ($3::timestamptz IS NULL OR time < $3)
 			AND ($4::timestamptz IS NULL OR coalesce(valid_from, time) <= $4 AND (valid_until IS NULL OR valid_until > $4))`, seqs, from, to, at)
 		if err != nil {
@@ -435,22 +665,9 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 	if len(eps) == 0 {
 		return nil, nil
 	}
-	rows, err := s.v.tx.Query(ctx, `SELECT episode, len FROM episodes WHERE ns = $1 AND episode = ANY($2)`, s.info.id, eps)
+	epLen, err := s.episodeLens(ctx, eps)
 	if err != nil {
-		return nil, s.wrap(ctx, "query: episodes", err)
-	}
-	epLen := make(map[int64]float64, len(eps))
-	for rows.Next() {
-		var ep, l int64
-		if err := rows.Scan(&ep, &l); err != nil {
-			rows.Close()
-			return nil, s.wrap(ctx, "query: episodes", err)
-		}
-		epLen[ep] = float64(l)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(ctx, "query: episodes", err)
+		return nil, err
 	}
 	ne := float64(max(s.info.episodeDocs, 1))
 	es := keyword.Score(groups, p, ne, float64(s.info.textLen)/ne, 0, -1, len(eps),
@@ -463,16 +680,65 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 	return keyword.TopK(es, k), nil
 }
 
-func (s *nsView) EpisodeOf(seq int64) int64 { return s.links[seq].Episode }
+// episodeLens returns the lengths of episodes eps, reading those not read
+// yet.
+func (s *nsView) episodeLens(ctx context.Context, eps []int64) (map[int64]float64, error) {
+	out := make(map[int64]float64, len(eps))
+	var need []int64
+	s.c.mu.Lock()
+	for _, ep := range eps {
+		if l, ok := s.c.epLen[ep]; ok {
+			out[ep] = l
+		} else {
+			need = append(need, ep)
+		}
+	}
+	s.c.mu.Unlock()
+	if len(need) == 0 {
+		return out, nil
+	}
+	rows, err := s.v.q.Query(ctx, `SELECT episode, len FROM episodes WHERE ns = $1 AND episode = ANY($2)`, s.info.id, need)
+	if err != nil {
+		return nil, s.wrap(ctx, "query: episodes", err)
+	}
+	for rows.Next() {
+		var ep, l int64
+		if err := rows.Scan(&ep, &l); err != nil {
+			rows.Close()
+			return nil, s.wrap(ctx, "query: episodes", err)
+		}
+		out[ep] = float64(l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(ctx, "query: episodes", err)
+	}
+	s.c.mu.Lock()
+	s.c.room(len(need))
+	for _, ep := range need {
+		if l, ok := out[ep]; ok {
+			s.c.epLen[ep] = l
+		}
+	}
+	s.c.mu.Unlock()
+	return out, nil
+}
+
+func (s *nsView) EpisodeOf(seq int64) int64 {
+	l, _ := s.Link(seq)
+	return l.Episode
+}
 
 func (s *nsView) Owner(seq int64) (string, string, bool) {
-	l, ok := s.links[seq]
+	l, ok := s.Link(seq)
 	return l.ID, l.Speaker, ok
 }
 
 // Link returns a record's link read by Links.
 func (s *nsView) Link(seq int64) (engine.Link, bool) {
-	l, ok := s.links[seq]
+	s.c.mu.Lock()
+	l, ok := s.c.links[seq]
+	s.c.mu.Unlock()
 	return l, ok
 }
 
@@ -483,19 +749,27 @@ func (s *nsView) Link(seq int64) (engine.Link, bool) {
 // the around records' links are read for.
 func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	var need, needAround []int64
+	s.c.mu.Lock()
+	if s.c.complete {
+		s.c.mu.Unlock()
+		return nil
+	}
 	for _, id := range ids {
-		if _, ok := s.links[id]; !ok {
+		if _, ok := s.c.links[id]; !ok {
 			need = append(need, id)
 		}
 	}
 	for _, id := range around {
-		if !s.around[id] {
+		if !s.c.around[id] {
 			needAround = append(needAround, id)
 		}
 	}
+	s.c.mu.Unlock()
 	if len(need) == 0 && len(needAround) == 0 {
 		return nil
 	}
+	// The next searches of this version may find them all read.
+	s.v.m.fill(s.info, s.c)
 	// The records need and needAround, those that follow needAround's
 	// (whose prev_seq is theirs) and those they follow (their prev_seq).
 	// UNION ALL: a record read twice is stored twice alike, cheaper than
@@ -510,46 +784,62 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 			FROM records r JOIN records l ON l.seq = r.prev_seq WHERE r.seq = ANY($2)`
 		args = append(args, needAround)
 	}
-	rows, err := s.v.tx.Query(ctx, sql, args...)
+	rows, err := s.v.q.Query(ctx, sql, args...)
 	if err != nil {
 		return s.wrap(ctx, "query: keyword records", err)
 	}
-	defer rows.Close()
-	asked := make(map[int64]bool, len(needAround))
-	for _, id := range needAround {
-		asked[id] = true
-		s.around[id] = true
+	type read struct {
+		seq int64
+		l   engine.Link
 	}
-	var follows [][2]int64 // (record, the around record it follows)
+	var got []read
 	for rows.Next() {
-		var seq int64
+		var r read
 		var prev *int64
 		var until pgtype.Timestamptz
-		l := engine.Link{Prev: -1, Next: -1}
-		if err := rows.Scan(&seq, &prev, &l.ID, &l.Speaker, &l.Episode, &l.Time, &l.Since, &until); err != nil {
+		r.l = engine.Link{Prev: -1, Next: -1}
+		if err := rows.Scan(&r.seq, &prev, &r.l.ID, &r.l.Speaker, &r.l.Episode, &r.l.Time, &r.l.Since, &until); err != nil {
+			rows.Close()
 			return s.wrap(ctx, "query: keyword records", err)
 		}
 		if until.Valid {
-			l.Until = until.Time
+			r.l.Until = until.Time
 		}
 		if prev != nil {
-			l.Prev = *prev
-			if asked[*prev] {
-				follows = append(follows, [2]int64{seq, *prev})
-			}
+			r.l.Prev = *prev
 		}
-		if old, ok := s.links[seq]; ok {
-			l.Next = old.Next
-		}
-		s.links[seq] = l
+		got = append(got, r)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return s.wrap(ctx, "query: keyword records", err)
 	}
+	asked := make(map[int64]bool, len(needAround))
+	for _, id := range needAround {
+		asked[id] = true
+	}
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.room(len(got))
+	for _, id := range needAround {
+		c.around[id] = true
+	}
+	var follows [][2]int64 // (record, the around record it follows)
+	for _, r := range got {
+		l := r.l
+		if l.Prev >= 0 && asked[l.Prev] {
+			follows = append(follows, [2]int64{r.seq, l.Prev})
+		}
+		if old, ok := c.links[r.seq]; ok {
+			l.Next = old.Next
+		}
+		c.links[r.seq] = l
+	}
 	for _, f := range follows {
-		if l, ok := s.links[f[1]]; ok && (l.Next < 0 || f[0] < l.Next) {
+		if l, ok := c.links[f[1]]; ok && (l.Next < 0 || f[0] < l.Next) {
 			l.Next = f[0]
-			s.links[f[1]] = l
+			c.links[f[1]] = l
 		}
 	}
 	return nil
@@ -559,7 +849,7 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 // text), as they were counted when it was written.
 func (s *nsView) Terms(ctx context.Context, seq int64) ([]keyword.TermCount, int, error) {
 	var r memory.Record
-	err := scanRecord(s.v.tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.seq = $1`, seq), &r)
+	err := scanRecord(s.v.q.QueryRow(ctx, `SELECT `+recordColumns+` FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.seq = $1`, seq), &r)
 	if err != nil {
 		return nil, 0, s.wrap(ctx, "query: record terms", err)
 	}
@@ -574,7 +864,7 @@ func (s *nsView) Terms(ctx context.Context, seq int64) ([]keyword.TermCount, int
 
 func (s *nsView) Newest(ctx context.Context) (time.Time, error) {
 	var t time.Time
-	err := s.v.tx.QueryRow(ctx, `SELECT time FROM records WHERE ns = $1 ORDER BY seq DESC LIMIT 1`, s.info.id).Scan(&t)
+	err := s.v.q.QueryRow(ctx, `SELECT time FROM records WHERE ns = $1 ORDER BY seq DESC LIMIT 1`, s.info.id).Scan(&t)
 	if err != nil && err != pgx.ErrNoRows {
 		return t, s.wrap(ctx, "query: newest record", err)
 	}

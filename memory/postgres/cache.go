@@ -1,0 +1,243 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/agentmem/agentmem/memory/engine"
+)
+
+// The keyword path reads the same things of a namespace query after
+// query: the postings of its common terms (thousands each), the links of
+// the records they score, the lengths of their episodes, and a search
+// reads its hits' records. While nothing is written to the namespace
+// they do not change, so a Memory keeps what its searches read of each
+// namespace, for the namespace's version, and a search of the same
+// version reads only what is not kept yet. A small namespace has all of
+// them read at once in the background (fill), after which a search of
+// that version reads nothing of it but its statistics.
+//
+// The version is the namespaces row as the search's snapshot sees it:
+// its xmin (the transaction that wrote it) with its statistics. Every
+// transaction that changes a namespace's records, postings, blocks,
+// episodes or validity also writes its row (writeStats, under the
+// namespace's lock), so a search that sees the same row version sees the
+// same keyword data, whichever server wrote it; a write, here or on
+// another server, gives the row a new version and the next search starts
+// over.
+
+// cacheLimit bounds what one namespace's cache holds (postings, links and
+// episode lengths, about 24 to 100 bytes each): past it the cache is let
+// go (the searches that use it keep it until they end: what a search read
+// stays there for it) and the next search starts a new one. A variable so
+// that tests can lower it.
+var cacheLimit = 1 << 22
+
+// nsVersion identifies a version of a namespace's keyword data.
+type nsVersion struct {
+	xmin                                             string
+	textDocs, textLen, episodeDocs, mergedSeq, ended int64
+}
+
+// version is info's nsVersion.
+func (info nsInfo) version() nsVersion {
+	return nsVersion{xmin: info.xmin, textDocs: info.textDocs, textLen: info.textLen,
+		episodeDocs: info.episodeDocs, mergedSeq: info.mergedSeq, ended: info.ended}
+}
+
+// nsCache is what searches read of one version of a namespace. Its maps
+// are read and filled under mu; a posting list, once in post, is never
+// changed.
+type nsCache struct {
+	mu      sync.Mutex
+	version nsVersion
+	post    map[string][]posting  // by term (nil: in no record)
+	links   map[int64]engine.Link // by seq, read by Links
+	around  map[int64]bool        // records whose followers Links has read
+	epLen   map[int64]float64     // episode lengths
+	docs    map[int64]engine.Doc  // records with their chunks' texts, by seq (view.Docs)
+	held    int
+	full    atomic.Bool // past cacheLimit: no new search takes it
+	// complete: links holds every record of the namespace, with its
+	// Next, and allPost: post holds every term's postings (a term not
+	// there is in no record), read at once in the background (fill);
+	// filling: that read is running.
+	complete, allPost, allDocs bool
+	filling                    atomic.Bool
+}
+
+// newCache returns an empty cache of version v.
+func newCache(v nsVersion) *nsCache {
+	return &nsCache{version: v, post: map[string][]posting{}, links: map[int64]engine.Link{},
+		around: map[int64]bool{}, epLen: map[int64]float64{}, docs: map[int64]engine.Doc{}}
+}
+
+// room counts n more entries, letting c go past cacheLimit. Under c.mu.
+func (c *nsCache) room(n int) {
+	c.held += n
+	if c.held > cacheLimit {
+		c.full.Store(true)
+	}
+}
+
+// caches are a Memory's namespace caches, by namespace id.
+type caches struct {
+	mu   sync.Mutex
+	byNS map[int32]*nsCache
+	// fillNext is when a namespace's next fillLinks may start: ten times
+	// the last one's time after it started (as for the vectors' copies).
+	fillNext map[int32]time.Time
+	filled   atomic.Int64 // fillLinks that completed a cache (tests)
+}
+
+// linkRecords is the largest namespace (records) whose links a search
+// has read in the background, all at once, for the searches of the same
+// version: the links a search needs are those of the records its terms
+// score and of their neighbours, a thousand or more rows, different for
+// each query; the whole namespace's, read once, are 10,000 rows (some
+// 2 MB kept) at 10,000 records. postingRecords is the same for the
+// postings of all the namespace's terms (about 40 a record, 24 bytes
+// each kept) and its records with their chunks' texts (as large as the
+// texts): a query's new terms and its hits then cost no round trip.
+// Variables so that tests can change them.
+var (
+	linkRecords    int64 = 200_000
+	postingRecords int64 = 50_000
+)
+
+// fill reads the links of every record of the namespace of info, and
+// the postings of all its terms, into c, in the background, when the
+// namespace is small enough, none is being read into c and its last such
+// read is long enough ago.
+func (m *Memory) fill(info nsInfo, c *nsCache) {
+	cs := &m.caches
+	if info.textDocs > linkRecords || c.filling.Load() || m.vecs.ctx == nil || m.vecs.ctx.Err() != nil {
+		return
+	}
+	cs.mu.Lock()
+	if time.Now().Before(cs.fillNext[info.id]) || !c.filling.CompareAndSwap(false, true) {
+		cs.mu.Unlock()
+		return
+	}
+	cs.mu.Unlock()
+	started := m.background(func(ctx context.Context) {
+		start := time.Now()
+		defer func() {
+			cs.mu.Lock()
+			if cs.fillNext == nil {
+				cs.fillNext = map[int32]time.Time{}
+			}
+			cs.fillNext[info.id] = start.Add(10 * time.Since(start))
+			cs.mu.Unlock()
+		}()
+		if err := m.readAll(ctx, info, c); err != nil && ctx.Err() == nil {
+			m.opts.logger.Warn("postgres: reading a namespace's links and postings", "namespace", info.name, "err", m.wrap(ctx, "read links", err))
+		}
+	})
+	if !started {
+		c.filling.Store(false)
+	}
+}
+
+// readAll reads the links of every record of info's namespace into c,
+// and the postings of all its terms if it holds at most postingRecords
+// records, in a snapshot of its own, if the namespace is at c's version
+// there.
+func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
+	conn, err := m.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // read only
+	nss, err := namespaces(ctx, tx, info.name)
+	if err != nil || len(nss) != 1 || nss[0].id != info.id || nss[0].version() != c.version {
+		return err // written since: the next version's searches read it
+	}
+	rows, err := tx.Query(ctx, `SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE ns = $1`, info.id)
+	if err != nil {
+		return err
+	}
+	links := make(map[int64]engine.Link, info.textDocs)
+	for rows.Next() {
+		var seq int64
+		var prev *int64
+		var until pgtype.Timestamptz
+		l := engine.Link{Prev: -1, Next: -1}
+		if err := rows.Scan(&seq, &prev, &l.ID, &l.Speaker, &l.Episode, &l.Time, &l.Since, &until); err != nil {
+			rows.Close()
+			return err
+		}
+		if until.Valid {
+			l.Until = until.Time
+		}
+		if prev != nil {
+			l.Prev = *prev
+		}
+		links[seq] = l
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// A record's Next is the first record that follows it (prev_seq).
+	for seq, l := range links {
+		if p, ok := links[l.Prev]; ok && l.Prev >= 0 && (p.Next < 0 || seq < p.Next) {
+			p.Next = seq
+			links[l.Prev] = p
+		}
+	}
+	var post map[string][]posting
+	var docs map[int64]engine.Doc
+	held := len(links)
+	if nss[0].textDocs <= postingRecords {
+		if post, err = readPostings(ctx, tx, nss[0], nil); err != nil {
+			return err
+		}
+		for _, ps := range post {
+			held += 1 + len(ps)
+		}
+		docs = make(map[int64]engine.Doc, info.textDocs)
+		if err := readDocs(ctx, tx, `r.ns = $1`, info.id, docs); err != nil {
+			return err
+		}
+		held += len(docs)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.room(held - len(c.links))
+	c.links, c.complete = links, true
+	if post != nil {
+		c.post, c.allPost = post, true
+		c.docs, c.allDocs = docs, true
+	}
+	m.caches.filled.Add(1)
+	return nil
+}
+
+// get returns the cache of info's namespace at its version: the one kept,
+// or a new one that replaces it (a search of another version keeps using
+// the one it has).
+func (cs *caches) get(info nsInfo) *nsCache {
+	v := info.version()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c := cs.byNS[info.id]; c != nil && c.version == v && !c.full.Load() {
+		return c
+	}
+	if cs.byNS == nil {
+		cs.byNS = map[int32]*nsCache{}
+	}
+	c := newCache(v)
+	cs.byNS[info.id] = c
+	return c
+}

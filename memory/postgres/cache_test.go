@@ -1,0 +1,185 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/postgres"
+)
+
+// cacheRecords are conversations about a few subjects, each record a
+// minute after the one before, so that neighbours and episodes lend.
+func cacheRecords() []memory.Record {
+	subjects := []string{"deploy pipeline canary rollback", "invoice ledger payment refund", "kernel scheduler latency patch"}
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	var recs []memory.Record
+	for i := range 60 {
+		s := subjects[i%len(subjects)]
+		recs = append(recs, memory.Record{ID: fmt.Sprintf("c%02d", i), Namespace: "cache",
+			Speaker: []string{"User", "Assistant"}[i%2], Time: t0.Add(time.Duration(i) * time.Minute),
+			Text: fmt.Sprintf("turn %d about the %s, item %d of the %s", i, s, i%7, []string{"morning", "evening"}[i%2])})
+	}
+	return recs
+}
+
+var cacheQueries = []string{"canary rollback", "refund payment evening", "scheduler latency", "pipeline morning item", "ledger"}
+
+// results runs cacheQueries (hybrid, with neighbours) and returns their
+// hits as id and score, in order.
+func results(t *testing.T, m *postgres.Memory) [][]string {
+	t.Helper()
+	var out [][]string
+	for _, q := range cacheQueries {
+		hits, err := m.Query(context.Background(), memory.Query{Text: q, Namespace: "cache", K: 8, Neighbours: 1})
+		require.NoError(t, err)
+		var row []string
+		for _, h := range hits {
+			row = append(row, fmt.Sprintf("%s %.6f %d", h.ID, h.Score, len(h.Before)+len(h.After)))
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// A search reads what an earlier one kept of a namespace only while the
+// namespace is unchanged: writes by another handle on the same store (as
+// by another server) show in the next search, as a fresh handle finds.
+func TestCacheFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	a := open(t, u)
+	b := open(t, u)
+	_, err := a.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	before := results(t, a)
+	require.Positive(t, postgres.LinkFills(a), "every link read in the background")
+	require.Equal(t, before, results(t, a), "a second search, from the cache")
+	require.NotEmpty(t, before[0])
+	require.Equal(t, before, results(t, open(t, u)), "a fresh handle")
+
+	// Another handle forgets the best hit, supersedes the second and adds
+	// a record that matches.
+	top := func(row []string) string { var id string; fmt.Sscan(row[0], &id); return id }
+	gone := top(before[0])
+	require.NoError(t, b.Forget(ctx, gone))
+	var second string
+	fmt.Sscan(before[1][0], &second)
+	_, err = b.Supersede(ctx, second, memory.Record{ID: "c-new", Namespace: "cache", Speaker: "User",
+		Time: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), Text: "the refund payment was sent in the evening after all"})
+	require.NoError(t, err)
+
+	after := results(t, a)
+	require.Equal(t, results(t, open(t, u)), after, "the cached handle as a fresh one")
+	postgres.LinkFills(a) // the new version's links all read, unless they were
+	require.Equal(t, after, results(t, a), "with the new version's links all read")
+	require.NotEqual(t, before, after)
+	for _, row := range after[:1] {
+		for _, h := range row {
+			require.NotContains(t, h, gone+" ")
+		}
+	}
+	require.Equal(t, "c-new", top(after[1]))
+}
+
+// A namespace whose cache fills up searches alike: the full cache is let
+// go and the next search starts another.
+func TestCacheLimit(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	m := open(t, u)
+	_, err := m.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	want := results(t, m)
+	restore := postgres.SetCacheLimit(5)
+	defer restore()
+	small := open(t, u)
+	require.Equal(t, want, results(t, small))
+	require.Equal(t, want, results(t, small))
+}
+
+// Searches running at once share the caches and the pool's connections
+// (two each when the pool can spare them) and find what one alone finds.
+func TestConcurrentSearches(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	m := open(t, u)
+	_, err := m.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	want := results(t, m)
+	fresh := open(t, u)
+	var wg sync.WaitGroup
+	got := make([][][]string, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = results(t, fresh)
+		}()
+	}
+	wg.Wait()
+	for _, g := range got {
+		require.Equal(t, want, g)
+	}
+}
+
+// vectorResults runs cacheQueries vector-only (K 8), plain, in a time
+// range and as of a moment, and returns their hits as id and score.
+func vectorResults(t *testing.T, m *postgres.Memory) [][]string {
+	t.Helper()
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	var out [][]string
+	for _, q := range cacheQueries {
+		for _, mq := range []memory.Query{
+			{Text: q, Namespace: "cache", K: 8, Mode: memory.VectorOnly},
+			{Text: q, Namespace: "cache", K: 8, Mode: memory.VectorOnly, From: t0.Add(10 * time.Minute), To: t0.Add(40 * time.Minute)},
+			{Text: q, Namespace: "cache", K: 8, Mode: memory.VectorOnly, AsOf: t0.Add(30 * time.Minute)},
+			{Text: q, Namespace: "cache", K: 8},
+		} {
+			hits, err := m.Query(context.Background(), mq)
+			require.NoError(t, err)
+			var row []string
+			for _, h := range hits {
+				row = append(row, fmt.Sprintf("%s %.5f", h.ID, h.Score))
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// A namespace's vectors kept in process answer as the server's exact
+// search does, and follow writes by another handle.
+func TestVectorCache(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	restore := postgres.SetVectorCache(0)
+	server := open(t, u) // searches in the server only
+	restore()
+	kept := open(t, u)
+	_, err := kept.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	want := vectorResults(t, server)
+	require.Equal(t, want, vectorResults(t, kept), "before the copy is made")
+	n := postgres.VectorCacheSearches(kept)
+	require.Equal(t, want, vectorResults(t, kept), "from the copy")
+	require.Greater(t, postgres.VectorCacheSearches(kept), n)
+	require.Zero(t, postgres.VectorCacheSearches(server))
+
+	// Another handle forgets a record, supersedes one and adds one.
+	b := open(t, u)
+	require.NoError(t, b.Forget(ctx, "c03"))
+	_, err = b.Supersede(ctx, "c04", memory.Record{ID: "c-new", Namespace: "cache", Speaker: "User",
+		Time: time.Date(2025, 3, 1, 9, 20, 0, 0, time.UTC), Text: "the canary rollback of the deploy pipeline, again"})
+	require.NoError(t, err)
+	want = vectorResults(t, server)
+	require.Equal(t, want, vectorResults(t, kept), "a stale copy is not read")
+	n = postgres.VectorCacheSearches(kept)
+	require.Equal(t, want, vectorResults(t, kept), "from the refreshed copy")
+	require.Greater(t, postgres.VectorCacheSearches(kept), n)
+}
