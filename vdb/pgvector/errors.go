@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -83,9 +86,25 @@ func wrapErr(ctx context.Context, dsn, op string, err error) error {
 		}
 		return fmt.Errorf("pgvector: %s: %w", op, err)
 	}
-	// Anything else from the driver is the network or the protocol: the
-	// connection is gone (refused, reset, EOF, closed).
-	return fmt.Errorf("pgvector: %s on %s: PostgreSQL %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(""))
+	if connectionGone(err) {
+		return fmt.Errorf("pgvector: %s on %s: PostgreSQL %w: %w (%s)", op, dsn, ErrUnavailable, err, hint(""))
+	}
+	// Not the server and not the connection: the client's own mistake
+	// (a row that does not scan into its destination, a value pgx cannot
+	// encode), which retrying will not fix.
+	return fmt.Errorf("pgvector: %s: %w", op, err)
+}
+
+// connectionGone reports whether err says the connection could not be
+// made or was lost: a failed connect, a closed connection, the network
+// (refused, reset, closed, timed out, EOF), or a failure before anything
+// was sent (pgconn.SafeToRetry).
+func connectionGone(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
 }
 
 // WrapError turns a driver error of a call op on the server described by
