@@ -410,6 +410,7 @@ func TestSearch_RelevanceProperty(t *testing.T) {
 			for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
 				q.Mode = mode
 				var prev []memory.Hit
+				prevMin := float32(-1)
 				for _, min := range []float32{-1, 0, 0.2, 0.5, 0.8} {
 					q.MinRelevance, q.Explain = min, true
 					hits, err := engine.Search(ctx, e, ref, q)
@@ -421,7 +422,11 @@ func TestSearch_RelevanceProperty(t *testing.T) {
 						}
 						assert.True(t, h.Explain.Keyword > 0 || h.Explain.Vector > 0, "%q %v: %s matched nothing", q.Text, mode, h.ID)
 					}
-					if prev != nil && min > 0 {
+					eff := min // 0 is the default
+					if min == 0 {
+						eff = engine.DefaultMinRelevance
+					}
+					if prev != nil && eff >= prevMin {
 						kept := map[string]bool{}
 						for _, h := range prev {
 							kept[h.ID] = true
@@ -432,7 +437,7 @@ func TestSearch_RelevanceProperty(t *testing.T) {
 							}
 						}
 					}
-					prev = hits
+					prev, prevMin = hits, eff
 				}
 			}
 		}
