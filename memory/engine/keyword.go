@@ -259,15 +259,7 @@ func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyw
 	if bound <= 0 {
 		return 1, 0, nil
 	}
-	timed := map[string]bool{}
-	if q := ranking.WithoutTimeRefs(s.text); q != s.text {
-		for _, t := range s.e.tok.Tokens(s.text) {
-			timed[t] = true
-		}
-		for _, t := range s.e.tok.Tokens(q) {
-			delete(timed, t)
-		}
-	}
+	timed := s.timedTerms()
 	// The groups that occur: a word whose whole or parts are in some
 	// record.
 	var asked, known []keyword.QueryGroup
@@ -285,6 +277,24 @@ func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyw
 		return bound, 0, nil
 	}
 	return bound, keyword.MaxScore(known, p, float64(docs), func(t string) int { return at[t] }) / all, nil
+}
+
+// timedTerms returns the query's terms that occur only in its time
+// references ("may", "2nd" in "On May 2nd, what …"), found once a search.
+func (s *search[K]) timedTerms() map[string]bool {
+	if s.timed != nil {
+		return s.timed
+	}
+	s.timed = map[string]bool{}
+	if q := ranking.WithoutTimeRefs(s.text); q != s.text {
+		for _, t := range s.e.tok.Tokens(s.text) {
+			s.timed[t] = true
+		}
+		for _, t := range s.e.tok.Tokens(q) {
+			delete(s.timed, t)
+		}
+	}
+	return s.timed
 }
 
 // addEpisodes adds to scores what the records' conversations (episodes)

@@ -22,6 +22,9 @@ type search[K comparable] struct {
 	// coverage (nsSearch.cover), and the share of the query's words its
 	// best candidate holds (bestShare), for relevance.
 	top struct{ keyword, vector, cover, share float64 }
+	// timed are the query's terms that occur only in its time references
+	// (timedTerms; the keyword path's, nil until then).
+	timed map[string]bool
 }
 
 // scored is a record the keyword path found, with its score.

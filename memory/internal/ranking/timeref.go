@@ -46,6 +46,9 @@ var smallNumbers = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 
 // widened by a day on each side for a day (time zones, "yesterday" said
 // after midnight) and by a quarter of its length for longer spans.
 func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
+	if !timeCue(query) {
+		return time.Time{}, time.Time{}, false
+	}
 	day := func(y int, m time.Month, d int) (time.Time, time.Time, bool) {
 		t := time.Date(y, m, d, 0, 0, 0, 0, now.Location())
 		if t.Month() != m || t.Day() != d { // 31 February
@@ -156,10 +159,24 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 // what the query asks about, to be found in a memory's words, where the
 // time is to be found in its date.
 func WithoutTimeRefs(query string) string {
+	if !timeCue(query) {
+		return query
+	}
 	for _, re := range []*regexp.Regexp{reISO, reDayMonth, reMonthDay, reMonthYr, reAgo, reLast, reZhDay, reZhMonth, reZhAgo, reZhLast} {
 		query = re.ReplaceAllString(query, " ")
 	}
 	return query
+}
+
+// timeCue reports whether query may hold a time reference: every one has
+// a digit, or one of the words below (the regular expressions above cost
+// microseconds each; most queries have none of these).
+func timeCue(query string) bool {
+	if strings.ContainsAny(query, "0123456789昨上前去月年") {
+		return true
+	}
+	lower := strings.ToLower(query)
+	return strings.Contains(lower, "ago") || strings.Contains(lower, "yesterday") || strings.Contains(lower, "last")
 }
 
 // reBack finds words by which a query goes back to an earlier
