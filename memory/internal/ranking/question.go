@@ -84,3 +84,26 @@ func Share(tok keyword.Tokenizer, query, text string) float64 {
 	}
 	return float64(held) / float64(len(q))
 }
+
+// IsQuestion reports whether a turn's text asks something: it ends with a
+// question mark (or the Chinese 吗 or 呢), or it does not end with "!" and
+// its first word is a question word other than "when" ("What kind of
+// cuisine do you like", "Do you have any recommended dishes"; "When I was
+// young…" and "What a day!" tell). The turn after it, the other speaker's,
+// is most often its answer.
+func IsQuestion(text string) bool {
+	t := strings.TrimRightFunc(text, func(r rune) bool {
+		return unicode.IsSpace(r) || r == '"' || r == '\'' || r == '”' || r == '’' || r == ')' || r == '）'
+	})
+	if strings.HasSuffix(t, "?") || strings.HasSuffix(t, "？") || strings.HasSuffix(t, "吗") || strings.HasSuffix(t, "呢") {
+		return true
+	}
+	if strings.HasSuffix(t, "!") || strings.HasSuffix(t, "！") {
+		return false // "What a day!"
+	}
+	for w := range strings.FieldsSeq(t) {
+		c := wordCore(w)
+		return questionWords[c] && c != "when" && w == strings.TrimRightFunc(w, unicode.IsPunct)
+	}
+	return false
+}

@@ -45,3 +45,18 @@ func TestShare(t *testing.T) {
 		assert.InDelta(t, c.want, ranking.Share(tok, c.query, c.text), 1e-9, "%q in %q", c.query, c.text)
 	}
 }
+
+func TestIsQuestion(t *testing.T) {
+	for _, q := range []string{
+		"Do you have any recommended dishes?", "I love cooking. What should I make tonight? ",
+		"What kind of cuisine do you like", `He asked "why?"`, "你喜欢什么菜？", "你会做饭吗", "那你呢",
+	} {
+		assert.True(t, ranking.IsQuestion(q), q)
+	}
+	for _, s := range []string{
+		"I prefer Sichuan and Cantonese cuisine.", "When I was young, I cooked every day.",
+		"What a day!", "Who, me? Yes. I did it.", "我喜欢川菜。", "",
+	} {
+		assert.False(t, ranking.IsQuestion(s), s)
+	}
+}
