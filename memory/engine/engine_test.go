@@ -443,8 +443,9 @@ func TestSearch_RelevanceProperty(t *testing.T) {
 // TestSearch_AnswerHandOff: a question that matches the turn asking for
 // what it wants finds the turn that answers, first, with the hand-off;
 // without it (WithAnswerHandOff(0)) the asking turn comes first. A turn that
-// tells, not asks, lends nothing to the next, and a query that names the
-// asker (first person: the user) keeps the asker's turn first.
+// tells, not asks, lends nothing to the next, a query that copies the
+// question finds the question, and a query that names the asker (first
+// person: the user) keeps the asker's turn first.
 func TestSearch_AnswerHandOff(t *testing.T) {
 	ctx := t.Context()
 	emb, err := embed.Open("hash:256")
@@ -478,6 +479,8 @@ func TestSearch_AnswerHandOff(t *testing.T) {
 	assert.Equal(t, []string{"t3", "t2"}, top([]engine.Option{engine.WithAnswerHandOff(0.1)}, q), "the answer first")
 	assert.Equal(t, "t2", top([]engine.Option{engine.WithAnswerHandOff(0)}, q)[0], "off: the asking turn first")
 	assert.Equal(t, "t4", top([]engine.Option{engine.WithAnswerHandOff(0.1)}, "Where did I go hiking?")[0], "a turn that tells keeps its place")
+	assert.Equal(t, "t2", top([]engine.Option{engine.WithAnswerHandOff(0.1)}, "do you have any recommended dishes for dinner")[0],
+		"a query that is the question itself looks it up")
 	mine := "Which dishes for dinner did I ask to be recommended?"
 	assert.Equal(t, top([]engine.Option{engine.WithAnswerHandOff(0)}, mine), top([]engine.Option{engine.WithAnswerHandOff(0.1)}, mine),
 		"a first-person query names the user: the user's question is not handed to the assistant's answer")

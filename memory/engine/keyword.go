@@ -242,8 +242,13 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 }
 
 // handOffTop is how many of a namespace's best records handOff reads to
-// find the questions among them.
-const handOffTop = 3
+// find the questions among them, and handOffLookup how many of the
+// query's distinct terms a question holds when the query is a near-copy
+// of it (a lookup): that question is what is asked for, not its answer.
+const (
+	handOffTop    = 3
+	handOffLookup = 6
+)
 
 // handOff hands the score of each question among the namespace's best
 // handOffTop records (ranking.IsQuestion: a turn that asks) to its
@@ -254,7 +259,8 @@ const handOffTop = 3
 // better than the turn that holds it (the dishes). When the query names
 // speakers (speakers: "what did I…" names the user), only an answer one
 // of them said is handed a score: the asker's own words are what is
-// wanted.
+// wanted. A question that holds handOffLookup of the query's terms keeps
+// its score: the query looks it up.
 func (n *nsSearch[K]) handOff(ctx context.Context, scores map[int64]float64, speakers []string, d float64) error {
 	ids := n.scored(scores)
 	if len(ids) > handOffTop {
@@ -283,6 +289,9 @@ func (n *nsSearch[K]) handOff(ctx context.Context, scores map[int64]float64, spe
 	for i, id := range ids {
 		if !ranking.IsQuestion(docs[i].Record.Text) {
 			continue
+		}
+		if ranking.Shared(n.e.tok, n.text, docs[i].Record.Text) >= handOffLookup {
+			continue // the query is the question itself, looked up
 		}
 		q := n.link(id)
 		if q.Next < 0 {

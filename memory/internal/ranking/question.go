@@ -2,6 +2,7 @@ package ranking
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/keyword"
 	"unicode"
@@ -83,6 +84,27 @@ func Share(tok keyword.Tokenizer, query, text string) float64 {
 		}
 	}
 	return float64(held) / float64(len(q))
+}
+
+// Shared returns how many of query's distinct terms (as tok cuts them)
+// of two or more letters text holds: a Chinese character alone is left
+// out, so that a Chinese query's count is about its words (its bigrams),
+// not twice that.
+func Shared(tok keyword.Tokenizer, query, text string) int {
+	q := map[string]bool{}
+	for _, t := range tok.Tokens(query) {
+		if utf8.RuneCountInString(t) > 1 {
+			q[t] = false
+		}
+	}
+	held := 0
+	for _, t := range tok.Tokens(text) {
+		if seen, ok := q[t]; ok && !seen {
+			q[t] = true
+			held++
+		}
+	}
+	return held
 }
 
 // IsQuestion reports whether a turn's text asks something: it ends with a

@@ -60,3 +60,14 @@ func TestIsQuestion(t *testing.T) {
 		assert.False(t, ranking.IsQuestion(s), s)
 	}
 }
+
+// Shared counts the query's distinct terms of two or more letters that the
+// text holds: a Chinese character alone is not counted, its bigrams are.
+func TestShared(t *testing.T) {
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	assert.Equal(t, 3, ranking.Shared(tok, "What dishes did you recommend?", "Do you have any recommended dishes? Dishes!"), "dish, recommend, you")
+	assert.Equal(t, 1, ranking.Shared(tok, "推荐的菜", "我推荐"), "推荐, not 推 or 荐")
+	assert.Equal(t, 0, ranking.Shared(tok, "the", "the the"))
+	assert.Equal(t, 0, ranking.Shared(tok, "mapo tofu", ""))
+}
