@@ -49,6 +49,7 @@ func newEvalCmd(a *app) *cobra.Command {
 		recency       float64
 		recencyHalf   time.Duration
 		nextWeight    float64
+		handOff       float64
 		episodeWeight float64
 	)
 	cmd := &cobra.Command{
@@ -99,7 +100,7 @@ ids per mode too.`,
 			if queryK3 > 0 {
 				cfg.Options = append(cfg.Options, longterm.WithQueryTF(queryK3))
 			}
-			cfg.Options = append(cfg.Options, longterm.WithNextWeight(nextWeight))
+			cfg.Options = append(cfg.Options, longterm.WithNextWeight(nextWeight), longterm.WithEngine(engine.WithAnswerHandOff(handOff)))
 			cfg.Options = append(cfg.Options, longterm.WithEpisodeWeight(episodeWeight), longterm.WithQueryIDF(queryIDF))
 			if cmd.Flags().Changed("time-boost") {
 				cfg.Options = append(cfg.Options, longterm.WithTimePrior(timeBoost))
@@ -199,6 +200,7 @@ ids per mode too.`,
 	f.BoolVar(&queryIDF, "query-idf", true, "keyword path: weight the question's words by their idf too (idf² per word; false: plain BM25 weights)")
 	f.Float64Var(&queryK3, "query-tf", 0, "keyword path: count a word the question repeats more, with this k3 (0: once)")
 	f.Float64Var(&nextWeight, "next-weight", longterm.DefaultNextWeight, "keyword path: weight of the next turn's words")
+	f.Float64Var(&handOff, "answer-handoff", engine.DefaultHandOff, "keyword path: share of its score a question among the best matches gives up to the next turn (its answer, another speaker's), which takes the rest; 0: off")
 	f.Float64Var(&episodeWeight, "episode-weight", longterm.DefaultEpisodeWeight, "keyword path: weight of the conversation (episode) a turn belongs to")
 	f.Float64Var(&timeBoost, "time-boost", engine.DefaultTimeBoost, "keyword path: boost of records in a period the question names (\"last week\", \"in May 2023\"); 0: off")
 	f.Float64Var(&recency, "recency", longterm.DefaultRecencyBoost, "keyword path: boost of recent records for a question that refers back to an earlier conversation (\"last time\", \"already\", \"what's next\"), halved per --recency-half-life of age; 0: off")

@@ -123,7 +123,8 @@ type candidate[K comparable] struct {
 	relevance float64
 	cover     float64 // its namespace's coverage of the query (nsSearch.cover)
 	doc       Doc
-	read      bool // doc is read (Source.Docs)
+	read      bool   // doc is read (Source.Docs)
+	asked     string // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)
 }
 
 // CheckQuery returns an error wrapping memory.ErrInvalidArgument for a

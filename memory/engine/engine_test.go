@@ -261,7 +261,7 @@ func TestSearch_SameThroughEverySource(t *testing.T) {
 		"defaults": nil,
 		"everything": {engine.WithFeedback(3, 5, 0.4), engine.WithTimePrior(0.5), engine.WithQueryTF(1.2),
 			engine.WithQueryExpansion(func(w string) []string { return map[string][]string{"car": {"van"}}[w] }, 0.5),
-			engine.WithBM25(1.5, 0.6), engine.WithSpeakerBoost(1), engine.WithRecency(1, 24*time.Hour)},
+			engine.WithBM25(1.5, 0.6), engine.WithSpeakerBoost(1), engine.WithRecency(1, 24*time.Hour), engine.WithAnswerHandOff(0.3)},
 		"rrf":      {engine.WithRRF(0)},
 		"score":    {engine.WithScoreFusion(0.4, 0.6)},
 		"weighted": {engine.WithWeightedFusion(0.5, 0.5), engine.WithQueryIDF(false)},
@@ -320,6 +320,7 @@ func TestNew_ChecksOptions(t *testing.T) {
 		engine.WithScoreFusion(0, 0), engine.WithNeighbourWeight(1.5), engine.WithEpisodeWeight(-1),
 		engine.WithReranker(nil, 3), engine.WithFeedback(3, 3, math.Inf(1)), engine.WithMode(memory.Mode(7)),
 		engine.WithRecency(-1, 0), engine.WithRecency(math.NaN(), 0), engine.WithRecency(1, -time.Hour),
+		engine.WithAnswerHandOff(-0.1), engine.WithAnswerHandOff(math.NaN()), engine.WithAnswerHandOff(1.5),
 	} {
 		_, err := engine.New(emb, tok, o)
 		assert.ErrorIs(t, err, memory.ErrInvalidArgument)
@@ -442,4 +443,50 @@ func TestSearch_RelevanceProperty(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSearch_AnswerHandOff: a question that matches the turn asking for
+// what it wants finds the turn that answers, first, with the hand-off;
+// without it (WithAnswerHandOff(0)) the asking turn comes first. A turn that
+// tells, not asks, lends nothing to the next, a query that copies the
+// question finds the question, and a query that names the asker (first
+// person: the user) keeps the asker's turn first.
+func TestSearch_AnswerHandOff(t *testing.T) {
+	ctx := t.Context()
+	emb, err := embed.Open("hash:256")
+	require.NoError(t, err)
+	t0 := time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
+	say := func(i int, speaker, text string) memory.Record {
+		return memory.Record{ID: fmt.Sprintf("t%d", i), Namespace: "chat", Speaker: speaker, Text: text, Time: t0.Add(time.Duration(i) * time.Minute)}
+	}
+	recs := []memory.Record{
+		say(0, "User", "I have been cooking a lot lately."),
+		say(1, "Assistant", "That is great, cooking is a wonderful hobby."),
+		say(2, "User", "Do you have any recommended dishes for dinner?"),
+		say(3, "Assistant", "Try mapo tofu and kung pao chicken tonight."),
+		say(4, "User", "I went hiking in the hills on Sunday."),
+		say(5, "Assistant", "Sounds lovely, enjoy the fresh air."),
+	}
+	top := func(opts []engine.Option, text string) []string {
+		lt, err := longterm.New(ctx, emb, longterm.WithEngine(opts...))
+		require.NoError(t, err)
+		_, err = lt.AddBatch(ctx, recs)
+		require.NoError(t, err)
+		hits, err := lt.Query(ctx, memory.Query{Text: text, K: 2, Mode: memory.KeywordOnly, MinRelevance: -1})
+		require.NoError(t, err)
+		ids := make([]string, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ID
+		}
+		return ids
+	}
+	q := "What dishes did you recommend to me?"
+	assert.Equal(t, []string{"t3", "t2"}, top([]engine.Option{engine.WithAnswerHandOff(0.1)}, q), "the answer first")
+	assert.Equal(t, "t2", top([]engine.Option{engine.WithAnswerHandOff(0)}, q)[0], "off: the asking turn first")
+	assert.Equal(t, "t4", top([]engine.Option{engine.WithAnswerHandOff(0.1)}, "Where did I go hiking?")[0], "a turn that tells keeps its place")
+	assert.Equal(t, "t2", top([]engine.Option{engine.WithAnswerHandOff(0.1)}, "do you have any recommended dishes for dinner")[0],
+		"a query that is the question itself looks it up")
+	mine := "Which dishes for dinner did I ask to be recommended?"
+	assert.Equal(t, top([]engine.Option{engine.WithAnswerHandOff(0)}, mine), top([]engine.Option{engine.WithAnswerHandOff(0.1)}, mine),
+		"a first-person query names the user: the user's question is not handed to the assistant's answer")
 }

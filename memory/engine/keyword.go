@@ -51,6 +51,9 @@ type nsSearch[K comparable] struct {
 	cover float64
 	// ids is scored's scratch.
 	ids []int64
+	// asked holds, for each record handOff gave a question's score, the
+	// question's text.
+	asked map[int64]string
 	// filtered: the scope may leave some of the namespace's records out
 	// (its time range, their validity), so a record the keyword path
 	// lends to (a neighbour, an episode's record) is checked first.
@@ -230,7 +233,85 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			scores[id] *= (1 + b*ranking.Recency(newest.Sub(n.link(id).Time), cfg.recencyHalfLife)) / (1 + b)
 		}
 	}
+	if d := cfg.handOff; d > 0 && len(scores) > 0 {
+		if err := n.handOff(ctx, scores, speakers, d); err != nil {
+			return nil, err
+		}
+	}
 	return n.rank(ctx, scores, speakers, s.depth)
+}
+
+// handOffTop is how many of a namespace's best records handOff reads to
+// find the questions among them, and handOffLookup how many of the
+// query's distinct terms a question holds when the query is a near-copy
+// of it (a lookup): that question is what is asked for, not its answer.
+const (
+	handOffTop    = 3
+	handOffLookup = 6
+)
+
+// handOff hands the score of each question among the namespace's best
+// handOffTop records (ranking.IsQuestion: a turn that asks) to its
+// answer, the next record, said by another speaker, when the answer
+// scores less, and keeps 1 − d of the question's own: the answer ranks
+// just above it. A question about a conversation often matches the turn
+// that asked for what it wants ("Do you have any recommended dishes?")
+// better than the turn that holds it (the dishes). When the query names
+// speakers (speakers: "what did I…" names the user), only an answer one
+// of them said is handed a score: the asker's own words are what is
+// wanted. A question that holds handOffLookup of the query's terms keeps
+// its score: the query looks it up.
+func (n *nsSearch[K]) handOff(ctx context.Context, scores map[int64]float64, speakers []string, d float64) error {
+	ids := n.scored(scores)
+	if len(ids) > handOffTop {
+		cut := kthLargest(ids, scores, handOffTop)
+		ids = slices.DeleteFunc(ids, func(id int64) bool { return scores[id] < cut })
+	}
+	ids = slices.Clone(ids)
+	slices.SortFunc(ids, func(x, y int64) int {
+		if c := cmp.Compare(scores[y], scores[x]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	ids = ids[:min(len(ids), handOffTop)]
+	if err := n.ns.Links(ctx, ids, ids); err != nil {
+		return err
+	}
+	keys := make([]K, len(ids))
+	for i, id := range ids {
+		keys[i] = n.ns.Key(id)
+	}
+	docs, err := n.src.Docs(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		if !ranking.IsQuestion(docs[i].Record.Text) {
+			continue
+		}
+		if ranking.Shared(n.e.tok, n.text, docs[i].Record.Text) >= handOffLookup {
+			continue // the query is the question itself, looked up
+		}
+		q := n.link(id)
+		if q.Next < 0 {
+			continue
+		}
+		ans, ok := n.ns.Link(q.Next)
+		if !ok || ans.Speaker == q.Speaker || n.filtered && !n.scope.Admits(ans) || len(speakers) > 0 && !slices.Contains(speakers, ans.Speaker) {
+			continue
+		}
+		if scores[id] <= scores[q.Next] {
+			continue
+		}
+		scores[q.Next] = scores[id]
+		scores[id] *= 1 - d
+		if n.asked == nil {
+			n.asked = map[int64]string{}
+		}
+		n.asked[q.Next] = docs[i].Record.Text
+	}
+	return nil
 }
 
 // maxScore returns the most a record of ns can score for groups
@@ -369,7 +450,7 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speake
 		if len(speakers) > 0 && slices.Contains(speakers, speaker) {
 			sc *= 1 + n.e.cfg.speakerBoost
 		}
-		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover})
+		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, asked: n.asked[id]})
 	}
 	return topScored(out, depth), nil
 }

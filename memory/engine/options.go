@@ -50,6 +50,9 @@ const (
 	// keyword path, relative to the record's own: a question is found
 	// through the answer it got, as an answer is through its question.
 	DefaultNextWeight = 0.3
+	// DefaultHandOff is what a question among the best matches gives up
+	// to the answer that follows it (WithAnswerHandOff).
+	DefaultHandOff = 0.1
 	// DefaultEpisodeWeight is what the best-matching conversations lend
 	// the records found in them (WithEpisodeWeight).
 	DefaultEpisodeWeight = 0.5
@@ -123,6 +126,7 @@ type config struct {
 	noQueryIDF bool
 
 	neighbourWeight, nextWeight float64
+	handOff                     float64
 	episodeWeight               float64
 	speakerBoost                float64
 	timeBoost                   float64
@@ -152,6 +156,7 @@ func defaultConfig() config {
 		bm25:            keyword.DefaultParams(),
 		neighbourWeight: DefaultNeighbourWeight,
 		nextWeight:      DefaultNextWeight,
+		handOff:         DefaultHandOff,
 		episodeWeight:   DefaultEpisodeWeight,
 		speakerBoost:    DefaultSpeakerBoost,
 		recencyBoost:    DefaultRecencyBoost,
@@ -296,6 +301,16 @@ func WithNeighbourWeight(w float64) Option {
 // DefaultNextWeight).
 func WithNextWeight(w float64) Option {
 	return func(c *config) error { return setting.Unit(&c.nextWeight, "next weight", w) }
+}
+
+// WithAnswerHandOff makes the keyword path rank the answer to a question
+// above the question: when a turn that asks (ending with "?", or starting
+// with a question word) is among a namespace's best matches, the next
+// turn, another speaker's, takes its score, and the question keeps 1 − d
+// of it; d in [0, 1], 0 turns it off (default DefaultHandOff). A query
+// that names speakers hands only to their turns.
+func WithAnswerHandOff(d float64) Option {
+	return func(c *config) error { return setting.Unit(&c.handOff, "answer hand-off", d) }
 }
 
 // WithEpisodeWeight sets what a record's conversation (episode: records

@@ -34,6 +34,7 @@ type scored[K comparable] struct {
 	id    string
 	score float64
 	cover float64 // its namespace's nsSearch.cover
+	asked string  // the question whose score it was handed (nsSearch.handOff), or ""
 }
 
 // candidates runs the query's paths and returns their candidates with
@@ -100,7 +101,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c := get(r.key)
 		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		c.doc.Record.ID = r.id
-		c.cover = r.cover
+		c.cover, c.asked = r.cover, r.asked
 		s.top.keyword = max(s.top.keyword, r.score)
 		s.top.cover = max(s.top.cover, r.cover)
 	}
@@ -132,7 +133,9 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 // every word alike, so it does not trust the namespace's word statistics:
 // a common word that happens to be rare in a namespace (a foreign
 // conversation's one "resort") scores high there, but is one word of many
-// that the best hit shares with the question. It reads the records of the
+// that the best hit shares with the question. An answer the keyword
+// path handed its question's score (nsSearch.handOff) holds the
+// question's words too. It reads the records of the
 // best keep candidates, which best reads no more (when relevance leaves
 // them all in, as it most often does, no other read is needed).
 func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K], keep int) error {
@@ -140,7 +143,13 @@ func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K], keep in
 	if err != nil || len(top) == 0 {
 		return err
 	}
-	s.top.share = ranking.Share(s.e.tok, ranking.WithoutTimeRefs(ranking.WithoutQuestionWords(s.text)), top[0].doc.Record.Text)
+	q := ranking.WithoutTimeRefs(ranking.WithoutQuestionWords(s.text))
+	s.top.share = ranking.Share(s.e.tok, q, top[0].doc.Record.Text)
+	if a := top[0].asked; a != "" {
+		// An answer ranks by the question it answers: it holds the
+		// question's words as much as the question does.
+		s.top.share = max(s.top.share, ranking.Share(s.e.tok, q, a))
+	}
 	return nil
 }
 

@@ -283,7 +283,7 @@ func TestQuery_Neighbours(t *testing.T) {
 	ctx := t.Context()
 	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 	m := newFilled(t, []Record{
-		{ID: "q1", Namespace: "c", Speaker: "user", Time: at, Text: "Can you book a table for Friday?"},
+		{ID: "q1", Namespace: "c", Speaker: "user", Time: at, Text: "Please book a table for Friday."},
 		{ID: "a1", Namespace: "c", Speaker: "assistant", Time: at.Add(time.Minute), Text: "Done: Luigi's, 8 pm, four people."},
 		{ID: "q2", Namespace: "c", Speaker: "user", Time: at.Add(2 * time.Minute), Text: "Great, thanks!"},
 		{ID: "next-day", Namespace: "c", Speaker: "user", Time: at.Add(26 * time.Hour), Text: "Another question about plants."},
@@ -295,9 +295,11 @@ func TestQuery_Neighbours(t *testing.T) {
 	assert.Equal(t, "a1", hits[0].ID)
 	assert.Equal(t, []string{"q1"}, recordIDs(hits[0].Before), "the question it answers")
 	assert.Equal(t, []string{"q2"}, recordIDs(hits[0].After))
-	assert.Equal(t, "Can you book a table for Friday?", hits[0].Before[0].Text)
+	assert.Equal(t, "Please book a table for Friday.", hits[0].Before[0].Text)
 	assert.Equal(t, "user", hits[0].Before[0].Speaker)
 
+	// q1 asks by a request, not a question: a question's answer would take
+	// its place (engine.WithAnswerHandOff).
 	hits, err = m.Query(ctx, Query{Text: "book a table", Namespace: "c", Mode: KeywordOnly, K: 1, Neighbours: 5})
 	require.NoError(t, err)
 	require.Len(t, hits, 1)

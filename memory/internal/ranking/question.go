@@ -2,6 +2,7 @@ package ranking
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/keyword"
 	"unicode"
@@ -83,4 +84,48 @@ func Share(tok keyword.Tokenizer, query, text string) float64 {
 		}
 	}
 	return float64(held) / float64(len(q))
+}
+
+// Shared returns how many of query's distinct terms (as tok cuts them)
+// of two or more letters text holds: a Chinese character alone is left
+// out, so that a Chinese query's count is about its words (its bigrams),
+// not twice that.
+func Shared(tok keyword.Tokenizer, query, text string) int {
+	q := map[string]bool{}
+	for _, t := range tok.Tokens(query) {
+		if utf8.RuneCountInString(t) > 1 {
+			q[t] = false
+		}
+	}
+	held := 0
+	for _, t := range tok.Tokens(text) {
+		if seen, ok := q[t]; ok && !seen {
+			q[t] = true
+			held++
+		}
+	}
+	return held
+}
+
+// IsQuestion reports whether a turn's text asks something: it ends with a
+// question mark (or the Chinese 吗 or 呢), or it does not end with "!" and
+// its first word is a question word other than "when" ("What kind of
+// cuisine do you like", "Do you have any recommended dishes"; "When I was
+// young…" and "What a day!" tell). The turn after it, the other speaker's,
+// is most often its answer.
+func IsQuestion(text string) bool {
+	t := strings.TrimRightFunc(text, func(r rune) bool {
+		return unicode.IsSpace(r) || r == '"' || r == '\'' || r == '”' || r == '’' || r == ')' || r == '）'
+	})
+	if strings.HasSuffix(t, "?") || strings.HasSuffix(t, "？") || strings.HasSuffix(t, "吗") || strings.HasSuffix(t, "呢") {
+		return true
+	}
+	if strings.HasSuffix(t, "!") || strings.HasSuffix(t, "！") {
+		return false // "What a day!"
+	}
+	for w := range strings.FieldsSeq(t) {
+		c := wordCore(w)
+		return questionWords[c] && c != "when" && w == strings.TrimRightFunc(w, unicode.IsPunct)
+	}
+	return false
 }

@@ -45,3 +45,29 @@ func TestShare(t *testing.T) {
 		assert.InDelta(t, c.want, ranking.Share(tok, c.query, c.text), 1e-9, "%q in %q", c.query, c.text)
 	}
 }
+
+func TestIsQuestion(t *testing.T) {
+	for _, q := range []string{
+		"Do you have any recommended dishes?", "I love cooking. What should I make tonight? ",
+		"What kind of cuisine do you like", `He asked "why?"`, "你喜欢什么菜？", "你会做饭吗", "那你呢",
+	} {
+		assert.True(t, ranking.IsQuestion(q), q)
+	}
+	for _, s := range []string{
+		"I prefer Sichuan and Cantonese cuisine.", "When I was young, I cooked every day.",
+		"What a day!", "Who, me? Yes. I did it.", "我喜欢川菜。", "",
+	} {
+		assert.False(t, ranking.IsQuestion(s), s)
+	}
+}
+
+// Shared counts the query's distinct terms of two or more letters that the
+// text holds: a Chinese character alone is not counted, its bigrams are.
+func TestShared(t *testing.T) {
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	assert.Equal(t, 3, ranking.Shared(tok, "What dishes did you recommend?", "Do you have any recommended dishes? Dishes!"), "dish, recommend, you")
+	assert.Equal(t, 1, ranking.Shared(tok, "推荐的菜", "我推荐"), "推荐, not 推 or 荐")
+	assert.Equal(t, 0, ranking.Shared(tok, "the", "the the"))
+	assert.Equal(t, 0, ranking.Shared(tok, "mapo tofu", ""))
+}
