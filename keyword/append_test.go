@@ -146,3 +146,35 @@ func TestAppendManyTermsKeepsTermsSorted(t *testing.T) {
 	assert.Empty(t, terms)
 	assert.Zero(t, n)
 }
+
+// TestCountsIndexAsTokens checks that counting a text once and handing the
+// counts to AddCounts and AppendCounts indexes what AddTokens and
+// AppendTokens do, byte for byte in the snapshot (term ids are given in
+// the order terms first occur either way).
+func TestCountsIndexAsTokens(t *testing.T) {
+	t.Parallel()
+
+	c := keyword.Count([]string{"b", "a", "b", "c", "b"})
+	assert.Equal(t, keyword.Counts{Terms: []string{"b", "a", "c"}, N: []uint32{3, 1, 1}, Len: 5}, c)
+	assert.Equal(t, keyword.Counts{}, keyword.Count(nil))
+
+	texts := []string{"the dog learned a trick, the dog", "花生过敏 and peanut allergy", "Deploy error E1234 at 7pm", "dog food prices", ""}
+	byTokens := keyword.NewIndex(nil)
+	byCounts := keyword.NewIndex(nil)
+	tok := byTokens.Tokenizer()
+	var ids []int64
+	for i, text := range texts {
+		id := int64(i)
+		ids = append(ids, id)
+		toks := tok.Tokens(text)
+		byTokens.AddTokens(id, toks)
+		byCounts.AddCounts(id, keyword.Count(toks))
+		byTokens.AppendTokens(100+id%2, toks)
+		byCounts.AppendCounts(100+id%2, keyword.Count(toks))
+	}
+	sameIndex(t, byTokens, byCounts, append(ids, 100, 101), "dog trick", "peanut 过敏", "e1234", "prices")
+	var a, b bytes.Buffer
+	require.NoError(t, byTokens.Export(&a))
+	require.NoError(t, byCounts.Export(&b))
+	assert.Equal(t, a.Bytes(), b.Bytes(), "the same index, byte for byte")
+}

@@ -112,7 +112,7 @@ type Index struct {
 	refs     [][]termRef       // per slot: the document's distinct terms, sorted
 	free     []uint32          // unused slots
 	totalLen int64             // sum of lens
-	tf       map[uint32]uint32 // addTokens' scratch: term id → count
+	added    []termRef         // AppendCounts' scratch: terms new to a document
 }
 
 type posting struct {
@@ -169,13 +169,24 @@ func (ix *Index) Add(id int64, text string) {
 // taking a lock of its own, indexes with AddTokens what Add would. The
 // index keeps the terms, not the slice.
 func (ix *Index) AddTokens(id int64, toks []string) {
+	ix.AddCounts(id, Count(toks))
+}
+
+// AddCounts is [Index.AddTokens] for tokens already counted ([Count]): a
+// caller that indexes one text in several indexes counts it once.
+func (ix *Index) AddCounts(id int64, c Counts) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.addTokens(id, toks)
+	ix.addCounts(id, c)
 }
 
 // addTokens indexes toks under id; ix.mu is held.
 func (ix *Index) addTokens(id int64, toks []string) {
+	ix.addCounts(id, Count(toks))
+}
+
+// addCounts indexes c under id; ix.mu is held.
+func (ix *Index) addCounts(id int64, c Counts) {
 	ix.delete(id)
 	var slot uint32
 	if n := len(ix.free); n > 0 {
@@ -187,19 +198,29 @@ func (ix *Index) addTokens(id int64, toks []string) {
 		ix.lens = append(ix.lens, 0)
 		ix.refs = append(ix.refs, nil)
 	}
-	tf := ix.countTokens(toks, true)
-	refs := make([]termRef, 0, len(tf))
-	for tid, n := range tf {
-		refs = append(refs, termRef{term: tid, pos: uint32(len(ix.postings[tid]))})
-		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: n})
-	}
-	if len(tf) > 4096 {
-		ix.tf = nil // clear would walk a huge map's buckets on every later Add
+	refs := make([]termRef, len(c.Terms))
+	for i, t := range c.Terms {
+		tid := ix.termID(t)
+		refs[i] = termRef{term: tid, pos: uint32(len(ix.postings[tid]))}
+		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: c.N[i]})
 	}
 	slices.SortFunc(refs, func(a, b termRef) int { return cmp.Compare(a.term, b.term) })
-	ix.ids[slot], ix.lens[slot], ix.refs[slot] = id, uint32(len(toks)), refs
+	ix.ids[slot], ix.lens[slot], ix.refs[slot] = id, uint32(c.Len), refs
 	ix.slots[id] = slot
-	ix.totalLen += int64(len(toks))
+	ix.totalLen += int64(c.Len)
+}
+
+// termID returns term's id, giving a new term the next one. ix.mu is held
+// for writing.
+func (ix *Index) termID(t string) uint32 {
+	tid, ok := ix.termIDs[t]
+	if !ok {
+		tid = uint32(len(ix.terms))
+		ix.termIDs[t] = tid
+		ix.terms = append(ix.terms, t)
+		ix.postings = append(ix.postings, nil)
+	}
+	return tid
 }
 
 // Delete removes the document id and reports whether it was there.
@@ -616,26 +637,55 @@ func (ix *Index) Append(id int64, text string) {
 // be what the index's tokenizer returns for the text (see
 // [Index.AddTokens]).
 func (ix *Index) AppendTokens(id int64, toks []string) {
+	ix.AppendCounts(id, Count(toks))
+}
+
+// AppendCounts is [Index.AppendTokens] for tokens already counted
+// ([Count]).
+func (ix *Index) AppendCounts(id int64, c Counts) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	slot, ok := ix.slots[id]
 	if !ok {
-		ix.addTokens(id, toks)
+		ix.addCounts(id, c)
 		return
 	}
-	for tid, n := range ix.countTokens(toks, true) {
-		refs := ix.refs[slot]
-		k, found := findRef(refs, tid)
-		if found {
-			ix.postings[tid][refs[k].pos].tf += n
+	refs := ix.refs[slot]
+	added := ix.added[:0]
+	for i, t := range c.Terms {
+		tid := ix.termID(t)
+		if k, found := findRef(refs, tid); found {
+			ix.postings[tid][refs[k].pos].tf += c.N[i]
 			continue
 		}
-		ref := termRef{term: tid, pos: uint32(len(ix.postings[tid]))}
-		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: n})
-		ix.refs[slot] = slices.Insert(refs, k, ref)
+		added = append(added, termRef{term: tid, pos: uint32(len(ix.postings[tid]))})
+		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: c.N[i]})
 	}
-	ix.lens[slot] += uint32(len(toks))
-	ix.totalLen += int64(len(toks))
+	if len(added) > 0 {
+		slices.SortFunc(added, func(a, b termRef) int { return cmp.Compare(a.term, b.term) })
+		ix.refs[slot] = mergeRefs(refs, added)
+	}
+	ix.added = added[:0]
+	ix.lens[slot] += uint32(c.Len)
+	ix.totalLen += int64(c.Len)
+}
+
+// mergeRefs merges added (sorted, with terms refs lacks) into refs
+// (sorted), in place when refs has room: one pass from the back instead
+// of one insertion, and shift, per new term.
+func mergeRefs(refs, added []termRef) []termRef {
+	i, j := len(refs)-1, len(added)-1
+	out := slices.Grow(refs, len(added))[:len(refs)+len(added)]
+	for k := len(out) - 1; j >= 0; k-- {
+		if i >= 0 && out[i].term > added[j].term {
+			out[k] = out[i]
+			i--
+		} else {
+			out[k] = added[j]
+			j--
+		}
+	}
+	return out
 }
 
 // Withdraw takes text's terms out of document id again, the reverse of
@@ -643,7 +693,7 @@ func (ix *Index) AppendTokens(id int64, toks []string) {
 // count reaches zero leaves the document. The document itself stays (see
 // Delete). An unknown id is ignored.
 func (ix *Index) Withdraw(id int64, text string) {
-	toks := ix.tok.Tokens(text)
+	c := Count(ix.tok.Tokens(text))
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	slot, ok := ix.slots[id]
@@ -651,7 +701,12 @@ func (ix *Index) Withdraw(id int64, text string) {
 		return
 	}
 	var removed uint32
-	for tid, n := range ix.countTokens(toks, false) {
+	for i, t := range c.Terms {
+		tid, ok := ix.termIDs[t]
+		if !ok {
+			continue
+		}
+		n := c.N[i]
 		refs := ix.refs[slot]
 		k, found := findRef(refs, tid)
 		if !found {
@@ -672,29 +727,44 @@ func (ix *Index) Withdraw(id int64, text string) {
 	ix.totalLen -= int64(removed)
 }
 
-// countTokens counts toks by term id; with create, unknown terms get an
-// id, otherwise they are left out. ix.mu is held for writing; the map is
-// addTokens' scratch, valid until the next call.
-func (ix *Index) countTokens(toks []string, create bool) map[uint32]uint32 {
-	if ix.tf == nil {
-		ix.tf = map[uint32]uint32{}
+// Counts is a tokenized text counted ([Count]): its distinct terms in the
+// order they first occur, N[i] the occurrences of Terms[i], and Len the
+// number of tokens.
+type Counts struct {
+	Terms []string
+	N     []uint32
+	Len   int
+}
+
+// countMaps recycles Count's scratch maps.
+var countMaps = sync.Pool{New: func() any { return map[string]int32{} }}
+
+// Count counts toks, a tokenizer's tokens of one text, for
+// [Index.AddCounts] and [Index.AppendCounts]. Counting once and handing
+// the counts to several indexes (or counting outside their locks) costs
+// each index one lookup per distinct term instead of one per token.
+func Count(toks []string) Counts {
+	c := Counts{Len: len(toks)}
+	if len(toks) == 0 {
+		return c
 	}
-	tf := ix.tf
-	clear(tf)
+	c.Terms = make([]string, 0, len(toks))
+	c.N = make([]uint32, 0, len(toks))
+	seen := countMaps.Get().(map[string]int32)
 	for _, t := range toks {
-		tid, ok := ix.termIDs[t]
-		if !ok {
-			if !create {
-				continue
-			}
-			tid = uint32(len(ix.terms))
-			ix.termIDs[t] = tid
-			ix.terms = append(ix.terms, t)
-			ix.postings = append(ix.postings, nil)
+		if k, ok := seen[t]; ok {
+			c.N[k]++
+			continue
 		}
-		tf[tid]++
+		seen[t] = int32(len(c.Terms))
+		c.Terms = append(c.Terms, t)
+		c.N = append(c.N, 1)
 	}
-	return tf
+	if len(seen) <= 4096 { // clear would walk a huge map's buckets on every later use
+		clear(seen)
+		countMaps.Put(seen)
+	}
+	return c
 }
 
 // dropPosting removes slot's posting of ref.term, moving the list's last

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/internal/recordid"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/fact"
 )
@@ -72,7 +73,8 @@ func (m *Memory) prepare(ctx context.Context, rec *Record, out *prepared) error 
 	rec.Tags = slices.Clone(rec.Tags)
 	out.rec = *rec
 	if ti := m.turnIdx(); ti.built(rec.Namespace) {
-		out.terms = ti.tok.Tokens(m.header(&out.rec) + out.rec.Text)
+		c := keyword.Count(ti.tok.Tokens(m.header(&out.rec) + out.rec.Text))
+		out.terms = &c
 	}
 	if m.opts.wholeRecord {
 		out.chunks = []chunk.Chunk{{Text: rec.Text, Start: 0, End: len(rec.Text)}}

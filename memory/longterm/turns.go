@@ -80,14 +80,14 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 	n := newNSTurns(ti)
 	// Tokenizing is about half the build: a goroutine tokenizes ahead
 	// while this one indexes, in slices of buildSlice records.
-	toks := make(chan [][]string, 4)
+	toks := make(chan []keyword.Counts, 4)
 	go func() {
 		defer close(toks)
 		for lo := 0; lo < len(ps); lo += buildSlice {
 			part := ps[lo:min(lo+buildSlice, len(ps))]
-			out := make([][]string, len(part))
+			out := make([]keyword.Counts, len(part))
 			for i, p := range part {
-				out[i] = ti.tok.Tokens(m.header(&p.rec) + p.rec.Text)
+				out[i] = keyword.Count(ti.tok.Tokens(m.header(&p.rec) + p.rec.Text))
 			}
 			toks <- out
 		}
@@ -138,15 +138,16 @@ func (ti *turnIndex) built(ns string) bool {
 
 // added indexes p if its namespace's index is built (otherwise the build
 // will). terms, if not nil, are ti.tok's tokens of header+p.rec.Text,
-// tokenized beforehand. m.mu must be held for writing.
-func (ti *turnIndex) added(p *parent, header string, terms []string) {
+// tokenized and counted beforehand. m.mu must be held for writing.
+func (ti *turnIndex) added(p *parent, header string, terms *keyword.Counts) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
 	if n := ti.ns[p.rec.Namespace]; n != nil {
 		if terms == nil {
-			terms = ti.tok.Tokens(header + p.rec.Text)
+			c := keyword.Count(ti.tok.Tokens(header + p.rec.Text))
+			terms = &c
 		}
-		n.add(ti.tok, p, terms)
+		n.add(ti.tok, p, *terms)
 	}
 }
 
@@ -218,13 +219,13 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-// add indexes p under terms, the tokens of its indexed text (its header
-// and text), for the record's own document and for its episode's; tok
-// splits speaker names.
-func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms []string) {
+// add indexes p under terms, the counted tokens of its indexed text (its
+// header and text), for the record's own document and for its episode's;
+// tok splits speaker names.
+func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms keyword.Counts) {
 	id := n.next
 	n.next++
-	n.text.AddTokens(id, terms)
+	n.text.AddCounts(id, terms)
 	ep := int64(-1)
 	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
 		if lid, ok := n.ids[l]; ok {
@@ -237,7 +238,7 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms []string) {
 		n.nextEpisode++
 	}
 	n.place(tok, p, id, ep)
-	n.episodes.AppendTokens(ep, terms)
+	n.episodes.AppendCounts(ep, terms)
 	n.last = p
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/recordid"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/vdb"
 )
@@ -40,10 +41,11 @@ type prepared struct {
 	rec    Record
 	chunks []chunk.Chunk
 	vecs   [][]float32
-	// terms are the record's indexed text (header and text) tokenized for
-	// the turn index, in the parallel prepare phase, when its namespace's
-	// index is built; nil otherwise (added tokenizes then, if needed).
-	terms []string
+	// terms are the record's indexed text (header and text) tokenized and
+	// counted for the turn index, in the parallel prepare phase, when its
+	// namespace's index is built; nil otherwise (added tokenizes then, if
+	// needed).
+	terms *keyword.Counts
 	// code is vecs as the log writes them, encoded beside the other
 	// records' before the commit, for a store on disk.
 	code vectorCode
