@@ -172,7 +172,7 @@ func Preload() error {
 
 // Tokens implements [Tokenizer].
 func (t *tokenizer) Tokens(text string) []string {
-	out, _ := t.analyze(text)
+	out, _ := t.analyzeTerms(text, false)
 	return out
 }
 
@@ -186,11 +186,20 @@ type termMeta struct {
 
 // analyze returns the terms of text and, parallel to them, their groups.
 func (t *tokenizer) analyze(text string) ([]string, []termMeta) {
+	return t.analyzeTerms(text, true)
+}
+
+// analyzeTerms is analyze; without withMeta, the groups are not kept (and
+// nil is returned for them).
+func (t *tokenizer) analyzeTerms(text string, withMeta bool) ([]string, []termMeta) {
 	if !isASCII(text) {
 		text = norm.NFKC.String(text)
 	}
 	n := len(text)/5 + 1
-	e := emitter{t: t, out: make([]string, 0, n), meta: make([]termMeta, 0, n)}
+	e := emitter{t: t, out: make([]string, 0, n), noMeta: !withMeta}
+	if withMeta {
+		e.meta = make([]termMeta, 0, n)
+	}
 	i := 0
 	for i < len(text) {
 		r, size := utf8.DecodeRuneInString(text[i:])
@@ -298,6 +307,7 @@ type emitter struct {
 	meta    []termMeta // parallel to out
 	group   int32      // group of the terms being added
 	part    bool       // role of the terms being added
+	noMeta  bool       // meta is not kept (Tokens)
 	prevEnd int        // end of the previous word; -1 after CJK text
 
 	letters      string // the previous word if code-like letters (LH)
@@ -316,7 +326,9 @@ func (e *emitter) add(term string) {
 		return
 	}
 	e.out = append(e.out, term)
-	e.meta = append(e.meta, termMeta{group: e.group, part: e.part})
+	if !e.noMeta {
+		e.meta = append(e.meta, termMeta{group: e.group, part: e.part})
+	}
 }
 
 // addWord adds a word or a part of one, unless it is a lone Latin letter
@@ -421,9 +433,16 @@ func (e *emitter) word(text string, i, j int) {
 	e.group++
 	wordStart := len(e.out)
 
-	atoms := splitAtoms(raw)
+	// The atoms of a compound (LH-401: lh, 401); a word without connectors
+	// (most) is its own single atom, with no slice to allocate.
+	var atoms []string
+	single := !hasConnector(raw)
+	if !single {
+		atoms = strings.FieldsFunc(raw, isConn)
+		single = len(atoms) == 1
+	}
 	var digitGroup string // w as one digit group: 401, 13800138000
-	if len(atoms) == 1 {
+	if single {
 		e.addWord(w, false)
 		parts := subParts(raw)
 		if len(parts) > 1 {
@@ -504,7 +523,7 @@ func (e *emitter) word(text string, i, j int) {
 	e.letters = ""
 	// Only a code-like word joins a following number: short and upper case
 	// as written (LH 401, ISO 9001), so "call 911" does not make call911.
-	if len(atoms) == 1 && len(w) <= 4 && allLetters(w) && raw != w && strings.ToUpper(raw) == raw {
+	if single && len(w) <= 4 && allLetters(w) && raw != w && strings.ToUpper(raw) == raw {
 		e.letters, e.lettersStart, e.lettersGroup = w, wordStart, e.group
 	}
 }
@@ -523,14 +542,11 @@ func joinable(gap string) bool {
 	return true
 }
 
-// splitAtoms splits a compound at its connectors.
-func splitAtoms(w string) []string {
-	isConn := func(r rune) bool { return r == ',' || class(r, 1) == clConnector }
-	if strings.IndexFunc(w, isConn) < 0 {
-		return []string{w}
-	}
-	return strings.FieldsFunc(w, isConn)
-}
+// isConn reports whether r joins the atoms of a compound.
+func isConn(r rune) bool { return r == ',' || class(r, 1) == clConnector }
+
+// hasConnector reports whether w has a connector (splitAtoms splits it).
+func hasConnector(w string) bool { return strings.IndexFunc(w, isConn) >= 0 }
 
 // subParts splits an atom at letter↔digit and lower→upper changes:
 // LH401 → LH, 401; getUserName → get, User, Name; HTTPServer stays whole.
