@@ -13,8 +13,8 @@ import (
 // set, every question asked again as a probe in another conversation
 // (`agentmem eval --cross-probes`, hash:512). Measured: the bundled
 // testdata/eval keeps all its recall (0.957), probes surfacing a hit 10%
-// of the time instead of 100%; MemoryBank keeps 0.843 of 0.879, its probes
-// surfacing 67%; RealMem keeps 0.328 of 0.331, its probes surfacing 72%
+// of the time instead of 100%; MemoryBank keeps 0.864 of 0.889, its probes
+// surfacing 72%; RealMem keeps 0.328 of 0.331, its probes surfacing 72%
 // (94% at the former default, 0.08): their personas and users share most
 // of their words. A stricter minimum trades recall for silence: on RealMem
 // 0.36 keeps 91% of recall@10 and surfaces 31% of probes, 0.48 keeps 83%
