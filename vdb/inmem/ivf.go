@@ -316,7 +316,6 @@ func (x *IVF) search(ctx context.Context, ix *ivfIndex, q []float32, k int, minS
 	}
 	tops := make([]topK, w)
 	var next atomic.Int64
-	errs := make([]error, w)
 	work := func(i int) error {
 		tops[i] = newTopK(k, minScore)
 		var dots [blockRows]int32
@@ -331,16 +330,8 @@ func (x *IVF) search(ctx context.Context, ix *ivfIndex, q []float32, k int, minS
 			x.scanList(&ix.lists[probe[j]], q, &qc, qu, &tops[i], &dots)
 		}
 	}
-	var wg sync.WaitGroup
-	for i := 1; i < w; i++ {
-		wg.Go(func() { errs[i] = work(i) })
-	}
-	errs[0] = work(0)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, 0, fmt.Errorf("inmem: search: %w", err)
-		}
+	if err := parallel(w, work); err != nil {
+		return nil, 0, fmt.Errorf("inmem: search: %w", err)
 	}
 	x.scanned.Add(int64(rows))
 	all := tops[0].h

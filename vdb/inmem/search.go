@@ -152,7 +152,6 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 	if qcs == nil {
 		tiles = makeTiles(qs, db.dim)
 	}
-	errs := make([]error, w)
 	// Workers pull chunks of rows from a shared counter rather than taking a
 	// fixed share each: on a busy machine a worker that starts late (its
 	// core is taken) simply scans fewer chunks, instead of holding up the
@@ -178,16 +177,8 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	for i := 1; i < w; i++ {
-		wg.Go(func() { errs[i] = work(i) })
-	}
-	errs[0] = work(0)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("inmem: search: %w", err)
-		}
+	if err := parallel(w, work); err != nil {
+		return nil, fmt.Errorf("inmem: search: %w", err)
 	}
 	for j := range qs {
 		var all []vdb.Result
@@ -381,4 +372,22 @@ func (t *topK) offer(r vdb.Result) {
 		i = c
 	}
 	t.floor = max(t.min, t.h[0].Score)
+}
+
+// parallel runs work(0) … work(w−1), work(0) on this goroutine and the
+// others each on its own, and returns the first error by worker number.
+func parallel(w int, work func(i int) error) error {
+	errs := make([]error, w)
+	var wg sync.WaitGroup
+	for i := 1; i < w; i++ {
+		wg.Go(func() { errs[i] = work(i) })
+	}
+	errs[0] = work(0)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
