@@ -69,21 +69,11 @@ func hasWord(s string) bool {
 // that text holds, every term weighing alike: 0 for a query without
 // terms.
 func Share(tok keyword.Tokenizer, query, text string) float64 {
-	q := map[string]bool{}
-	for _, t := range tok.Tokens(query) {
-		q[t] = false
-	}
-	if len(q) == 0 {
+	held, terms := holds(tok, query, text, func(string) bool { return true })
+	if terms == 0 {
 		return 0
 	}
-	held := 0
-	for _, t := range tok.Tokens(text) {
-		if seen, ok := q[t]; ok && !seen {
-			q[t] = true
-			held++
-		}
-	}
-	return float64(held) / float64(len(q))
+	return float64(held) / float64(terms)
 }
 
 // Shared returns how many of query's distinct terms (as tok cuts them)
@@ -91,20 +81,26 @@ func Share(tok keyword.Tokenizer, query, text string) float64 {
 // out, so that a Chinese query's count is about its words (its bigrams),
 // not twice that.
 func Shared(tok keyword.Tokenizer, query, text string) int {
+	held, _ := holds(tok, query, text, func(t string) bool { return utf8.RuneCountInString(t) > 1 })
+	return held
+}
+
+// holds returns how many of query's distinct terms that count (as tok
+// cuts them) text holds, and how many there are.
+func holds(tok keyword.Tokenizer, query, text string, count func(term string) bool) (held, terms int) {
 	q := map[string]bool{}
 	for _, t := range tok.Tokens(query) {
-		if utf8.RuneCountInString(t) > 1 {
+		if count(t) {
 			q[t] = false
 		}
 	}
-	held := 0
 	for _, t := range tok.Tokens(text) {
 		if seen, ok := q[t]; ok && !seen {
 			q[t] = true
 			held++
 		}
 	}
-	return held
+	return held, len(q)
 }
 
 // IsQuestion reports whether a turn's text asks something: it ends with a

@@ -29,6 +29,10 @@ var (
 
 var zhNumbers = map[string]int{"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
 
+// zhLast names each of reZhLast's matches as reLast's English.
+var zhLast = map[string]string{"昨天": "yesterday", "昨晚": "last night", "上周": "last week", "上星期": "last week", "上个星期": "last week",
+	"上礼拜": "last week", "上个礼拜": "last week", "上个月": "last month", "去年": "last year"}
+
 var monthNames = map[string]time.Month{}
 
 func init() {
@@ -86,14 +90,16 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 			return f, t, true
 		}
 	}
-	if m := reMonthYr.FindStringSubmatch(query); m != nil {
-		t := time.Date(year(m[2]), monthNames[strings.ToLower(m[1])], 1, 0, 0, 0, 0, now.Location())
+	month := func(y int, m time.Month) (time.Time, time.Time, bool) {
+		t := time.Date(y, m, 1, 0, 0, 0, 0, now.Location())
 		return t.AddDate(0, 0, -7), t.AddDate(0, 1, 7), true
+	}
+	if m := reMonthYr.FindStringSubmatch(query); m != nil {
+		return month(year(m[2]), monthNames[strings.ToLower(m[1])])
 	}
 	if m := reZhMonth.FindStringSubmatch(query); m != nil {
 		if mo, _ := strconv.Atoi(m[2]); mo >= 1 && mo <= 12 {
-			t := time.Date(year(m[1]), time.Month(mo), 1, 0, 0, 0, 0, now.Location())
-			return t.AddDate(0, 0, -7), t.AddDate(0, 1, 7), true
+			return month(year(m[1]), time.Month(mo))
 		}
 	}
 	ago := func(n int, unit string) (time.Time, time.Time, bool) {
@@ -126,30 +132,21 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 		unit := map[string]string{"天": "day", "周": "week", "星期": "week", "礼拜": "week", "月": "month", "年": "year"}[m[2]]
 		return ago(n, unit)
 	}
+	w := ""
 	if m := reLast.FindStringSubmatch(query); m != nil {
-		w := strings.Join(strings.Fields(strings.ToLower(m[1])), " ")
-		switch w {
-		case "yesterday", "last night":
-			return now.Add(-60 * time.Hour), now, true
-		case "last week", "last weekend":
-			return now.AddDate(0, 0, -16), now, true
-		case "last month":
-			return now.AddDate(0, -2, 0), now, true
-		case "last year":
-			return now.AddDate(-2, 0, 0), now, true
-		}
+		w = strings.Join(strings.Fields(strings.ToLower(m[1])), " ")
+	} else if m := reZhLast.FindString(query); m != "" {
+		w = zhLast[m]
 	}
-	if m := reZhLast.FindString(query); m != "" {
-		switch m {
-		case "昨天", "昨晚":
-			return now.Add(-60 * time.Hour), now, true
-		case "上个月":
-			return now.AddDate(0, -2, 0), now, true
-		case "去年":
-			return now.AddDate(-2, 0, 0), now, true
-		default: // last week
-			return now.AddDate(0, 0, -16), now, true
-		}
+	switch w {
+	case "yesterday", "last night":
+		return now.Add(-60 * time.Hour), now, true
+	case "last week", "last weekend":
+		return now.AddDate(0, 0, -16), now, true
+	case "last month":
+		return now.AddDate(0, -2, 0), now, true
+	case "last year":
+		return now.AddDate(-2, 0, 0), now, true
 	}
 	return time.Time{}, time.Time{}, false
 }
