@@ -53,7 +53,7 @@ var calibrations = [3]calibration{
 }
 
 // gate is the probability that the memory holds what the query asks
-// about: the search's calibration, from f's kwBest, cosBest and cover.
+// about: the search's calibration, from f's kwBest, cosBest, cover and share.
 func gate(mode memory.Mode, f features) float64 {
 	c := calibrations[mode]
 	z := c.bias + c.kwBest*f.kwBest + c.sqrtKWBest*math.Sqrt(max(f.kwBest, 0)) + c.cosBest*f.cosBest + c.cover*f.cover + c.share*f.share
