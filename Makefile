@@ -87,8 +87,9 @@ lint-faiss: faiss-deps
 
 # faiss-deps installs Debian's libfaiss-dev and BLAS when they are missing
 # (the same script the Dockerfile uses). Needs root.
-# pg-deps installs PostgreSQL 15 and builds pgvector from ../shared/vendor
-# when they are missing (scripts/pg-test.sh; needs root). The tests then
+# pg-deps installs PostgreSQL 15 and builds pgvector when they are missing
+# (scripts/pg-test.sh; needs root; pgvector's sources come from
+# ../shared/vendor when present, else through the Go module proxy). The tests then
 # start a throwaway cluster themselves, or use AGENTMEM_TEST_PG.
 .PHONY: pg-deps
 pg-deps:

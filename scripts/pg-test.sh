@@ -24,16 +24,22 @@
 # benchmarks use 1GB).
 #
 # Install (needs root and apt; about 40 s to build pgvector on two cores):
-# Debian 12's postgresql-15 and postgresql-server-dev-15, then pgvector built
-# from ../shared/vendor/pgvector-0.8.6 (relative to the repository root),
-# copied to a temporary folder first because shared/ is read-only in CI.
-# Skipped when vector.control is already in PostgreSQL's extension folder.
+# Debian 12's postgresql-15 and postgresql-server-dev-15, then pgvector
+# built from its sources, copied to a temporary folder first (the sources may
+# be read-only). The sources are $PGVECTOR_SRC when set, else
+# ../shared/vendor/pgvector-$PGVECTOR_VERSION (relative to the repository
+# root) when present, else pgvector's release fetched through the Go module
+# proxy (`go mod download github.com/pgvector/pgvector@v$PGVECTOR_VERSION`,
+# checked against Go's checksum database: the same files as the release's
+# tag), so a fresh clone needs nothing beside Go and apt. Skipped when
+# vector.control is already in PostgreSQL's extension folder.
 set -euo pipefail
 
 PG_MAJOR=${PG_MAJOR:-15}
 PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PGVECTOR_SRC=${PGVECTOR_SRC:-$ROOT/../shared/vendor/pgvector-0.8.6}
+PGVECTOR_VERSION=${PGVECTOR_VERSION:-0.8.6}
+PGVECTOR_SRC=${PGVECTOR_SRC:-}
 DB=agentmem_test
 
 log() { echo "pg-test: $*" >&2; }
@@ -57,6 +63,29 @@ as_root() {
 	fi
 }
 
+# pgvector_src prints the folder of pgvector's sources (see Install above).
+pgvector_src() {
+	if [ -n "$PGVECTOR_SRC" ]; then
+		echo "$PGVECTOR_SRC"
+		return
+	fi
+	local vendored=$ROOT/../shared/vendor/pgvector-$PGVECTOR_VERSION
+	if [ -f "$vendored/vector.control" ]; then
+		echo "$vendored"
+		return
+	fi
+	command -v go >/dev/null 2>&1 || die "pgvector sources: no $vendored and no go command to fetch them (set PGVECTOR_SRC to a pgvector release's folder)"
+	log "fetching pgvector v$PGVECTOR_VERSION's sources through the Go module proxy"
+	local tmp dir
+	tmp=$(mktemp -d)
+	# Outside any module, so that no go.mod around decides; -json names the folder.
+	dir=$(cd "$tmp" && GOFLAGS= go mod download -json "github.com/pgvector/pgvector@v$PGVECTOR_VERSION" |
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+	rm -rf "$tmp"
+	[ -n "$dir" ] || die "could not fetch github.com/pgvector/pgvector@v$PGVECTOR_VERSION through the Go module proxy"
+	echo "$dir"
+}
+
 do_install() {
 	if installed; then
 		log "PostgreSQL $PG_MAJOR and pgvector already installed"
@@ -71,14 +100,16 @@ do_install() {
 		as_root apt-get install -y --no-install-recommends \
 			"postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" make gcc libc6-dev >&2
 	fi
-	[ -f "$PGVECTOR_SRC/vector.control" ] || die "pgvector sources not found at $PGVECTOR_SRC"
+	local src
+	src=$(pgvector_src)
+	[ -f "$src/vector.control" ] || die "pgvector sources not found at $src"
 	local build
 	build=$(mktemp -d /tmp/pgvector-build.XXXXXX)
 	# shellcheck disable=SC2064 # expand $build now
 	trap "rm -rf '$build'" RETURN
-	cp -r "$PGVECTOR_SRC/." "$build/"
+	cp -r "$src/." "$build/"
 	chmod -R u+w "$build"
-	log "building pgvector from $PGVECTOR_SRC"
+	log "building pgvector from $src"
 	# with_llvm=no: no JIT bitcode, so clang need not match the server's LLVM.
 	make -C "$build" -j"$(nproc)" PG_CONFIG="$PG_BIN/pg_config" with_llvm=no >&2
 	as_root make -C "$build" PG_CONFIG="$PG_BIN/pg_config" with_llvm=no install >&2
