@@ -490,3 +490,35 @@ func TestSearch_AnswerHandOff(t *testing.T) {
 	assert.Equal(t, top([]engine.Option{engine.WithAnswerHandOff(0)}, mine), top([]engine.Option{engine.WithAnswerHandOff(0.1)}, mine),
 		"a first-person query names the user: the user's question is not handed to the assistant's answer")
 }
+
+// TestSearch_ShareHoldsSpeaker: the best hit's share of the query's words
+// (Explanation.BestShare) counts its speaker's name as a word it holds, so
+// "When does Maria run?" finds all it asks in Maria's "I run every
+// morning." and half of it in Tom's same words; the relevance follows.
+func TestSearch_ShareHoldsSpeaker(t *testing.T) {
+	ctx := t.Context()
+	emb, err := embed.Open("hash:256")
+	require.NoError(t, err)
+	t0 := time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
+	lt, err := longterm.New(ctx, emb)
+	require.NoError(t, err)
+	_, err = lt.AddBatch(ctx, []memory.Record{
+		{ID: "m1", Namespace: "maria", Speaker: "Maria", Text: "I run every morning.", Time: t0},
+		{ID: "m2", Namespace: "maria", Speaker: "Maria", Text: "The bakery opens at seven.", Time: t0.Add(time.Minute)},
+		{ID: "t1", Namespace: "tom", Speaker: "Tom", Text: "I run every morning.", Time: t0},
+		{ID: "t2", Namespace: "tom", Speaker: "Tom", Text: "The bakery opens at seven.", Time: t0.Add(time.Minute)},
+	})
+	require.NoError(t, err)
+	best := func(ns string) memory.Hit {
+		hits, err := lt.Query(ctx, memory.Query{Text: "When does Maria run?", Namespace: ns, K: 1, Mode: memory.KeywordOnly, MinRelevance: -1, Explain: true})
+		require.NoError(t, err)
+		require.Len(t, hits, 1)
+		return hits[0]
+	}
+	m, tom := best("maria"), best("tom")
+	assert.Equal(t, "m1", m.ID)
+	assert.Equal(t, "t1", tom.ID)
+	assert.InDelta(t, 1.0, m.Explain.BestShare, 1e-9, "maria and run: Maria said it")
+	assert.InDelta(t, 0.5, tom.Explain.BestShare, 1e-9, "run only: nobody named Maria speaks here")
+	assert.Greater(t, m.Relevance, tom.Relevance)
+}

@@ -135,7 +135,8 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 // conversation's one "resort") scores high there, but is one word of many
 // that the best hit shares with the question. An answer the keyword
 // path handed its question's score (nsSearch.handOff) holds the
-// question's words too. It reads the records of the
+// question's words too. A record holds its speaker's name as well
+// (said). It reads the records of the
 // best keep candidates, which best reads no more (when relevance leaves
 // them all in, as it most often does, no other read is needed).
 func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K], keep int) error {
@@ -144,13 +145,26 @@ func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K], keep in
 		return err
 	}
 	q := ranking.WithoutTimeRefs(ranking.WithoutQuestionWords(s.text))
-	s.top.share = ranking.Share(s.e.tok, q, top[0].doc.Record.Text)
+	r := &top[0].doc.Record
+	s.top.share = ranking.Share(s.e.tok, q, said(r.Speaker, r.Text))
 	if a := top[0].asked; a != "" {
 		// An answer ranks by the question it answers: it holds the
 		// question's words as much as the question does.
-		s.top.share = max(s.top.share, ranking.Share(s.e.tok, q, a))
+		s.top.share = max(s.top.share, ranking.Share(s.e.tok, q, said(r.Speaker, a)))
 	}
 	return nil
+}
+
+// said is what a record holds for bestShare: its text and who said it. A
+// query that names a speaker ("How often does Maria run?") asks about what
+// that speaker said, in words that need not name them again ("My goal is
+// under two hours", Maria's); asked in a conversation where nobody of that
+// name speaks, the name is a word no record holds.
+func said(speaker, text string) string {
+	if speaker == "" {
+		return text
+	}
+	return speaker + "\n" + text
 }
 
 // relevant returns the candidates of list whose relevance is at least
