@@ -43,8 +43,7 @@ func storeRows(t *testing.T, m *postgres.Memory) map[string][]string {
 			FROM records r JOIN namespaces n ON n.id = r.ns LEFT JOIN records p ON p.seq = r.prev_seq JOIN records e ON e.seq = r.episode ORDER BY 1`,
 		"chunks": `SELECT format('%s %s %s %s %s %s %s %s %s', r.id, n.name, c.time, c.ord, c.start_byte, c.end_byte, c.text, c.embedding, c.valid_until)
 			FROM chunks c JOIN records r ON r.seq = c.seq JOIN namespaces n ON n.id = c.ns ORDER BY 1`,
-		"postings": `SELECT format('%s %s %s %s %s %s', r.id, n.name, p.term, p.tf, p.dl, e.id)
-			FROM postings p JOIN records r ON r.seq = p.seq JOIN namespaces n ON n.id = p.ns JOIN records e ON e.seq = p.episode ORDER BY 1`,
+		"terms": `SELECT format('%s %s %s', r.id, r.terms, r.tfs) FROM records r ORDER BY 1`,
 		"episodes": `SELECT format('%s %s %s %s', n.name, r.id, e.len, e.records) FROM episodes e JOIN namespaces n ON n.id = e.ns
 			JOIN records r ON r.seq = e.episode ORDER BY 1`,
 		"speakers": `SELECT format('%s %s %s', n.name, s.speaker, s.n) FROM speakers s JOIN namespaces n ON n.id = s.ns ORDER BY 1`,
@@ -97,13 +96,13 @@ func TestSingleAddsLikeBatch(t *testing.T) {
 	assert.Equal(t, "w7", hits[0].ID)
 }
 
-// indexDefs returns the definitions of the indexes of the store's postings
-// and chunks tables, and of their constraints.
+// indexDefs returns the definitions of the indexes of the store's chunks
+// table, and of its constraints.
 func indexDefs(t *testing.T, m *postgres.Memory) []string {
 	t.Helper()
-	rows, err := m.Pool().Query(t.Context(), `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename IN ('postings', 'chunks')
+	rows, err := m.Pool().Query(t.Context(), `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'chunks'
 		UNION ALL SELECT conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
-			WHERE conrelid IN ('postings'::regclass, 'chunks'::regclass) ORDER BY 1`, m.Schema())
+			WHERE conrelid = 'chunks'::regclass ORDER BY 1`, m.Schema())
 	require.NoError(t, err)
 	var defs []string
 	for rows.Next() {
@@ -115,28 +114,27 @@ func indexDefs(t *testing.T, m *postgres.Memory) []string {
 	return defs
 }
 
-// TestLoadDefersIndexes: a load builds the postings and chunks indexes
-// it dropped again, as they were; indexes dropped by a load that did not
-// end (its process died) are built by the next Open.
+// TestLoadDefersIndexes: a load builds the chunks indexes it dropped
+// again, as they were; indexes dropped by a load that did not end (its
+// process died) are built by the next Open.
 func TestLoadDefersIndexes(t *testing.T) {
 	ctx := t.Context()
 	u := storeURL(t)
 	m := open(t, u, postgres.WithBulkLoad(100))
 	defs := indexDefs(t, m)
-	require.GreaterOrEqual(t, len(defs), 8, "postings' primary key and index, chunks' four and the HNSW index, two primary key constraints")
-	assert.Contains(t, defs, "postings postings_pkey PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl, episode)")
+	require.GreaterOrEqual(t, len(defs), 6, "chunks' four indexes and the HNSW index, the primary key constraint")
+	assert.Contains(t, defs, "chunks chunks_pkey PRIMARY KEY (id)")
 	_, err := m.Load(ctx, loadRecords(250), 100, nil)
 	require.NoError(t, err)
 	assert.Equal(t, defs, indexDefs(t, m))
 	checkStats(t, m)
 
-	require.NoError(t, postgres.DeferIndexes(ctx, m, "postings"))
 	require.NoError(t, postgres.DeferIndexes(ctx, m, "chunks"))
 	assert.Empty(t, indexDefs(t, m))
 	problems, err := m.Verify(ctx)
 	require.NoError(t, err)
 	require.Len(t, problems, 1)
-	assert.Contains(t, problems[0], "indexes dropped by a load that is running or did not finish (the next open builds them): 7 (first: chunks_hnsw)")
+	assert.Contains(t, problems[0], "indexes dropped by a load that is running or did not finish (the next open builds them): 5 (first: chunks_hnsw)")
 	require.NoError(t, m.Close())
 	m = open(t, u)
 	assert.Equal(t, defs, indexDefs(t, m))
