@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/memory/internal/fact"
@@ -144,26 +146,36 @@ $$;`
 // record whose chunks' vectors add up to more is written by commitOnce.
 const maxVectorDim = 16000
 
-// oneWrite reports whether the write of batch (deduplicated) may go
-// through add_record: one record with an id (not a fact to deduplicate),
-// superseding nothing, and neither a load's batch nor one that rebuilds
-// the HNSW index (WithBulkLoad).
-func (m *Memory) oneWrite(batch []*prepared, load bool) bool {
-	if len(batch) != 1 || load {
+// fastBatchRecords is the most records a write sends through add_record
+// (one call each, in one transaction): a larger batch is cheaper by
+// commitOnce's COPY. A variable so that tests can change it.
+var fastBatchRecords = 85
+
+// fastWrite reports whether the write of batch (deduplicated) may go
+// through add_record: at most fastBatchRecords records, all of one
+// namespace (whose row each call locks: one namespace, one lock order),
+// each with an id (not a fact to deduplicate) and superseding nothing;
+// neither a load's batch nor one that may rebuild the HNSW index
+// (WithBulkLoad).
+func (m *Memory) fastWrite(batch []*prepared, load bool) bool {
+	if len(batch) == 0 || len(batch) > fastBatchRecords || load ||
+		!m.opts.exact && m.opts.bulkRecords > 0 && len(batch) >= m.opts.bulkRecords {
 		return false
 	}
-	p := batch[0]
-	return !p.dedup && p.rec.Supersedes == "" && (m.opts.exact || m.opts.bulkRecords == 0 || m.opts.bulkRecords > 1) &&
-		len(p.chunks)*m.dim <= maxVectorDim
+	for _, p := range batch {
+		if p.dedup || p.rec.Supersedes != "" || p.rec.Namespace != batch[0].rec.Namespace || len(p.chunks)*m.dim > maxVectorDim {
+			return false
+		}
+	}
+	return true
 }
 
-// addOne writes the record p through add_record, in one statement (its
-// own transaction). It reports whether it did (false: the record needs
-// commitOnce, and nothing was written) and how many chunks it wrote
-// pending.
-func (m *Memory) addOne(ctx context.Context, p *prepared) (bool, int, error) {
+// addRecordCall calls add_record with addRecordArgs' arguments.
+const addRecordCall = `SELECT add_record($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`
+
+// addRecordArgs returns add_record's arguments for p.
+func (m *Memory) addRecordArgs(p *prepared, pending bool) []any {
 	r := &p.rec
-	pending := !m.opts.exact && len(p.chunks) <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
 	terms, tfs := p.termArrays()
 	starts := make([]int32, len(p.chunks))
 	ends := make([]int32, len(p.chunks))
@@ -178,26 +190,75 @@ func (m *Memory) addOne(ctx context.Context, p *prepared) (bool, int, error) {
 		tags = []string{}
 	}
 	key, _ := fact.Key(r.Text)
+	return []any{r.ID, r.Namespace, r.Text, r.Time, r.Speaker, tags, int32(p.textLen),
+		nullTime(r.ValidFrom), nullTime(r.ValidUntil), r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key,
+		terms, tfs, starts, ends, texts, pgv.NewVector(vecs), int32(m.dim), pending,
+		neighbourGap.Seconds(), mergeRecords}
+}
+
+// addFast writes batch (fastWrite) through add_record: one record in one
+// statement (its own transaction), more in one transaction whose calls go
+// to the server in one round trip. It reports whether it did (false: some
+// record needs commitOnce, and nothing was written) and how many chunks it
+// wrote pending.
+func (m *Memory) addFast(ctx context.Context, batch []*prepared) (bool, int, error) {
+	chunks := 0
+	for _, p := range batch {
+		chunks += len(p.chunks)
+	}
+	pending := !m.opts.exact && chunks <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
 	c, err := m.acquire(ctx)
 	if err != nil {
 		return false, 0, m.wrap(ctx, "add", err)
 	}
 	defer c.Release()
-	var seq int64
-	if err := c.QueryRow(ctx, `SELECT add_record($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
-		r.ID, r.Namespace, r.Text, r.Time, r.Speaker, tags, int32(p.textLen),
-		nullTime(r.ValidFrom), nullTime(r.ValidUntil), r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key,
-		terms, tfs, starts, ends, texts, pgv.NewVector(vecs), int32(m.dim), pending,
-		neighbourGap.Seconds(), mergeRecords).Scan(&seq); err != nil {
-		return false, 0, m.wrap(ctx, "add", err)
-	}
-	if seq == 0 {
-		return false, 0, nil
+	if len(batch) == 1 {
+		var seq int64
+		if err := c.QueryRow(ctx, addRecordCall, m.addRecordArgs(batch[0], pending)...).Scan(&seq); err != nil {
+			return false, 0, m.wrap(ctx, "add", err)
+		}
+		if seq == 0 {
+			return false, 0, nil
+		}
+	} else {
+		done, err := addInTx(ctx, c, batch, func(p *prepared) []any { return m.addRecordArgs(p, pending) })
+		if err != nil || !done {
+			return false, 0, m.wrap(ctx, "add", err)
+		}
 	}
 	if !pending {
 		return true, 0, nil
 	}
-	return true, len(p.chunks), nil
+	return true, chunks, nil
+}
+
+// addInTx calls add_record for each of batch in one transaction on c,
+// sending the calls in one round trip, and commits unless a call wrote
+// nothing (then it rolls back and reports false).
+func addInTx(ctx context.Context, c *pgxpool.Conn, batch []*prepared, args func(*prepared) []any) (bool, error) {
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // after Commit it is a no-op
+	var b pgx.Batch
+	for _, p := range batch {
+		b.Queue(addRecordCall, args(p)...)
+	}
+	br := tx.SendBatch(ctx, &b)
+	done := true
+	for range batch {
+		var seq int64
+		if err := br.QueryRow().Scan(&seq); err != nil {
+			br.Close()
+			return false, err
+		}
+		done = done && seq != 0
+	}
+	if err := br.Close(); err != nil || !done {
+		return false, err
+	}
+	return true, tx.Commit(ctx)
 }
 
 // termArrays returns the record's distinct terms in byte order and each

@@ -226,7 +226,7 @@ ALTER TABLE namespaces ADD COLUMN ended bigint NOT NULL DEFAULT 0, ADD COLUMN la
 UPDATE namespaces n SET latest = (SELECT max(time) FROM records r WHERE r.ns = n.id);`
 	}},
 	{"add_record: a single record's write in one statement; indexes a load builds at its end", func(int) string {
-		// write.go (addOne): the write of one new record, which is most
+		// addone.go (addFast): the write of one new record, which is most
 		// writes of an agent, as one server-side call instead of a dozen
 		// statements, each a round trip. It does what commitOnce does for
 		// such a record, or nothing (returning 0) when the record needs

@@ -93,10 +93,10 @@ func (m *Memory) commit(ctx context.Context, preps []prepared, load bool) (int, 
 	}
 	var pending int
 	var err error
-	if m.oneWrite(batch, load) {
+	if m.fastWrite(batch, load) {
 		for range maxWriteAttempts {
 			var done bool
-			done, pending, err = m.addOne(ctx, batch[0])
+			done, pending, err = m.addFast(ctx, batch)
 			if err == nil && done {
 				return pending, nil
 			}
