@@ -147,9 +147,13 @@ $$;`
 const maxVectorDim = 16000
 
 // fastBatchRecords is the most records a write sends through add_record
-// (one call each, in one transaction): a larger batch is cheaper by
-// commitOnce's COPY. A variable so that tests can change it.
-var fastBatchRecords = 85
+// (one call each, in one transaction). A call costs the server more than
+// a record costs commitOnce's COPY, and commitOnce's dozen statements
+// cost a fixed amount: BenchmarkSmallBatches measured add_record faster at
+// 2 records (p50 2.5 vs 4.9 ms), about even at 8 (11.0 vs 12.5 ms) and
+// commitOnce faster at 32 (26 vs 54 ms). A variable so that tests can
+// change it.
+var fastBatchRecords = 8
 
 // fastWrite reports whether the write of batch (deduplicated) may go
 // through add_record: at most fastBatchRecords records, all of one
