@@ -21,7 +21,10 @@
 # $AGENTMEM_TEST_PGDIR when DIR is not given. `start --no-install` fails
 # instead of installing (the Go tests use it to start a cluster themselves).
 # PG_SHARED_BUFFERS sets the server's shared_buffers (default 128MB; the
-# benchmarks use 1GB).
+# benchmarks use 1GB). The cluster does not flush its WAL to disk (fsync,
+# synchronous_commit and full_page_writes off): a commit waits for no
+# disk. PG_DURABLE=1 turns the three on, as a production server runs, for
+# benchmarks that compare with a store directory (which fsyncs each write).
 #
 # Install (needs root and apt; about 40 s to build pgvector on two cores):
 # Debian 12's postgresql-15 and postgresql-server-dev-15, then pgvector
@@ -128,9 +131,12 @@ run_pg() {
 
 # server_start starts the server of the cluster in $1 (port 5432, socket in $1).
 server_start() {
-	local dir=$1 port=5432
+	local dir=$1 port=5432 durable=off
+	if [ "${PG_DURABLE:-}" = 1 ]; then
+		durable=on
+	fi
 	run_pg "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-		-o "-p $port -k $dir -c listen_addresses= -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100 -c shared_buffers=${PG_SHARED_BUFFERS:-128MB}" \
+		-o "-p $port -k $dir -c listen_addresses= -c fsync=$durable -c synchronous_commit=$durable -c full_page_writes=$durable -c max_connections=100 -c shared_buffers=${PG_SHARED_BUFFERS:-128MB}" \
 		start >&2
 }
 

@@ -372,3 +372,70 @@ func BenchmarkVsDir(b *testing.B) {
 		b.ReportMetric(float64(postgres.VectorCacheSearches(pg)), "pg-vector-copy-searches")
 	}
 }
+
+// BenchmarkSmallBatches measures AddBatch calls of 2 to 64 records (an
+// agent's turn or a few) on a namespace loaded as BenchmarkVsDir loads it
+// (AGENTMEM_BENCH_N records, default 10,000): for each size, 30 batches
+// into a directory store and 30 into PostgreSQL through add_record (one
+// call per record in one transaction, SetFastBatch(size)) and 30 through
+// the general path (SetFastBatch(0): COPY and a dozen statements), taking
+// turns batch by batch. It reports each one's p50 (ms) per size and
+// PostgreSQL's ratios to the directory store's. The sizes stay at most 64
+// records: a batch of more than 256 chunks (85 of these records, of 2 to
+// 4 chunks) is inserted into the HNSW index instead of pending, which
+// costs seconds and would measure that rule instead of the paths.
+func BenchmarkSmallBatches(b *testing.B) {
+	n := benchN(b)
+	sizes := []int{2, 4, 8, 16, 64}
+	extra := 0
+	for _, s := range sizes {
+		extra += 3 * 30 * s
+	}
+	recs := benchRecords(n + extra)
+	ctx := context.Background()
+	emb := hashEmb(b, 512)
+	for range b.N {
+		dir := openDir(b, emb)
+		pg := openWith(b, storeURL(b), emb)
+		for i := 0; i < n; i += 1000 {
+			_, err := dir.AddBatch(ctx, recs[i:min(i+1000, n)])
+			require.NoError(b, err)
+		}
+		_, err := pg.Load(ctx, recs[:n], 1000, nil)
+		require.NoError(b, err)
+		next := n
+		for _, size := range sizes {
+			var dirT, fastT, generalT []time.Duration
+			for range 30 {
+				for _, s := range []struct {
+					write func([]memory.Record) error
+					lat   *[]time.Duration
+				}{
+					{func(r []memory.Record) error { _, err := dir.AddBatch(ctx, r); return err }, &dirT},
+					{func(r []memory.Record) error {
+						defer postgres.SetFastBatch(len(r))()
+						_, err := pg.AddBatch(ctx, r)
+						return err
+					}, &fastT},
+					{func(r []memory.Record) error {
+						defer postgres.SetFastBatch(0)()
+						_, err := pg.AddBatch(ctx, r)
+						return err
+					}, &generalT},
+				} {
+					t := time.Now()
+					require.NoError(b, s.write(recs[next:next+size]))
+					*s.lat = append(*s.lat, time.Since(t))
+					next += size
+				}
+			}
+			p50 := func(l []time.Duration) float64 { slices.Sort(l); return ms(l[len(l)/2]) }
+			d, f, g := p50(dirT), p50(fastT), p50(generalT)
+			b.ReportMetric(d, fmt.Sprintf("dir-%d-p50-ms", size))
+			b.ReportMetric(f, fmt.Sprintf("pg-%d-p50-ms", size))
+			b.ReportMetric(g, fmt.Sprintf("pg-general-%d-p50-ms", size))
+			b.ReportMetric(f/d, fmt.Sprintf("pg/dir-%d", size))
+			b.ReportMetric(g/d, fmt.Sprintf("pg-general/dir-%d", size))
+		}
+	}
+}

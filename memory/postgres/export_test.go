@@ -86,3 +86,12 @@ func LinkFills(m *Memory) int64 {
 	m.caches.mu.Unlock()
 	return m.caches.filled.Load()
 }
+
+// SetFastBatch sets the most records a write sends through add_record,
+// until the returned function restores it (0: every write takes the
+// general path).
+func SetFastBatch(records int) (restore func()) {
+	r := fastBatchRecords
+	fastBatchRecords = records
+	return func() { fastBatchRecords = r }
+}

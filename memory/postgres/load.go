@@ -25,11 +25,10 @@ const indexRebuildTimeout = 30 * time.Minute
 // index once over every chunk, so Load drops the index, copies the
 // batches without it and builds it at the end (with
 // WithMaintenanceWorkMem). It does the same with the indexes of the
-// postings and chunks tables (a B-tree insert per term of every record
-// was two thirds of a batch's time; building an index once sorts the rows
-// instead), recording their definitions in deferred_indexes in the
+// chunks table (building an index once sorts the rows instead of
+// inserting each), recording their definitions in deferred_indexes in the
 // transaction that drops them. Meanwhile queries, of any process, scan
-// the vectors exactly and those tables without their indexes: the same
+// the vectors exactly and that table without its indexes: the same
 // hits, more slowly. A load
 // that fails keeps the batches it committed, and still builds the
 // indexes (the next Open builds them otherwise). Smaller loads are
@@ -56,12 +55,7 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 					return err
 				}
 			}
-			for _, table := range []string{"postings", "chunks"} {
-				if err := deferIndexes(ctx, tx, table); err != nil {
-					return err
-				}
-			}
-			return nil
+			return deferIndexes(ctx, tx, "chunks")
 		}); err != nil {
 			return nil, m.wrap(ctx, "load: drop indexes", err)
 		}

@@ -187,6 +187,9 @@ func downgradeToV5(ctx context.Context, dsn, schema string) error {
 		return err
 	}
 	defer conn.Close(ctx)
+	if err := downgradeToV8(ctx, conn); err != nil {
+		return err
+	}
 	for _, sql := range []string{
 		`ALTER TABLE records DROP COLUMN valid_from, DROP COLUMN valid_until, DROP COLUMN supersedes, DROP COLUMN superseded_by,
 			DROP COLUMN seen, DROP COLUMN last_seen, DROP COLUMN text_key`,
@@ -202,4 +205,80 @@ func downgradeToV5(ctx context.Context, dsn, schema string) error {
 		}
 	}
 	return nil
+}
+
+// downgradeToV8 turns the store that conn's search_path leads to into one
+// at schema version 8, as that build wrote it: a postings row per term of
+// each record instead of the records' terms arrays.
+func downgradeToV8(ctx context.Context, conn *pgx.Conn) error {
+	for _, sql := range []string{
+		`CREATE TABLE postings (ns int NOT NULL, term text NOT NULL, seq bigint NOT NULL, tf int NOT NULL, dl int NOT NULL, episode bigint NOT NULL,
+			PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl, episode)) WITH (fillfactor = 90)`,
+		`CREATE INDEX postings_seq ON postings (seq)`,
+		`INSERT INTO postings SELECT r.ns, u.term, r.seq, u.tf, r.text_len, r.episode FROM records r CROSS JOIN LATERAL unnest(r.terms, r.tfs) AS u(term, tf)`,
+		`ALTER TABLE records DROP COLUMN terms, DROP COLUMN tfs`,
+		postgres.MigrationSQL(7, 0),
+		`DELETE FROM schema_migrations WHERE version > 8`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
+}
+
+// TestMigrateFromVersion8: a store at schema version 8 (a postings row
+// per term), with records packed into posting blocks and a tail, opens at
+// the current version with each record's terms in its row, the same rows
+// otherwise, the same hits, and verifies clean; it then writes through
+// add_record and forgets a packed record.
+func TestMigrateFromVersion8(t *testing.T) {
+	defer postgres.SetBlocks(4, 8)()
+	ctx := t.Context()
+	u := storeURL(t)
+	m, err := postgres.Open(ctx, u, hashEmb(t, 256), postgres.WithCreate())
+	require.NoError(t, err)
+	recs := oneWriteRecords()
+	for _, r := range recs {
+		_, err := m.Add(ctx, r)
+		require.NoError(t, err)
+	}
+	queries := []memory.Query{
+		{Text: "blue crate 77", Namespace: "b", Mode: memory.KeywordOnly, K: 5},
+		{Text: "ferry cancelled", Namespace: "a", Mode: memory.Hybrid, K: 5},
+	}
+	before := make([][]string, len(queries))
+	for i, q := range queries {
+		hits, err := m.Query(ctx, q)
+		require.NoError(t, err)
+		require.NotEmpty(t, hits)
+		before[i] = hitIDs(hits)
+	}
+	rows := storeRows(t, m)
+	schema := m.Schema()
+	require.NoError(t, m.Close())
+	conn, err := pgx.Connect(ctx, withParams(needPG(t), "search_path", schema+",public"))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.NoError(t, downgradeToV8(ctx, conn))
+	var postings int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM postings`).Scan(&postings))
+	require.Positive(t, postings)
+
+	m = open(t, u)
+	assert.Equal(t, rows, storeRows(t, m))
+	for i, q := range queries {
+		hits, err := m.Query(ctx, q)
+		require.NoError(t, err)
+		assert.Equal(t, before[i], hitIDs(hits), q.Text)
+	}
+	checkStats(t, m)
+	_, err = m.Add(ctx, memory.Record{ID: "after", Namespace: "b", Text: "a blue crate arrived after the migration", Time: t0.Add(300 * time.Hour)})
+	require.NoError(t, err)
+	require.NoError(t, m.Forget(ctx, recs[0].ID))
+	hits, err := m.Query(ctx, memory.Query{Text: "blue crate arrived migration", Namespace: "b", Mode: memory.KeywordOnly})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "after", hits[0].ID)
+	checkStats(t, m)
 }

@@ -18,12 +18,12 @@ import (
 //   - the schema: every table present, the migrations 1 to SchemaVersion
 //     each recorded once, the vector column of the manifest's dimension;
 //   - the keyword statistics: each namespace's record count, total length
-//     and newest record, each record's postings (their term frequencies sum
-//     to its length, each carries its length, namespace and episode), the
-//     episodes' lengths and counts, the speakers' counts, the posting
-//     blocks against the postings;
-//   - orphans: chunks, postings, blocks, episodes and speakers of no record
-//     or namespace, records without chunks, links to a record that is gone.
+//     and newest record, each record's terms (distinct, in order, their
+//     counts positive and summing to its length), the episodes' lengths and
+//     counts, the speakers' counts, the posting blocks against the records'
+//     terms;
+//   - orphans: chunks, blocks, episodes and speakers of no record or
+//     namespace, records without chunks, links to a record that is gone.
 //
 // No problems is a store whose rows agree. The error is for checks that
 // could not run (a server that cannot be reached wraps
@@ -68,7 +68,7 @@ func (m *Memory) Verify(ctx context.Context) ([]string, error) {
 }
 
 // storeTables are the tables of a store at SchemaVersion.
-var storeTables = []string{"manifest", "schema_migrations", "namespaces", "records", "chunks", "postings", "posting_blocks", "episodes", "speakers", "deferred_indexes"}
+var storeTables = []string{"manifest", "schema_migrations", "namespaces", "records", "chunks", "posting_blocks", "episodes", "speakers", "deferred_indexes"}
 
 // verifySchema checks that the store's tables are there, that its
 // migrations were each recorded once, and that the vector column has the
@@ -127,12 +127,13 @@ SELECT count(*), min(format('namespace %s: text_docs %s, text_len %s, last_seq %
 	n.name, n.text_docs, n.text_len, coalesce(n.last_seq::text, 'none'), r.n, r.len, coalesce(r.newest::text, 'none')))
 FROM namespaces n CROSS JOIN LATERAL (SELECT count(*) AS n, coalesce(sum(text_len), 0) AS len, max(seq) AS newest FROM records WHERE ns = n.id) r
 WHERE n.text_docs <> r.n OR n.text_len <> r.len OR n.last_seq IS NOT NULL AND n.last_seq IS DISTINCT FROM r.newest`},
-	{"records whose postings disagree with them", `
-WITH p AS (SELECT p.seq, sum(p.tf) AS tf, count(*) FILTER (WHERE p.dl <> r.text_len OR p.episode <> r.episode OR p.ns <> r.ns) AS bad
-	FROM postings p JOIN records r USING (seq) GROUP BY p.seq)
-SELECT count(*), min(format('record %s: %s tokens, its postings count %s, %s of them with another length, episode or namespace',
-	r.id, r.text_len, coalesce(p.tf, 0), coalesce(p.bad, 0)))
-FROM records r LEFT JOIN p USING (seq) WHERE coalesce(p.tf, 0) <> r.text_len OR p.bad > 0`},
+	{"records whose terms disagree with them", `
+SELECT count(*), min(format('record %s: %s tokens, %s terms and %s counts summing to %s, %s of them not above 0, %s distinct, %s out of order',
+	r.id, r.text_len, cardinality(r.terms), cardinality(r.tfs), t.sum, t.bad, t.distinct, t.unordered))
+FROM records r CROSS JOIN LATERAL (SELECT coalesce(sum(tf), 0) AS sum, count(*) FILTER (WHERE tf IS NULL OR tf <= 0) AS bad,
+	count(DISTINCT term) AS distinct, count(*) FILTER (WHERE term <= prev COLLATE "C") AS unordered
+	FROM (SELECT term, tf, lag(term) OVER (ORDER BY o) AS prev FROM unnest(r.terms, r.tfs) WITH ORDINALITY AS u(term, tf, o)) u) t
+WHERE cardinality(r.terms) <> cardinality(r.tfs) OR t.sum <> r.text_len OR t.bad > 0 OR t.distinct <> cardinality(r.terms) OR t.unordered > 0`},
 	{"namespaces whose episode count disagrees with their episodes", `
 SELECT count(*), min(format('namespace %s: episode_docs %s, %s episodes', n.name, n.episode_docs, e.n))
 FROM namespaces n CROSS JOIN LATERAL (SELECT count(*) AS n FROM episodes WHERE ns = n.id) e WHERE n.episode_docs <> e.n`},
@@ -151,12 +152,10 @@ SELECT count(*), min(format('record %s', r.id)) FROM records r WHERE NOT EXISTS 
 	{"chunks of no record, or of another namespace or time than their record's", `
 SELECT count(*), min(format('chunk %s: record seq %s', c.id, c.seq)) FROM chunks c LEFT JOIN records r ON r.seq = c.seq
 WHERE r.seq IS NULL OR r.ns <> c.ns OR r.time <> c.time`},
-	{"postings of no record", `
-SELECT count(*), min(format('term %s of record seq %s', p.term, p.seq)) FROM postings p WHERE NOT EXISTS (SELECT 1 FROM records r WHERE r.seq = p.seq)`},
 	{"rows of a namespace that does not exist", `
 SELECT count(*), min(format('%s of namespace %s', t, ns)) FROM (
 	SELECT 'a posting block' AS t, ns FROM posting_blocks UNION ALL SELECT 'an episode', ns FROM episodes UNION ALL
-	SELECT 'a speaker', ns FROM speakers UNION ALL SELECT 'a posting', ns FROM postings UNION ALL SELECT 'a chunk', ns FROM chunks) x
+	SELECT 'a speaker', ns FROM speakers UNION ALL SELECT 'a chunk', ns FROM chunks) x
 WHERE NOT EXISTS (SELECT 1 FROM namespaces n WHERE n.id = x.ns)`},
 	{"speakers whose record count disagrees with their records", `
 SELECT count(*), min(format('speaker %s of namespace %s: n %s, %s records', speaker, ` + nsName("ns") + `, coalesce(s.n, 0), coalesce(r.n, 0)))
@@ -167,10 +166,10 @@ SELECT count(*), min(name) FROM deferred_indexes`},
 }
 
 // errBlocks marks checkBlocks's findings (damage, not a failed query).
-var errBlocks = errors.New("posting blocks disagree with the postings")
+var errBlocks = errors.New("posting blocks disagree with the records' terms")
 
 // checkBlocks returns an error wrapping errBlocks unless every namespace's
-// posting blocks hold exactly its postings up to its merged_seq, each
+// posting blocks hold exactly its records' terms up to its merged_seq, each
 // block's in seq order, at most blockPostings of them, none above the
 // block's last_seq or at or below the previous block's.
 func checkBlocks(ctx context.Context, tx pgx.Tx) error {
@@ -180,7 +179,8 @@ func checkBlocks(ctx context.Context, tx pgx.Tx) error {
 		seq  int64
 	}
 	want := map[key]posting{}
-	prows, err := tx.Query(ctx, `SELECT p.ns, p.term, p.seq, p.tf, p.dl, p.episode FROM postings p JOIN namespaces n ON n.id = p.ns WHERE p.seq <= n.merged_seq`)
+	prows, err := tx.Query(ctx, `SELECT r.ns, u.term, r.seq, u.tf, r.text_len, r.episode FROM records r JOIN namespaces n ON n.id = r.ns
+		CROSS JOIN LATERAL unnest(r.terms, r.tfs) AS u(term, tf) WHERE r.seq <= n.merged_seq`)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func checkBlocks(ctx context.Context, tx pgx.Tx) error {
 				return fmt.Errorf("%w: block of term %q of namespace %d up to seq %d (previous %d): posting of seq %d out of order", errBlocks, k.term, k.ns, last, prev, p.seq)
 			}
 			if want[k] != p {
-				return fmt.Errorf("%w: block of term %q of namespace %d up to seq %d: posting %+v, the postings table has %+v", errBlocks, k.term, k.ns, last, p, want[k])
+				return fmt.Errorf("%w: block of term %q of namespace %d up to seq %d: posting %+v, the records' terms have %+v", errBlocks, k.term, k.ns, last, p, want[k])
 			}
 			got++
 		}
@@ -234,7 +234,7 @@ func checkBlocks(ctx context.Context, tx pgx.Tx) error {
 		return err
 	}
 	if got != len(want) {
-		return fmt.Errorf("%w: %d postings in blocks, %d in the postings table up to merged_seq", errBlocks, got, len(want))
+		return fmt.Errorf("%w: %d postings in blocks, %d terms of records up to merged_seq", errBlocks, got, len(want))
 	}
 	return nil
 }

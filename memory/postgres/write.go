@@ -93,10 +93,10 @@ func (m *Memory) commit(ctx context.Context, preps []prepared, load bool) (int, 
 	}
 	var pending int
 	var err error
-	if m.oneWrite(batch, load) {
+	if m.fastWrite(batch, load) {
 		for range maxWriteAttempts {
 			var done bool
-			done, pending, err = m.addOne(ctx, batch[0])
+			done, pending, err = m.addFast(ctx, batch)
 			if err == nil && done {
 				return pending, nil
 			}
@@ -175,7 +175,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 	}
 	slices.Sort(seqs)
 
-	var recRows, chunkRows, postRows [][]any
+	var recRows, chunkRows [][]any
 	// The batch's postings by namespace and term, in seq order, for
 	// mergeTail.
 	mem := map[int32]map[string][]posting{}
@@ -202,9 +202,9 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 			nsMem = map[string][]posting{}
 			mem[ns.id] = nsMem
 		}
-		for t, tf := range p.terms {
-			postRows = append(postRows, []any{ns.id, t, seq, int32(tf), int32(p.textLen), episode})
-			nsMem[t] = append(nsMem[t], posting{seq: seq, episode: episode, tf: int32(tf), dl: int32(p.textLen)})
+		terms, tfs := p.termArrays()
+		for i, t := range terms {
+			nsMem[t] = append(nsMem[t], posting{seq: seq, episode: episode, tf: tfs[i], dl: int32(p.textLen)})
 		}
 		if r.Speaker != "" {
 			ns.speakers[r.Speaker]++
@@ -222,13 +222,13 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 		key, _ := fact.Key(r.Text)
 		from, until := nullTime(r.ValidFrom), nullTime(r.ValidUntil)
 		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev, episode,
-			from, until, r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key})
+			from, until, r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key, terms, tfs})
 		for j, ch := range p.chunks {
 			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, pgv.NewVector(p.vecs[j]), from, until})
 		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode",
-		"valid_from", "valid_until", "supersedes", "superseded_by", "seen", "last_seen", "text_key"}, pgx.CopyFromRows(recRows)); err != nil {
+		"valid_from", "valid_until", "supersedes", "superseded_by", "seen", "last_seen", "text_key", "terms", "tfs"}, pgx.CopyFromRows(recRows)); err != nil {
 		return 0, m.wrap(ctx, "add: records", err)
 	}
 	bulk := false
@@ -261,9 +261,6 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding",
 		"valid_from", "valid_until", "pending"}, pgx.CopyFromRows(chunkRows)); err != nil {
 		return 0, m.wrap(ctx, "add: chunks", err)
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"ns", "term", "seq", "tf", "dl", "episode"}, pgx.CopyFromRows(postRows)); err != nil {
-		return 0, m.wrap(ctx, "add: postings", err)
 	}
 	if bulk {
 		if err := m.createIndex(ctx, tx); err != nil {
@@ -415,8 +412,9 @@ func lastEpisodes(ctx context.Context, tx pgx.Tx, nss map[string]*nsRow) error {
 	return nil
 }
 
-// deleteRecords removes records, their chunks and postings, and takes them
-// out of their namespaces' statistics (in nss, locked).
+// deleteRecords removes records and their chunks, takes their postings out
+// of the posting blocks, and takes them out of their namespaces'
+// statistics (in nss, locked).
 func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, nss map[string]*nsRow) error {
 	if len(olds) == 0 {
 		return nil
@@ -456,7 +454,6 @@ func (m *Memory) deleteRecords(ctx context.Context, tx pgx.Tx, olds []oldRec, ns
 		return m.wrap(ctx, "delete records: relink neighbours", err)
 	}
 	for _, q := range []string{
-		`DELETE FROM postings WHERE seq = ANY($1)`,
 		`DELETE FROM chunks WHERE seq = ANY($1)`,
 		`DELETE FROM records WHERE seq = ANY($1)`,
 	} {
