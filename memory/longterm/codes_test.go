@@ -34,8 +34,8 @@ func TestDefaultBackend_Int8Codes(t *testing.T) {
 		}
 		mems[spec] = m
 	}
-	assert.Equal(t, fmt.Sprintf("inmem:int8,ivf=%d,nprobe=%d", DefaultANNMin, DefaultANNProbes), mems[DefaultBackend].vecs["c1"].Spec(),
-		"int8 codes, and the approximate stage from DefaultANNMin vectors")
+	assert.Equal(t, fmt.Sprintf("inmem:int8,cols,ivf=%d,nprobe=%d", DefaultANNMin, DefaultANNProbes), mems[DefaultBackend].vecs["c1"].Spec(),
+		"int8 codes, by columns too (a lexical embedder), and the approximate stage from DefaultANNMin vectors")
 	assert.Equal(t, "inmem:none", mems["inmem:none"].vecs["c1"].Spec())
 	for _, text := range []string{"when did we move the database", "OPS-1234", "服务器账单是多少", "the customer invoice last week"} {
 		for _, mode := range []Mode{Hybrid, VectorOnly, KeywordOnly} {
