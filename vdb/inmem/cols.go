@@ -27,6 +27,23 @@ func WithColumns() Option {
 // past a few percent of the dimensions they stop paying.
 const colsMaxShare = 8
 
+// colsMinRows is the size from which a database with columns scans them
+// for a query that reads few (fewColumns), whatever codesMinRows says.
+const colsMinRows = 4 * blockRows
+
+// fewColumns reports whether query q (normalised) has so few nonzero
+// dimensions that its code's do too (sparseTerms accepts them: a zero
+// component codes as zero).
+func fewColumns(q []float32) bool {
+	nz := 0
+	for _, v := range q {
+		if v != 0 {
+			nz++
+		}
+	}
+	return nz*colsMaxShare <= len(q)
+}
+
 // colTerms are the nonzero dimensions of a query's code, for dotCols:
 // offs[k] is dimension k's column offset in a block (j·blockRows), as[k]
 // its code.

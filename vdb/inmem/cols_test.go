@@ -100,3 +100,24 @@ func TestColumns_MatchPlainScan(t *testing.T) {
 		})
 	}
 }
+
+// TestColumns_SmallDatabase: a database below the codes' size
+// (codesMinRows) scans its columns for a sparse query from colsMinRows
+// rows, and still answers exactly as the plain scan.
+func TestColumns_SmallDatabase(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	const dim, n = 512, 1000
+	plain, err := inmem.New(dim)
+	require.NoError(t, err)
+	defer plain.Close()
+	cols, err := inmem.New(dim, inmem.WithCodes(inmem.Int8), inmem.WithColumns())
+	require.NoError(t, err)
+	defer cols.Close()
+	p := pair{plain, cols}
+	p.add(t, testvec.IDs(0, n), sparseVecs(r, n, dim))
+	p.check(t, r, sparseVecs(r, 5, dim), "small, sparse")
+	require.Positive(t, cols.ColumnBlocks(), "the sparse queries read the columns")
+	before := cols.ColumnBlocks()
+	p.check(t, r, clusteredVecs(r, 3, dim), "small, dense")
+	require.Equal(t, before, cols.ColumnBlocks(), "dense queries scan the float32 rows")
+}

@@ -125,7 +125,13 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 	var qcs []qcode
 	var qus [][]uint8
 	var tiles []qtile
-	if db.codes == Int8 && (db.codesMin < 0 || n >= db.codesMin && n >= codesPerK*k) {
+	useCodes := db.codes == Int8 && (db.codesMin < 0 || n >= db.codesMin && n >= codesPerK*k)
+	if !useCodes && db.cols != nil && n >= colsMinRows && len(qs) == 1 {
+		// A query that reads a few columns costs less than a scan of
+		// the float32 rows even where those would stay in cache.
+		useCodes = fewColumns(qs[0])
+	}
+	if useCodes {
 		qcs = make([]qcode, len(qs))
 		// Full groups of six queries take the byte kernel where it runs
 		// (VNNI), with byte query codes; the rest too where the
