@@ -106,7 +106,9 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	tok := s.e.tok
 	// A record that the scope leaves out (its time, its validity) gets no
 	// words from its neighbours and no episode bonus.
-	n := &nsSearch[K]{search: s, ns: ns, filtered: s.scope.Timed() || !s.scope.History && !ns.AllHold(s.scope.AsOf), floor: math.Inf(-1)}
+	n := &nsSearch[K]{search: s, ns: ns, filtered: s.scope.Timed() || !s.scope.History && !ns.AllHold(s.scope.AsOf), floor: math.Inf(-1),
+		ids: s.scratch.ids[:0]}
+	defer func() { s.scratch.ids = n.ids }()
 	speakerList := ns.Speakers()
 	st := ranking.SpeakerTerms{}
 	for _, sp := range speakerList {
@@ -117,7 +119,13 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * s.depth
-	own, lent := map[int64]float64{}, map[int64]float64{}
+	own, lent := s.scratch.own, s.scratch.lent
+	if own == nil {
+		own, lent, s.scratch.scores = map[int64]float64{}, map[int64]float64{}, map[int64]float64{}
+		s.scratch.own, s.scratch.lent = own, lent
+	}
+	clear(own)
+	clear(lent)
 	wPrev, wNext := cfg.neighbourWeight, cfg.nextWeight
 	addField := func(groups []keyword.QueryGroup) error {
 		if len(groups) == 0 {
@@ -179,7 +187,8 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	// none).
 	combined := func() (map[int64]float64, int64) {
 		bestID, best := ranking.Best(maps.All(own))
-		scores := make(map[int64]float64, len(own)+len(lent))
+		scores := s.scratch.scores
+		clear(scores)
 		maps.Copy(scores, own)
 		for id, l := range lent {
 			scores[id] = ranking.WithNeighbours(own[id], l, best)
