@@ -121,7 +121,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	fetch := 2 * s.depth
 	own, lent := s.scratch.own, s.scratch.lent
 	if own == nil {
-		own, lent, s.scratch.scores = map[int64]float64{}, map[int64]float64{}, map[int64]float64{}
+		own, lent = map[int64]float64{}, map[int64]float64{}
 		s.scratch.own, s.scratch.lent = own, lent
 	}
 	clear(own)
@@ -188,6 +188,10 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	combined := func() (map[int64]float64, int64) {
 		bestID, best := ranking.Best(maps.All(own))
 		scores := s.scratch.scores
+		if scores == nil {
+			scores = make(map[int64]float64, len(own)+len(lent))
+			s.scratch.scores = scores
+		}
 		clear(scores)
 		maps.Copy(scores, own)
 		for id, l := range lent {
