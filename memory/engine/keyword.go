@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -28,12 +29,21 @@ func (s *search[K]) keyword(ctx context.Context) ([]scored[K], error) {
 	}
 	words := ranking.WithoutQuestionWords(s.text)
 	var out []scored[K]
+	// floor is the depth-th best score of the namespaces ranked so far,
+	// once they found depth records: a record of the next that scores
+	// below it cannot make the first depth (one that ties may, by its
+	// id), and is not ranked.
+	floor := math.Inf(-1)
 	for _, ns := range nss {
-		r, err := s.keywordNamespace(ctx, ns, words)
+		r, err := s.keywordNamespace(ctx, ns, words, floor)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, r...)
+		if len(nss) > 1 && len(out) >= s.depth {
+			out = topScored(out, s.depth)
+			floor = out[len(out)-1].score
+		}
 	}
 	return topScored(out, s.depth), nil
 }
@@ -58,6 +68,9 @@ type nsSearch[K comparable] struct {
 	// (its time range, their validity), so a record the keyword path
 	// lends to (a neighbour, an episode's record) is checked first.
 	filtered bool
+	// floor: rank leaves out records whose score is below it (search's
+	// keyword: they cannot make the first depth of every namespace).
+	floor float64
 }
 
 // scored returns the ids of scores, in n.ids (reused by the next call).
@@ -88,12 +101,14 @@ func (n *nsSearch[K]) link(id int64) Link {
 // with its age when the query refers back to an earlier conversation,
 // times 1 + WithSpeakerBoost's boost when spoken by a speaker the query
 // names.
-func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words string) ([]scored[K], error) {
+func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words string, floor float64) ([]scored[K], error) {
 	cfg := &s.e.cfg
 	tok := s.e.tok
 	// A record that the scope leaves out (its time, its validity) gets no
 	// words from its neighbours and no episode bonus.
-	n := &nsSearch[K]{search: s, ns: ns, filtered: s.scope.Timed() || !s.scope.History && !ns.AllHold(s.scope.AsOf)}
+	n := &nsSearch[K]{search: s, ns: ns, filtered: s.scope.Timed() || !s.scope.History && !ns.AllHold(s.scope.AsOf), floor: math.Inf(-1),
+		ids: s.scratch.ids[:0]}
+	defer func() { s.scratch.ids = n.ids }()
 	speakerList := ns.Speakers()
 	st := ranking.SpeakerTerms{}
 	for _, sp := range speakerList {
@@ -104,7 +119,13 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * s.depth
-	own, lent := map[int64]float64{}, map[int64]float64{}
+	own, lent := s.scratch.own, s.scratch.lent
+	if own == nil {
+		own, lent = map[int64]float64{}, map[int64]float64{}
+		s.scratch.own, s.scratch.lent = own, lent
+	}
+	clear(own)
+	clear(lent)
 	wPrev, wNext := cfg.neighbourWeight, cfg.nextWeight
 	addField := func(groups []keyword.QueryGroup) error {
 		if len(groups) == 0 {
@@ -143,12 +164,19 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			l, ok := ns.Link(id)
 			return ok && s.scope.Admits(l)
 		}
+		adj, _ := ns.(Adjacent)
 		for _, r := range src {
-			l := n.link(r.ID)
-			if f := l.Next; f >= 0 && wPrev > 0 && inRange(f) {
+			var prev, next int64
+			if adj != nil {
+				prev, next = adj.Adjacent(r.ID)
+			} else {
+				l := n.link(r.ID)
+				prev, next = l.Prev, l.Next
+			}
+			if f := next; f >= 0 && wPrev > 0 && inRange(f) {
 				lent[f] += wPrev * r.Score
 			}
-			if p := l.Prev; p >= 0 && wNext > 0 && inRange(p) {
+			if p := prev; p >= 0 && wNext > 0 && inRange(p) {
 				lent[p] += wNext * r.Score
 			}
 		}
@@ -159,7 +187,12 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	// none).
 	combined := func() (map[int64]float64, int64) {
 		bestID, best := ranking.Best(maps.All(own))
-		scores := make(map[int64]float64, len(own)+len(lent))
+		scores := s.scratch.scores
+		if scores == nil {
+			scores = make(map[int64]float64, len(own)+len(lent))
+			s.scratch.scores = scores
+		}
+		clear(scores)
 		maps.Copy(scores, own)
 		for id, l := range lent {
 			scores[id] = ranking.WithNeighbours(own[id], l, best)
@@ -238,6 +271,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			return nil, err
 		}
 	}
+	n.floor = floor
 	return n.rank(ctx, scores, speakers, s.depth)
 }
 
@@ -430,12 +464,18 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 // know is left out.
 func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speakers []string, depth int) ([]scored[K], error) {
 	ids := n.scored(scores)
-	if len(speakers) == 0 && len(ids) > 2*depth {
+	if len(speakers) == 0 {
 		// Without a speaker's boost the order is the scores' (ties by
 		// record id): a record below the depth-th best score cannot make
-		// the first depth, and its link need not be read.
-		cut := kthLargest(ids, scores, depth)
-		ids = slices.DeleteFunc(ids, func(id int64) bool { return scores[id] < cut })
+		// the first depth, nor one below the floor, and its link need
+		// not be read.
+		if len(ids) > 2*depth {
+			cut := kthLargest(ids, scores, depth)
+			ids = slices.DeleteFunc(ids, func(id int64) bool { return scores[id] < cut })
+		}
+		if !math.IsInf(n.floor, -1) {
+			ids = slices.DeleteFunc(ids, func(id int64) bool { return scores[id]/n.bound < n.floor })
+		}
 	}
 	if err := n.ns.Links(ctx, ids, nil); err != nil {
 		return nil, err
@@ -449,6 +489,9 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speake
 		}
 		if len(speakers) > 0 && slices.Contains(speakers, speaker) {
 			sc *= 1 + n.e.cfg.speakerBoost
+		}
+		if sc/n.bound < n.floor {
+			continue
 		}
 		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, asked: n.asked[id]})
 	}

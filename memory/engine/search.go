@@ -25,6 +25,13 @@ type search[K comparable] struct {
 	// timed are the query's terms that occur only in its time references
 	// (timedTerms; the keyword path's, nil until then).
 	timed map[string]bool
+	// scratch holds the keyword path's maps of record scores, reused
+	// (cleared) from one namespace to the next: a search of every
+	// namespace fills them once each.
+	scratch struct {
+		own, lent, scores map[int64]float64
+		ids               []int64 // nsSearch.ids
+	}
 }
 
 // scored is a record the keyword path found, with its score.

@@ -136,3 +136,11 @@ func (s Scope) Admits(l Link) bool {
 func (s Scope) Contains(t time.Time) bool {
 	return (s.From.IsZero() || !t.Before(s.From)) && (s.To.IsZero() || t.Before(s.To))
 }
+
+// Adjacent is the optional interface of a [Namespace] that tells a
+// record's Link Prev and Next alone, more cheaply than Link: the keyword
+// path asks it of every record it found, to lend their scores to their
+// neighbours. Like Link, it answers once Links asked for the record.
+type Adjacent interface {
+	Adjacent(id int64) (prev, next int64)
+}

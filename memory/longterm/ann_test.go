@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/embed/hash"
 )
 
@@ -32,13 +33,15 @@ func TestVectorSpec(t *testing.T) {
 	t.Parallel()
 
 	o := defaultOptions()
-	assert.Equal(t, fmt.Sprintf("inmem:int8,ivf=%d,nprobe=%d", DefaultANNMin, DefaultANNProbes), vectorSpec(o))
+	assert.Equal(t, fmt.Sprintf("inmem:int8,ivf=%d,nprobe=%d", DefaultANNMin, DefaultANNProbes), vectorSpec(o, embed.Model))
+	assert.Equal(t, fmt.Sprintf("inmem:int8,cols,ivf=%d,nprobe=%d", DefaultANNMin, DefaultANNProbes), vectorSpec(o, embed.Lexical))
 	require.NoError(t, o.apply([]Option{WithANN(0, 0)}))
-	assert.Equal(t, "inmem:int8", vectorSpec(o), "exact")
+	assert.Equal(t, "inmem:int8", vectorSpec(o, embed.Model), "exact")
+	assert.Equal(t, "inmem:int8,cols", vectorSpec(o, embed.Lexical), "exact, by columns too")
 	require.NoError(t, o.apply([]Option{WithANN(5000, 3)}))
-	assert.Equal(t, "inmem:int8,ivf=5000,nprobe=3", vectorSpec(o))
+	assert.Equal(t, "inmem:int8,ivf=5000,nprobe=3", vectorSpec(o, embed.WordVectors))
 	require.NoError(t, o.apply([]Option{WithBackend("inmem:none")}))
-	assert.Equal(t, "inmem:none", vectorSpec(o), "another backend is itself")
+	assert.Equal(t, "inmem:none", vectorSpec(o, embed.Lexical), "another backend is itself")
 	assert.ErrorIs(t, o.apply([]Option{WithANN(-1, 0)}), ErrInvalidOption)
 }
 

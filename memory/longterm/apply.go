@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/memory/internal/fact"
 	"github.com/agentmem/agentmem/semantic"
 	"github.com/agentmem/agentmem/vdb"
@@ -259,7 +260,7 @@ func (m *Memory) namespaceDB(ctx context.Context, ns string) (*semantic.Vectors,
 	if db := m.vecs[ns]; db != nil {
 		return db, nil
 	}
-	db, err := semantic.OpenVectors(ctx, vectorSpec(m.opts), vdb.Config{Dim: m.dim, Namespace: ns})
+	db, err := semantic.OpenVectors(ctx, vectorSpec(m.opts, embed.KindOf(m.emb)), vdb.Config{Dim: m.dim, Namespace: ns})
 	if err != nil {
 		return nil, fmt.Errorf("longterm: namespace %q: %w", ns, err)
 	}
@@ -268,16 +269,22 @@ func (m *Memory) namespaceDB(ctx context.Context, ns string) (*semantic.Vectors,
 }
 
 // vectorSpec is the spec a namespace's vector index is opened with for the
-// memory's backend spec: the default "inmem" keeps int8 codes
-// ("inmem:int8", see DefaultBackend) and, from o.annMin vectors, an
-// approximate index (WithANN: "inmem:int8,ivf=MIN,nprobe=P"); any other
-// spec is itself.
-func vectorSpec(o options) string {
+// memory's backend spec and its embedder's kind: the default "inmem" keeps
+// int8 codes ("inmem:int8", see DefaultBackend), by columns too for a
+// lexical embedder (",cols": its queries touch a few percent of the
+// dimensions, and a search reads only theirs; inmem.WithColumns) and,
+// from o.annMin vectors, an approximate index (WithANN:
+// "inmem:int8,ivf=MIN,nprobe=P"); any other spec is itself.
+func vectorSpec(o options, kind embed.Kind) string {
 	if o.backend != DefaultBackend {
 		return o.backend
 	}
-	if o.annMin > 0 {
-		return fmt.Sprintf("inmem:int8,ivf=%d,nprobe=%d", o.annMin, o.annProbes)
+	spec := "inmem:int8"
+	if kind == embed.Lexical {
+		spec += ",cols"
 	}
-	return "inmem:int8"
+	if o.annMin > 0 {
+		spec += fmt.Sprintf(",ivf=%d,nprobe=%d", o.annMin, o.annProbes)
+	}
+	return spec
 }

@@ -170,6 +170,46 @@ func BenchmarkQuery(b *testing.B) {
 	}
 }
 
+// BenchmarkQueryEveryNamespace measures a hybrid search of every
+// namespace (no Namespace) of the server benchmark's store in process:
+// 100 namespaces of 1,000 short records (one user's each), 100k in all.
+func BenchmarkQueryEveryNamespace(b *testing.B) {
+	if err := keyword.Preload(); err != nil {
+		b.Fatal(err)
+	}
+	emb, _ := hash.New(hash.DefaultDim)
+	m, err := New(b.Context(), emb)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	w := []string{"flight", "invoice", "doctor", "birthday", "deploy", "garden", "piano", "tax", "holiday", "router",
+		"coffee", "contract", "meeting", "dentist", "kernel", "novel", "bicycle", "salary", "wedding", "backup"}
+	for lo := 0; lo < 100000; lo += 1000 {
+		recs := make([]Record, 0, 1000)
+		for j := lo; j < lo+1000; j++ {
+			recs = append(recs, Record{ID: fmt.Sprintf("r%d", j), Namespace: "user:" + strconv.Itoa(j%100),
+				Text: fmt.Sprintf("user %d talked about the %s and the %s on day %d, reference %s-%d", j%1000, w[j%len(w)], w[(j/7)%len(w)], j%365, w[(j/3)%len(w)][:3], j)})
+		}
+		addAll(b.Context(), b, m, recs)
+	}
+	// The first search builds every namespace's keyword index.
+	if _, err := m.Query(b.Context(), Query{Text: "warm up", K: 5}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	cpu0 := cpuTime()
+	for b.Loop() {
+		q := fmt.Sprintf("what about the %s and %s", w[i%len(w)], w[(i*7+3)%len(w)])
+		if _, err := m.Query(b.Context(), Query{Text: q, K: 5}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+}
+
 // BenchmarkOpen measures reopening a store of n memories from its snapshot
 // (and counts embedder calls: there must be none).
 func BenchmarkOpen(b *testing.B) {

@@ -166,6 +166,10 @@ func (f *facts) needsFilter(asOf time.Time) bool {
 // validity, its text if the text index is made, and the record it closes.
 // m.mu must be held for writing (or m not yet shared).
 func (m *Memory) added(p *parent) {
+	if m.nsRecords == nil {
+		m.nsRecords = map[string]int{}
+	}
+	m.nsRecords[p.rec.Namespace]++
 	f := &m.facts
 	if !p.rec.ValidUntil.IsZero() {
 		f.ended++
@@ -191,6 +195,9 @@ func (m *Memory) added(p *parent) {
 
 // removed notes that p left m.parents. m.mu must be held for writing.
 func (m *Memory) removed(p *parent) {
+	if m.nsRecords[p.rec.Namespace]--; m.nsRecords[p.rec.Namespace] <= 0 {
+		delete(m.nsRecords, p.rec.Namespace)
+	}
 	f := &m.facts
 	if !p.rec.ValidUntil.IsZero() {
 		f.ended--

@@ -55,6 +55,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -102,12 +103,15 @@ type Memory struct {
 	// and a reopened store replays the log instead. Err reads it.
 	failed atomic.Pointer[error]
 
-	mu        sync.RWMutex // guards the fields below
-	closed    bool
-	parents   map[string]*parent
-	children  map[int64]childRef
-	vecs      map[string]*semantic.Vectors // per namespace
-	tok       keyword.Tokenizer            // the keyword path's
+	mu       sync.RWMutex // guards the fields below
+	closed   bool
+	parents  map[string]*parent
+	children map[int64]childRef
+	vecs     map[string]*semantic.Vectors // per namespace
+	// nsRecords counts each namespace's records (added, removed): a
+	// search of every namespace lists them without reading every record.
+	nsRecords map[string]int
+	tok       keyword.Tokenizer // the keyword path's
 	nextChild int64
 
 	// facts is what the memory keeps of its records' validity and
@@ -297,6 +301,11 @@ func (m *Memory) vectorSearch(ctx context.Context, q Query, qvec []float32, dept
 	}
 	timed := !q.From.IsZero() || !q.To.IsZero()
 	var all []vdb.Result
+	// floor is the depth-th best score found so far (once depth are):
+	// an exact index of a namespace searched after it need not return
+	// anything below (ties may still win on their ID), since it could
+	// not make the first depth.
+	floor := float32(math.Inf(-1))
 	for _, db := range dbs {
 		n := db.Len()
 		if n == 0 {
@@ -306,9 +315,13 @@ func (m *Memory) vectorSearch(ctx context.Context, q Query, qvec []float32, dept
 		if timed {
 			fetch = 2 * depth
 		}
+		ms := minScore
+		if m.exactIndex(n) && floor > -1 {
+			ms = max(ms, floor)
+		}
 		for {
 			fetch = min(fetch, n)
-			res, err := db.Search(ctx, qvec, fetch, minScore)
+			res, err := db.Search(ctx, qvec, fetch, ms)
 			if err != nil {
 				return nil, fmt.Errorf("longterm: vector search: %w", err)
 			}
@@ -327,17 +340,32 @@ func (m *Memory) vectorSearch(ctx context.Context, q Query, qvec []float32, dept
 			}
 			fetch *= 4
 		}
+		if len(dbs) > 1 && len(all) >= depth {
+			all = bestResults(all, depth)
+			floor = all[depth-1].Score
+		}
 	}
+	return bestResults(all, depth), nil
+}
+
+// bestResults returns the first depth of all by descending score, ties by
+// ascending ID (sorting all).
+func bestResults(all []vdb.Result, depth int) []vdb.Result {
 	slices.SortFunc(all, func(a, b vdb.Result) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	if len(all) > depth {
-		all = all[:depth]
-	}
-	return all, nil
+	return all[:min(len(all), depth)]
+}
+
+// exactIndex reports whether a namespace's vector index of n vectors
+// searches exactly: the default backend below the approximate stage's
+// size (WithANN; it is trained from annMin vectors and dropped below half
+// of it). Other backends are not assumed exact.
+func (m *Memory) exactIndex(n int) bool {
+	return m.opts.backend == DefaultBackend && (m.opts.annMin <= 0 || n < m.opts.annMin/2)
 }
 
 func (m *Memory) embedQuery(ctx context.Context, text string) ([]float32, error) {

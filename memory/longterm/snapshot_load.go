@@ -94,6 +94,7 @@ func (m *Memory) loadSnapshotFiles(ctx context.Context, meta *snapMeta) error {
 	// The three parts are independent: load them in parallel (the
 	// vector files are the largest, the parents need the most decoding).
 	m.parents = make(map[string]*parent, meta.Records)
+	m.nsRecords = nil
 	m.children = make(map[int64]childRef, meta.Children)
 	dbs := make(map[string]*semantic.Vectors, len(meta.Vectors))
 	for ns := range meta.Vectors {

@@ -14,7 +14,10 @@ import (
 // A long-term memory is the engine's source of its own records
 // (engine.Store): a view holds the memory's read lock, so that a search
 // reads one state of it.
-var _ engine.Store[*parent] = (*Memory)(nil)
+var (
+	_ engine.Store[*parent] = (*Memory)(nil)
+	_ engine.Adjacent       = (*nsView)(nil)
+)
 
 // View returns a view of the memory for one search: its read lock, held
 // until the view's Close.
@@ -156,6 +159,19 @@ func (s *nsView) Link(id int64) (engine.Link, bool) {
 		l.Next = next
 	}
 	return l, true
+}
+
+// Adjacent is Link(id)'s Prev and Next (-1 for none), without reading
+// the record (engine.Adjacent).
+func (s *nsView) Adjacent(id int64) (prev, next int64) {
+	prev, next = -1, -1
+	if p, ok := s.n.leader[id]; ok {
+		prev = p
+	}
+	if f, ok := s.n.follower[id]; ok {
+		next = f
+	}
+	return prev, next
 }
 
 func (s *nsView) Terms(ctx context.Context, id int64) ([]keyword.TermCount, int, error) {

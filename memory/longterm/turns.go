@@ -109,12 +109,8 @@ const buildSlice = 256
 
 // namespaces returns the namespaces that hold records. m.mu must be held.
 func (ti *turnIndex) namespaces(m *Memory) []string {
-	seen := map[string]bool{}
-	for _, p := range m.parents {
-		seen[p.rec.Namespace] = true
-	}
-	out := make([]string, 0, len(seen))
-	for ns := range seen {
+	out := make([]string, 0, len(m.nsRecords))
+	for ns := range m.nsRecords {
 		out = append(out, ns)
 	}
 	slices.Sort(out)

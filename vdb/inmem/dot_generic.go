@@ -72,3 +72,7 @@ func encodeRowAVX2(dst *int8, x *float32, n int, inv, s float64) (csum int32, r2
 
 // absMaxBitsAVX2 is never called here (useAVX2 is false).
 func absMaxBitsAVX2(x *float32, n int) uint32 { panic("inmem: no AVX2 kernel in this build") }
+
+// dotCols sets out[i] to Σ_k t.as[k]·blk[t.offs[k]+i] for every row i of
+// the column block blk.
+func dotCols(out *[blockRows]int32, t colTerms, blk []int8) { dotColsGeneric(out[:], t, blk) }

@@ -84,3 +84,7 @@ func SetNoAVX512() (restore func()) {
 // multiply-adds and nothing else, and reports whether the CPU could
 // (AVX-512): the peak the batch benchmark compares the float32 tile with.
 func FMAPeak(n int) bool { return fmaPeak(n) }
+
+// ColumnBlocks returns how many (query, block) pairs searches have scored
+// from the column codes (WithColumns) so far.
+func (db *DB) ColumnBlocks() int64 { return db.colBlocks.Load() }

@@ -66,7 +66,8 @@ type DB struct {
 	// (a test hook) scans the codes always.
 	codesMin int
 
-	codes Codes // compressed codes kept beside data (WithCodes)
+	codes   Codes // compressed codes kept beside data (WithCodes)
+	columns bool  // keep cols (WithColumns)
 
 	// segRows is the number of rows of a full segment: a multiple of
 	// blockRows, so that a scan block never straddles two segments.
@@ -88,9 +89,17 @@ type DB struct {
 	// row i's vector.
 	code []int8
 	meta []rowMeta
+	// With WithColumns: cols holds the codes again by columns, block b
+	// of blockRows rows at colBlock(b); len(cols) == colsLen(len(ids)).
+	// Row i's columns always hold row i's code; the rows of the last
+	// block past len(ids) hold anything.
+	cols []int8
 	// rescored counts the rows a codes scan rescored in float32 (for
 	// tests and benchmarks).
 	rescored atomic.Int64
+	// colBlocks counts the (query, block) pairs scored from the column
+	// codes (for tests and benchmarks).
+	colBlocks atomic.Int64
 }
 
 // An Option configures a [DB].
@@ -154,10 +163,17 @@ func New(dim int, opts ...Option) (*DB, error) {
 			return nil, err
 		}
 	}
+	if err := db.checkColumns(); err != nil {
+		return nil, err
+	}
 	if db.codes != NoCodes {
 		db.code = make([]int8, 0, cap(db.ids)*dim)
 		adviseHugePages(db.code)
 		db.meta = make([]rowMeta, 0, cap(db.ids))
+	}
+	if db.columns {
+		db.cols = make([]int8, 0, db.colsLen(cap(db.ids)))
+		adviseHugePages(db.cols)
 	}
 	return db, nil
 }
@@ -179,7 +195,7 @@ func (db *DB) Close() error {
 	defer db.mu.Unlock()
 	db.closed = true
 	db.segs, db.ids, db.rows = nil, nil, nil
-	db.code, db.meta = nil, nil
+	db.code, db.meta, db.cols = nil, nil, nil
 	return nil
 }
 
@@ -232,6 +248,9 @@ func (db *DB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 			if db.codes != NoCodes {
 				db.code = db.code[:len(db.code)+d]
 				db.meta = db.meta[:len(db.meta)+1]
+			}
+			if db.cols != nil {
+				db.cols = db.cols[:db.colsLen(r+1)]
 			}
 			db.rows[id] = r
 		}
@@ -301,6 +320,7 @@ func (db *DB) Delete(ctx context.Context, ids ...int64) (int, error) {
 			if db.codes != NoCodes {
 				copy(db.code[r*d:(r+1)*d], db.code[last*d:(last+1)*d])
 				db.meta[r] = db.meta[last]
+				db.setColumns(r)
 			}
 			moved := db.ids[last]
 			db.ids[r] = moved
@@ -312,6 +332,9 @@ func (db *DB) Delete(ctx context.Context, ids ...int64) (int, error) {
 		if db.codes != NoCodes {
 			db.code = db.code[:last*d]
 			db.meta = db.meta[:last]
+		}
+		if db.cols != nil {
+			db.cols = db.cols[:db.colsLen(last)]
 		}
 	}
 	db.shrink()
@@ -442,6 +465,9 @@ func (db *DB) resize(rows int) {
 		db.code = regrow(db.code, rows*db.dim, true)
 		db.meta = regrow(db.meta, rows, false)
 	}
+	if db.cols != nil {
+		db.cols = regrow(db.cols, db.colsLen(rows), true)
+	}
 }
 
 // regrow returns a copy of s with capacity c, advised for huge pages (before
@@ -462,6 +488,7 @@ func (db *DB) encode(r int) {
 	}
 	d := db.dim
 	db.meta[r] = encodeRow(db.code[r*d:(r+1)*d], db.row(r))
+	db.setColumns(r)
 }
 
 // encodeAll computes the codes of the n rows of a database (Import), row(r)

@@ -481,6 +481,11 @@ func (x *IVF) retrain() {
 	case x.ix != nil && n < x.cfg.MinRows/2:
 		x.ix = nil
 	}
+	// Searches of a trained index scan its lists, not the DB's column
+	// codes (WithColumns): keep those only while the index is off.
+	x.db.mu.Lock()
+	x.db.keepColumns(x.ix == nil)
+	x.db.mu.Unlock()
 }
 
 // train builds an index of the DB's rows: spherical k-means on a sample

@@ -164,6 +164,8 @@ func (db *DB) Import(ctx context.Context, r io.Reader) error {
 	}
 	db.ids, db.segs, db.rows = ids, segs, rows
 	db.code, db.meta = code, meta
+	db.cols = nil
+	db.keepColumns(true)
 	return nil
 }
 

@@ -17,7 +17,9 @@ import (
 // (an [IVF]) for large databases: "ivf" with the defaults, or
 // "ivf=MINROWS", with "lists=ROWS" and "nprobe=N" to set
 // [IVFConfig.ListRows] and [IVFConfig.Probes]; e.g.
-// "inmem:int8,ivf=200000,nprobe=16".
+// "inmem:int8,ivf=200000,nprobe=16". The option "cols" (with int8) keeps
+// the codes by columns too ([WithColumns]), for queries with few nonzero
+// dimensions: "inmem:int8,cols".
 func init() {
 	vdb.Register("inmem", func(ctx context.Context, cfg vdb.Config) (vdb.VectorDatabase, error) {
 		return open(cfg)
@@ -41,7 +43,7 @@ func open(cfg vdb.Config) (vdb.VectorDatabase, error) {
 		return New(cfg.Dim, opts...)
 	}
 	var ic IVFConfig
-	ivf := false
+	ivf, tuned := false, false
 	for _, p := range parts[1:] {
 		key, val, hasVal := strings.Cut(p, "=")
 		n := 0
@@ -55,15 +57,23 @@ func open(cfg vdb.Config) (vdb.VectorDatabase, error) {
 		case key == "ivf":
 			ivf, ic.MinRows = true, n
 		case key == "lists" && hasVal:
-			ic.ListRows = n
+			ic.ListRows, tuned = n, true
 		case key == "nprobe" && hasVal:
-			ic.Probes = n
+			ic.Probes, tuned = n, true
+		case key == "cols" && !hasVal:
+			if parts[0] != Int8.String() {
+				return nil, bad("cols needs int8")
+			}
+			opts = append(opts, WithColumns())
 		default:
-			return nil, bad("unknown option %q (want ivf[=MINROWS], lists=ROWS, nprobe=N)", p)
+			return nil, bad("unknown option %q (want ivf[=MINROWS], lists=ROWS, nprobe=N, cols)", p)
 		}
 	}
 	if !ivf {
-		return nil, bad("lists and nprobe need ivf")
+		if tuned {
+			return nil, bad("lists and nprobe need ivf")
+		}
+		return New(cfg.Dim, opts...)
 	}
 	return NewIVF(cfg.Dim, ic, opts...)
 }

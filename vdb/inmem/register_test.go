@@ -17,7 +17,7 @@ func TestOpenSpecs(t *testing.T) {
 	ctx := t.Context()
 	vecs := [][]float32{{1, 0, 0, 0}, {0.6, 0.8, 0, 0}, {0, 0, 1, 0}}
 	var want []vdb.Result
-	for i, spec := range []string{"inmem", "inmem:none", "inmem:int8"} {
+	for i, spec := range []string{"inmem", "inmem:none", "inmem:int8", "inmem:int8,cols", "inmem:int8,cols,ivf=1000"} {
 		db, err := vdb.Open(ctx, spec, vdb.Config{Dim: 4})
 		require.NoError(t, err, spec)
 		require.NoError(t, db.Add(ctx, []int64{1, 2, 3}, vecs), spec)
@@ -32,4 +32,8 @@ func TestOpenSpecs(t *testing.T) {
 	_, err := vdb.Open(ctx, "inmem:int4", vdb.Config{Dim: 4})
 	assert.ErrorIs(t, err, errs.InvalidArgument)
 	assert.ErrorContains(t, err, `"int4"`)
+	for _, bad := range []string{"inmem:none,cols", "inmem:int8,cols=2"} {
+		_, err = vdb.Open(ctx, bad, vdb.Config{Dim: 4})
+		assert.ErrorIs(t, err, errs.InvalidArgument, bad)
+	}
 }

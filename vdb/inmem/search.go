@@ -125,7 +125,13 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 	var qcs []qcode
 	var qus [][]uint8
 	var tiles []qtile
-	if db.codes == Int8 && (db.codesMin < 0 || n >= db.codesMin && n >= codesPerK*k) {
+	useCodes := db.codes == Int8 && (db.codesMin < 0 || n >= db.codesMin && n >= codesPerK*k)
+	if !useCodes && db.cols != nil && n >= colsMinRows && len(qs) == 1 {
+		// A query that reads a few columns costs less than a scan of
+		// the float32 rows even where those would stay in cache.
+		useCodes = fewColumns(qs[0])
+	}
+	if useCodes {
 		qcs = make([]qcode, len(qs))
 		// Full groups of six queries take the byte kernel where it runs
 		// (VNNI), with byte query codes; the rest too where the
@@ -152,6 +158,17 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 	if qcs == nil {
 		tiles = makeTiles(qs, db.dim)
 	}
+	// A query whose code has few nonzero dimensions reads only their
+	// columns (WithColumns).
+	var terms []colTerms
+	if qcs != nil && db.cols != nil {
+		terms = make([]colTerms, len(qs))
+		for j := range qcs {
+			if t, ok := sparseTerms(qcs[j].a); ok {
+				terms[j] = t
+			}
+		}
+	}
 	// Workers pull chunks of rows from a shared counter rather than taking a
 	// fixed share each: on a busy machine a worker that starts late (its
 	// core is taken) simply scans fewer chunks, instead of holding up the
@@ -171,7 +188,7 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 			}
 			lo := c * chunkRows
 			if qcs != nil {
-				db.scanRangeCodes(qs, qcs, qus, lo, min(lo+chunkRows, n), tops[i])
+				db.scanRangeCodes(qs, qcs, qus, terms, lo, min(lo+chunkRows, n), tops[i])
 			} else {
 				db.scanRange(tiles, lo, min(lo+chunkRows, n), tops[i])
 			}
@@ -226,12 +243,14 @@ func (db *DB) scanRange(tiles []qtile, lo, hi int, tops []topK) {
 //
 // The first len(qus) queries are coded as bytes, qus, for the VNNI byte
 // kernels: the six-query tile, and for the rest (a single query, most
-// often) the single-query kernel.
-func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, qus [][]uint8, lo, hi int, tops []topK) {
+// often) the single-query kernel. A group of queries that all have column
+// terms (terms[j].offs not nil; lo a multiple of blockRows) reads the
+// column codes instead (dotCols): the same products.
+func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, qus [][]uint8, terms []colTerms, lo, hi int, tops []topK) {
 	d := db.dim
 	var dots [codesQueries][blockRows]int32
 	var one [1]float32
-	rescored := 0
+	rescored, colBlocks := 0, 0
 	rescore := func(j int, dots []int32, r int, bm blockMax) {
 		t := &tops[j]
 		qc := &qcs[j]
@@ -266,6 +285,12 @@ func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, qus [][]uint8, lo, hi 
 				out[i] = dots[i][:end-r]
 			}
 			switch meta := db.meta[r:end]; {
+			case allColumns(terms, j, g):
+				blk := db.colBlock(r / blockRows)
+				for i := range g {
+					dotCols(&dots[i], terms[j+i], blk)
+				}
+				colBlocks += g
 			case j+g <= len(qus) && dotBytesTile(out[:g], qus[j:j+g], codes, meta):
 			case j+g <= len(qus) && dotBytesEach(out[:g], qus[j:j+g], codes, meta):
 			default:
@@ -279,6 +304,20 @@ func (db *DB) scanRangeCodes(qs [][]float32, qcs []qcode, qus [][]uint8, lo, hi 
 		}
 	}
 	db.rescored.Add(int64(rescored))
+	db.colBlocks.Add(int64(colBlocks))
+}
+
+// allColumns reports whether queries [j, j+g) all have column terms.
+func allColumns(terms []colTerms, j, g int) bool {
+	if terms == nil {
+		return false
+	}
+	for _, t := range terms[j : j+g] {
+		if t.offs == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // dotBytesEach runs the single-query byte kernel (dotBytes) for each byte
