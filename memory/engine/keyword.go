@@ -296,19 +296,7 @@ const (
 // wanted. A question that holds handOffLookup of the query's terms keeps
 // its score: the query looks it up.
 func (n *nsSearch[K]) handOff(ctx context.Context, scores map[int64]float64, speakers []string, d float64) error {
-	ids := n.scored(scores)
-	if len(ids) > handOffTop {
-		cut := kthLargest(ids, scores, handOffTop)
-		ids = slices.DeleteFunc(ids, func(id int64) bool { return scores[id] < cut })
-	}
-	ids = slices.Clone(ids)
-	slices.SortFunc(ids, func(x, y int64) int {
-		if c := cmp.Compare(scores[y], scores[x]); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
-	ids = ids[:min(len(ids), handOffTop)]
+	ids := bestIDs(scores)
 	if err := n.ns.Links(ctx, ids, ids); err != nil {
 		return err
 	}
@@ -346,6 +334,40 @@ func (n *nsSearch[K]) handOff(ctx context.Context, scores map[int64]float64, spe
 		n.asked[q.Next] = docs[i].Record.Text
 	}
 	return nil
+}
+
+// bestIDs returns the handOffTop best-scoring ids, best first, ties by
+// id, in one pass over scores: a search of many namespaces calls it for
+// each, so it looks nothing up in the map.
+func bestIDs(scores map[int64]float64) []int64 {
+	type entry struct {
+		id    int64
+		score float64
+	}
+	before := func(x, y entry) bool { return x.score > y.score || x.score == y.score && x.id < y.id }
+	var best [handOffTop]entry
+	n := 0
+	for id, sc := range scores {
+		e := entry{id, sc}
+		if n == len(best) && !before(e, best[n-1]) {
+			continue
+		}
+		i := n
+		if n < len(best) {
+			n++
+		} else {
+			i = n - 1
+		}
+		for ; i > 0 && before(e, best[i-1]); i-- {
+			best[i] = best[i-1]
+		}
+		best[i] = e
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = best[i].id
+	}
+	return ids
 }
 
 // maxScore returns the most a record of ns can score for groups

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -53,6 +54,35 @@ func TestKthLargest(t *testing.T) {
 			}
 			slices.Sort(vals)
 			assert.Equal(t, vals[n-k], kthLargest(ids, scores, k), "n %d k %d", n, k)
+		}
+	}
+}
+
+// TestBestIDs: the one-pass selection gives the full sort's first
+// handOffTop ids (score descending, ties by id), with many ties.
+func TestBestIDs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 2, 3, 4, 50, 2000} {
+		for _, spread := range []int{1, 3, 1000} {
+			scores := map[int64]float64{}
+			for range n {
+				scores[rng.Int64N(int64(4*n+1))] = float64(rng.IntN(spread))
+			}
+			ids := make([]int64, 0, len(scores))
+			for id := range scores {
+				ids = append(ids, id)
+			}
+			slices.SortFunc(ids, func(x, y int64) int {
+				if scores[x] != scores[y] {
+					if scores[x] > scores[y] {
+						return -1
+					}
+					return 1
+				}
+				return cmp.Compare(x, y)
+			})
+			want := ids[:min(len(ids), handOffTop)]
+			assert.Equal(t, want, bestIDs(scores), "n %d spread %d", n, spread)
 		}
 	}
 }
