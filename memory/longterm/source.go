@@ -52,9 +52,9 @@ func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[*p
 		names = ti.namespaces(v.m)
 	}
 	out := make([]engine.Namespace[*parent], 0, len(names))
-	for _, name := range names {
-		if n := ti.get(name, v.m); len(n.parents) > 0 {
-			out = append(out, &nsView{m: v.m, name: name, n: n})
+	for i, n := range ti.getAll(names, v.m) {
+		if len(n.parents) > 0 {
+			out = append(out, &nsView{m: v.m, name: names[i], n: n})
 		}
 	}
 	return out, nil

@@ -75,6 +75,47 @@ func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 			ps = append(ps, p)
 		}
 	}
+	return ti.build(ns, ps, m)
+}
+
+// getAll returns the indexes of the namespaces names, in their order,
+// building those that have none yet from one pass over the records (a
+// search of every namespace would otherwise read every record once for
+// each). m.mu must be held (for reading at least).
+func (ti *turnIndex) getAll(names []string, m *Memory) []*nsTurns {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	out := make([]*nsTurns, len(names))
+	var missing map[string][]*parent
+	for i, ns := range names {
+		if out[i] = ti.ns[ns]; out[i] == nil {
+			if missing == nil {
+				missing = map[string][]*parent{}
+			}
+			missing[ns] = nil
+		}
+	}
+	if missing == nil {
+		return out
+	}
+	for _, p := range m.parents {
+		if ps, ok := missing[p.rec.Namespace]; ok {
+			missing[p.rec.Namespace] = append(ps, p)
+		}
+	}
+	for i, ns := range names {
+		if out[i] == nil {
+			if out[i] = ti.ns[ns]; out[i] == nil { // a name given twice
+				out[i] = ti.build(ns, missing[ns], m)
+			}
+		}
+	}
+	return out
+}
+
+// build indexes ps, the records of namespace ns, and keeps the index.
+// ti.mu must be held.
+func (ti *turnIndex) build(ns string, ps []*parent, m *Memory) *nsTurns {
 	// Insertion order: child ids grow with every write.
 	slices.SortFunc(ps, func(a, b *parent) int { return cmp.Compare(firstChild(a), firstChild(b)) })
 	n := newNSTurns(ti)

@@ -304,3 +304,21 @@ func TestSnapshot_WriterCompletesMissingTurnIndex(t *testing.T) {
 	require.NotEmpty(t, after.Turns)
 	assert.FileExists(t, filepath.Join(dir, after.Turns))
 }
+
+// TestTurnIndex_BuiltTogether: a search of every namespace builds the
+// namespaces' indexes in one pass over the records (getAll); each ranks as
+// the index a search of its namespace alone builds (get).
+func TestTurnIndex_BuiltTogether(t *testing.T) {
+	ctx := t.Context()
+	emb := newCounting(t, 64)
+	alone, together := openStore(t, t.TempDir(), emb), openStore(t, t.TempDir(), emb)
+	for _, m := range []*Memory{alone, together} {
+		_, err := m.AddBatch(ctx, conversations())
+		require.NoError(t, err)
+	}
+	_, err := together.Query(ctx, Query{Text: "wedding"})
+	require.NoError(t, err)
+	assert.True(t, together.turnIdx().built("ns0") && together.turnIdx().built("ns1") && together.turnIdx().built("ns2"), "one search of every namespace builds them all")
+	assert.False(t, alone.turnIdx().built("ns1"), "no search yet")
+	assert.Equal(t, rankings(t, alone), rankings(t, together))
+}
