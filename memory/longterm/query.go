@@ -42,10 +42,10 @@ func (m *Memory) neighbours(id string, n int) (before, after []Record) {
 	if !ok {
 		return nil, nil
 	}
-	walk := func(links map[int64]int64) []Record {
+	walk := func(l *links) []Record {
 		var out []Record
 		for cur := tid; len(out) < n; {
-			next, ok := links[cur]
+			next, ok := l.get(cur)
 			if !ok {
 				break
 			}
@@ -56,9 +56,9 @@ func (m *Memory) neighbours(id string, n int) (before, after []Record) {
 		}
 		return out
 	}
-	before = walk(nt.leader)
+	before = walk(&nt.leader)
 	slices.Reverse(before)
-	return before, walk(nt.follower)
+	return before, walk(&nt.follower)
 }
 
 // turnIdx returns the keyword path's index, made on first use.

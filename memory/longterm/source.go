@@ -132,7 +132,7 @@ func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p ke
 	return s.n.episodes.SearchGroups(groups, p, k, nil), nil
 }
 
-func (s *nsView) EpisodeOf(id int64) int64 { return s.n.episodeOf[id] }
+func (s *nsView) EpisodeOf(id int64) int64 { return s.n.episodeOf.at(id) }
 
 func (s *nsView) Owner(id int64) (string, string, bool) {
 	p := s.n.parents[id]
@@ -151,11 +151,11 @@ func (s *nsView) Link(id int64) (engine.Link, bool) {
 		return engine.Link{}, false
 	}
 	l := engine.Link{ID: p.rec.ID, Speaker: p.rec.Speaker, Time: p.rec.Time, Since: p.rec.Since(), Until: p.rec.ValidUntil,
-		Episode: s.n.episodeOf[id], Prev: -1, Next: -1}
-	if prev, ok := s.n.leader[id]; ok {
+		Episode: s.n.episodeOf.at(id), Prev: -1, Next: -1}
+	if prev, ok := s.n.leader.get(id); ok {
 		l.Prev = prev
 	}
-	if next, ok := s.n.follower[id]; ok {
+	if next, ok := s.n.follower.get(id); ok {
 		l.Next = next
 	}
 	return l, true
@@ -165,10 +165,10 @@ func (s *nsView) Link(id int64) (engine.Link, bool) {
 // the record (engine.Adjacent).
 func (s *nsView) Adjacent(id int64) (prev, next int64) {
 	prev, next = -1, -1
-	if p, ok := s.n.leader[id]; ok {
+	if p, ok := s.n.leader.get(id); ok {
 		prev = p
 	}
-	if f, ok := s.n.follower[id]; ok {
+	if f, ok := s.n.follower.get(id); ok {
 		next = f
 	}
 	return prev, next

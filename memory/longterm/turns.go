@@ -42,7 +42,7 @@ type nsTurns struct {
 	// follower[id] is the record after id (id's words are its previous
 	// turn's), leader[id] the one before (id's words are its next turn's),
 	// if they are at most neighbourGap apart.
-	follower, leader map[int64]int64
+	follower, leader links
 	// speakerTerms maps a term of a speaker's name to the speakers whose
 	// name has it.
 	speakerTerms ranking.SpeakerTerms
@@ -52,7 +52,7 @@ type nsTurns struct {
 	// its document is all their texts. episodeOf maps a record to its
 	// episode, episodeLen an episode to its number of records.
 	episodes    *keyword.Index
-	episodeOf   map[int64]int64
+	episodeOf   links
 	episodeLen  map[int64]int
 	nextEpisode int64
 }
@@ -207,19 +207,20 @@ func (ti *turnIndex) removed(p *parent, header string) {
 	// before and after it become each other's neighbours if at most
 	// neighbourGap apart: linked as a build from the remaining records
 	// (a reopened store) links them, and as memory/postgres does.
-	f, hasF := n.follower[id]
-	l, hasL := n.leader[id]
+	f, hasF := n.follower.get(id)
+	l, hasL := n.leader.get(id)
 	if hasF {
-		delete(n.leader, f)
+		n.leader.del(f)
 	}
 	if hasL {
-		delete(n.follower, l)
+		n.follower.del(l)
 	}
 	if hasF && hasL && absDur(n.parents[f].rec.Time.Sub(n.parents[l].rec.Time)) <= neighbourGap {
-		n.follower[l], n.leader[f] = f, l
+		n.follower.set(l, f)
+		n.leader.set(f, l)
 	}
-	delete(n.follower, id)
-	delete(n.leader, id)
+	n.follower.del(id)
+	n.leader.del(id)
 	delete(n.ids, p)
 	delete(n.parents, id)
 	if s := p.rec.Speaker; s != "" {
@@ -266,8 +267,9 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms keyword.Counts) {
 	ep := int64(-1)
 	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
 		if lid, ok := n.ids[l]; ok {
-			n.follower[lid], n.leader[id] = id, lid
-			ep = n.episodeOf[lid]
+			n.follower.set(lid, id)
+			n.leader.set(id, lid)
+			ep = n.episodeOf.at(lid)
 		}
 	}
 	if ep < 0 {
@@ -284,7 +286,7 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms keyword.Counts) {
 // speaker's name into terms). Indexing its text is the caller's.
 func (n *nsTurns) place(tok keyword.Tokenizer, p *parent, id, ep int64) {
 	n.ids[p], n.parents[id] = id, p
-	n.episodeOf[id] = ep
+	n.episodeOf.set(id, ep)
 	n.episodeLen[ep]++
 	if s := p.rec.Speaker; s != "" {
 		if n.speakers[s] == 0 {
@@ -296,11 +298,11 @@ func (n *nsTurns) place(tok keyword.Tokenizer, p *parent, id, ep int64) {
 
 // leave takes record id, whose indexed text was text, out of its episode.
 func (n *nsTurns) leave(id int64, text string) {
-	ep, ok := n.episodeOf[id]
+	ep, ok := n.episodeOf.get(id)
 	if !ok {
 		return
 	}
-	delete(n.episodeOf, id)
+	n.episodeOf.del(id)
 	if n.episodeLen[ep]--; n.episodeLen[ep] <= 0 {
 		delete(n.episodeLen, ep)
 		n.episodes.Delete(ep)

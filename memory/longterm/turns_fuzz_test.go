@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc32"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,18 +82,20 @@ func FuzzLoadTurns(f *testing.F) {
 				if base.parents[p.rec.ID] != p || p.rec.Namespace != ns || n.ids[p] != id {
 					t.Fatalf("namespace %q: record %d is %q of namespace %q", ns, id, p.rec.ID, p.rec.Namespace)
 				}
-				if _, ok := n.episodeOf[id]; !ok {
+				if _, ok := n.episodeOf.get(id); !ok {
 					t.Fatalf("namespace %q: record %d has no episode", ns, id)
 				}
 			}
-			for l, fl := range n.follower {
-				if n.leader[fl] != l {
-					t.Fatalf("namespace %q: %d follows %d, but its leader is %d", ns, fl, l, n.leader[fl])
+			for _, l := range n.follower.keys() {
+				fl := n.follower.at(l)
+				if n.leader.at(fl) != l {
+					t.Fatalf("namespace %q: %d follows %d, but its leader is %d", ns, fl, l, n.leader.at(fl))
 				}
 			}
-			for fl, l := range n.leader {
-				if n.follower[l] != fl {
-					t.Fatalf("namespace %q: %d leads %d, but its follower is %d", ns, l, fl, n.follower[l])
+			for _, fl := range n.leader.keys() {
+				l := n.leader.at(fl)
+				if n.follower.at(l) != fl {
+					t.Fatalf("namespace %q: %d leads %d, but its follower is %d", ns, l, fl, n.follower.at(l))
 				}
 			}
 			hits, err := m.Query(ctx, Query{Text: "wedding speech training river", Namespace: ns, Mode: KeywordOnly, Neighbours: 2})
@@ -111,16 +112,16 @@ func FuzzLoadTurns(f *testing.F) {
 // leader already: the file of an index whose links do not agree.
 func twoLeaders(f *testing.F, m *Memory) []byte {
 	n := m.turnIdx().get("ns0", m)
-	for _, l := range slices.Sorted(maps.Keys(n.follower)) {
-		fl := n.follower[l]
+	for _, l := range n.follower.keys() {
+		fl := n.follower.at(l)
 		for id := range fl {
-			if _, ok := n.follower[id]; !ok && n.parents[id] != nil {
-				n.follower[id] = fl
+			if _, ok := n.follower.get(id); !ok && n.parents[id] != nil {
+				n.follower.set(id, fl)
 				var buf bytes.Buffer
 				w := bufio.NewWriter(&buf)
 				require.NoError(f, m.writeTurns(w, []string{"ns0"}))
 				require.NoError(f, w.Flush())
-				delete(n.follower, id)
+				n.follower.del(id)
 				return buf.Bytes()[:buf.Len()-4]
 			}
 		}

@@ -104,19 +104,19 @@ func (m *Memory) writeTurns(w *bufio.Writer, nss []string) error {
 			b = binary.AppendUvarint(b, uint64(id-prev))
 			prev = id
 			str(n.parents[id].rec.ID)
-			b = binary.AppendUvarint(b, uint64(n.episodeOf[id]))
+			b = binary.AppendUvarint(b, uint64(n.episodeOf.at(id)))
 			if len(b) > 1<<16 {
 				if err := flush(); err != nil {
 					return err
 				}
 			}
 		}
-		leaders := slices.Sorted(maps.Keys(n.follower))
+		leaders := n.follower.keys()
 		b = binary.AppendUvarint(b, uint64(len(leaders)))
 		prev = 0
 		for _, l := range leaders {
 			b = binary.AppendUvarint(b, uint64(l-prev))
-			b = binary.AppendUvarint(b, uint64(n.follower[l]-l))
+			b = binary.AppendUvarint(b, uint64(n.follower.at(l)-l))
 			prev = l
 		}
 		for _, ix := range []*keyword.Index{n.text, n.episodes} {
@@ -241,12 +241,13 @@ func (m *Memory) decodeTurns(d *decoder, ti *turnIndex, perNS map[string]int) (s
 		if d.err != nil {
 			return "", nil, fmt.Errorf("%w: %w", ErrCorrupt, d.err)
 		}
-		_, led := n.follower[l]
-		_, followed := n.leader[f]
+		_, led := n.follower.get(l)
+		_, followed := n.leader.get(f)
 		if n.parents[l] == nil || n.parents[f] == nil || f == l || led || followed {
 			return "", nil, fmt.Errorf("%w: namespace %q: link %d → %d", errTurns, ns, l, f)
 		}
-		n.follower[l], n.leader[f] = f, l
+		n.follower.set(l, f)
+		n.leader.set(f, l)
 	}
 	for _, ix := range []*keyword.Index{n.text, n.episodes} {
 		b := d.bytes(d.uvarint())
@@ -269,9 +270,8 @@ func newNSTurns(ti *turnIndex) *nsTurns {
 	return &nsTurns{
 		text: keyword.NewIndex(ti.tok, ti.opts...),
 		ids:  map[*parent]int64{}, parents: map[int64]*parent{},
-		follower: map[int64]int64{}, leader: map[int64]int64{},
 		speakerTerms: ranking.SpeakerTerms{}, speakers: map[string]int{},
-		episodes:  keyword.NewIndex(ti.tok, ti.opts...),
-		episodeOf: map[int64]int64{}, episodeLen: map[int64]int{},
+		episodes:   keyword.NewIndex(ti.tok, ti.opts...),
+		episodeLen: map[int64]int{},
 	}
 }
