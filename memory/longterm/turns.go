@@ -65,17 +65,12 @@ func newTurnIndex(tok keyword.Tokenizer, opts ...keyword.IndexOption) *turnIndex
 // none yet. m.mu must be held (for reading at least).
 func (ti *turnIndex) get(ns string, m *Memory) *nsTurns {
 	ti.mu.Lock()
-	defer ti.mu.Unlock()
-	if n := ti.ns[ns]; n != nil {
+	n := ti.ns[ns]
+	ti.mu.Unlock()
+	if n != nil {
 		return n
 	}
-	var ps []*parent
-	for _, p := range m.parents {
-		if p.rec.Namespace == ns {
-			ps = append(ps, p)
-		}
-	}
-	return ti.build(ns, ps, m)
+	return ti.getAll([]string{ns}, m)[0]
 }
 
 // getAll returns the indexes of the namespaces names, in their order,
