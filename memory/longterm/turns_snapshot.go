@@ -87,8 +87,8 @@ func (m *Memory) writeTurns(w *bufio.Writer, nss []string) error {
 	b = binary.LittleEndian.AppendUint16(b, flags)
 	b = binary.AppendUvarint(b, uint64(len(nss)))
 	var idx bytes.Buffer
-	for _, ns := range nss {
-		n := ti.get(ns, m)
+	for i, n := range ti.getAll(nss, m) {
+		ns := nss[i]
 		str(ns)
 		b = binary.AppendUvarint(b, uint64(n.next))
 		b = binary.AppendUvarint(b, uint64(n.nextEpisode))
