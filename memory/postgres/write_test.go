@@ -64,6 +64,20 @@ func storeRows(t *testing.T, m *postgres.Memory) map[string][]string {
 	return out
 }
 
+// sameRows asserts that got's tables hold want's rows (storeRows), and
+// that both stores' statistics agree with their rows (checkStats); it
+// returns both stores' rows.
+func sameRows(t *testing.T, want, got *postgres.Memory) (wantRows, gotRows map[string][]string) {
+	t.Helper()
+	w, g := storeRows(t, want), storeRows(t, got)
+	for table := range w {
+		assert.Equal(t, w[table], g[table], table)
+	}
+	checkStats(t, got)
+	checkStats(t, want)
+	return w, g
+}
+
 // TestSingleAddsLikeBatch: records written one Add at a time (most through
 // add_record, in one statement; a replacement and the writes that pack a
 // namespace's tail through the general path) leave the same rows and
@@ -82,14 +96,9 @@ func TestSingleAddsLikeBatch(t *testing.T) {
 	require.NoError(t, err)
 	_, err = batch.Add(ctx, recs[len(recs)-1])
 	require.NoError(t, err)
-	want, got := storeRows(t, batch), storeRows(t, one)
+	_, got := sameRows(t, batch, one)
 	require.Len(t, got["records"], 30)
 	require.NotEmpty(t, got["episodes"])
-	for table := range want {
-		assert.Equal(t, want[table], got[table], table)
-	}
-	checkStats(t, one)
-	checkStats(t, batch)
 	hits, err := one.Query(ctx, memory.Query{Text: "blue crate 77", Namespace: "b"})
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
@@ -136,14 +145,9 @@ func TestSmallBatchesLikeGeneralPath(t *testing.T) {
 		defer postgres.SetFastBatch(0)()
 		write(general)
 	}()
-	want, got := storeRows(t, general), storeRows(t, fast)
+	want, got := sameRows(t, general, fast)
 	require.Len(t, want["records"], 32, "general")
 	require.Len(t, got["records"], 32)
-	for table := range want {
-		assert.Equal(t, want[table], got[table], table)
-	}
-	checkStats(t, fast)
-	checkStats(t, general)
 	hits, err := fast.Query(ctx, memory.Query{Text: "second version", Namespace: "c"})
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
