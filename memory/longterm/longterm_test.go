@@ -396,13 +396,19 @@ func reopenAfterCrash(t *testing.T, m *Memory, dir string, emb *embedtest.Counti
 func seed(t *testing.T, m *Memory, n int) {
 	t.Helper()
 	for i := range n {
-		_, err := m.Add(t.Context(), Record{
-			ID: fmt.Sprint("r", i), Namespace: fmt.Sprint("ns", i%3),
-			Time: time.Unix(int64(1700000000+i), 0).UTC(),
-			Text: fmt.Sprintf("Memory %d. The code for item %d is QX-%05d. 第%d条记忆。", i, i, i, i),
-		})
-		require.NoError(t, err)
+		seed1(t, m, i)
 	}
+}
+
+// seed1 adds seed's record i.
+func seed1(t *testing.T, m *Memory, i int) {
+	t.Helper()
+	_, err := m.Add(t.Context(), Record{
+		ID: fmt.Sprint("r", i), Namespace: fmt.Sprint("ns", i%3),
+		Time: time.Unix(int64(1700000000+i), 0).UTC(),
+		Text: fmt.Sprintf("Memory %d. The code for item %d is QX-%05d. 第%d条记忆。", i, i, i, i),
+	})
+	require.NoError(t, err)
 }
 
 func checkAll(t *testing.T, m *Memory, n int) {
@@ -805,6 +811,36 @@ func TestOpen_AutomaticSnapshot(t *testing.T) {
 	m2 := openStore(t, dir, emb)
 	defer m2.Close()
 	checkAll(t, m2, 10)
+}
+
+// TestOpen_AutomaticSnapshotsGrowWithStore: past 4× WithSnapshotEvery's
+// count, automatic snapshots come once a quarter of the store's records
+// have been written since the last one, so that loading a large store
+// does not rewrite it every n records; the tail left to replay stays
+// under max(n, a quarter of the store).
+func TestOpen_AutomaticSnapshotsGrowWithStore(t *testing.T) {
+	m, dir, emb := seededStore(t, 0, WithSnapshotEvery(10))
+	var covered []int // records each automatic snapshot covered
+	for i := range 100 {
+		seed1(t, m, i)
+		if _, err := os.Stat(filepath.Join(dir, snapMetaFile)); err == nil {
+			if r := readSnapMeta(t, dir).Records; len(covered) == 0 || covered[len(covered)-1] != r {
+				covered = append(covered, r)
+			}
+		}
+		tail := i + 1
+		if len(covered) > 0 {
+			tail -= covered[len(covered)-1]
+		}
+		assert.LessOrEqual(t, tail, max(10, (i+1)/4), "after %d records", i+1)
+	}
+	// 10, 20, 30, 40, then a quarter of the store: 40+14 = 54 (14·4 ≥ 54),
+	// 54+18 = 72, 72+24 = 96.
+	assert.Equal(t, []int{10, 20, 30, 40, 54, 72, 96}, covered)
+	crash(m)
+	m2 := openStore(t, dir, emb)
+	defer m2.Close()
+	checkAll(t, m2, 100)
 }
 
 func TestOpen_WithoutSync(t *testing.T) {

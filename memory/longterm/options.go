@@ -43,7 +43,8 @@ const (
 	// segment given to Update) are stored.
 	DefaultNamespace = "default"
 	// DefaultSnapshotEvery is how many writes (adds and forgets) a store
-	// on disk takes between automatic snapshots.
+	// on disk takes at least between automatic snapshots (past 80,000
+	// memories: a quarter of its records; see WithSnapshotEvery).
 	DefaultSnapshotEvery = 20000
 	// DefaultBackend is the default vector backend spec (vdb.Open). This
 	// package registers it (it imports vdb/inmem), so the default works
@@ -343,7 +344,11 @@ func SpeakerHeader(r Record) string {
 
 // WithSnapshotEvery sets how many writes a store on disk takes between
 // automatic snapshots (DefaultSnapshotEvery; 0 or less: only Snapshot and
-// Close write one). The write that reaches the count also writes the
+// Close write one). Past 4n memories the interval grows with the store: a
+// snapshot is due when the writes since the last one are both n and a
+// quarter of the store's records, so that loading a large store does not
+// rewrite it over and over (the snapshots' total size stays within about
+// 4× the store's). The write that reaches the count also writes the
 // snapshot, which takes about a second per 100k memories; searches are not
 // blocked meanwhile. An automatic snapshot keeps the keyword indexes that
 // searches have built, and builds no others (Snapshot and Close build and

@@ -187,13 +187,31 @@ func (m *Memory) snapshotLocked(ctx context.Context, allTurns bool) error {
 	return nil
 }
 
-// maybeSnapshot writes a snapshot when WithSnapshotEvery's count of
-// records since the last one is reached, so that a process that is killed
-// rather than closed does not leave a long log tail to replay (and
-// re-tokenise) on the next Open. m.wmu must be held; searches go on. A
-// failure is logged, not returned: the records are safe in the log.
+// autoSnapshotShare: an automatic snapshot is due when the records
+// applied since the last one reach WithSnapshotEvery's count and also
+// 1/autoSnapshotShare of the store's records. A snapshot rewrites every
+// record and vector (O(store)), so a fixed count alone made a growing
+// store's ingest quadratic: loading 1M memories rewrote the store 50
+// times at the default count. With the share, the snapshots' sizes grow
+// geometrically (each at least 4/3 of the previous one past 4× the
+// count), their total stays within about 4× the final store, and the tail
+// a killed process leaves to replay is at most a quarter of the store.
+const autoSnapshotShare = 4
+
+// snapshotDue reports whether an automatic snapshot is due after m.applied
+// records (see autoSnapshotShare).
+func (m *Memory) snapshotDue() bool {
+	every := m.opts.snapshotEvery
+	return every > 0 && m.applied >= every && m.applied*autoSnapshotShare >= len(m.parents)
+}
+
+// maybeSnapshot writes a snapshot when one is due (snapshotDue), so that a
+// process that is killed rather than closed does not leave a long log tail
+// to replay (and re-tokenise) on the next Open. m.wmu must be held;
+// searches go on. A failure is logged, not returned: the records are safe
+// in the log.
 func (m *Memory) maybeSnapshot(ctx context.Context) {
-	if m.log == nil || m.opts.snapshotEvery <= 0 || m.applied < m.opts.snapshotEvery {
+	if m.log == nil || !m.snapshotDue() {
 		return
 	}
 	if err := m.snapshotLocked(ctx, false); err != nil {
