@@ -157,16 +157,43 @@ func BenchmarkExport(b *testing.B) {
 
 func BenchmarkImport(b *testing.B) {
 	_, data := benchExport(b)
-	for b.Loop() {
-		fresh, err := inmem.New(benchDim)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := fresh.Import(b.Context(), bytes.NewReader(data)); err != nil {
-			b.Fatal(err)
-		}
-		fresh.Close()
+	for _, c := range []struct {
+		name string
+		opts []inmem.Option
+	}{
+		{"float32", nil},
+		{"int8", []inmem.Option{inmem.WithCodes(inmem.Int8)}},
+		{"int8,cols", []inmem.Option{inmem.WithCodes(inmem.Int8), inmem.WithColumns()}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				fresh, err := inmem.New(benchDim, c.opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := fresh.Import(b.Context(), bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+				fresh.Close()
+			}
+		})
 	}
+	// An IVF that trains its index on the imported rows (long-term
+	// memory's default past inmem.DefaultIVFMinRows), training included.
+	b.Run("ivf,int8,cols", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			fresh, err := inmem.NewIVF(benchDim, inmem.IVFConfig{MinRows: 50_000}, inmem.WithCodes(inmem.Int8), inmem.WithColumns())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := fresh.Import(b.Context(), bytes.NewReader(data)); err != nil {
+				b.Fatal(err)
+			}
+			fresh.Close()
+		}
+	})
 }
 
 // BenchmarkHeap fills a database of 100k×384 the way a user would (batches

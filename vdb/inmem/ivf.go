@@ -232,11 +232,12 @@ func (x *IVF) Export(ctx context.Context, w io.Writer) error {
 }
 
 // Import is [DB.Import], then trains the index anew if the database holds
-// MinRows rows.
+// MinRows rows (and builds the DB's column codes, WithColumns, only if it
+// does not: a trained index searches its own codes).
 func (x *IVF) Import(ctx context.Context, r io.Reader) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if err := x.db.Import(ctx, r); err != nil {
+	if err := x.db.importStream(ctx, r, false); err != nil {
 		return err
 	}
 	x.ix = nil

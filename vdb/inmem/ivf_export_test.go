@@ -9,3 +9,10 @@ func (x *IVF) TrainNow() {
 	defer x.mu.Unlock()
 	x.ix = x.train()
 }
+
+// HasColumns reports whether the IVF's DB keeps column codes.
+func (x *IVF) HasColumns() bool {
+	x.db.mu.RLock()
+	defer x.db.mu.RUnlock()
+	return x.db.cols != nil
+}

@@ -244,6 +244,41 @@ func TestIVF_PersistRebuild(t *testing.T) {
 	assert.Equal(t, n, plain.Len())
 }
 
+// TestIVF_ImportColumns: an IVF with column codes builds them on Import
+// only when its index is not trained (a trained index scans its own
+// codes), and its searches give the same results either way.
+func TestIVF_ImportColumns(t *testing.T) {
+	t.Parallel()
+
+	const dim = 64
+	cs := centres(21, 20, dim)
+	for _, n := range []int{1500, 3000} {
+		cfg := inmem.IVFConfig{MinRows: 2000, ListRows: 100, Probes: 4}
+		opts := []inmem.Option{inmem.WithCodes(inmem.Int8), inmem.WithColumns()}
+		src, err := inmem.NewIVF(dim, cfg, opts...)
+		require.NoError(t, err)
+		defer src.Close()
+		require.NoError(t, src.Add(t.Context(), testvec.IDs(0, n), testvec.Clustered(22, n, cs, 0.5)))
+		var buf bytes.Buffer
+		require.NoError(t, src.Export(t.Context(), &buf))
+		fresh, err := inmem.NewIVF(dim, cfg, opts...)
+		require.NoError(t, err)
+		defer fresh.Close()
+		require.NoError(t, fresh.Import(t.Context(), &buf))
+		trained := n >= cfg.MinRows
+		assert.Equal(t, trained, fresh.Lists() > 0, "n=%d", n)
+		assert.Equal(t, !trained, fresh.HasColumns(), "n=%d: columns only without an index", n)
+		assert.Equal(t, src.HasColumns(), fresh.HasColumns(), "n=%d: as the IVF that was exported", n)
+		for _, q := range testvec.Clustered(23, 20, cs, 0.5) {
+			want, err := src.Search(t.Context(), q, 10)
+			require.NoError(t, err)
+			got, err := fresh.Search(t.Context(), q, 10)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "n=%d", n)
+		}
+	}
+}
+
 // TestIVF_ConcurrentWrites searches while other goroutines add, replace
 // and delete (run with -race); afterwards probing every list is exact.
 func TestIVF_ConcurrentWrites(t *testing.T) {

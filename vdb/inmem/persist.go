@@ -138,6 +138,14 @@ func grow(scratch *[]byte, n int) []byte {
 // mismatch, duplicate or negative IDs) [vdb.ErrCorrupt]; one of another
 // dimension [vdb.ErrDimension].
 func (db *DB) Import(ctx context.Context, r io.Reader) error {
+	return db.importStream(ctx, r, true)
+}
+
+// importStream is Import; with columns false it leaves the column codes
+// (WithColumns) unbuilt, for a caller that decides afterwards whether
+// they are wanted (keepColumns): an IVF whose index is trained on the
+// imported rows searches its own codes.
+func (db *DB) importStream(ctx context.Context, r io.Reader, columns bool) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("inmem: import: %w", err)
 	}
@@ -165,7 +173,7 @@ func (db *DB) Import(ctx context.Context, r io.Reader) error {
 	db.ids, db.segs, db.rows = ids, segs, rows
 	db.code, db.meta = code, meta
 	db.cols = nil
-	db.keepColumns(true)
+	db.keepColumns(columns)
 	return nil
 }
 
