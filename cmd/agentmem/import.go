@@ -85,12 +85,17 @@ A progress bar is shown on standard error when it is a terminal.`,
 			if err != nil {
 				return err
 			}
-			return a.withStore(cmd, true, store.Config{MaxRecordBytes: limit}, func(st store.Memory) error {
-				todo, skipped, err := newRecords(cmd.Context(), st, lines, namespace)
+			var (
+				imported, skipped int
+				nouns             string
+				took              time.Duration
+				stored            time.Time // when the records were stored, before the store's Close
+			)
+			err = a.withStore(cmd, true, store.Config{MaxRecordBytes: limit}, func(st store.Memory) error {
+				todo, skip, err := newRecords(cmd.Context(), st, lines, namespace)
 				if err != nil {
 					return err
 				}
-				var took time.Duration
 				if l, ok := st.(loader); ok {
 					took, err = load(cmd, a, name, l, todo, batch)
 				} else {
@@ -102,28 +107,42 @@ A progress bar is shown on standard error when it is a terminal.`,
 				if err != nil {
 					return err
 				}
-				imported, noun := len(todo), noun(st)
-				secs := took.Seconds()
-				out := cmd.OutOrStdout()
-				if a.json {
-					return json.NewEncoder(out).Encode(struct {
-						File     string  `json:"file"`
-						Store    string  `json:"store"`
-						Imported int     `json:"imported"`
-						Skipped  int     `json:"skipped"`
-						Seconds  float64 `json:"seconds"`
-					}{name, a.where(), imported, skipped, secs})
+				imported, skipped, nouns = len(todo), skip, noun(st)
+				if imported > 0 && newBar(cmd, a, imported) != nil {
+					// Closing a store directory may write its snapshot
+					// (seconds for a large import): say so on the terminal.
+					fmt.Fprintln(cmd.ErrOrStderr(), "saving the store…")
 				}
-				fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, noun), name, a.where())
-				if skipped > 0 {
-					fmt.Fprintf(out, " (%d already stored)", skipped)
-				}
-				if imported > 0 && secs > 0 {
-					fmt.Fprintf(out, " in %.2fs, %.0f %s/s", secs, float64(imported)/secs, plural(2, noun))
-				}
-				_, err = fmt.Fprintln(out)
-				return err
+				stored = time.Now()
+				return nil
 			})
+			if err != nil {
+				return err
+			}
+			closing := time.Since(stored)
+			out := cmd.OutOrStdout()
+			if a.json {
+				return json.NewEncoder(out).Encode(struct {
+					File     string  `json:"file"`
+					Store    string  `json:"store"`
+					Imported int     `json:"imported"`
+					Skipped  int     `json:"skipped"`
+					Seconds  float64 `json:"seconds"`
+					Closing  float64 `json:"close_seconds"`
+				}{name, a.where(), imported, skipped, took.Seconds(), closing.Seconds()})
+			}
+			fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, nouns), name, a.where())
+			if skipped > 0 {
+				fmt.Fprintf(out, " (%d already stored)", skipped)
+			}
+			if secs := took.Seconds(); imported > 0 && secs > 0 {
+				fmt.Fprintf(out, " in %.2fs, %.0f %s/s", secs, float64(imported)/secs, plural(2, nouns))
+				if closing >= time.Second {
+					fmt.Fprintf(out, ", then %.1fs saving the store", closing.Seconds())
+				}
+			}
+			_, err = fmt.Fprintln(out)
+			return err
 		},
 	}
 	cmd.Flags().IntVar(&batch, "batch", 1000, "texts per embedding call and per fsync")
