@@ -53,6 +53,13 @@ func (v *Vectors) Search(ctx context.Context, query []float32, k int, minScore f
 	return vdb.SearchMinScore(ctx, v.db, query, k, minScore)
 }
 
+// SearchBatch returns, for each of queries, the k stored vectors most
+// similar to it, best first (vdb.SearchBatch: one call, which a backend
+// with a batch kernel answers in one pass over its vectors).
+func (v *Vectors) SearchBatch(ctx context.Context, queries [][]float32, k int) ([][]vdb.Result, error) {
+	return vdb.SearchBatch(ctx, v.db, queries, k)
+}
+
 // Len returns the number of stored vectors.
 func (v *Vectors) Len() int { return v.db.Len() }
 

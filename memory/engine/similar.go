@@ -86,25 +86,108 @@ func (e *Engine) NearPolicy() NearPolicy { return e.cfg.nearPolicy }
 // store embedded it already); otherwise Similar embeds text. With NearOff
 // it returns nil.
 func Similar[K comparable](ctx context.Context, e *Engine, st Store[K], rec memory.Record, text string, vec []float32) ([]memory.Similar, error) {
-	if e.cfg.nearPolicy == NearOff {
-		return nil, nil
-	}
-	if vec == nil {
-		vecs, err := e.emb.Embed(ctx, []string{text})
-		if err != nil {
-			return nil, fmt.Errorf("embed: %w", err)
-		}
-		vec = vecs[0]
-	}
-	scope := Scope{Namespace: cmp.Or(rec.Namespace, "default"), AsOf: time.Now()}
-	src, err := view(ctx, st, scope.Namespace)
+	sims, err := SimilarBatch(ctx, e, st, []memory.Record{rec}, []string{text}, [][]float32{vec})
 	if err != nil {
 		return nil, err
 	}
+	return sims[0], nil
+}
+
+// VectorBatcher is the optional interface of a [Source] that answers
+// Vectors for several query vectors of one scope in one pass over its
+// vectors (a batch kernel reads each stored vector once for several
+// queries): SimilarBatch asks it for a batch of writes' near-duplicates.
+// Each list is what Vectors would return for its vector.
+type VectorBatcher[K comparable] interface {
+	VectorsBatch(ctx context.Context, scope Scope, qvecs [][]float32, n int, minScore float32) ([][]Chunk[K], error)
+}
+
+// SimilarBatch is Similar for each of recs (texts[i] and vecs[i] are
+// recs[i]'s text and vector, nil to embed it), the records of one
+// namespace searched together (VectorBatcher, when the store's source
+// implements it).
+func SimilarBatch[K comparable](ctx context.Context, e *Engine, st Store[K], recs []memory.Record, texts []string, vecs [][]float32) ([][]memory.Similar, error) {
+	out := make([][]memory.Similar, len(recs))
+	if e.cfg.nearPolicy == NearOff || len(recs) == 0 {
+		return out, nil
+	}
+	// Embed the texts without a vector, in one call.
+	vecs = slices.Clone(vecs)
+	var missing []int
+	var embed []string
+	for i, v := range vecs {
+		if v == nil {
+			missing = append(missing, i)
+			embed = append(embed, texts[i])
+		}
+	}
+	if len(embed) > 0 {
+		got, err := e.emb.Embed(ctx, embed)
+		if err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		for j, i := range missing {
+			vecs[i] = got[j]
+		}
+	}
+	// The records by namespace, in order of first appearance.
+	byNS := map[string][]int{}
+	var order []string
+	for i := range recs {
+		ns := cmp.Or(recs[i].Namespace, "default")
+		if _, ok := byNS[ns]; !ok {
+			order = append(order, ns)
+		}
+		byNS[ns] = append(byNS[ns], i)
+	}
+	now := time.Now()
+	for _, ns := range order {
+		if err := similarIn(ctx, e, st, Scope{Namespace: ns, AsOf: now}, recs, vecs, byNS[ns], out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// similarIn sets out[i] to the near-duplicates of recs[i] for each i of
+// idx, records of scope's namespace with vectors vecs[i].
+func similarIn[K comparable](ctx context.Context, e *Engine, st Store[K], scope Scope, recs []memory.Record, vecs [][]float32, idx []int, out [][]memory.Similar) error {
+	src, err := view(ctx, st, scope.Namespace)
+	if err != nil {
+		return err
+	}
 	defer src.Close()
-	chunks, _, err := src.Vectors(ctx, scope, vec, 4*maxSimilar, float32(e.cfg.nearScore))
-	if err != nil || len(chunks) == 0 {
-		return nil, err
+	n, minScore := 4*maxSimilar, float32(e.cfg.nearScore)
+	lists := make([][]Chunk[K], len(idx))
+	if b, ok := src.(VectorBatcher[K]); ok && len(idx) > 1 {
+		qvecs := make([][]float32, len(idx))
+		for j, i := range idx {
+			qvecs[j] = vecs[i]
+		}
+		if lists, err = b.VectorsBatch(ctx, scope, qvecs, n, minScore); err != nil {
+			return err
+		}
+	} else {
+		for j, i := range idx {
+			if lists[j], _, err = src.Vectors(ctx, scope, vecs[i], n, minScore); err != nil {
+				return err
+			}
+		}
+	}
+	for j, i := range idx {
+		if out[i], err = similarOf(ctx, src, recs[i], lists[j]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// similarOf returns the near-duplicates of rec among the records of
+// chunks (its nearest, best first, each at least the near-duplicate
+// score), read from src.
+func similarOf[K comparable](ctx context.Context, src Source[K], rec memory.Record, chunks []Chunk[K]) ([]memory.Similar, error) {
+	if len(chunks) == 0 {
+		return nil, nil
 	}
 	var keys []K
 	best := map[K]float64{}

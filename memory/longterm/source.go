@@ -2,6 +2,7 @@ package longterm
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -15,8 +16,9 @@ import (
 // (engine.Store): a view holds the memory's read lock, so that a search
 // reads one state of it.
 var (
-	_ engine.Store[*parent] = (*Memory)(nil)
-	_ engine.Adjacent       = (*nsView)(nil)
+	_ engine.Store[*parent]         = (*Memory)(nil)
+	_ engine.Adjacent               = (*nsView)(nil)
+	_ engine.VectorBatcher[*parent] = (*view)(nil)
 )
 
 // View returns a view of the memory for one search: its read lock, held
@@ -74,6 +76,46 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 		}
 	}
 	return out, len(res) < n || n >= len(m.children), nil
+}
+
+// VectorsBatch is Vectors for each of qvecs in scope's namespace, through
+// one batch search of its vectors (engine.VectorBatcher): the best n
+// chunks of the namespace with a score of at least minScore, those of
+// records out of scope left out, as Vectors finds them (exactly, where a
+// namespace past WithANN's size has Vectors search approximately). A
+// scope with a time range, which Vectors searches deeper for, or without
+// a namespace is searched a vector at a time.
+func (v *view) VectorsBatch(ctx context.Context, scope engine.Scope, qvecs [][]float32, n int, minScore float32) ([][]engine.Chunk[*parent], error) {
+	m := v.m
+	out := make([][]engine.Chunk[*parent], len(qvecs))
+	db := m.vecs[scope.Namespace]
+	if scope.Namespace == "" || scope.Timed() || db == nil || db.Len() == 0 || n <= 0 {
+		for i, q := range qvecs {
+			var err error
+			if out[i], _, err = v.Vectors(ctx, scope, q, n, minScore); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	res, err := db.SearchBatch(ctx, qvecs, min(n, db.Len()))
+	if err != nil {
+		return nil, fmt.Errorf("longterm: vector search: %w", err)
+	}
+	keep := m.filter(scope)
+	for i, rs := range res {
+		list := make([]engine.Chunk[*parent], 0, len(rs))
+		for _, r := range rs {
+			if r.Score < minScore {
+				break
+			}
+			if ref, ok := m.children[r.ID]; ok && (keep == nil || keep(r.ID)) {
+				list = append(list, engine.Chunk[*parent]{Record: ref.p, Index: ref.i, Score: float64(r.Score)})
+			}
+		}
+		out[i] = list
+	}
+	return out, nil
 }
 
 func (v *view) Docs(ctx context.Context, keys []*parent) ([]engine.Doc, error) {

@@ -86,15 +86,27 @@ func Near[K comparable](ctx context.Context, e *engine.Engine, st engine.Store[K
 		return nil, nil, nil
 	}
 	sims, into = make([][]memory.Similar, len(recs)), make([]string, len(recs))
+	// The facts, searched together (engine.SimilarBatch).
+	var idx []int
+	var facts []memory.Record
+	var texts []string
+	var vecs [][]float32
 	for i := range recs {
 		r := &recs[i]
 		if !isFact(i) || r.Supersedes != "" {
 			continue
 		}
-		s, err := engine.Similar(ctx, e, st, *r, text(r), vec(i))
-		if err != nil {
-			return nil, nil, fmt.Errorf("near-duplicates: %w", err)
-		}
+		idx = append(idx, i)
+		facts = append(facts, *r)
+		texts = append(texts, text(r))
+		vecs = append(vecs, vec(i))
+	}
+	found, err := engine.SimilarBatch(ctx, e, st, facts, texts, vecs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("near-duplicates: %w", err)
+	}
+	for j, i := range idx {
+		r, s := &recs[i], found[j]
 		sims[i] = s
 		if len(s) == 0 {
 			continue
