@@ -95,3 +95,12 @@ func SetFastBatch(records int) (restore func()) {
 	fastBatchRecords = records
 	return func() { fastBatchRecords = r }
 }
+
+// The package's tests of the HNSW path (folds, bulk loads, migrations that
+// rebuild the index) run with the index from the first record, as stores
+// did before WithIndexAfter; TestIndexAfter and the benchmarks pass
+// WithIndexAfter themselves.
+func init() { defaultIndexAfter = 0 }
+
+// Indexed reports whether m last found its store's HNSW index.
+func Indexed(m *Memory) bool { return m.indexed.Load() }
