@@ -104,3 +104,11 @@ func init() { defaultIndexAfter = 0 }
 
 // Indexed reports whether m last found its store's HNSW index.
 func Indexed(m *Memory) bool { return m.indexed.Load() }
+
+// RecheckIndex has m's background fold look for the HNSW index again at
+// once, as if m had found none (a concurrent build may be due).
+func RecheckIndex(m *Memory) {
+	m.indexed.Store(false)
+	m.indexCheckedAt.Store(0)
+	m.recheckIndex()
+}

@@ -109,7 +109,7 @@ func (m *Memory) folder(ctx context.Context) {
 		if !m.indexed.Load() {
 			// Small writes may have brought the store to the index's
 			// size (index.go); until it has one there is nothing to fold.
-			if err := m.indexIfDue(ctx); err != nil && ctx.Err() == nil {
+			if err := m.indexConcurrently(ctx); err != nil && ctx.Err() == nil {
 				m.opts.logger.Warn("postgres: building the HNSW index failed; searches scan the chunks exactly until it is built",
 					"schema", m.schema, "err", err)
 			}

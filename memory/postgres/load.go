@@ -48,10 +48,7 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 		return nil, err
 	}
 	if deferIndex {
-		if err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-			if err := m.lockSchema(ctx, tx); err != nil {
-				return err
-			}
+		if err := m.indexTx(ctx, func(tx pgx.Tx) error {
 			if !m.opts.exact {
 				if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS chunks_hnsw`); err != nil {
 					return err
@@ -156,10 +153,7 @@ func deferIndexes(ctx context.Context, tx pgx.Tx, table string) error {
 // lets queries read the table meanwhile (as CREATE INDEX does), and
 // becomes the constraint's at the end, briefly locking the table.
 func (m *Memory) buildDeferred(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-		if err := m.lockSchema(ctx, tx); err != nil {
-			return err
-		}
+	return m.indexTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT def, constraint_def FROM deferred_indexes ORDER BY name`)
 		if err != nil {
 			return err

@@ -74,7 +74,7 @@ func TestLoad(t *testing.T) {
 // chunks exactly, with the hits and scores of an exact=1 store. A load
 // that brings it to the size builds the index at its end; so does the
 // background fold once small writes do; and an Open of a store at the
-// size without the index builds it.
+// size without the index builds it, and an invalid index is built again.
 func TestIndexAfter(t *testing.T) {
 	ctx := t.Context()
 	url := storeURL(t)
@@ -140,4 +140,30 @@ func TestIndexAfter(t *testing.T) {
 	require.NoError(t, below.Close())
 	at := open(t, bulkURL, postgres.WithIndexAfter(50))
 	assert.True(t, hasIndex(t, at))
+
+	// An index left invalid (as by a concurrent build that failed) is
+	// built again: by an Open, and by the background fold.
+	invalidate := func(m *postgres.Memory) {
+		var super bool
+		require.NoError(t, m.Pool().QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super))
+		require.True(t, super, "marking an index invalid needs a superuser (scripts/pg-test.sh's clusters run as postgres)")
+		_, err := m.Pool().Exec(ctx, `UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass('chunks_hnsw')`)
+		require.NoError(t, err)
+		require.False(t, validIndex(t, m))
+	}
+	invalidate(at)
+	require.NoError(t, at.Close())
+	again := open(t, bulkURL, postgres.WithIndexAfter(50))
+	assert.True(t, validIndex(t, again), "rebuilt by Open")
+	invalidate(small)
+	postgres.RecheckIndex(small)
+	require.Eventually(t, func() bool { return validIndex(t, small) }, 30*time.Second, 20*time.Millisecond, "rebuilt in the background")
+}
+
+// validIndex reports whether m's store has a valid HNSW index.
+func validIndex(t *testing.T, m *postgres.Memory) bool {
+	t.Helper()
+	var ok bool
+	require.NoError(t, m.Pool().QueryRow(t.Context(), `SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('chunks_hnsw')), false)`).Scan(&ok))
+	return ok
 }

@@ -259,9 +259,10 @@ var defaultIndexAfter = DefaultIndexAfter
 // is most of what a load of such a store costs (measured: some 20 s of a
 // 10,000-record load's 25 s on two cores). The index is built, once, by
 // the Open, Load or large AddBatch (WithBulkLoad) that finds the store at
-// the size, or in the background (the fold's goroutine, WithFoldAfter)
-// after small writes reach it; it is kept when the store shrinks. A
-// search of all namespaces without it scans every chunk.
+// the size, or in the background (the fold's goroutine, WithFoldAfter;
+// CREATE INDEX CONCURRENTLY, so writes go on) after small writes reach
+// it; it is kept when the store shrinks. A search of all namespaces
+// without it scans every chunk.
 func WithIndexAfter(records int) Option {
 	return func(o *options) error {
 		return setting.IntIn(&o.indexAfter, "HNSW index size (records)", records, 0, math.MaxInt32)

@@ -182,6 +182,7 @@ type Memory struct {
 	// since the store's size was last checked.
 	indexed         atomic.Bool
 	sinceIndexCheck atomic.Int64
+	indexCheckedAt  atomic.Int64 // UnixNano of the last check
 	// foldSkips counts the background folds that found the fold lock
 	// held by another session and skipped (tests wait for one).
 	foldSkips atomic.Int64

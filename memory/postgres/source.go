@@ -264,6 +264,7 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	}
 	args := []any{pgv.NewVector(unit)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	m.recheckIndex()
 	exact := m.opts.exact || !m.indexed.Load() || scope.Namespace != "" && nss[0].textDocs <= exactRecords
 	var conds []string // time range and validity, for every search
 	if !scope.From.IsZero() {

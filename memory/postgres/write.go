@@ -302,7 +302,17 @@ func (m *Memory) bulk(ctx context.Context, tx pgx.Tx, n int) (bool, error) {
 	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(text_docs), 0) FROM namespaces`).Scan(&stored); err != nil {
 		return false, err
 	}
-	return int64(n) >= stored, nil
+	if int64(n) < stored {
+		return false, nil
+	}
+	// The index lock, before the table's (index.go); while a concurrent
+	// build holds it the batch is written as any other.
+	if err := m.lockIndex(ctx, tx); errors.Is(err, errIndexBusy) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // errRetry marks a transaction to run again.
