@@ -270,7 +270,8 @@ func WithIndexAfter(records int) Option {
 }
 
 // DefaultVectorCache is how many chunks' vectors a memory keeps in process
-// unless told (WithVectorCache): about 330 MB at 512 dimensions.
+// unless told (WithVectorCache): about 330 MB at 512 dimensions (60 MB
+// more for a lexical embedder's, kept by columns too).
 const DefaultVectorCache = 120_000
 
 // WithVectorCache sets how many chunks' vectors (≥ 0; 0: none;
