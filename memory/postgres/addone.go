@@ -210,7 +210,7 @@ func (m *Memory) addFast(ctx context.Context, batch []*prepared) (bool, int, err
 	for _, p := range batch {
 		chunks += len(p.chunks)
 	}
-	pending := !m.opts.exact && chunks <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
+	pending := !m.opts.exact && m.indexed.Load() && chunks <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
 	c, err := m.acquire(ctx)
 	if err != nil {
 		return false, 0, m.wrap(ctx, "add", err)

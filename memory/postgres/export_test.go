@@ -95,3 +95,20 @@ func SetFastBatch(records int) (restore func()) {
 	fastBatchRecords = records
 	return func() { fastBatchRecords = r }
 }
+
+// The package's tests of the HNSW path (folds, bulk loads, migrations that
+// rebuild the index) run with the index from the first record, as stores
+// did before WithIndexAfter; TestIndexAfter and the benchmarks pass
+// WithIndexAfter themselves.
+func init() { defaultIndexAfter = 0 }
+
+// Indexed reports whether m last found its store's HNSW index.
+func Indexed(m *Memory) bool { return m.indexed.Load() }
+
+// RecheckIndex has m's background fold look for the HNSW index again at
+// once, as if m had found none (a concurrent build may be due).
+func RecheckIndex(m *Memory) {
+	m.indexed.Store(false)
+	m.indexCheckedAt.Store(0)
+	m.recheckIndex()
+}

@@ -106,6 +106,15 @@ func (m *Memory) folder(ctx context.Context) {
 			return
 		case <-m.foldSignal:
 		}
+		if !m.indexed.Load() {
+			// Small writes may have brought the store to the index's
+			// size (index.go); until it has one there is nothing to fold.
+			if err := m.indexConcurrently(ctx); err != nil && ctx.Err() == nil {
+				m.opts.logger.Warn("postgres: building the HNSW index failed; searches scan the chunks exactly until it is built",
+					"schema", m.schema, "err", err)
+			}
+			continue
+		}
 		start := time.Now()
 		n, err := m.foldIfDue(ctx)
 		switch {

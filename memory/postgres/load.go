@@ -24,7 +24,9 @@ const indexRebuildTimeout = 30 * time.Minute
 // the HNSW index one at a time would cost pgvector more than building the
 // index once over every chunk, so Load drops the index, copies the
 // batches without it and builds it at the end (with
-// WithMaintenanceWorkMem). It does the same with the indexes of the
+// WithMaintenanceWorkMem) if the store then holds WithIndexAfter's
+// records (a smaller store has none; a smaller load that brings the
+// store to that size builds it at its end too). It does the same with the indexes of the
 // chunks table (building an index once sorts the rows instead of
 // inserting each), recording their definitions in deferred_indexes in the
 // transaction that drops them. Meanwhile queries, of any process, scan
@@ -46,10 +48,7 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 		return nil, err
 	}
 	if deferIndex {
-		if err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-			if err := m.lockSchema(ctx, tx); err != nil {
-				return err
-			}
+		if err := m.indexTx(ctx, func(tx pgx.Tx) error {
 			if !m.opts.exact {
 				if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS chunks_hnsw`); err != nil {
 					return err
@@ -59,6 +58,7 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 		}); err != nil {
 			return nil, m.wrap(ctx, "load: drop indexes", err)
 		}
+		m.indexed.Store(false)
 	}
 	ids := make([]string, 0, len(recs))
 	for lo := 0; lo < len(recs) && err == nil; lo += batch {
@@ -80,16 +80,16 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 			defer cancel()
 		}
 		berr := m.buildDeferred(bctx)
-		if berr == nil && !m.opts.exact {
-			berr = pgx.BeginFunc(bctx, m.pool, func(tx pgx.Tx) error {
-				if err := m.lockSchema(bctx, tx); err != nil {
-					return err
-				}
-				return m.createIndex(bctx, tx)
-			})
+		if berr == nil {
+			berr = m.indexIfDue(bctx)
 		}
 		if berr != nil && err == nil {
 			err = m.wrap(ctx, "load: build indexes (the next open builds them)", berr)
+		}
+	} else if err == nil && !m.indexed.Load() {
+		// The load may have brought the store to the HNSW index's size.
+		if berr := m.indexIfDue(ctx); berr != nil {
+			err = m.wrap(ctx, "load: build the HNSW index (the next open builds it)", berr)
 		}
 	}
 	if err != nil {
@@ -153,10 +153,7 @@ func deferIndexes(ctx context.Context, tx pgx.Tx, table string) error {
 // lets queries read the table meanwhile (as CREATE INDEX does), and
 // becomes the constraint's at the end, briefly locking the table.
 func (m *Memory) buildDeferred(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-		if err := m.lockSchema(ctx, tx); err != nil {
-			return err
-		}
+	return m.indexTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT def, constraint_def FROM deferred_indexes ORDER BY name`)
 		if err != nil {
 			return err

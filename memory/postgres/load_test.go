@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,4 +67,103 @@ func TestLoad(t *testing.T) {
 
 	_, err = m.Load(ctx, recs, 0, nil)
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
+}
+
+// TestIndexAfter: a store below WithIndexAfter's records has no HNSW
+// index; its writes store nothing pending and its searches scan the
+// chunks exactly, with the hits and scores of an exact=1 store. A load
+// that brings it to the size builds the index at its end; so does the
+// background fold once small writes do; and an Open of a store at the
+// size without the index builds it, and an invalid index is built again.
+func TestIndexAfter(t *testing.T) {
+	ctx := t.Context()
+	url := storeURL(t)
+	m := open(t, url, postgres.WithIndexAfter(200), postgres.WithBulkLoad(100))
+	exact := open(t, storeURL(t, "exact", "1"))
+	recs := loadRecords(250)
+	for _, s := range []*postgres.Memory{m, exact} {
+		_, err := s.Load(ctx, recs[:150], 100, nil)
+		require.NoError(t, err)
+		for _, r := range recs[150:160] {
+			_, err := s.Add(ctx, r)
+			require.NoError(t, err)
+		}
+	}
+	assert.False(t, hasIndex(t, m), "160 records, below 200")
+	assert.False(t, postgres.Indexed(m))
+	pending, _ := chunkStates(t, m)
+	assert.Zero(t, pending, "nothing to fold into")
+	for _, q := range []memory.Query{
+		{Text: "crate 1036", Namespace: "ns1", Mode: memory.VectorOnly, K: 5},
+		{Text: "cargo 3 crate", Mode: memory.Hybrid, K: 8},
+		{Text: "load note 42", Mode: memory.VectorOnly, K: 10},
+	} {
+		got, err := m.Query(ctx, q)
+		require.NoError(t, err)
+		want, err := exact.Query(ctx, q)
+		require.NoError(t, err)
+		require.NotEmpty(t, want, q.Text)
+		require.Len(t, got, len(want), q.Text)
+		for j := range got {
+			assert.Equal(t, want[j].ID, got[j].ID, "%q hit %d", q.Text, j)
+			assert.InDelta(t, want[j].Score, got[j].Score, 1e-6, "%q hit %d", q.Text, j)
+		}
+	}
+
+	// A load to 250 records: the index is built at its end.
+	_, err := m.Load(ctx, recs[160:], 100, nil)
+	require.NoError(t, err)
+	assert.True(t, hasIndex(t, m))
+	assert.True(t, postgres.Indexed(m))
+	hits, err := m.Query(ctx, memory.Query{Text: "crate 1379", Namespace: "ns2"})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "l197", hits[0].ID)
+	checkStats(t, m)
+
+	// Small writes: the background fold builds it once they reach the size.
+	small := open(t, storeURL(t), postgres.WithIndexAfter(40), postgres.WithFoldAfter(1))
+	for _, r := range recs[:45] {
+		_, err := small.Add(ctx, r)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return hasIndex(t, small) && postgres.Indexed(small) }, 30*time.Second, 20*time.Millisecond)
+
+	// An Open of a store at the size without the index builds it.
+	bulkURL := storeURL(t)
+	bulk := open(t, withParams(bulkURL, "exact", "1"))
+	_, err = bulk.Load(ctx, recs[:50], 100, nil)
+	require.NoError(t, err)
+	require.NoError(t, bulk.Close())
+	below := open(t, bulkURL, postgres.WithIndexAfter(51))
+	assert.False(t, hasIndex(t, below), "50 records, below 51")
+	require.NoError(t, below.Close())
+	at := open(t, bulkURL, postgres.WithIndexAfter(50))
+	assert.True(t, hasIndex(t, at))
+
+	// An index left invalid (as by a concurrent build that failed) is
+	// built again: by an Open, and by the background fold.
+	invalidate := func(m *postgres.Memory) {
+		var super bool
+		require.NoError(t, m.Pool().QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super))
+		require.True(t, super, "marking an index invalid needs a superuser (scripts/pg-test.sh's clusters run as postgres)")
+		_, err := m.Pool().Exec(ctx, `UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass('chunks_hnsw')`)
+		require.NoError(t, err)
+		require.False(t, validIndex(t, m))
+	}
+	invalidate(at)
+	require.NoError(t, at.Close())
+	again := open(t, bulkURL, postgres.WithIndexAfter(50))
+	assert.True(t, validIndex(t, again), "rebuilt by Open")
+	invalidate(small)
+	postgres.RecheckIndex(small)
+	require.Eventually(t, func() bool { return validIndex(t, small) }, 30*time.Second, 20*time.Millisecond, "rebuilt in the background")
+}
+
+// validIndex reports whether m's store has a valid HNSW index.
+func validIndex(t *testing.T, m *postgres.Memory) bool {
+	t.Helper()
+	var ok bool
+	require.NoError(t, m.Pool().QueryRow(t.Context(), `SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('chunks_hnsw')), false)`).Scan(&ok))
+	return ok
 }

@@ -45,6 +45,7 @@ type options struct {
 	bulkRecords    int
 	foldAfter      int // chunks
 	vectorCache    int // chunks
+	indexAfter     int // records
 }
 
 func defaultOptions() options {
@@ -55,6 +56,7 @@ func defaultOptions() options {
 		bulkRecords:    DefaultBulkRecords,
 		foldAfter:      DefaultFoldAfter,
 		vectorCache:    DefaultVectorCache,
+		indexAfter:     defaultIndexAfter,
 	}
 }
 
@@ -241,8 +243,35 @@ func WithFoldAfter(chunks int) Option {
 	}
 }
 
+// DefaultIndexAfter is how many records a store holds before it has an
+// HNSW index (WithIndexAfter).
+const DefaultIndexAfter = 20_000
+
+// defaultIndexAfter is WithIndexAfter's default: DefaultIndexAfter (the
+// package's tests of the HNSW path set it to 0).
+var defaultIndexAfter = DefaultIndexAfter
+
+// WithIndexAfter sets how many records (≥ 0; 0: from the first;
+// DefaultIndexAfter) the store holds, over all namespaces, before it gets
+// its HNSW index. Below that the vector path scans the chunks exactly:
+// a namespace of up to 40,000 records is searched in this process
+// anyway (WithVectorCache), where the index is not used, and building it
+// is most of what a load of such a store costs (measured: some 20 s of a
+// 10,000-record load's 25 s on two cores). The index is built, once, by
+// the Open, Load or large AddBatch (WithBulkLoad) that finds the store at
+// the size, or in the background (the fold's goroutine, WithFoldAfter;
+// CREATE INDEX CONCURRENTLY, so writes go on) after small writes reach
+// it; it is kept when the store shrinks. A search of all namespaces
+// without it scans every chunk.
+func WithIndexAfter(records int) Option {
+	return func(o *options) error {
+		return setting.IntIn(&o.indexAfter, "HNSW index size (records)", records, 0, math.MaxInt32)
+	}
+}
+
 // DefaultVectorCache is how many chunks' vectors a memory keeps in process
-// unless told (WithVectorCache): about 330 MB at 512 dimensions.
+// unless told (WithVectorCache): about 330 MB at 512 dimensions (60 MB
+// more for a lexical embedder's, kept by columns too).
 const DefaultVectorCache = 120_000
 
 // WithVectorCache sets how many chunks' vectors (≥ 0; 0: none;

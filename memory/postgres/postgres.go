@@ -31,7 +31,8 @@
 // URL): tables manifest (embedder and dimension), schema_migrations,
 // namespaces (with the BM25 statistics), records, chunks (text,
 // vector(dim) and whether it is pending, with an HNSW index over the
-// chunks that are not unless exact=1), postings,
+// chunks that are not unless exact=1 or the store holds fewer than
+// WithIndexAfter's records), postings,
 // posting_blocks, episodes and speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
 // under an advisory lock; a store from before schema version 5 then has
@@ -68,7 +69,8 @@
 //
 // A query of one namespace of up to 5,000 records scans its chunks'
 // vectors exactly (through the ns index); a larger namespace, or a query
-// of all of them, searches the HNSW index. The index is what a write would
+// of all of them, searches the HNSW index, which a store gets once it
+// holds WithIndexAfter's records (before, every query scans exactly). The index is what a write would
 // pay for: pgvector inserts into the graph one vector at a time, several
 // milliseconds each, about eight times what building the index over the
 // same vectors at once costs (measured on two cores), two thirds of a
@@ -175,6 +177,12 @@ type Memory struct {
 	// count (or 0 after a fold) plus what this process wrote pending
 	// since. Past pendingCap, writes go into the index.
 	pendingEst atomic.Int64
+	// indexed is whether this process last found the HNSW index
+	// (index.go); sinceIndexCheck counts the records written without it
+	// since the store's size was last checked.
+	indexed         atomic.Bool
+	sinceIndexCheck atomic.Int64
+	indexCheckedAt  atomic.Int64 // UnixNano of the last check
 	// foldSkips counts the background folds that found the fold lock
 	// held by another session and skipped (tests wait for one).
 	foldSkips atomic.Int64
@@ -270,20 +278,10 @@ func (m *Memory) init(ctx context.Context) error {
 	if err := m.packTails(ctx); err != nil {
 		return err
 	}
-	if !m.opts.exact {
-		// Built over the rows already there when missing (faster than
-		// growing it one insert at a time after a bulk load with exact=1).
-		if err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-			// One opener builds it; the others wait and find it.
-			if err := m.lockSchema(ctx, tx); err != nil {
-				return err
-			}
-			return m.createIndex(ctx, tx)
-		}); err != nil {
-			return m.wrap(ctx, "create HNSW index", err)
-		}
-	}
-	return nil
+	// Built over the rows already there when missing and due (faster
+	// than growing it one insert at a time after a bulk load with
+	// exact=1).
+	return m.indexIfDue(ctx)
 }
 
 // createIndex creates the HNSW index over the chunks that are not pending
@@ -508,6 +506,9 @@ func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bo
 		return nil, err
 	}
 	m.wrotePending(pending)
+	if !load {
+		m.wroteUnindexed(ctx, len(preps))
+	}
 	return preps, nil
 }
 

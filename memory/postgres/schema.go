@@ -260,6 +260,10 @@ DROP TABLE postings;` + addRecordSQL9
 // pending (migration 6 creates it too, in its own words).
 const hnswIndexSQL = `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`
 
+// hnswIndexConcurrentlySQL is hnswIndexSQL built without blocking
+// writers (index.go).
+const hnswIndexConcurrentlySQL = `CREATE INDEX CONCURRENTLY IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`
+
 // SchemaVersion is the schema version this build creates and reads.
 var SchemaVersion = len(migrations)
 

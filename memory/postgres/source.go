@@ -264,7 +264,8 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	}
 	args := []any{pgv.NewVector(unit)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
-	exact := m.opts.exact || scope.Namespace != "" && nss[0].textDocs <= exactRecords
+	m.recheckIndex()
+	exact := m.opts.exact || !m.indexed.Load() || scope.Namespace != "" && nss[0].textDocs <= exactRecords
 	var conds []string // time range and validity, for every search
 	if !scope.From.IsZero() {
 		conds = append(conds, "time >= "+arg(scope.From))

@@ -13,13 +13,15 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	pgv "github.com/pgvector/pgvector-go"
 
+	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )
 
 // A namespace of up to vectorCacheRecords records has its chunks' vectors
 // kept in this process too, in the exact search of a directory store
-// (vdb/inmem with int8 codes, rescored exactly): at such sizes scanning
+// (vdb/inmem with int8 codes, by columns too for a lexical embedder,
+// rescored exactly): at such sizes scanning
 // them here costs less than the HNSW search in the server (7 to 14 ms at
 // 10,000 records on two busy cores), and it is exact where HNSW is not. Like the keyword caches (cache.go), the copy is of a version of
 // the namespace: a search whose snapshot sees that version reads it; one
@@ -317,7 +319,14 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 	nv.mu.Lock()
 	defer nv.mu.Unlock()
 	if nv.db == nil {
-		if nv.db, err = inmem.New(m.dim, inmem.WithCodes(inmem.Int8)); err != nil {
+		opts := []inmem.Option{inmem.WithCodes(inmem.Int8)}
+		if embed.KindOf(m.emb) == embed.Lexical {
+			// By columns too, as a store directory keeps a lexical
+			// embedder's (longterm's vectorSpec): a query reads only
+			// its few nonzero dimensions.
+			opts = append(opts, inmem.WithColumns())
+		}
+		if nv.db, err = inmem.New(m.dim, opts...); err != nil {
 			return err
 		}
 	}

@@ -254,7 +254,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 	// about pendingCap pending chunks: every query that searches the
 	// index scans those exactly, so their number stays bounded even when
 	// writes outpace the fold.
-	pending := !m.opts.exact && !bulk && !load && len(chunkRows) <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
+	pending := !m.opts.exact && m.indexed.Load() && !bulk && !load && len(chunkRows) <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
 	for i := range chunkRows {
 		chunkRows[i] = append(chunkRows[i], pending)
 	}
@@ -291,17 +291,28 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 }
 
 // bulk reports whether a batch of n records rebuilds the HNSW index
-// (WithBulkLoad): the index is kept, the batch has at least
+// (WithBulkLoad): the index is kept and there (a store without it builds
+// it after the batch if due: wroteUnindexed), the batch has at least
 // opts.bulkRecords records and at least as many as the store holds.
 func (m *Memory) bulk(ctx context.Context, tx pgx.Tx, n int) (bool, error) {
-	if m.opts.exact || m.opts.bulkRecords == 0 || n < m.opts.bulkRecords {
+	if m.opts.exact || !m.indexed.Load() || m.opts.bulkRecords == 0 || n < m.opts.bulkRecords {
 		return false, nil
 	}
 	var stored int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(text_docs), 0) FROM namespaces`).Scan(&stored); err != nil {
 		return false, err
 	}
-	return int64(n) >= stored, nil
+	if int64(n) < stored {
+		return false, nil
+	}
+	// The index lock, before the table's (index.go); while a concurrent
+	// build holds it the batch is written as any other.
+	if err := m.lockIndex(ctx, tx); errors.Is(err, errIndexBusy) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // errRetry marks a transaction to run again.
