@@ -25,13 +25,11 @@ type search[K comparable] struct {
 	// timed are the query's terms that occur only in its time references
 	// (timedTerms; the keyword path's, nil until then).
 	timed map[string]bool
-	// scratch holds the keyword path's maps of record scores, reused
-	// (cleared) from one namespace to the next: a search of every
-	// namespace fills them once each.
-	scratch struct {
-		own, lent, scores map[int64]float64
-		ids               []int64 // nsSearch.ids
-	}
+	// scratch holds the keyword path's sets of record scores, reused
+	// (emptied) from one namespace to the next: a search of every
+	// namespace fills them once each. keyword takes it from kwScratchPool
+	// and puts it back.
+	scratch *kwScratch
 }
 
 // scored is a record the keyword path found, with its score.
