@@ -125,11 +125,20 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	own.reset()
 	lent.reset()
 	wPrev, wNext := cfg.neighbourWeight, cfg.nextWeight
+	// search is ns.Search, or ns.Select when the order of its results
+	// cannot change a score: with one field (no expansion, no feedback),
+	// a record's own score is one result's and what it is lent the sum
+	// of at most two (from the record before it and the one after), and
+	// a sum of two floats does not depend on their order.
+	search := ns.Search
+	if sel, ok := ns.(Selector); ok && cfg.related == nil && cfg.feedbackDocs <= 0 {
+		search = sel.Select
+	}
 	addField := func(groups []keyword.QueryGroup) error {
 		if len(groups) == 0 {
 			return nil
 		}
-		found, err := ns.Search(ctx, groups, cfg.bm25, fetch, s.scope)
+		found, err := search(ctx, groups, cfg.bm25, fetch, s.scope)
 		if err != nil {
 			return err
 		}
@@ -142,7 +151,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		src := found
 		if s.scope.Timed() {
 			// A neighbour in range may follow a match out of range.
-			if src, err = ns.Search(ctx, groups, cfg.bm25, fetch, Scope{History: true}); err != nil {
+			if src, err = search(ctx, groups, cfg.bm25, fetch, Scope{History: true}); err != nil {
 				return err
 			}
 		}
