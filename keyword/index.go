@@ -396,29 +396,35 @@ func (ix *Index) SearchGroups(groups []QueryGroup, p Params, k int, keep func(id
 	return ix.searchGroups(gs, p, k, keep)
 }
 
-// SelectGroups is SearchGroups without the order: it returns the same k
-// documents with the same scores, in no particular order, and so does not
-// sort them. A caller that only sums their scores per document (the
-// keyword path of package engine) saves the sort.
-func (ix *Index) SelectGroups(groups []QueryGroup, p Params, k int, keep func(id int64) bool) []Result {
-	if k <= 0 {
-		return nil
+// SelectGroups is SearchGroups without the order: it appends to dst[:0]
+// the same k documents with the same scores, in no particular order, and
+// so does not sort them, and returns it. A caller that only sums their
+// scores per document (the keyword path of package engine) saves the
+// sort, and reuses dst from one search to the next.
+func (ix *Index) SelectGroups(dst []Result, groups []QueryGroup, p Params, k int, keep func(id int64) bool) []Result {
+	dst = dst[:0]
+	if k <= 0 || len(groups) == 0 {
+		return dst
 	}
 	gs := make([]queryGroup, len(groups))
 	for i, g := range groups {
 		gs[i] = queryGroup{main: g.Main, parts: g.Parts, weight: g.Weight}
 	}
-	return ix.selectGroups(gs, p, k, keep, false)
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	cands := ix.score(gs, p, s)
+	if keep != nil {
+		cands = slices.DeleteFunc(cands, func(r Result) bool { return !keep(r.ID) })
+	}
+	if len(cands) > k {
+		selectBest(cands, k)
+		cands = cands[:k]
+	}
+	return append(dst, cands...)
 }
 
 // searchGroups is Search's and SearchTerms' common part.
 func (ix *Index) searchGroups(groups []queryGroup, p Params, k int, keep func(id int64) bool) []Result {
-	return ix.selectGroups(groups, p, k, keep, true)
-}
-
-// selectGroups returns the k best documents for groups, sorted best first
-// when sorted is set, else in no particular order.
-func (ix *Index) selectGroups(groups []queryGroup, p Params, k int, keep func(id int64) bool, sorted bool) []Result {
 	if len(groups) == 0 {
 		return nil
 	}
@@ -428,17 +434,7 @@ func (ix *Index) selectGroups(groups []queryGroup, p Params, k int, keep func(id
 	if keep != nil {
 		cands = slices.DeleteFunc(cands, func(r Result) bool { return !keep(r.ID) })
 	}
-	if sorted {
-		return topK(cands, k)
-	}
-	if len(cands) == 0 {
-		return nil
-	}
-	if len(cands) > k {
-		selectBest(cands, k)
-		cands = cands[:k]
-	}
-	return slices.Clone(cands)
+	return topK(cands, k)
 }
 
 // score puts every document matching at least one term, with its score,

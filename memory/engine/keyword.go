@@ -129,16 +129,25 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	// cannot change a score: with one field (no expansion, no feedback),
 	// a record's own score is one result's and what it is lent the sum
 	// of at most two (from the record before it and the one after), and
-	// a sum of two floats does not depend on their order.
-	search := ns.Search
-	if sel, ok := ns.(Selector); ok && cfg.related == nil && cfg.feedbackDocs <= 0 {
-		search = sel.Select
+	// a sum of two floats does not depend on their order. Select's
+	// results go into buf, reused.
+	sel, _ := ns.(Selector)
+	if cfg.related != nil || cfg.feedbackDocs > 0 {
+		sel = nil
+	}
+	search := func(buf *[]keyword.Result, groups []keyword.QueryGroup, scope Scope) ([]keyword.Result, error) {
+		if sel == nil {
+			return ns.Search(ctx, groups, cfg.bm25, fetch, scope)
+		}
+		r, err := sel.Select(ctx, *buf, groups, cfg.bm25, fetch, scope)
+		*buf = r
+		return r, err
 	}
 	addField := func(groups []keyword.QueryGroup) error {
 		if len(groups) == 0 {
 			return nil
 		}
-		found, err := search(ctx, groups, cfg.bm25, fetch, s.scope)
+		found, err := search(&s.scratch.found, groups, s.scope)
 		if err != nil {
 			return err
 		}
@@ -151,14 +160,15 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		src := found
 		if s.scope.Timed() {
 			// A neighbour in range may follow a match out of range.
-			if src, err = search(ctx, groups, cfg.bm25, fetch, Scope{History: true}); err != nil {
+			if src, err = search(&s.scratch.inScope, groups, Scope{History: true}); err != nil {
 				return err
 			}
 		}
-		ids := make([]int64, len(src))
-		for i, r := range src {
-			ids[i] = r.ID
+		ids := s.scratch.lenders[:0]
+		for _, r := range src {
+			ids = append(ids, r.ID)
 		}
+		s.scratch.lenders = ids
 		if err := ns.Links(ctx, nil, ids); err != nil {
 			return err
 		}
@@ -453,7 +463,8 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 		return err
 	}
 	ids := n.ids // n.scored(scores), as Links was asked
-	eps := make([]int64, len(ids))
+	eps := slices.Grow(n.scratch.eps[:0], len(ids))[:len(ids)]
+	n.scratch.eps = eps
 	var best float64
 	several := false
 	for i, id := range ids {
@@ -494,7 +505,8 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 		// the first depth, nor one below the floor, and its link need
 		// not be read.
 		if len(ids) > 2*depth {
-			cut := kthLargest(ids, scores, depth)
+			var cut float64
+			cut, n.scratch.heap = kthLargest(n.scratch.heap, ids, scores, depth)
 			ids = slices.DeleteFunc(ids, func(id int64) bool { return scores.get(id) < cut })
 		}
 		if !math.IsInf(n.floor, -1) {
@@ -504,7 +516,10 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 	if err := n.ns.Links(ctx, ids, nil); err != nil {
 		return nil, err
 	}
-	out := make([]scored[K], 0, len(ids))
+	// out is reused from one namespace to the next: keyword copies
+	// what rank returns.
+	out := slices.Grow(n.ranked[:0], len(ids))
+	defer func() { n.ranked = out[:0] }()
 	for _, id := range ids {
 		sc := scores.get(id)
 		rid, speaker, ok := n.ns.Owner(id)
@@ -523,9 +538,10 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 }
 
 // kthLargest returns the k-th largest of the scores of ids (k ≤ len(ids)),
-// through a heap of the k largest so far whose root is the smallest.
-func kthLargest(ids []int64, scores *scoreSet, k int) float64 {
-	h := make([]float64, 0, k)
+// through a heap of the k largest so far whose root is the smallest, kept
+// in h (reused: returned for the next call).
+func kthLargest(h []float64, ids []int64, scores *scoreSet, k int) (float64, []float64) {
+	h = h[:0]
 	down := func(i int) {
 		for {
 			l, m := 2*i+1, i
@@ -555,7 +571,7 @@ func kthLargest(ids []int64, scores *scoreSet, k int) float64 {
 			down(0)
 		}
 	}
-	return h[0]
+	return h[0], h
 }
 
 // compareScored orders by descending score, ties by record id.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/agentmem/agentmem/keyword"
 	"iter"
 	"sync"
 )
@@ -153,6 +154,12 @@ func (s *scoreSet) copyFrom(src *scoreSet) {
 type kwScratch struct {
 	own, lent, scores scoreSet
 	ids               []int64 // nsSearch.ids
+	// found and inScope hold a field's results (Selector), lenders the
+	// ids of those that lend, eps their episodes (addEpisodes), heap
+	// kthLargest's, and ranked rank's results.
+	found, inScope []keyword.Result
+	lenders, eps   []int64
+	heap           []float64
 }
 
 var kwScratchPool = sync.Pool{New: func() any { return new(kwScratch) }}

@@ -30,6 +30,8 @@ type search[K comparable] struct {
 	// namespace fills them once each. keyword takes it from kwScratchPool
 	// and puts it back.
 	scratch *kwScratch
+	// ranked is nsSearch.rank's list, reused.
+	ranked []scored[K]
 }
 
 // scored is a record the keyword path found, with its score.

@@ -138,11 +138,12 @@ func (s Scope) Contains(t time.Time) bool {
 }
 
 // Selector is the optional interface of a [Namespace] that finds
-// Search's records without ordering them: it returns the same best n, with
-// the same scores, in any order, and saves Search's sort. The keyword path
-// asks it instead of Search when it only sums the scores by record.
+// Search's records without ordering them: it appends to dst[:0] the same
+// best n, with the same scores, in any order, saving Search's sort, and
+// returns it. The keyword path asks it instead of Search when it only
+// sums the scores by record, and reuses dst.
 type Selector interface {
-	Select(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, n int, scope Scope) ([]keyword.Result, error)
+	Select(ctx context.Context, dst []keyword.Result, groups []keyword.QueryGroup, p keyword.Params, n int, scope Scope) ([]keyword.Result, error)
 }
 
 // Adjacent is the optional interface of a [Namespace] that tells a

@@ -123,8 +123,8 @@ func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyw
 }
 
 // Select is Search's results in no order (engine.Selector).
-func (s *nsView) Select(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
-	return s.n.text.SelectGroups(groups, p, k, s.keep(scope)), nil
+func (s *nsView) Select(ctx context.Context, dst []keyword.Result, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
+	return s.n.text.SelectGroups(dst, groups, p, k, s.keep(scope)), nil
 }
 
 // keep returns the test of a record id that scope needs, or nil when it
