@@ -211,7 +211,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		}
 		return scores, bestID
 	}
-	groups := keyword.ParseQuery(tok, rest, cfg.bm25.K3)
+	groups := s.parseQuery(rest)
 	if err := addField(groups); err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			}
 		}
 	}
-	if b := cfg.recencyBoost; b > 0 && scores.len() > 0 && ranking.RefersBack(s.text) {
+	if b := cfg.recencyBoost; b > 0 && scores.len() > 0 && s.refersBack() {
 		newest, err := ns.Newest(ctx)
 		if err != nil {
 			return nil, err
@@ -285,6 +285,32 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	}
 	n.floor = floor
 	return n.rank(ctx, scores, speakers, s.depth)
+}
+
+// parseQuery returns keyword.ParseQuery's groups of rest (the query's
+// words for a namespace: without the speakers it names), parsed once a
+// search for each rest: every namespace of a search of all asks, most
+// with the same words. The groups are read, never changed.
+func (s *search[K]) parseQuery(rest string) []keyword.QueryGroup {
+	if s.parsed.groups != nil && s.parsed.rest == rest {
+		return s.parsed.groups
+	}
+	g := keyword.ParseQuery(s.e.tok, rest, s.e.cfg.bm25.K3)
+	if g != nil {
+		s.parsed.rest, s.parsed.groups = rest, g
+	}
+	return g
+}
+
+// refersBack is ranking.RefersBack(s.text), found once a search.
+func (s *search[K]) refersBack() bool {
+	if s.refers == 0 {
+		s.refers = 2
+		if ranking.RefersBack(s.text) {
+			s.refers = 1
+		}
+	}
+	return s.refers == 1
 }
 
 // handOffTop is how many of a namespace's best records handOff reads to

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
@@ -32,6 +33,13 @@ type search[K comparable] struct {
 	scratch *kwScratch
 	// ranked is nsSearch.rank's list, reused.
 	ranked []scored[K]
+	// parsed is parseQuery's last query, refers refersBack's answer (0:
+	// not asked yet, 1 yes, 2 no).
+	parsed struct {
+		rest   string
+		groups []keyword.QueryGroup
+	}
+	refers int8
 }
 
 // scored is a record the keyword path found, with its score.
