@@ -25,6 +25,7 @@ package keyword
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -395,6 +396,33 @@ func (ix *Index) SearchGroups(groups []QueryGroup, p Params, k int, keep func(id
 	return ix.searchGroups(gs, p, k, keep)
 }
 
+// SelectGroups is SearchGroups without the order: it appends to dst[:0]
+// the same k documents with the same scores, in no particular order, and
+// so does not sort them, and returns it. A caller that only sums their
+// scores per document (the keyword path of package engine) saves the
+// sort, and reuses dst from one search to the next.
+func (ix *Index) SelectGroups(dst []Result, groups []QueryGroup, p Params, k int, keep func(id int64) bool) []Result {
+	dst = dst[:0]
+	if k <= 0 || len(groups) == 0 {
+		return dst
+	}
+	gs := make([]queryGroup, len(groups))
+	for i, g := range groups {
+		gs[i] = queryGroup{main: g.Main, parts: g.Parts, weight: g.Weight}
+	}
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	cands := ix.score(gs, p, s)
+	if keep != nil {
+		cands = slices.DeleteFunc(cands, func(r Result) bool { return !keep(r.ID) })
+	}
+	if len(cands) > k {
+		selectBest(cands, k)
+		cands = cands[:k]
+	}
+	return append(dst, cands...)
+}
+
 // searchGroups is Search's and SearchTerms' common part.
 func (ix *Index) searchGroups(groups []queryGroup, p Params, k int, keep func(id int64) bool) []Result {
 	if len(groups) == 0 {
@@ -603,6 +631,50 @@ func topK(cands []Result, k int) []Result {
 	}
 	slices.SortFunc(h, better)
 	return h
+}
+
+// selectBest reorders c so that its first k (0 < k < len(c)) are its k
+// best by better, in no particular order: a quickselect (median-of-three
+// pivots) that falls back to sorting the part left when its pivots keep
+// splitting badly, so it stays O(n log n) at worst. better is a total
+// order (ids are distinct), so the k are topK's.
+func selectBest(c []Result, k int) {
+	lo, hi := 0, len(c)-1
+	for budget := 2 * bits.Len(uint(len(c))); lo < hi; budget-- {
+		if hi-lo < 16 || budget == 0 {
+			slices.SortFunc(c[lo:hi+1], better)
+			return
+		}
+		m := lo + (hi-lo)/2
+		if better(c[m], c[lo]) < 0 {
+			c[m], c[lo] = c[lo], c[m]
+		}
+		if better(c[hi], c[lo]) < 0 {
+			c[hi], c[lo] = c[lo], c[hi]
+		}
+		if better(c[hi], c[m]) < 0 {
+			c[hi], c[m] = c[m], c[hi]
+		}
+		c[m], c[hi] = c[hi], c[m] // the median of the three is the pivot, at hi
+		pv := c[hi]
+		i := lo
+		for j := lo; j < hi; j++ {
+			if c[j].Score > pv.Score || c[j].Score == pv.Score && c[j].ID < pv.ID {
+				c[i], c[j] = c[j], c[i]
+				i++
+			}
+		}
+		c[i], c[hi] = c[hi], c[i]
+		// c[lo:i] are better than the pivot, now at i; c[i+1:hi+1] worse.
+		switch {
+		case i == k || i == k-1:
+			return
+		case i > k:
+			hi = i - 1
+		default:
+			lo = i + 1
+		}
+	}
 }
 
 // siftDown restores the heap below i in h, a heap whose root is its worst

@@ -82,3 +82,76 @@ func TestScore_MatchesIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectBest checks the quickselect against a full sort: the first k
+// after it are the sort's first k, as a set, on scores with many ties,
+// shuffled and already sorted either way (the pivots' worst cases).
+func TestSelectBest(t *testing.T) {
+	t.Parallel()
+
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{2, 3, 16, 17, 40, 401, 1000, 5000} {
+		for _, spread := range []int{1, 3, 1 << 20} {
+			cands := make([]Result, n)
+			for i := range cands {
+				cands[i] = Result{ID: int64(i * 3), Score: float64(rng.IntN(spread)) / 4}
+			}
+			want := slices.SortedFunc(slices.Values(cands), better)
+			for _, order := range []string{"shuffled", "sorted", "reversed"} {
+				switch order {
+				case "shuffled":
+					rng.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+				case "sorted":
+					copy(cands, want)
+				default:
+					copy(cands, want)
+					slices.Reverse(cands)
+				}
+				for _, k := range []int{1, 2, n / 3, n / 2, n - 1} {
+					if k < 1 || k >= n {
+						continue
+					}
+					c := slices.Clone(cands)
+					selectBest(c, k)
+					got := slices.SortedFunc(slices.Values(c[:k]), better)
+					assert.Equal(t, want[:k], got, "n=%d spread=%d %s k=%d", n, spread, order, k)
+					assert.Equal(t, want, slices.SortedFunc(slices.Values(c), better), "a permutation")
+				}
+			}
+		}
+	}
+}
+
+// TestSelectGroups_MatchesSearch: SelectGroups returns SearchGroups'
+// results, scores included, in another order.
+func TestSelectGroups_MatchesSearch(t *testing.T) {
+	t.Parallel()
+
+	ix := NewIndex(nil)
+	rng := rand.New(rand.NewPCG(11, 12))
+	words := []string{"alpha", "beta", "gamma", "delta", "order", "call", "138-0013-8000", "0013", "8000"}
+	for i := range 2000 {
+		var text []byte
+		for range 1 + rng.IntN(6) {
+			text = append(text, words[rng.IntN(len(words))]...)
+			text = append(text, ' ')
+		}
+		ix.Add(int64(7*i), string(text))
+	}
+	p := ix.params()
+	odd := func(id int64) bool { return id%2 == 1 }
+	for _, q := range []string{"alpha order", "call 138-0013-8000", "gamma", "beta delta 8000", "nothing"} {
+		groups := QueryGroups(nil, q)
+		for _, k := range []int{1, 3, 50, 400, 5000} {
+			for _, keep := range []func(int64) bool{nil, odd} {
+				want := ix.SearchGroups(groups, p, k, keep)
+				got := ix.SelectGroups(make([]Result, 3), groups, p, k, keep)
+				assert.Len(t, got, len(want), "%q k=%d", q, k)
+				if len(want) == 0 {
+					continue
+				}
+				assert.Equal(t, want, slices.SortedFunc(slices.Values(got), better), "%q k=%d", q, k)
+			}
+		}
+	}
+}

@@ -3,7 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
-	"maps"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -28,6 +28,11 @@ func (s *search[K]) keyword(ctx context.Context) ([]scored[K], error) {
 		return nil, err
 	}
 	words := ranking.WithoutQuestionWords(s.text)
+	s.scratch = kwScratchPool.Get().(*kwScratch)
+	defer func() {
+		kwScratchPool.Put(s.scratch)
+		s.scratch = nil
+	}()
 	var out []scored[K]
 	// floor is the depth-th best score of the namespaces ranked so far,
 	// once they found depth records: a record of the next that scores
@@ -74,11 +79,8 @@ type nsSearch[K comparable] struct {
 }
 
 // scored returns the ids of scores, in n.ids (reused by the next call).
-func (n *nsSearch[K]) scored(scores map[int64]float64) []int64 {
-	n.ids = n.ids[:0]
-	for id := range scores {
-		n.ids = append(n.ids, id)
-	}
+func (n *nsSearch[K]) scored(scores *scoreSet) []int64 {
+	n.ids = append(n.ids[:0], scores.ids...)
 	return n.ids
 }
 
@@ -119,24 +121,38 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * s.depth
-	own, lent := s.scratch.own, s.scratch.lent
-	if own == nil {
-		own, lent = map[int64]float64{}, map[int64]float64{}
-		s.scratch.own, s.scratch.lent = own, lent
-	}
-	clear(own)
-	clear(lent)
+	own, lent := &s.scratch.own, &s.scratch.lent
+	own.reset()
+	lent.reset()
 	wPrev, wNext := cfg.neighbourWeight, cfg.nextWeight
+	// search is ns.Search, or ns.Select when the order of its results
+	// cannot change a score: with one field (no expansion, no feedback),
+	// a record's own score is one result's and what it is lent the sum
+	// of at most two (from the record before it and the one after), and
+	// a sum of two floats does not depend on their order. Select's
+	// results go into buf, reused.
+	sel, _ := ns.(Selector)
+	if cfg.related != nil || cfg.feedbackDocs > 0 {
+		sel = nil
+	}
+	search := func(buf *[]keyword.Result, groups []keyword.QueryGroup, scope Scope) ([]keyword.Result, error) {
+		if sel == nil {
+			return ns.Search(ctx, groups, cfg.bm25, fetch, scope)
+		}
+		r, err := sel.Select(ctx, *buf, groups, cfg.bm25, fetch, scope)
+		*buf = r
+		return r, err
+	}
 	addField := func(groups []keyword.QueryGroup) error {
 		if len(groups) == 0 {
 			return nil
 		}
-		found, err := ns.Search(ctx, groups, cfg.bm25, fetch, s.scope)
+		found, err := search(&s.scratch.found, groups, s.scope)
 		if err != nil {
 			return err
 		}
 		for _, r := range found {
-			own[r.ID] += r.Score
+			own.add(r.ID, r.Score)
 		}
 		if wPrev <= 0 && wNext <= 0 {
 			return nil
@@ -144,14 +160,15 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		src := found
 		if s.scope.Timed() {
 			// A neighbour in range may follow a match out of range.
-			if src, err = ns.Search(ctx, groups, cfg.bm25, fetch, Scope{History: true}); err != nil {
+			if src, err = search(&s.scratch.inScope, groups, Scope{History: true}); err != nil {
 				return err
 			}
 		}
-		ids := make([]int64, len(src))
-		for i, r := range src {
-			ids[i] = r.ID
+		ids := s.scratch.lenders[:0]
+		for _, r := range src {
+			ids = append(ids, r.ID)
 		}
+		s.scratch.lenders = ids
 		if err := ns.Links(ctx, nil, ids); err != nil {
 			return err
 		}
@@ -174,10 +191,10 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 				prev, next = l.Prev, l.Next
 			}
 			if f := next; f >= 0 && wPrev > 0 && inRange(f) {
-				lent[f] += wPrev * r.Score
+				lent.add(f, wPrev*r.Score)
 			}
 			if p := prev; p >= 0 && wNext > 0 && inRange(p) {
-				lent[p] += wNext * r.Score
+				lent.add(p, wNext*r.Score)
 			}
 		}
 		return nil
@@ -185,21 +202,16 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 	// combined returns every record's own score with what its neighbours
 	// lend it, and the best direct match (ranking.Best over own: -1 for
 	// none).
-	combined := func() (map[int64]float64, int64) {
-		bestID, best := ranking.Best(maps.All(own))
-		scores := s.scratch.scores
-		if scores == nil {
-			scores = make(map[int64]float64, len(own)+len(lent))
-			s.scratch.scores = scores
-		}
-		clear(scores)
-		maps.Copy(scores, own)
-		for id, l := range lent {
-			scores[id] = ranking.WithNeighbours(own[id], l, best)
+	combined := func() (*scoreSet, int64) {
+		bestID, best := ranking.Best(own.all())
+		scores := &s.scratch.scores
+		scores.copyFrom(own)
+		for _, id := range lent.ids {
+			scores.set(id, ranking.WithNeighbours(own.get(id), lent.get(id), best))
 		}
 		return scores, bestID
 	}
-	groups := keyword.ParseQuery(tok, rest, cfg.bm25.K3)
+	groups := s.parseQuery(rest)
 	if err := addField(groups); err != nil {
 		return nil, err
 	}
@@ -235,7 +247,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			return nil, err
 		}
 	}
-	if b := cfg.timeBoost; b > 0 && len(scores) > 0 {
+	if b := cfg.timeBoost; b > 0 && scores.len() > 0 {
 		newest, err := ns.Newest(ctx)
 		if err != nil {
 			return nil, err
@@ -244,14 +256,14 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			if err := ns.Links(ctx, n.scored(scores), nil); err != nil {
 				return nil, err
 			}
-			for id := range scores {
+			for _, id := range scores.ids {
 				if t := n.link(id).Time; !t.Before(from) && t.Before(to) {
-					scores[id] *= 1 + b
+					scores.scale(id, 1+b)
 				}
 			}
 		}
 	}
-	if b := cfg.recencyBoost; b > 0 && len(scores) > 0 && ranking.RefersBack(s.text) {
+	if b := cfg.recencyBoost; b > 0 && scores.len() > 0 && s.refersBack() {
 		newest, err := ns.Newest(ctx)
 		if err != nil {
 			return nil, err
@@ -262,17 +274,43 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		// Divided by 1 + b: the newest keep their score, older records
 		// lose, so that no score grows past what the query's words allow
 		// (relevance's calibration reads the best).
-		for id := range scores {
-			scores[id] *= (1 + b*ranking.Recency(newest.Sub(n.link(id).Time), cfg.recencyHalfLife)) / (1 + b)
+		for _, id := range scores.ids {
+			scores.scale(id, (1+b*ranking.Recency(newest.Sub(n.link(id).Time), cfg.recencyHalfLife))/(1+b))
 		}
 	}
-	if d := cfg.handOff; d > 0 && len(scores) > 0 {
+	if d := cfg.handOff; d > 0 && scores.len() > 0 {
 		if err := n.handOff(ctx, scores, speakers, d); err != nil {
 			return nil, err
 		}
 	}
 	n.floor = floor
 	return n.rank(ctx, scores, speakers, s.depth)
+}
+
+// parseQuery returns keyword.ParseQuery's groups of rest (the query's
+// words for a namespace: without the speakers it names), parsed once a
+// search for each rest: every namespace of a search of all asks, most
+// with the same words. The groups are read, never changed.
+func (s *search[K]) parseQuery(rest string) []keyword.QueryGroup {
+	if s.parsed.groups != nil && s.parsed.rest == rest {
+		return s.parsed.groups
+	}
+	g := keyword.ParseQuery(s.e.tok, rest, s.e.cfg.bm25.K3)
+	if g != nil {
+		s.parsed.rest, s.parsed.groups = rest, g
+	}
+	return g
+}
+
+// refersBack is ranking.RefersBack(s.text), found once a search.
+func (s *search[K]) refersBack() bool {
+	if s.refers == 0 {
+		s.refers = 2
+		if ranking.RefersBack(s.text) {
+			s.refers = 1
+		}
+	}
+	return s.refers == 1
 }
 
 // handOffTop is how many of a namespace's best records handOff reads to
@@ -295,8 +333,8 @@ const (
 // of them said is handed a score: the asker's own words are what is
 // wanted. A question that holds handOffLookup of the query's terms keeps
 // its score: the query looks it up.
-func (n *nsSearch[K]) handOff(ctx context.Context, scores map[int64]float64, speakers []string, d float64) error {
-	ids := bestIDs(scores)
+func (n *nsSearch[K]) handOff(ctx context.Context, scores *scoreSet, speakers []string, d float64) error {
+	ids := bestIDs(scores.all())
 	if err := n.ns.Links(ctx, ids, ids); err != nil {
 		return err
 	}
@@ -323,11 +361,11 @@ func (n *nsSearch[K]) handOff(ctx context.Context, scores map[int64]float64, spe
 		if !ok || ans.Speaker == q.Speaker || n.filtered && !n.scope.Admits(ans) || len(speakers) > 0 && !slices.Contains(speakers, ans.Speaker) {
 			continue
 		}
-		if scores[id] <= scores[q.Next] {
+		if scores.get(id) <= scores.get(q.Next) {
 			continue
 		}
-		scores[q.Next] = scores[id]
-		scores[id] *= 1 - d
+		scores.set(q.Next, scores.get(id))
+		scores.scale(id, 1-d)
 		if n.asked == nil {
 			n.asked = map[int64]string{}
 		}
@@ -338,8 +376,8 @@ func (n *nsSearch[K]) handOff(ctx context.Context, scores map[int64]float64, spe
 
 // bestIDs returns the handOffTop best-scoring ids, best first, ties by
 // id, in one pass over scores: a search of many namespaces calls it for
-// each, so it looks nothing up in the map.
-func bestIDs(scores map[int64]float64) []int64 {
+// each.
+func bestIDs(scores iter.Seq2[int64, float64]) []int64 {
 	type entry struct {
 		id    int64
 		score float64
@@ -443,19 +481,20 @@ func (s *search[K]) timedTerms() map[string]bool {
 // A question is often about what a conversation was about, in words no
 // single turn of it says all of. Records the query did not find stay out:
 // a conversation's small talk does not ride on it.
-func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGroup, w float64, scores map[int64]float64, bestID int64) error {
-	if len(scores) == 0 {
+func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGroup, w float64, scores *scoreSet, bestID int64) error {
+	if scores.len() == 0 {
 		return nil
 	}
 	if err := n.ns.Links(ctx, n.scored(scores), nil); err != nil {
 		return err
 	}
 	ids := n.ids // n.scored(scores), as Links was asked
-	eps := make([]int64, len(ids))
+	eps := slices.Grow(n.scratch.eps[:0], len(ids))[:len(ids)]
+	n.scratch.eps = eps
 	var best float64
 	several := false
 	for i, id := range ids {
-		best = max(best, scores[id])
+		best = max(best, scores.get(id))
 		eps[i] = n.ns.EpisodeOf(id)
 		several = several || eps[i] != eps[0]
 	}
@@ -475,7 +514,7 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 	bonus := ranking.EpisodeBonuses(w, best, top, bestEpisode)
 	for i, id := range ids {
 		if b, ok := bonus[eps[i]]; ok && (!n.filtered || n.scope.Admits(n.link(id))) {
-			scores[id] += b
+			scores.add(id, b)
 		}
 	}
 	return nil
@@ -484,7 +523,7 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 // rank turns a namespace's record scores into its best depth records,
 // boosting those spoken by a named speaker; a record the source does not
 // know is left out.
-func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speakers []string, depth int) ([]scored[K], error) {
+func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []string, depth int) ([]scored[K], error) {
 	ids := n.scored(scores)
 	if len(speakers) == 0 {
 		// Without a speaker's boost the order is the scores' (ties by
@@ -492,19 +531,23 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speake
 		// the first depth, nor one below the floor, and its link need
 		// not be read.
 		if len(ids) > 2*depth {
-			cut := kthLargest(ids, scores, depth)
-			ids = slices.DeleteFunc(ids, func(id int64) bool { return scores[id] < cut })
+			var cut float64
+			cut, n.scratch.heap = kthLargest(n.scratch.heap, ids, scores, depth)
+			ids = slices.DeleteFunc(ids, func(id int64) bool { return scores.get(id) < cut })
 		}
 		if !math.IsInf(n.floor, -1) {
-			ids = slices.DeleteFunc(ids, func(id int64) bool { return scores[id]/n.bound < n.floor })
+			ids = slices.DeleteFunc(ids, func(id int64) bool { return scores.get(id)/n.bound < n.floor })
 		}
 	}
 	if err := n.ns.Links(ctx, ids, nil); err != nil {
 		return nil, err
 	}
-	out := make([]scored[K], 0, len(ids))
+	// out is reused from one namespace to the next: keyword copies
+	// what rank returns.
+	out := slices.Grow(n.ranked[:0], len(ids))
+	defer func() { n.ranked = out[:0] }()
 	for _, id := range ids {
-		sc := scores[id]
+		sc := scores.get(id)
 		rid, speaker, ok := n.ns.Owner(id)
 		if !ok {
 			continue
@@ -521,9 +564,10 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores map[int64]float64, speake
 }
 
 // kthLargest returns the k-th largest of the scores of ids (k ≤ len(ids)),
-// through a heap of the k largest so far whose root is the smallest.
-func kthLargest(ids []int64, scores map[int64]float64, k int) float64 {
-	h := make([]float64, 0, k)
+// through a heap of the k largest so far whose root is the smallest, kept
+// in h (reused: returned for the next call).
+func kthLargest(h []float64, ids []int64, scores *scoreSet, k int) (float64, []float64) {
+	h = h[:0]
 	down := func(i int) {
 		for {
 			l, m := 2*i+1, i
@@ -541,7 +585,7 @@ func kthLargest(ids []int64, scores map[int64]float64, k int) float64 {
 		}
 	}
 	for _, id := range ids {
-		v := scores[id]
+		v := scores.get(id)
 		switch {
 		case len(h) < k:
 			h = append(h, v)
@@ -553,7 +597,7 @@ func kthLargest(ids []int64, scores map[int64]float64, k int) float64 {
 			down(0)
 		}
 	}
-	return h[0]
+	return h[0], h
 }
 
 // compareScored orders by descending score, ties by record id.

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -45,15 +46,15 @@ func TestKthLargest(t *testing.T) {
 				continue
 			}
 			ids := make([]int64, n)
-			scores := map[int64]float64{}
+			var scores scoreSet
 			vals := make([]float64, n)
 			for i := range ids {
 				ids[i] = int64(i)
-				scores[int64(i)] = float64(rng.IntN(40))
-				vals[i] = scores[int64(i)]
+				scores.set(int64(i), float64(rng.IntN(40)))
+				vals[i] = scores.get(int64(i))
 			}
 			slices.Sort(vals)
-			assert.Equal(t, vals[n-k], kthLargest(ids, scores, k), "n %d k %d", n, k)
+			assert.Equal(t, vals[n-k], first(kthLargest(make([]float64, 5), ids, &scores, k)), "n %d k %d", n, k)
 		}
 	}
 }
@@ -82,7 +83,9 @@ func TestBestIDs(t *testing.T) {
 				return cmp.Compare(x, y)
 			})
 			want := ids[:min(len(ids), handOffTop)]
-			assert.Equal(t, want, bestIDs(scores), "n %d spread %d", n, spread)
+			assert.Equal(t, want, bestIDs(maps.All(scores)), "n %d spread %d", n, spread)
 		}
 	}
 }
+
+func first[A, B any](a A, _ B) A { return a }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
@@ -25,13 +26,20 @@ type search[K comparable] struct {
 	// timed are the query's terms that occur only in its time references
 	// (timedTerms; the keyword path's, nil until then).
 	timed map[string]bool
-	// scratch holds the keyword path's maps of record scores, reused
-	// (cleared) from one namespace to the next: a search of every
-	// namespace fills them once each.
-	scratch struct {
-		own, lent, scores map[int64]float64
-		ids               []int64 // nsSearch.ids
+	// scratch holds the keyword path's sets of record scores, reused
+	// (emptied) from one namespace to the next: a search of every
+	// namespace fills them once each. keyword takes it from kwScratchPool
+	// and puts it back.
+	scratch *kwScratch
+	// ranked is nsSearch.rank's list, reused.
+	ranked []scored[K]
+	// parsed is parseQuery's last query, refers refersBack's answer (0:
+	// not asked yet, 1 yes, 2 no).
+	parsed struct {
+		rest   string
+		groups []keyword.QueryGroup
 	}
+	refers int8
 }
 
 // scored is a record the keyword path found, with its score.

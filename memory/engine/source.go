@@ -137,6 +137,15 @@ func (s Scope) Contains(t time.Time) bool {
 	return (s.From.IsZero() || !t.Before(s.From)) && (s.To.IsZero() || t.Before(s.To))
 }
 
+// Selector is the optional interface of a [Namespace] that finds
+// Search's records without ordering them: it appends to dst[:0] the same
+// best n, with the same scores, in any order, saving Search's sort, and
+// returns it. The keyword path asks it instead of Search when it only
+// sums the scores by record, and reuses dst.
+type Selector interface {
+	Select(ctx context.Context, dst []keyword.Result, groups []keyword.QueryGroup, p keyword.Params, n int, scope Scope) ([]keyword.Result, error)
+}
+
 // Adjacent is the optional interface of a [Namespace] that tells a
 // record's Link Prev and Next alone, more cheaply than Link: the keyword
 // path asks it of every record it found, to lend their scores to their

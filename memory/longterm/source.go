@@ -18,6 +18,7 @@ import (
 var (
 	_ engine.Store[*parent]         = (*Memory)(nil)
 	_ engine.Adjacent               = (*nsView)(nil)
+	_ engine.Selector               = (*nsView)(nil)
 	_ engine.VectorBatcher[*parent] = (*view)(nil)
 )
 
@@ -160,14 +161,25 @@ func (s *nsView) Speakers() []string {
 }
 
 func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
-	var keep func(int64) bool
-	if valid := s.m.validFilter(scope); valid != nil || scope.Timed() {
-		keep = func(id int64) bool {
-			p := s.n.parents[id]
-			return p != nil && scope.Contains(p.rec.Time) && (valid == nil || valid(&p.rec))
-		}
+	return s.n.text.SearchGroups(groups, p, k, s.keep(scope)), nil
+}
+
+// Select is Search's results in no order (engine.Selector).
+func (s *nsView) Select(ctx context.Context, dst []keyword.Result, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
+	return s.n.text.SelectGroups(dst, groups, p, k, s.keep(scope)), nil
+}
+
+// keep returns the test of a record id that scope needs, or nil when it
+// keeps every record.
+func (s *nsView) keep(scope engine.Scope) func(int64) bool {
+	valid := s.m.validFilter(scope)
+	if valid == nil && !scope.Timed() {
+		return nil
 	}
-	return s.n.text.SearchGroups(groups, p, k, keep), nil
+	return func(id int64) bool {
+		p := s.n.parents[id]
+		return p != nil && scope.Contains(p.rec.Time) && (valid == nil || valid(&p.rec))
+	}
 }
 
 func (s *nsView) Episodes(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int) ([]keyword.Result, error) {
