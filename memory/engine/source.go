@@ -137,6 +137,19 @@ func (s Scope) Contains(t time.Time) bool {
 	return (s.From.IsZero() || !t.Before(s.From)) && (s.To.IsZero() || t.Before(s.To))
 }
 
+// During is the optional interface of a [Namespace] that lists the
+// records said in a time range: a query that names a day ("what did we
+// talk about on April 29th?") asks about what was said that day, in words
+// it need not share. The engine checks each record it returns against
+// the search's scope (Link, Scope.Admits). A namespace without it lends
+// the day nothing: the day's records the query's words found still
+// count more (WithTimePrior).
+type During interface {
+	// During returns the ids of up to n of the namespace's records whose
+	// time is in [from, to), oldest first (ties by id).
+	During(ctx context.Context, from, to time.Time, n int) ([]int64, error)
+}
+
 // Adjacent is the optional interface of a [Namespace] that tells a
 // record's Link Prev and Next alone, more cheaply than Link: the keyword
 // path asks it of every record it found, to lend their scores to their

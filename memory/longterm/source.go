@@ -1,6 +1,7 @@
 package longterm
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -17,6 +18,7 @@ import (
 var (
 	_ engine.Store[*parent] = (*Memory)(nil)
 	_ engine.Adjacent       = (*nsView)(nil)
+	_ engine.During         = (*nsView)(nil)
 )
 
 // View returns a view of the memory for one search: its read lock, held
@@ -197,3 +199,22 @@ func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, erro
 // AllHold: the memory's counters (facts.needsFilter) answer for every
 // namespace at once.
 func (s *nsView) AllHold(t time.Time) bool { return !s.m.facts.needsFilter(t) }
+
+// During returns up to n of the namespace's records said in [from, to),
+// oldest first, ties by id (engine.During). It reads every record of the
+// namespace: a query names a day seldom.
+func (s *nsView) During(ctx context.Context, from, to time.Time, n int) ([]int64, error) {
+	var out []int64
+	for id, p := range s.n.parents {
+		if t := p.rec.Time; !t.Before(from) && t.Before(to) {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(out, func(a, b int64) int {
+		if c := s.n.parents[a].rec.Time.Compare(s.n.parents[b].rec.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return out[:min(len(out), n)], nil
+}
