@@ -214,7 +214,6 @@ func (v *refNSView) During(_ context.Context, from, to time.Time, n int) ([]int6
 			out = append(out, int64(id))
 		}
 	}
-	slices.SortStableFunc(out, func(a, b int64) int { return v.s.recs[v.n.ids[a]].Time.Compare(v.s.recs[v.n.ids[b]].Time) })
 	return out[:min(len(out), n)], nil
 }
 

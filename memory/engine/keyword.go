@@ -300,7 +300,8 @@ const dayMargin = 0.5
 // day lends to its records as the best-matching conversation does
 // (ranking.EpisodeBonuses), so that "what did we talk about on April
 // 29th?" finds that day's talk. Those the words found keep their score.
-// A namespace that cannot list a day's records (During) lends nothing.
+// A day of more records than the search's depth lends nothing, nor does
+// a namespace that cannot list a day's records (During).
 func (n *nsSearch[K]) addDay(ctx context.Context, from, to time.Time, w float64, scores map[int64]float64) error {
 	d, ok := n.ns.(During)
 	if !ok || w <= 0 {
@@ -310,9 +311,9 @@ func (n *nsSearch[K]) addDay(ctx context.Context, from, to time.Time, w float64,
 	if best <= 0 {
 		return nil
 	}
-	ids, err := d.During(ctx, from, to, n.depth)
-	if err != nil {
-		return err
+	ids, err := d.During(ctx, from, to, n.depth+1)
+	if err != nil || len(ids) > n.depth {
+		return err // a day of more records than the depth: not one conversation
 	}
 	if err := n.ns.Links(ctx, ids, nil); err != nil {
 		return err

@@ -145,8 +145,10 @@ func (s Scope) Contains(t time.Time) bool {
 // the day nothing: the day's records the query's words found still
 // count more (WithTimePrior).
 type During interface {
-	// During returns the ids of up to n of the namespace's records whose
-	// time is in [from, to), oldest first (ties by id).
+	// During returns the ids of the namespace's records whose time is in
+	// [from, to), by ascending id; when there are more than n, any n of
+	// them (the engine then lends to none: a day of more records than a
+	// search's depth is not one conversation to recall).
 	During(ctx context.Context, from, to time.Time, n int) ([]int64, error)
 }
 

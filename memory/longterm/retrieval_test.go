@@ -469,6 +469,19 @@ func TestQuery_NamedDay(t *testing.T) {
 	noErr(t, err)
 	assert.NotContains(t, ids(hits), "spain", "out of the scope")
 
+	// A day of more records than a search's depth (ranking.Depth, 200)
+	// is not one conversation: nothing is lent.
+	var big []Record
+	for i := range 250 {
+		big = append(big, Record{ID: fmt.Sprintf("note%d", i), Namespace: "c", Speaker: "Ann", Time: day(8, 2).Add(time.Duration(i) * time.Minute),
+			Text: fmt.Sprintf("Note %d: nothing else.", i)})
+	}
+	crowded := newFilled(t, append(slices.Clone(recs), big...), WithTimePrior(1))
+	hits, err = crowded.Query(ctx, Query{Text: "What did I tell you about my trip on May 8th?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.NotContains(t, ids(hits), "spain", "a crowded day lends nothing")
+	assert.Contains(t, ids(hits), "trip8", "the words still find it")
+
 	off := newFilled(t, recs, WithTimePrior(0))
 	hits, err = off.Query(ctx, Query{Text: "What did I tell you about my trip on May 8th?", Namespace: "c", Mode: KeywordOnly})
 	noErr(t, err)

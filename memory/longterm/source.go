@@ -1,7 +1,6 @@
 package longterm
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -201,20 +200,19 @@ func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, erro
 func (s *nsView) AllHold(t time.Time) bool { return !s.m.facts.needsFilter(t) }
 
 // During returns up to n of the namespace's records said in [from, to),
-// oldest first, ties by id (engine.During). It reads every record of the
-// namespace: a query names a day seldom.
+// by ascending id (engine.During). It reads the namespace's records until
+// it has found more than n: a query names a day seldom, and a day of more
+// records than a search's depth is not lent to.
 func (s *nsView) During(ctx context.Context, from, to time.Time, n int) ([]int64, error) {
 	var out []int64
 	for id, p := range s.n.parents {
 		if t := p.rec.Time; !t.Before(from) && t.Before(to) {
+			if len(out) == n {
+				break
+			}
 			out = append(out, id)
 		}
 	}
-	slices.SortFunc(out, func(a, b int64) int {
-		if c := s.n.parents[a].rec.Time.Compare(s.n.parents[b].rec.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	return out[:min(len(out), n)], nil
+	slices.Sort(out)
+	return out, nil
 }

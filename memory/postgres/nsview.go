@@ -405,9 +405,9 @@ func (s *nsView) AllHold(t time.Time) bool {
 }
 
 // During returns up to n of the namespace's records said in [from, to),
-// oldest first, ties by seq (engine.During).
+// by ascending seq (engine.During).
 func (s *nsView) During(ctx context.Context, from, to time.Time, n int) ([]int64, error) {
-	rows, err := s.v.q.Query(ctx, `SELECT seq FROM records WHERE ns = $1 AND time >= $2 AND time < $3 ORDER BY time, seq LIMIT $4`,
+	rows, err := s.v.q.Query(ctx, `SELECT seq FROM records WHERE ns = $1 AND time >= $2 AND time < $3 ORDER BY seq LIMIT $4`,
 		s.info.id, from, to, n)
 	if err != nil {
 		return nil, s.wrap(ctx, "query: records of a day", err)
