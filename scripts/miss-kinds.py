@@ -19,13 +19,18 @@ several):
               an earlier question outranks the evidence
 
 A question is missed at k when some evidence turn is not in its top k
-(--k 10) or, with --k 1, when its top hit is not evidence. --sample N
+(--k 10) or, with --k 1, when its top hit is not evidence. --where also
+says where the missed evidence turns are: their rank (the report's top
+lists are as long as its largest --k: `agentmem eval --k 1,5,10,100`),
+whether the first turn of their session, whether their session holds one
+of the top k hits, and how many top k hits are in the question's own
+session (its asked_at turn's, which holds no evidence in RealMem). --sample N
 prints N missed questions (seeded) with their evidence and top 3 hits, to
 be read.
 
 Usage:
   go run ./cmd/agentmem eval --json DIR > /tmp/r.json
-  python3 scripts/miss-kinds.py DIR /tmp/r.json [--mode hybrid] [--k 10] [--sample 30]
+  python3 scripts/miss-kinds.py DIR /tmp/r.json [--mode hybrid] [--k 10] [--where] [--sample 30]
 
 Standard library only.
 """
@@ -89,6 +94,7 @@ def main():
     ap.add_argument("report", help="agentmem eval --json output on the same folder")
     ap.add_argument("--mode", default="hybrid")
     ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--where", action="store_true", help="where the missed evidence turns are")
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--seed", type=int, default=28)
     args = ap.parse_args()
@@ -163,6 +169,8 @@ def main():
     print(f"  missed evidence turns sharing no content word with the question: {no_word_ev} of {missed_ev}"
           f" ({no_word_ev / max(missed_ev, 1):.0%})")
     print(f"  misses with none of these kinds: {sum(1 for x in misses if not x[3])}")
+    if args.where:
+        where(args, turns, misses)
     if args.sample:
         rng = random.Random(args.seed)
         for q, top, missed, tags in rng.sample(misses, min(args.sample, m)):
@@ -177,6 +185,39 @@ def main():
                 t = turns.get((conv, h))
                 if t:
                     print(f"  #{r} {h} {t['speaker']} {t.get('date')}: {t['text'][:220]}")
+
+
+def where(args, turns, misses):
+    """Prints where the missed evidence turns are (--where)."""
+    firsts = {}  # (conv, session) -> its first turn's id, in file order
+    for key, t in turns.items():
+        firsts.setdefault((key[0], session_of(t)), key[1])
+    near = f"{args.k + 1}-30"  # a missed turn ranks below k
+    ranks = {near: 0, "31-100": 0, "below the list": 0}
+    opener = in_hit_session = ev_n = 0
+    own = slots = 0
+    depth = 0
+    for q, top, missed, _ in misses:
+        conv = q["conv"]
+        depth = max(depth, len(top))
+        hit_sessions = {session_of(turns[(conv, h)]) for h in top[: args.k] if (conv, h) in turns}
+        for e in missed:
+            ev_n += 1
+            r = top.index(e) + 1 if e in top else None
+            ranks["below the list" if r is None or r > 100 else near if r <= 30 else "31-100"] += 1
+            s = session_of(turns[(conv, e)])
+            opener += firsts[(conv, s)] == e
+            in_hit_session += s in hit_sessions
+        if q.get("asked_at") and (conv, q["asked_at"]) in turns:
+            mine = session_of(turns[(conv, q["asked_at"])])
+            slots += len(top[: args.k])
+            own += sum(1 for h in top[: args.k] if (conv, h) in turns and session_of(turns[(conv, h)]) == mine)
+    print(f"  missed evidence turns: {ev_n} (lists {depth} deep); by rank: "
+          + ", ".join(f"{k} {v}" for k, v in ranks.items()))
+    print(f"    first turn of their session: {opener} ({opener / max(ev_n, 1):.0%});"
+          f" in the session of a top {args.k} hit: {in_hit_session} ({in_hit_session / max(ev_n, 1):.0%})")
+    if slots:
+        print(f"  top {args.k} hits of missed questions in the question's own session: {own} of {slots} ({own / slots:.0%})")
 
 
 if __name__ == "__main__":

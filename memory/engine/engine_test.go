@@ -207,6 +207,16 @@ func (v *refNSView) Terms(_ context.Context, id int64) ([]keyword.TermCount, int
 	return terms, n, nil
 }
 
+func (v *refNSView) During(_ context.Context, from, to time.Time, n int) ([]int64, error) {
+	var out []int64
+	for id, i := range v.n.ids {
+		if t := v.s.recs[i].Time; !t.Before(from) && t.Before(to) {
+			out = append(out, int64(id))
+		}
+	}
+	return out[:min(len(out), n)], nil
+}
+
 func (v *refNSView) Newest(context.Context) (time.Time, error) {
 	return v.s.recs[v.n.ids[len(v.n.ids)-1]].Time, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/agentmem/agentmem/keyword"
@@ -253,11 +254,25 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			return nil, err
 		}
 		if from, to, ok := ranking.TimeRef(words, newest); ok {
+			// A named day: its records lend as the best conversation
+			// does, and the day either side of it (TimeRef's margin for
+			// time zones and talk after midnight) counts half.
+			dayFrom, dayTo, day := ranking.NamedDay(words, newest)
+			if day {
+				if err := n.addDay(ctx, dayFrom, dayTo, cfg.episodeWeight, scores); err != nil {
+					return nil, err
+				}
+			}
 			if err := ns.Links(ctx, n.scored(scores), nil); err != nil {
 				return nil, err
 			}
 			for _, id := range scores.ids {
-				if t := n.link(id).Time; !t.Before(from) && t.Before(to) {
+				t := n.link(id).Time
+				switch {
+				case t.Before(from) || !t.Before(to):
+				case day && (t.Before(dayFrom) || !t.Before(dayTo)):
+					scores.scale(id, 1+dayMargin*b)
+				default:
 					scores.scale(id, 1+b)
 				}
 			}
@@ -311,6 +326,45 @@ func (s *search[K]) refersBack() bool {
 		}
 	}
 	return s.refers == 1
+}
+
+// dayMargin is the share of the time prior's boost that a record said
+// the day before or after a day the query names gets (in TimeRef's
+// window, outside ranking.NamedDay's day).
+const dayMargin = 0.5
+
+// addDay gives each record said in [from, to) (a day the query names)
+// that the query's words did not find w times the best record score: the
+// day lends to its records as the best-matching conversation does
+// (ranking.EpisodeBonuses), so that "what did we talk about on April
+// 29th?" finds that day's talk. Those the words found keep their score.
+// A day of more records than the search's depth lends nothing, nor does
+// a namespace that cannot list a day's records (During).
+func (n *nsSearch[K]) addDay(ctx context.Context, from, to time.Time, w float64, scores *scoreSet) error {
+	d, ok := n.ns.(During)
+	if !ok || w <= 0 {
+		return nil
+	}
+	_, best := ranking.Best(scores.all())
+	if best <= 0 {
+		return nil
+	}
+	ids, err := d.During(ctx, from, to, n.depth+1)
+	if err != nil || len(ids) > n.depth {
+		return err // a day of more records than the depth: not one conversation
+	}
+	if err := n.ns.Links(ctx, ids, nil); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if scores.has(id) {
+			continue
+		}
+		if l, ok := n.ns.Link(id); ok && (!n.filtered || n.scope.Admits(l)) {
+			scores.set(id, w*best)
+		}
+	}
+	return nil
 }
 
 // handOffTop is how many of a namespace's best records handOff reads to

@@ -146,6 +146,21 @@ type Selector interface {
 	Select(ctx context.Context, dst []keyword.Result, groups []keyword.QueryGroup, p keyword.Params, n int, scope Scope) ([]keyword.Result, error)
 }
 
+// During is the optional interface of a [Namespace] that lists the
+// records said in a time range: a query that names a day ("what did we
+// talk about on April 29th?") asks about what was said that day, in words
+// it need not share. The engine checks each record it returns against
+// the search's scope (Link, Scope.Admits). A namespace without it lends
+// the day nothing: the day's records the query's words found still
+// count more (WithTimePrior).
+type During interface {
+	// During returns the ids of the namespace's records whose time is in
+	// [from, to), by ascending id; when there are more than n, any n of
+	// them (the engine then lends to none: a day of more records than a
+	// search's depth is not one conversation to recall).
+	During(ctx context.Context, from, to time.Time, n int) ([]int64, error)
+}
+
 // Adjacent is the optional interface of a [Namespace] that tells a
 // record's Link Prev and Next alone, more cheaply than Link: the keyword
 // path asks it of every record it found, to lend their scores to their

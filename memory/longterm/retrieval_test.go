@@ -438,6 +438,56 @@ func TestQuery_TimePriorAndExpansion(t *testing.T) {
 	assert.NotContains(t, ids(hits), "fly", "not found without expansion")
 }
 
+// TestQuery_NamedDay: a query that names a calendar day finds that day's
+// records though they share none of its words (the day lends to them),
+// prefers a match said that day to the same match said the day after (in
+// the time prior's margin, half its boost), and a scope that leaves the
+// day's records out gets none of them; WithTimePrior(0) turns it off.
+func TestQuery_NamedDay(t *testing.T) {
+	ctx := t.Context()
+	day := func(d, h int) time.Time { return time.Date(2023, 5, d, h, 0, 0, 0, time.UTC) }
+	recs := []Record{
+		// Each its own conversation (more than 12 hours apart): no
+		// neighbour lends to another.
+		{ID: "garden", Namespace: "c", Speaker: "Ann", Time: day(7, 10), Text: "We planted tomatoes in the garden."},
+		{ID: "spain", Namespace: "c", Speaker: "Ann", Time: day(8, 1), Text: "I want to visit Madrid and Granada next month."},
+		{ID: "trip8", Namespace: "c", Speaker: "Ann", Time: day(8, 23), Text: "The trip budget is tight."},
+		{ID: "trip9", Namespace: "c", Speaker: "Ann", Time: day(9, 20), Text: "Trip budget. Trip."},
+		{ID: "bike", Namespace: "c", Speaker: "Ann", Time: day(20, 10), Text: "The bike needs new brakes for the trip."},
+	}
+	m := newFilled(t, recs, WithTimePrior(1))
+	hits, err := m.Query(ctx, Query{Text: "What did I tell you about my trip on May 8th?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	got := ids(hits)
+	require.Contains(t, got, "spain", "the named day's record, no word shared")
+	assert.Equal(t, "trip8", got[0], "the words matched on the day itself")
+	assert.Less(t, slices.Index(got, "trip8"), slices.Index(got, "trip9"), "the day after counts half, though it says \"trip\" twice")
+	assert.NotContains(t, got, "garden", "the day before, no word shared: not lent to")
+
+	hits, err = m.Query(ctx, Query{Text: "What did I tell you about my trip on May 8th?", Namespace: "c", Mode: KeywordOnly,
+		From: day(9, 0)})
+	noErr(t, err)
+	assert.NotContains(t, ids(hits), "spain", "out of the scope")
+
+	// A day of more records than a search's depth (ranking.Depth, 200)
+	// is not one conversation: nothing is lent.
+	var big []Record
+	for i := range 250 {
+		big = append(big, Record{ID: fmt.Sprintf("note%d", i), Namespace: "c", Speaker: "Ann", Time: day(8, 2).Add(time.Duration(i) * time.Minute),
+			Text: fmt.Sprintf("Note %d: nothing else.", i)})
+	}
+	crowded := newFilled(t, append(slices.Clone(recs), big...), WithTimePrior(1))
+	hits, err = crowded.Query(ctx, Query{Text: "What did I tell you about my trip on May 8th?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.NotContains(t, ids(hits), "spain", "a crowded day lends nothing")
+	assert.Contains(t, ids(hits), "trip8", "the words still find it")
+
+	off := newFilled(t, recs, WithTimePrior(0))
+	hits, err = off.Query(ctx, Query{Text: "What did I tell you about my trip on May 8th?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.NotContains(t, ids(hits), "spain", "no time prior: no day's loan")
+}
+
 // TestQuery_Recency: a query that refers back to an earlier conversation
 // ("again", "last time") prefers the latest of records that match it
 // alike; one that does not keeps the older first (lower id on a tie), and

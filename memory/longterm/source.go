@@ -19,6 +19,7 @@ var (
 	_ engine.Store[*parent]         = (*Memory)(nil)
 	_ engine.Adjacent               = (*nsView)(nil)
 	_ engine.Selector               = (*nsView)(nil)
+	_ engine.During                 = (*nsView)(nil)
 	_ engine.VectorBatcher[*parent] = (*view)(nil)
 )
 
@@ -251,3 +252,21 @@ func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, erro
 // AllHold: the memory's counters (facts.needsFilter) answer for every
 // namespace at once.
 func (s *nsView) AllHold(t time.Time) bool { return !s.m.facts.needsFilter(t) }
+
+// During returns up to n of the namespace's records said in [from, to),
+// by ascending id (engine.During). It reads the namespace's records until
+// it has found more than n: a query names a day seldom, and a day of more
+// records than a search's depth is not lent to.
+func (s *nsView) During(ctx context.Context, from, to time.Time, n int) ([]int64, error) {
+	var out []int64
+	for id, p := range s.n.parents {
+		if t := p.rec.Time; !t.Before(from) && t.Before(to) {
+			if len(out) == n {
+				break
+			}
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

@@ -403,3 +403,18 @@ func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, erro
 func (s *nsView) AllHold(t time.Time) bool {
 	return !filters([]nsInfo{s.info}, engine.Scope{AsOf: t})
 }
+
+// During returns up to n of the namespace's records said in [from, to),
+// by ascending seq (engine.During).
+func (s *nsView) During(ctx context.Context, from, to time.Time, n int) ([]int64, error) {
+	rows, err := s.v.q.Query(ctx, `SELECT seq FROM records WHERE ns = $1 AND time >= $2 AND time < $3 ORDER BY seq LIMIT $4`,
+		s.info.id, from, to, n)
+	if err != nil {
+		return nil, s.wrap(ctx, "query: records of a day", err)
+	}
+	seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, s.wrap(ctx, "query: records of a day", err)
+	}
+	return seqs, nil
+}

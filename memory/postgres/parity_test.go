@@ -142,7 +142,9 @@ func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []
 	compare := func(stage string) {
 		for _, q := range []string{"who drives the van", "OPS-4711", "car for the trip", "my dog", "what did Alice say yesterday?", "lake weather", "what did Bob say about Annecy", "coffee",
 			"where is the lake house key", "when does the offsite survey close?", "what", "van house weather trip",
-			"what is my puppy's name?", "what did you say about my puppy and the lake?", "the lake house van again: where is it?"} {
+			"what is my puppy's name?", "what did you say about my puppy and the lake?", "the lake house van again: where is it?",
+			// Named days: their records lent to (engine.During).
+			"what did we talk about on March 2nd, 2025?", "the weather on 2025-03-04"} {
 			for _, ns := range []string{"", "default"} {
 				for _, from := range []time.Time{{}, t0.Add(3 * time.Minute), t0.Add(48 * time.Hour)} {
 					for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {

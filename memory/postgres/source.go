@@ -20,7 +20,10 @@ import (
 // A memory in PostgreSQL is the engine's source of its records
 // (engine.Store), keyed by their seq: a view is a repeatable-read,
 // read-only transaction, so that a search reads one snapshot.
-var _ engine.Store[int64] = (*Memory)(nil)
+var (
+	_ engine.Store[int64] = (*Memory)(nil)
+	_ engine.During       = (*nsView)(nil)
+)
 
 // View opens a view of the database for one search: a repeatable-read,
 // read-only transaction on a connection of the pool, until its Close.

@@ -53,42 +53,14 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 	if !timeCue(query) {
 		return time.Time{}, time.Time{}, false
 	}
-	day := func(y int, m time.Month, d int) (time.Time, time.Time, bool) {
-		t := time.Date(y, m, d, 0, 0, 0, 0, now.Location())
-		if t.Month() != m || t.Day() != d { // 31 February
-			return time.Time{}, time.Time{}, false
-		}
-		return t.AddDate(0, 0, -1), t.AddDate(0, 0, 2), true
+	if d, ok := namedDay(query, now); ok {
+		return d.AddDate(0, 0, -1), d.AddDate(0, 0, 2), true
 	}
 	year := func(s string) int {
 		if y, err := strconv.Atoi(s); err == nil && y >= 1900 && y <= 2200 {
 			return y
 		}
 		return now.Year()
-	}
-	// Year (perhaps none), month and day as numbers.
-	for _, re := range []*regexp.Regexp{reISO, reZhDay} {
-		if m := re.FindStringSubmatch(query); m != nil {
-			mo, _ := strconv.Atoi(m[2])
-			d, _ := strconv.Atoi(m[3])
-			if mo >= 1 && mo <= 12 {
-				if f, t, ok := day(year(m[1]), time.Month(mo), d); ok {
-					return f, t, true
-				}
-			}
-		}
-	}
-	if m := reDayMonth.FindStringSubmatch(query); m != nil {
-		d, _ := strconv.Atoi(m[1])
-		if f, t, ok := day(year(m[3]), monthNames[strings.ToLower(m[2])], d); ok {
-			return f, t, true
-		}
-	}
-	if m := reMonthDay.FindStringSubmatch(query); m != nil {
-		d, _ := strconv.Atoi(m[2])
-		if f, t, ok := day(year(m[3]), monthNames[strings.ToLower(m[1])], d); ok {
-			return f, t, true
-		}
 	}
 	month := func(y int, m time.Month) (time.Time, time.Time, bool) {
 		t := time.Date(y, m, 1, 0, 0, 0, 0, now.Location())
@@ -149,6 +121,67 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 		return now.AddDate(-2, 0, 0), now, true
 	}
 	return time.Time{}, time.Time{}, false
+}
+
+// NamedDay returns the calendar day a query names ("on 8 May 2023", "May
+// 8th", "2023-05-08", 5月8日), [from, to) a day long in now's location and
+// in now's year unless it says another, and whether it names one.
+// TimeRef's window for it is a day wider on each side (time zones, talk
+// after midnight); the day itself is what was named. A relative reference
+// ("yesterday", "3 days ago") names no calendar day.
+func NamedDay(query string, now time.Time) (from, to time.Time, ok bool) {
+	if !timeCue(query) {
+		return time.Time{}, time.Time{}, false
+	}
+	d, ok := namedDay(query, now)
+	if !ok {
+		return time.Time{}, time.Time{}, false
+	}
+	return d, d.AddDate(0, 0, 1), true
+}
+
+// namedDay returns the start of the calendar day query names (NamedDay),
+// the first that parses as a day (not a 31 February) in the order
+// TimeRef reads them.
+func namedDay(query string, now time.Time) (time.Time, bool) {
+	day := func(y int, m time.Month, d int) (time.Time, bool) {
+		t := time.Date(y, m, d, 0, 0, 0, 0, now.Location())
+		if t.Month() != m || t.Day() != d { // 31 February
+			return time.Time{}, false
+		}
+		return t, true
+	}
+	year := func(s string) int {
+		if y, err := strconv.Atoi(s); err == nil && y >= 1900 && y <= 2200 {
+			return y
+		}
+		return now.Year()
+	}
+	// Year (perhaps none), month and day as numbers.
+	for _, re := range []*regexp.Regexp{reISO, reZhDay} {
+		if m := re.FindStringSubmatch(query); m != nil {
+			mo, _ := strconv.Atoi(m[2])
+			d, _ := strconv.Atoi(m[3])
+			if mo >= 1 && mo <= 12 {
+				if t, ok := day(year(m[1]), time.Month(mo), d); ok {
+					return t, true
+				}
+			}
+		}
+	}
+	if m := reDayMonth.FindStringSubmatch(query); m != nil {
+		d, _ := strconv.Atoi(m[1])
+		if t, ok := day(year(m[3]), monthNames[strings.ToLower(m[2])], d); ok {
+			return t, true
+		}
+	}
+	if m := reMonthDay.FindStringSubmatch(query); m != nil {
+		d, _ := strconv.Atoi(m[2])
+		if t, ok := day(year(m[3]), monthNames[strings.ToLower(m[1])], d); ok {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // WithoutTimeRefs returns query with its time references ("on May 2nd",

@@ -49,6 +49,38 @@ func TestTimeRef(t *testing.T) {
 	}
 }
 
+// TestNamedDay: a calendar day named in a query is that day alone
+// (TimeRef widens it by a day on each side); a relative time, a month or
+// no time names none.
+func TestNamedDay(t *testing.T) {
+	now := time.Date(2023, 6, 20, 15, 0, 0, 0, time.UTC)
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	for q, want := range map[string]time.Time{
+		"What did I do on 8 May 2023?":                 day(2023, 5, 8),
+		"What topics did we talk about on April 29th?": day(2023, 4, 29),
+		"the 2022-07-03 meeting":                       day(2022, 7, 3),
+		"在5月6号我读了一本书":                                  day(2023, 5, 6),
+		"on 31 February 2023":                          {},
+		"Where did she go in July 2022?":               {},
+		"What did we discuss yesterday?":               {},
+		"three days ago I said":                        {},
+		"When did Caroline go to the support group?":   {},
+	} {
+		from, to, ok := NamedDay(q, now)
+		if want.IsZero() {
+			assert.False(t, ok, q)
+			continue
+		}
+		if assert.True(t, ok, q) {
+			assert.Equal(t, want, from, q)
+			assert.Equal(t, want.AddDate(0, 0, 1), to, q)
+			wf, wt, _ := TimeRef(q, now)
+			assert.Equal(t, want.AddDate(0, 0, -1), wf, "%s: TimeRef's window is a day wider", q)
+			assert.Equal(t, want.AddDate(0, 0, 2), wt, q)
+		}
+	}
+}
+
 func TestRefersBack(t *testing.T) {
 	for q, want := range map[string]bool{
 		"Regarding the WhatsApp tool from last time, what do you need from me?": true,
