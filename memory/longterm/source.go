@@ -254,18 +254,17 @@ func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, erro
 func (s *nsView) AllHold(t time.Time) bool { return !s.m.facts.needsFilter(t) }
 
 // During returns up to n of the namespace's records said in [from, to),
-// by ascending id (engine.During). It reads the namespace's records until
-// it has found more than n: a query names a day seldom, and a day of more
-// records than a search's depth is not lent to.
+// by ascending id (engine.During): the first n of them by time, found by
+// a binary search of the namespace's records ordered by time.
 func (s *nsView) During(ctx context.Context, from, to time.Time, n int) ([]int64, error) {
+	byTime := s.n.timeOrder()
+	lo, _ := slices.BinarySearchFunc(byTime, from, func(e timeID, t time.Time) int { return e.t.Compare(t) })
 	var out []int64
-	for id, p := range s.n.parents {
-		if t := p.rec.Time; !t.Before(from) && t.Before(to) {
-			if len(out) == n {
-				break
-			}
-			out = append(out, id)
+	for _, e := range byTime[lo:] {
+		if !e.t.Before(to) || len(out) == n {
+			break
 		}
+		out = append(out, e.id)
 	}
 	slices.Sort(out)
 	return out, nil

@@ -55,6 +55,41 @@ type nsTurns struct {
 	episodeOf   links
 	episodeLen  map[int64]int
 	nextEpisode int64
+	// byTime lists the records by time, then id (nil: not built), for
+	// During: built by the first search that asks (under timeMu, as
+	// searches share m.mu's read lock), then kept by place (a record
+	// later than the last is appended, another inserted) and dropped by
+	// removed, to be built again.
+	timeMu sync.Mutex
+	byTime []timeID
+}
+
+// timeID is a record's time and id, the order of nsTurns.byTime.
+type timeID struct {
+	t  time.Time
+	id int64
+}
+
+func compareTimeID(a, b timeID) int {
+	if c := a.t.Compare(b.t); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// timeOrder returns the records by time, then id, building the list when
+// it is not. m.mu must be held (for reading at least).
+func (n *nsTurns) timeOrder() []timeID {
+	n.timeMu.Lock()
+	defer n.timeMu.Unlock()
+	if n.byTime == nil {
+		n.byTime = make([]timeID, 0, len(n.parents))
+		for id, p := range n.parents {
+			n.byTime = append(n.byTime, timeID{p.rec.Time, id})
+		}
+		slices.SortFunc(n.byTime, compareTimeID)
+	}
+	return n.byTime
 }
 
 func newTurnIndex(tok keyword.Tokenizer, opts ...keyword.IndexOption) *turnIndex {
@@ -218,6 +253,7 @@ func (ti *turnIndex) removed(p *parent, header string) {
 	n.leader.del(id)
 	delete(n.ids, p)
 	delete(n.parents, id)
+	n.byTime = nil
 	if s := p.rec.Speaker; s != "" {
 		if n.speakers[s]--; n.speakers[s] <= 0 {
 			delete(n.speakers, s)
@@ -281,6 +317,15 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms keyword.Counts) {
 // speaker's name into terms). Indexing its text is the caller's.
 func (n *nsTurns) place(tok keyword.Tokenizer, p *parent, id, ep int64) {
 	n.ids[p], n.parents[id] = id, p
+	if n.byTime != nil {
+		e := timeID{p.rec.Time, id}
+		if k := len(n.byTime); k == 0 || compareTimeID(n.byTime[k-1], e) < 0 {
+			n.byTime = append(n.byTime, e)
+		} else {
+			i, _ := slices.BinarySearchFunc(n.byTime, e, compareTimeID)
+			n.byTime = slices.Insert(n.byTime, i, e)
+		}
+	}
 	n.episodeOf.set(id, ep)
 	n.episodeLen[ep]++
 	if s := p.rec.Speaker; s != "" {
