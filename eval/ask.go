@@ -183,17 +183,23 @@ func sweepCurve(items []sweepItem, ks []int, raw bool) []SweepPoint {
 		}
 	}
 	out := make([]SweepPoint, 0, len(grid))
+	var kept []bool
 	for _, th := range grid {
 		pt := SweepPoint{Threshold: th, Recall: map[int]float64{}}
 		questions, probes, surfaced := 0, 0, 0
 		for _, it := range items {
-			n := 0 // hits at or above th: a prefix, as scores fall
-			for n < len(it.scores) && it.scores[n] >= th {
-				n++
+			// The hits at or above th, in order, as a search with th
+			// as its minimum returns them: a hit's relevance need not
+			// fall with its rank (it weighs the hit's stronger path).
+			kept = kept[:0]
+			for j, sc := range it.scores {
+				if sc >= th {
+					kept = append(kept, it.hits[j])
+				}
 			}
 			if it.probe {
 				probes++
-				if n > 0 {
+				if len(kept) > 0 {
 					surfaced++
 				}
 				continue
@@ -201,7 +207,7 @@ func sweepCurve(items []sweepItem, ks []int, raw bool) []SweepPoint {
 			questions++
 			for _, k := range ks {
 				found := 0
-				for _, ev := range it.hits[:min(k, n)] {
+				for _, ev := range kept[:min(k, len(kept))] {
 					if ev {
 						found++
 					}

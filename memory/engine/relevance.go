@@ -21,10 +21,10 @@ import (
 // find the current version for 85.0% (89.2%) and the past one for 85.8%
 // (90.8%). At 0.23 the stories' past versions fall to 84.8%; at 0.24 the bundled set loses
 // "陈静的猫叫什么名字？" (the cat's name is said in a turn that does not say
-// "cat"). A stricter minimum trades recall for silence: on RealMem 0.35
-// keeps 91% of recall@10 (0.302) and surfaces 31% of probes, 0.42 keeps
-// 86% and surfaces 23% (`agentmem eval --cross-probes --sweep-relevance`
-// prints the whole curve). RealMem's questions are a user's next message
+// "cat"). A stricter minimum trades recall for silence: on RealMem 0.37
+// keeps 90% of recall@10 (0.299 of 0.331) and surfaces 28% of probes,
+// 0.44 keeps 86% and surfaces 21% (`agentmem eval --cross-probes
+// --sweep-relevance` prints the whole curve). RealMem's questions are a user's next message
 // ("What's the next step?"), and the tenth of its found answers with the
 // lowest relevance look like its median probe (the best hit holds 22% of
 // the query's words against 21%, the namespace 64% of its weight against
