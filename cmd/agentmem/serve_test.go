@@ -107,7 +107,11 @@ func serveUnderLoad(t *testing.T, bin, store string) (proc *exec.Cmd, url string
 					return
 				default:
 				}
-				body := fmt.Sprintf(`{"text": "writer %d note %d about the deploy", "namespace": "load"}`, w, i)
+				// Each server's writers write their own texts: a text
+				// another server stored already is a duplicate (200,
+				// not a new memory), so two servers writing the same
+				// ones would acknowledge only the faster one's.
+				body := fmt.Sprintf(`{"text": "writer %d note %d about the deploy via %s", "namespace": "load"}`, w, i, addr)
 				resp, err := hc.Post(url+"/v1/memories", "application/json", strings.NewReader(body))
 				if err != nil {
 					return // the server is gone: nothing after this was acknowledged
