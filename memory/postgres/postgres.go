@@ -452,12 +452,25 @@ func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, 
 // addBatch is AddBatch, which returns the prepared records: what each
 // write did (prepared.outcome).
 func (m *Memory) addBatch(ctx context.Context, recs []memory.Record) ([]prepared, error) {
-	return m.addBatchMode(ctx, recs, false)
+	return m.addBatchMode(ctx, recs, false, nil)
 }
 
 // addBatchMode is addBatch; load writes the chunks as Load's batches do:
-// neither pending nor rebuilding the index (Load has dropped it).
-func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bool) ([]prepared, error) {
+// neither pending nor rebuilding the index (Load has dropped it). lt, if
+// not nil, is the load's tails (loadTails): the batch packs its
+// namespaces' tails only as a load does.
+func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bool, lt *loadTails) ([]prepared, error) {
+	preps, err := m.prepareBatch(ctx, recs)
+	if err != nil || len(preps) == 0 {
+		return nil, err
+	}
+	return m.writeBatch(ctx, preps, load, lt)
+}
+
+// prepareBatch prepares recs (prepare) and embeds their chunks: the part
+// of a write that reads nothing from the store, which Load runs for its
+// next batch while the server writes the current one.
+func (m *Memory) prepareBatch(ctx context.Context, recs []memory.Record) ([]prepared, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -498,10 +511,20 @@ func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bo
 			k++
 		}
 	}
+	return preps, nil
+}
+
+// writeBatch writes prepared records (prepareBatch) as addBatchMode does:
+// it looks for their near duplicates among the stored records and commits
+// them.
+func (m *Memory) writeBatch(ctx context.Context, preps []prepared, load bool, lt *loadTails) ([]prepared, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
 	if err := m.near(ctx, preps); err != nil {
 		return nil, err
 	}
-	pending, err := m.commit(ctx, preps, load)
+	pending, err := m.commit(ctx, preps, load, lt)
 	if err != nil {
 		return nil, err
 	}

@@ -78,8 +78,9 @@ const maxWriteAttempts = 5
 // concurrent writer of the same id or a deadlock made it fail. It returns
 // how many chunks it wrote pending (outside the HNSW index, see fold.go).
 // A batch of Load's (load) writes its chunks as if indexed: Load builds
-// the index over them at its end.
-func (m *Memory) commit(ctx context.Context, preps []prepared, load bool) (int, error) {
+// the index over them at its end. lt is the load's tails (nil: not a
+// load).
+func (m *Memory) commit(ctx context.Context, preps []prepared, load bool, lt *loadTails) (int, error) {
 	// The last occurrence of a repeated id is the one stored.
 	last := map[string]int{}
 	for i := range preps {
@@ -109,14 +110,14 @@ func (m *Memory) commit(ctx context.Context, preps []prepared, load bool) (int, 
 		}
 	}
 	for range maxWriteAttempts {
-		if pending, err = m.commitOnce(ctx, batch, load); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
+		if pending, err = m.commitOnce(ctx, batch, load, lt); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
 			break
 		}
 	}
 	return pending, err
 }
 
-func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (int, error) {
+func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, lt *loadTails) (int, error) {
 	c, err := m.acquire(ctx)
 	if err != nil {
 		return 0, m.wrap(ctx, "add", err)
@@ -179,6 +180,8 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 	// The batch's postings by namespace and term, in seq order, for
 	// mergeTail.
 	mem := map[int32]map[string][]posting{}
+	// The batch's seqs by namespace, ascending.
+	nsSeqs := map[int32][]int64{}
 	for i, p := range batch {
 		r := &p.rec
 		ns := nss[r.Namespace]
@@ -191,6 +194,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 			prev, episode = ns.lastSeq, ns.lastEpisode
 		}
 		ns.lastSeq, ns.lastTime, ns.lastEpisode = seq, r.Time, episode
+		nsSeqs[ns.id] = append(nsSeqs[ns.id], seq)
 		ns.textDocs++
 		ns.tailDocs++
 		ns.textLen += int64(p.textLen)
@@ -267,13 +271,23 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 			return 0, m.wrap(ctx, "add: bulk load: build HNSW index", err)
 		}
 	}
+	packed := map[int32]bool{}
 	for _, p := range batch {
-		if ns := nss[p.rec.Namespace]; ns.tailDocs >= mergeRecords {
-			// The batch's records follow seqs[0] − 1 (seqs ascend).
-			if err := mergeTail(ctx, tx, ns, seqs[0]-1, ns.lastSeq, mem[ns.id]); err != nil {
-				return 0, m.wrap(ctx, "add: pack postings", err)
-			}
+		ns := nss[p.rec.Namespace]
+		if packed[ns.id] || !lt.due(ns) {
+			continue
 		}
+		// The batch's records follow seqs[0] − 1 (seqs ascend).
+		from, ps := seqs[0]-1, mem[ns.id]
+		if f, held, err := lt.held(ctx, tx, ns, nsSeqs[ns.id]); err != nil {
+			return 0, m.wrap(ctx, "add: pack postings: read the tail", err)
+		} else if held != nil {
+			from, ps = f, joinPostings(held, ps)
+		}
+		if err := mergeTail(ctx, tx, ns, from, ns.lastSeq, ps); err != nil {
+			return 0, m.wrap(ctx, "add: pack postings", err)
+		}
+		packed[ns.id] = true
 	}
 	if err := m.applyFacts(ctx, tx, all, nss); err != nil {
 		return 0, err
@@ -284,6 +298,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 	if err := tx.Commit(ctx); err != nil {
 		return 0, m.wrap(ctx, "add: commit", err)
 	}
+	lt.committed(nsSeqs, mem, packed)
 	if !pending {
 		return 0, nil
 	}
