@@ -248,11 +248,9 @@ type loadTails struct {
 }
 
 // loadTail is a namespace's records written by a load's committed batches
-// since its tail was last packed: their seqs (ascending) and postings
-// (each term's sorted by seq).
+// since its tail was last packed, in seq order.
 type loadTail struct {
-	seqs []int64
-	mem  map[string][]posting
+	recs []written
 }
 
 // due reports whether a batch packs the tail of namespace ns (locked, its
@@ -268,19 +266,19 @@ func (lt *loadTails) due(ns *nsRow) bool {
 	}
 }
 
-// held returns the postings the load holds for ns's tail, and the seq
+// held returns the records the load holds for ns's tail, and the seq
 // before the first of them (records up to it are read from the table),
 // when the tail's records from that one on are exactly the held ones
-// followed by batch (the seqs the writing batch gives ns); else nil.
-func (lt *loadTails) held(ctx context.Context, tx pgx.Tx, ns *nsRow, batch []int64) (int64, map[string][]posting, error) {
+// followed by batch (the records the writing batch gives ns); else nil.
+func (lt *loadTails) held(ctx context.Context, tx pgx.Tx, ns *nsRow, batch []written) (int64, []written, error) {
 	if lt == nil {
 		return 0, nil, nil
 	}
 	h := lt.ns[ns.id]
-	if h == nil || len(h.seqs) == 0 || h.seqs[0] <= ns.mergedSeq {
+	if h == nil || len(h.recs) == 0 || h.recs[0].seq <= ns.mergedSeq {
 		return 0, nil, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT seq FROM records WHERE ns = $1 AND seq >= $2 ORDER BY seq`, ns.id, h.seqs[0])
+	rows, err := tx.Query(ctx, `SELECT seq FROM records WHERE ns = $1 AND seq >= $2 ORDER BY seq`, ns.id, h.recs[0].seq)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -288,47 +286,34 @@ func (lt *loadTails) held(ctx context.Context, tx pgx.Tx, ns *nsRow, batch []int
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(stored) != len(h.seqs)+len(batch) || !slices.Equal(stored[:len(h.seqs)], h.seqs) || !slices.Equal(stored[len(h.seqs):], batch) {
+	if len(stored) != len(h.recs)+len(batch) {
 		return 0, nil, nil
 	}
-	return h.seqs[0] - 1, h.mem, nil
+	for i, w := range slices.Concat(h.recs, batch) {
+		if stored[i] != w.seq {
+			return 0, nil, nil
+		}
+	}
+	return h.recs[0].seq - 1, h.recs, nil
 }
 
-// committed records a committed batch's seqs and postings by namespace
-// (seqs and mem as commitOnce gathers them); packed are the namespaces
-// whose tails it packed.
-func (lt *loadTails) committed(seqs map[int32][]int64, mem map[int32]map[string][]posting, packed map[int32]bool) {
+// committed records a committed batch's records by namespace (as
+// commitOnce gathers them); packed are the namespaces whose tails it
+// packed.
+func (lt *loadTails) committed(ws map[int32][]written, packed map[int32]bool) {
 	if lt == nil {
 		return
 	}
-	for id, s := range seqs {
+	for id, w := range ws {
 		if packed[id] {
 			delete(lt.ns, id)
 			continue
 		}
 		h := lt.ns[id]
 		if h == nil {
-			h = &loadTail{mem: map[string][]posting{}}
+			h = &loadTail{}
 			lt.ns[id] = h
 		}
-		h.seqs = append(h.seqs, s...)
-		for t, ps := range mem[id] {
-			h.mem[t] = append(h.mem[t], ps...)
-		}
+		h.recs = append(h.recs, w...)
 	}
-}
-
-// joinPostings returns a's postings followed by b's, term by term, in new
-// slices (every seq of a's precedes every seq of b's).
-func joinPostings(a, b map[string][]posting) map[string][]posting {
-	out := make(map[string][]posting, len(a)+len(b))
-	for t, ps := range a {
-		out[t] = slices.Concat(ps, b[t])
-	}
-	for t, ps := range b {
-		if _, ok := a[t]; !ok {
-			out[t] = ps
-		}
-	}
-	return out
 }

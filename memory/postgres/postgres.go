@@ -419,6 +419,13 @@ type prepared struct {
 	vecs    [][]float32 // normalised
 	terms   map[string]int
 	textLen int
+	// termList and tfs are terms in byte order and their counts (the
+	// row's terms and tfs); textKey is fact.Key of the text. prepare
+	// computes them, which Load does for a batch while the one before it
+	// is written.
+	termList []string
+	tfs      []int32
+	textKey  int64
 	// dedup: the record came without an ID, so it is a fact that is not
 	// stored twice (Remember); dupOf is the stored record it turned out to
 	// repeat, set when it commits.
@@ -586,6 +593,8 @@ func (m *Memory) prepare(rec memory.Record, out *prepared) error {
 	toks := m.tok.Tokens(m.header(&rec) + rec.Text)
 	out.terms = termCounts(toks)
 	out.textLen = len(toks)
+	out.termList, out.tfs = out.sortTerms()
+	out.textKey, _ = fact.Key(rec.Text)
 	return nil
 }
 

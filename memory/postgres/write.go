@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
 // neighbourGap: a record is linked to the previous record of its namespace
@@ -177,11 +176,9 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 	slices.Sort(seqs)
 
 	var recRows, chunkRows [][]any
-	// The batch's postings by namespace and term, in seq order, for
-	// mergeTail.
-	mem := map[int32]map[string][]posting{}
-	// The batch's seqs by namespace, ascending.
-	nsSeqs := map[int32][]int64{}
+	// The batch's records by namespace, in seq order, whose postings a
+	// pack of the namespace's tail (mergeTail) takes.
+	wrote := map[int32][]written{}
 	for i, p := range batch {
 		r := &p.rec
 		ns := nss[r.Namespace]
@@ -194,22 +191,14 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 			prev, episode = ns.lastSeq, ns.lastEpisode
 		}
 		ns.lastSeq, ns.lastTime, ns.lastEpisode = seq, r.Time, episode
-		nsSeqs[ns.id] = append(nsSeqs[ns.id], seq)
 		ns.textDocs++
 		ns.tailDocs++
 		ns.textLen += int64(p.textLen)
 		d := ns.episode(episode)
 		d.len += int64(p.textLen)
 		d.records++
-		nsMem := mem[ns.id]
-		if nsMem == nil {
-			nsMem = map[string][]posting{}
-			mem[ns.id] = nsMem
-		}
 		terms, tfs := p.termArrays()
-		for i, t := range terms {
-			nsMem[t] = append(nsMem[t], posting{seq: seq, episode: episode, tf: tfs[i], dl: int32(p.textLen)})
-		}
+		wrote[ns.id] = append(wrote[ns.id], written{seq: seq, episode: episode, dl: int32(p.textLen), terms: terms, tfs: tfs})
 		if r.Speaker != "" {
 			ns.speakers[r.Speaker]++
 		}
@@ -223,7 +212,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 		if tags == nil {
 			tags = []string{}
 		}
-		key, _ := fact.Key(r.Text)
+		key := p.textKey
 		from, until := nullTime(r.ValidFrom), nullTime(r.ValidUntil)
 		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev, episode,
 			from, until, r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key, terms, tfs})
@@ -278,13 +267,13 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 			continue
 		}
 		// The batch's records follow seqs[0] − 1 (seqs ascend).
-		from, ps := seqs[0]-1, mem[ns.id]
-		if f, held, err := lt.held(ctx, tx, ns, nsSeqs[ns.id]); err != nil {
+		from, ws := seqs[0]-1, wrote[ns.id]
+		if f, held, err := lt.held(ctx, tx, ns, ws); err != nil {
 			return 0, m.wrap(ctx, "add: pack postings: read the tail", err)
 		} else if held != nil {
-			from, ps = f, joinPostings(held, ps)
+			from, ws = f, slices.Concat(held, ws)
 		}
-		if err := mergeTail(ctx, tx, ns, from, ns.lastSeq, ps); err != nil {
+		if err := mergeTail(ctx, tx, ns, from, ns.lastSeq, postingsOf(ws)); err != nil {
 			return 0, m.wrap(ctx, "add: pack postings", err)
 		}
 		packed[ns.id] = true
@@ -298,7 +287,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 	if err := tx.Commit(ctx); err != nil {
 		return 0, m.wrap(ctx, "add: commit", err)
 	}
-	lt.committed(nsSeqs, mem, packed)
+	lt.committed(wrote, packed)
 	if !pending {
 		return 0, nil
 	}
