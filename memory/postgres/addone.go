@@ -7,8 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgv "github.com/pgvector/pgvector-go"
-
-	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
 // addRecordSQL creates add_record as migration 8 defined it (migration 9
@@ -193,7 +191,7 @@ func (m *Memory) addRecordArgs(p *prepared, pending bool) []any {
 	if tags == nil {
 		tags = []string{}
 	}
-	key, _ := fact.Key(r.Text)
+	key := p.textKey
 	return []any{r.ID, r.Namespace, r.Text, r.Time, r.Speaker, tags, int32(p.textLen),
 		nullTime(r.ValidFrom), nullTime(r.ValidUntil), r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key,
 		terms, tfs, starts, ends, texts, pgv.NewVector(vecs), int32(m.dim), pending,
@@ -268,6 +266,14 @@ func addInTx(ctx context.Context, c *pgxpool.Conn, batch []*prepared, args func(
 // termArrays returns the record's distinct terms in byte order and each
 // one's count: its row's terms and tfs.
 func (p *prepared) termArrays() ([]string, []int32) {
+	if p.termList != nil || len(p.terms) == 0 {
+		return p.termList, p.tfs
+	}
+	return p.sortTerms()
+}
+
+// sortTerms computes termArrays' result from terms.
+func (p *prepared) sortTerms() ([]string, []int32) {
 	terms := make([]string, 0, len(p.terms))
 	for t := range p.terms {
 		terms = append(terms, t)

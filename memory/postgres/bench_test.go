@@ -318,17 +318,26 @@ func BenchmarkVsDir(b *testing.B) {
 	for range b.N {
 		dir := openDir(b, emb)
 		pg := openWith(b, storeURL(b), emb, postgres.WithIndexAfter(postgres.DefaultIndexAfter))
-		t := time.Now()
+		t, cpu := time.Now(), processCPU()
 		for i := 0; i < n; i += 1000 {
 			_, err := dir.AddBatch(ctx, recs[i:min(i+1000, n)])
 			require.NoError(b, err)
 		}
-		dirIngest := time.Since(t)
-		t = time.Now()
+		dirIngest, dirCPU := time.Since(t), processCPU()-cpu
+		server, serverOK := serverCPU()
+		t, cpu = time.Now(), processCPU()
 		var batches time.Duration // until the last batch committed
 		_, err := pg.Load(ctx, recs[:n], 1000, func(int) { batches = time.Since(t) })
 		require.NoError(b, err)
-		pgIngest := time.Since(t)
+		pgIngest, pgCPU := time.Since(t), processCPU()-cpu
+		// CPU-seconds of the ingests: the directory store's, the Go
+		// process's during Load and (with a cluster of pg-test.sh) the
+		// server's.
+		b.ReportMetric(dirCPU.Seconds(), "dir-cpu-s")
+		b.ReportMetric(pgCPU.Seconds(), "pg-go-cpu-s")
+		if s, ok := serverCPU(); ok && serverOK {
+			b.ReportMetric((s - server).Seconds(), "pg-server-cpu-s")
+		}
 		var dirAdd, pgAdd []time.Duration
 		for _, r := range recs[n:] {
 			t := time.Now()

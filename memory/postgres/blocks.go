@@ -83,6 +83,27 @@ func decodeBlock(out []posting, data []byte) ([]posting, error) {
 	return out, nil
 }
 
+// written is a record a write stored, for its postings: its seq, episode
+// and length, and its terms (in byte order) with their counts.
+type written struct {
+	seq, episode int64
+	dl           int32
+	terms        []string
+	tfs          []int32
+}
+
+// postingsOf returns the postings of ws (in seq order) by term, each
+// term's in seq order.
+func postingsOf(ws []written) map[string][]posting {
+	out := map[string][]posting{}
+	for _, w := range ws {
+		for i, t := range w.terms {
+			out[t] = append(out[t], posting{seq: w.seq, episode: w.episode, tf: w.tfs[i], dl: w.dl})
+		}
+	}
+	return out
+}
+
 // block is a posting_blocks row.
 type block struct {
 	term    string

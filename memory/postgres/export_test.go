@@ -112,3 +112,12 @@ func RecheckIndex(m *Memory) {
 	m.indexCheckedAt.Store(0)
 	m.recheckIndex()
 }
+
+// SetLoadMerge sets how many records a load's batches leave in a
+// namespace's tail before one packs it, until the returned function
+// restores it.
+func SetLoadMerge(records int64) (restore func()) {
+	r := loadMergeRecords
+	loadMergeRecords = records
+	return func() { loadMergeRecords = r }
+}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,7 +34,10 @@ const indexRebuildTimeout = 30 * time.Minute
 // the vectors exactly and that table without its indexes: the same
 // hits, more slowly. A load
 // that fails keeps the batches it committed, and still builds the
-// indexes (the next Open builds them otherwise). Smaller loads are
+// indexes (the next Open builds them otherwise). Its batches pack their
+// namespaces' postings into blocks (blocks.go) every loadMergeRecords
+// records and at the load's end rather than every mergeRecords (see
+// loadTails). Smaller loads are
 // AddBatch calls. With exact=1 there is no HNSW index: only the B-tree
 // indexes are built at the end.
 func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, progress func(stored int)) ([]string, error) {
@@ -61,9 +65,37 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 		m.indexed.Store(false)
 	}
 	ids := make([]string, 0, len(recs))
+	lt := &loadTails{ns: map[int32]*loadTail{}}
+	// Each batch is prepared (chunked, tokenized, embedded) while the
+	// one before it is written.
+	type prepped struct {
+		preps []prepared
+		err   error
+	}
+	prepare := func(lo int) <-chan prepped {
+		ch := make(chan prepped, 1)
+		go func() {
+			preps, err := m.prepareBatch(ctx, recs[lo:min(lo+batch, len(recs))])
+			ch <- prepped{preps, err}
+		}()
+		return ch
+	}
+	var ahead <-chan prepped
+	if len(recs) > 0 {
+		ahead = prepare(0)
+	}
 	for lo := 0; lo < len(recs) && err == nil; lo += batch {
+		p := <-ahead
+		ahead = nil
+		if lo+batch < len(recs) {
+			ahead = prepare(lo + batch)
+		}
+		if err = p.err; err != nil {
+			break
+		}
 		var preps []prepared
-		if preps, err = m.addBatchMode(ctx, recs[lo:min(lo+batch, len(recs))], deferIndex); err == nil {
+		lt.final = lo+batch >= len(recs)
+		if preps, err = m.writeBatch(ctx, p.preps, deferIndex, lt); err == nil {
 			for i := range preps {
 				ids = append(ids, preps[i].outcome().ID)
 			}
@@ -71,6 +103,9 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 				progress(len(ids))
 			}
 		}
+	}
+	if ahead != nil {
+		<-ahead // a batch prepared for nothing: the load stopped
 	}
 	if deferIndex {
 		bctx := ctx
@@ -185,4 +220,100 @@ func (m *Memory) buildDeferred(ctx context.Context) error {
 		_, err = tx.Exec(ctx, `DELETE FROM deferred_indexes`)
 		return err
 	})
+}
+
+// loadMergeRecords is how many records a load's batches leave in a
+// namespace's tail before one packs it into posting blocks (the last
+// batch packs it whatever its size). A variable so that tests can lower
+// it.
+var loadMergeRecords int64 = 16384
+
+// loadTails is what a load's batches wrote to the tails of their
+// namespaces (records after merged_seq, blocks.go) and did not pack yet.
+// Packing a tail rewrites the last block of each of its terms: a batch of
+// 1,000 records, packing its namespace's tail as every write does past
+// mergeRecords records, rewrote most of the namespace's blocks at each
+// batch (in a 10,000-record load, 54,000 blocks written for 15,000 kept,
+// a third of the server's time). Load's batches pack every
+// loadMergeRecords records and at its end instead, from the postings they
+// hold in memory when the tail holds, after the records that were there
+// before the load, exactly the load's (checked under the namespace's
+// lock: another writer's record, or one of the load's records deleted or
+// replaced since, makes the pack read the tail from the records as any
+// write's does). A nil *loadTails is a write that is not a load's.
+type loadTails struct {
+	// final: the load's last batch, which packs every tail it leaves.
+	final bool
+	ns    map[int32]*loadTail
+}
+
+// loadTail is a namespace's records written by a load's committed batches
+// since its tail was last packed, in seq order.
+type loadTail struct {
+	recs []written
+}
+
+// due reports whether a batch packs the tail of namespace ns (locked, its
+// statistics counting the batch).
+func (lt *loadTails) due(ns *nsRow) bool {
+	switch {
+	case lt == nil:
+		return ns.tailDocs >= mergeRecords
+	case lt.final:
+		return ns.tailDocs >= mergeRecords
+	default:
+		return ns.tailDocs >= max(loadMergeRecords, mergeRecords)
+	}
+}
+
+// held returns the records the load holds for ns's tail, and the seq
+// before the first of them (records up to it are read from the table),
+// when the tail's records from that one on are exactly the held ones
+// followed by batch (the records the writing batch gives ns); else nil.
+func (lt *loadTails) held(ctx context.Context, tx pgx.Tx, ns *nsRow, batch []written) (int64, []written, error) {
+	if lt == nil {
+		return 0, nil, nil
+	}
+	h := lt.ns[ns.id]
+	if h == nil || len(h.recs) == 0 || h.recs[0].seq <= ns.mergedSeq {
+		return 0, nil, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT seq FROM records WHERE ns = $1 AND seq >= $2 ORDER BY seq`, ns.id, h.recs[0].seq)
+	if err != nil {
+		return 0, nil, err
+	}
+	stored, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(stored) != len(h.recs)+len(batch) {
+		return 0, nil, nil
+	}
+	for i, w := range slices.Concat(h.recs, batch) {
+		if stored[i] != w.seq {
+			return 0, nil, nil
+		}
+	}
+	return h.recs[0].seq - 1, h.recs, nil
+}
+
+// committed records a committed batch's records by namespace (as
+// commitOnce gathers them); packed are the namespaces whose tails it
+// packed.
+func (lt *loadTails) committed(ws map[int32][]written, packed map[int32]bool) {
+	if lt == nil {
+		return
+	}
+	for id, w := range ws {
+		if packed[id] {
+			delete(lt.ns, id)
+			continue
+		}
+		h := lt.ns[id]
+		if h == nil {
+			h = &loadTail{}
+			lt.ns[id] = h
+		}
+		h.recs = append(h.recs, w...)
+	}
 }

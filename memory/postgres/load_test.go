@@ -69,6 +69,56 @@ func TestLoad(t *testing.T) {
 	assert.ErrorIs(t, err, memory.ErrInvalidArgument)
 }
 
+// TestLoadPacksTails: a load packs its namespaces' tails into posting
+// blocks every SetLoadMerge records and at its end, from the postings it
+// holds; a record another writer adds to a namespace between the load's
+// batches, or one of the load's records that it replaces, makes the pack
+// read the tail from the records instead. Each way the blocks hold
+// exactly the postings up to merged_seq, no tail holds SetBlocks'
+// records at the end, and the keyword path finds the records.
+func TestLoadPacksTails(t *testing.T) {
+	defer postgres.SetBlocks(4, 8)()
+	defer postgres.SetLoadMerge(30)()
+	for _, tc := range []struct {
+		name  string
+		write func(m *postgres.Memory, stored int) error
+	}{
+		{"alone", nil},
+		{"another writer", func(m *postgres.Memory, stored int) error {
+			_, err := m.AddBatch(t.Context(), []memory.Record{{ID: fmt.Sprintf("w%d", stored), Namespace: "ns1", Text: fmt.Sprintf("writer note %d about cargo", stored)}})
+			return err
+		}},
+		{"replaced", func(m *postgres.Memory, stored int) error {
+			_, err := m.AddBatch(t.Context(), []memory.Record{{ID: fmt.Sprintf("l%d", stored-2), Namespace: "ns1", Text: fmt.Sprintf("replaced note %d about cargo", stored)}})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			m := open(t, storeURL(t), postgres.WithBulkLoad(100))
+			_, err := m.Load(ctx, loadRecords(20), 20, nil) // a tail before the load
+			require.NoError(t, err)
+			var werr error
+			_, err = m.Load(ctx, loadRecords(250), 20, func(stored int) {
+				if tc.write != nil && werr == nil && stored < 250 {
+					werr = tc.write(m, stored)
+				}
+			})
+			require.NoError(t, err)
+			require.NoError(t, werr)
+			require.NoError(t, postgres.CheckBlocks(ctx, m))
+			var unpacked int
+			require.NoError(t, m.Pool().QueryRow(ctx, `SELECT count(*) FROM namespaces WHERE tail_docs >= 8`).Scan(&unpacked))
+			assert.Zero(t, unpacked, "every tail packed at the load's end, as far as a write packs it")
+			checkStats(t, m)
+			hits, err := m.Query(ctx, memory.Query{Text: "crate 1379", Namespace: "ns2"})
+			require.NoError(t, err)
+			require.NotEmpty(t, hits)
+			assert.Equal(t, "l197", hits[0].ID)
+		})
+	}
+}
+
 // TestIndexAfter: a store below WithIndexAfter's records has no HNSW
 // index; its writes store nothing pending and its searches scan the
 // chunks exactly, with the hits and scores of an exact=1 store. A load

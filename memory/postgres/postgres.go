@@ -419,6 +419,13 @@ type prepared struct {
 	vecs    [][]float32 // normalised
 	terms   map[string]int
 	textLen int
+	// termList and tfs are terms in byte order and their counts (the
+	// row's terms and tfs); textKey is fact.Key of the text. prepare
+	// computes them, which Load does for a batch while the one before it
+	// is written.
+	termList []string
+	tfs      []int32
+	textKey  int64
 	// dedup: the record came without an ID, so it is a fact that is not
 	// stored twice (Remember); dupOf is the stored record it turned out to
 	// repeat, set when it commits.
@@ -452,12 +459,25 @@ func (m *Memory) AddBatch(ctx context.Context, recs []memory.Record) ([]string, 
 // addBatch is AddBatch, which returns the prepared records: what each
 // write did (prepared.outcome).
 func (m *Memory) addBatch(ctx context.Context, recs []memory.Record) ([]prepared, error) {
-	return m.addBatchMode(ctx, recs, false)
+	return m.addBatchMode(ctx, recs, false, nil)
 }
 
 // addBatchMode is addBatch; load writes the chunks as Load's batches do:
-// neither pending nor rebuilding the index (Load has dropped it).
-func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bool) ([]prepared, error) {
+// neither pending nor rebuilding the index (Load has dropped it). lt, if
+// not nil, is the load's tails (loadTails): the batch packs its
+// namespaces' tails only as a load does.
+func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bool, lt *loadTails) ([]prepared, error) {
+	preps, err := m.prepareBatch(ctx, recs)
+	if err != nil || len(preps) == 0 {
+		return nil, err
+	}
+	return m.writeBatch(ctx, preps, load, lt)
+}
+
+// prepareBatch prepares recs (prepare) and embeds their chunks: the part
+// of a write that reads nothing from the store, which Load runs for its
+// next batch while the server writes the current one.
+func (m *Memory) prepareBatch(ctx context.Context, recs []memory.Record) ([]prepared, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
@@ -498,10 +518,20 @@ func (m *Memory) addBatchMode(ctx context.Context, recs []memory.Record, load bo
 			k++
 		}
 	}
+	return preps, nil
+}
+
+// writeBatch writes prepared records (prepareBatch) as addBatchMode does:
+// it looks for their near duplicates among the stored records and commits
+// them.
+func (m *Memory) writeBatch(ctx context.Context, preps []prepared, load bool, lt *loadTails) ([]prepared, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
 	if err := m.near(ctx, preps); err != nil {
 		return nil, err
 	}
-	pending, err := m.commit(ctx, preps, load)
+	pending, err := m.commit(ctx, preps, load, lt)
 	if err != nil {
 		return nil, err
 	}
@@ -563,6 +593,8 @@ func (m *Memory) prepare(rec memory.Record, out *prepared) error {
 	toks := m.tok.Tokens(m.header(&rec) + rec.Text)
 	out.terms = termCounts(toks)
 	out.textLen = len(toks)
+	out.termList, out.tfs = out.sortTerms()
+	out.textKey, _ = fact.Key(rec.Text)
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
-	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
 // neighbourGap: a record is linked to the previous record of its namespace
@@ -78,8 +77,9 @@ const maxWriteAttempts = 5
 // concurrent writer of the same id or a deadlock made it fail. It returns
 // how many chunks it wrote pending (outside the HNSW index, see fold.go).
 // A batch of Load's (load) writes its chunks as if indexed: Load builds
-// the index over them at its end.
-func (m *Memory) commit(ctx context.Context, preps []prepared, load bool) (int, error) {
+// the index over them at its end. lt is the load's tails (nil: not a
+// load).
+func (m *Memory) commit(ctx context.Context, preps []prepared, load bool, lt *loadTails) (int, error) {
 	// The last occurrence of a repeated id is the one stored.
 	last := map[string]int{}
 	for i := range preps {
@@ -109,14 +109,14 @@ func (m *Memory) commit(ctx context.Context, preps []prepared, load bool) (int, 
 		}
 	}
 	for range maxWriteAttempts {
-		if pending, err = m.commitOnce(ctx, batch, load); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
+		if pending, err = m.commitOnce(ctx, batch, load, lt); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
 			break
 		}
 	}
 	return pending, err
 }
 
-func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (int, error) {
+func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, lt *loadTails) (int, error) {
 	c, err := m.acquire(ctx)
 	if err != nil {
 		return 0, m.wrap(ctx, "add", err)
@@ -176,9 +176,9 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 	slices.Sort(seqs)
 
 	var recRows, chunkRows [][]any
-	// The batch's postings by namespace and term, in seq order, for
-	// mergeTail.
-	mem := map[int32]map[string][]posting{}
+	// The batch's records by namespace, in seq order, whose postings a
+	// pack of the namespace's tail (mergeTail) takes.
+	wrote := map[int32][]written{}
 	for i, p := range batch {
 		r := &p.rec
 		ns := nss[r.Namespace]
@@ -197,15 +197,8 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 		d := ns.episode(episode)
 		d.len += int64(p.textLen)
 		d.records++
-		nsMem := mem[ns.id]
-		if nsMem == nil {
-			nsMem = map[string][]posting{}
-			mem[ns.id] = nsMem
-		}
 		terms, tfs := p.termArrays()
-		for i, t := range terms {
-			nsMem[t] = append(nsMem[t], posting{seq: seq, episode: episode, tf: tfs[i], dl: int32(p.textLen)})
-		}
+		wrote[ns.id] = append(wrote[ns.id], written{seq: seq, episode: episode, dl: int32(p.textLen), terms: terms, tfs: tfs})
 		if r.Speaker != "" {
 			ns.speakers[r.Speaker]++
 		}
@@ -219,7 +212,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 		if tags == nil {
 			tags = []string{}
 		}
-		key, _ := fact.Key(r.Text)
+		key := p.textKey
 		from, until := nullTime(r.ValidFrom), nullTime(r.ValidUntil)
 		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev, episode,
 			from, until, r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key, terms, tfs})
@@ -267,13 +260,23 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 			return 0, m.wrap(ctx, "add: bulk load: build HNSW index", err)
 		}
 	}
+	packed := map[int32]bool{}
 	for _, p := range batch {
-		if ns := nss[p.rec.Namespace]; ns.tailDocs >= mergeRecords {
-			// The batch's records follow seqs[0] − 1 (seqs ascend).
-			if err := mergeTail(ctx, tx, ns, seqs[0]-1, ns.lastSeq, mem[ns.id]); err != nil {
-				return 0, m.wrap(ctx, "add: pack postings", err)
-			}
+		ns := nss[p.rec.Namespace]
+		if packed[ns.id] || !lt.due(ns) {
+			continue
 		}
+		// The batch's records follow seqs[0] − 1 (seqs ascend).
+		from, ws := seqs[0]-1, wrote[ns.id]
+		if f, held, err := lt.held(ctx, tx, ns, ws); err != nil {
+			return 0, m.wrap(ctx, "add: pack postings: read the tail", err)
+		} else if held != nil {
+			from, ws = f, slices.Concat(held, ws)
+		}
+		if err := mergeTail(ctx, tx, ns, from, ns.lastSeq, postingsOf(ws)); err != nil {
+			return 0, m.wrap(ctx, "add: pack postings", err)
+		}
+		packed[ns.id] = true
 	}
 	if err := m.applyFacts(ctx, tx, all, nss); err != nil {
 		return 0, err
@@ -284,6 +287,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool) (
 	if err := tx.Commit(ctx); err != nil {
 		return 0, m.wrap(ctx, "add: commit", err)
 	}
+	lt.committed(wrote, packed)
 	if !pending {
 		return 0, nil
 	}
