@@ -168,9 +168,7 @@ func New(dim int, opts ...Option) (*DB, error) {
 	}
 	if db.codes != NoCodes {
 		db.code = make([]int8, 0, cap(db.ids)*dim)
-		if db.hugeCodes() {
-			adviseHugePages(db.code)
-		}
+		adviseHugePages(db.code)
 		db.meta = make([]rowMeta, 0, cap(db.ids))
 	}
 	if db.columns {
@@ -422,31 +420,18 @@ func newSegment(n, c int, huge bool) []float32 {
 
 // hugeFloats reports whether the float32 segment whose first row is start
 // is worth huge pages. Huge pages pay off for the arrays a search streams
-// (fewer TLB misses), and they cost at the first touch of each 2 MiB, which
-// the kernel zeroes at once (and may compact memory for): on a virtual
-// machine whose free memory goes back to the host, a fresh huge page costs
-// milliseconds, on the write path. A database with int8 codes streams its
-// float32 rows only while it holds fewer than codesMin rows; from there a
-// search scans the codes and reads the float32 rows of the few candidates
-// it rescores. A database with column codes (a lexical embedder's, whose
-// queries have few nonzero dimensions) reads the columns of such a query
-// from colsMinRows rows on, when its float32 rows (2 KiB·dim bytes) are
-// still too few for a huge page. The other segments stay on ordinary pages.
+// (fewer TLB misses), and they
+// cost at the first touch of each 2 MiB, which the kernel zeroes at once
+// (and may compact memory for): on a virtual machine whose free memory goes
+// back to the host, a fresh huge page costs milliseconds, on the write path.
+// A database with int8 codes streams its float32 rows only while it holds
+// fewer than codesMin rows; from there a search scans the codes (or the
+// column codes) and reads the float32 rows of only the few candidates it
+// rescores, so the segments past codesMin rows stay on ordinary pages. The
+// codes themselves are streamed, and keep their advice.
 func (db *DB) hugeFloats(start int) bool {
-	switch {
-	case db.codes == NoCodes:
-		return true
-	case db.columns:
-		return false
-	default:
-		return db.codesMin >= 0 && start < db.codesMin
-	}
+	return db.codes == NoCodes || db.codesMin >= 0 && start < db.codesMin
 }
-
-// hugeCodes reports whether the row-major int8 codes are worth huge pages
-// (see hugeFloats): not beside column codes, which the queries of such a
-// database (few nonzero dimensions) scan instead.
-func (db *DB) hugeCodes() bool { return !db.columns }
 
 // reserve makes room for at least need rows. Callers hold mu.
 func (db *DB) reserve(need int) {
@@ -494,7 +479,7 @@ func (db *DB) shrink() {
 func (db *DB) resize(rows int) {
 	db.ids = regrow(db.ids, rows, false)
 	if db.codes != NoCodes {
-		db.code = regrow(db.code, rows*db.dim, db.hugeCodes())
+		db.code = regrow(db.code, rows*db.dim, true)
 		db.meta = regrow(db.meta, rows, false)
 	}
 	if db.cols != nil {
