@@ -420,10 +420,10 @@ func newSegment(n, c int, huge bool) []float32 {
 
 // hugeFloats reports whether the float32 segment whose first row is start
 // is worth huge pages. Huge pages pay off for the arrays a search streams
-// (fewer TLB misses), and they
-// cost at the first touch of each 2 MiB, which the kernel zeroes at once
-// (and may compact memory for): on a virtual machine whose free memory goes
-// back to the host, a fresh huge page costs milliseconds, on the write path.
+// (fewer TLB misses), and they cost at the first touch of each 2 MiB, which
+// the kernel zeroes at once (and may compact memory for): on a virtual
+// machine whose free memory goes back to the host, a fresh huge page costs
+// milliseconds, on the write path.
 // A database with int8 codes streams its float32 rows only while it holds
 // fewer than codesMin rows; from there a search scans the codes (or the
 // column codes) and reads the float32 rows of only the few candidates it
