@@ -392,28 +392,45 @@ func (db *DB) growRows(need int) {
 		}
 		c = min(c, db.segRows)
 		if len(db.segs) == 0 {
-			db.segs = [][]float32{newSegment(0, c*d)}
+			db.segs = [][]float32{newSegment(0, c*d, db.hugeFloats(0))}
 		} else {
-			db.segs[0] = regrow(db.segs[0], c*d, true)
+			db.segs[0] = regrow(db.segs[0], c*d, db.hugeFloats(0))
 		}
 		return
 	}
 	if len(db.segs) == 0 {
-		db.segs = [][]float32{newSegment(0, db.segRows*d)}
+		db.segs = [][]float32{newSegment(0, db.segRows*d, db.hugeFloats(0))}
 	} else if cap(db.segs[0]) < db.segRows*d {
-		db.segs[0] = regrow(db.segs[0], db.segRows*d, true)
+		db.segs[0] = regrow(db.segs[0], db.segRows*d, db.hugeFloats(0))
 	}
 	for db.rowCap() < need {
-		db.segs = append(db.segs, newSegment(0, db.segRows*d))
+		db.segs = append(db.segs, newSegment(0, db.segRows*d, db.hugeFloats(len(db.segs)*db.segRows)))
 	}
 }
 
 // newSegment returns a segment of length n and capacity c, advised for
-// huge pages.
-func newSegment(n, c int) []float32 {
+// huge pages when huge is set.
+func newSegment(n, c int, huge bool) []float32 {
 	s := make([]float32, n, c)
-	adviseHugePages(s)
+	if huge {
+		adviseHugePages(s)
+	}
 	return s
+}
+
+// hugeFloats reports whether the float32 segment whose first row is start
+// is worth huge pages. Huge pages pay off for the arrays a search streams
+// (fewer TLB misses), and they cost at the first touch of each 2 MiB, which
+// the kernel zeroes at once (and may compact memory for): on a virtual
+// machine whose free memory goes back to the host, a fresh huge page costs
+// milliseconds, on the write path.
+// A database with int8 codes streams its float32 rows only while it holds
+// fewer than codesMin rows; from there a search scans the codes (or the
+// column codes) and reads the float32 rows of only the few candidates it
+// rescores, so the segments past codesMin rows stay on ordinary pages. The
+// codes themselves are streamed, and keep their advice.
+func (db *DB) hugeFloats(start int) bool {
+	return db.codes == NoCodes || db.codesMin >= 0 && start < db.codesMin
 }
 
 // reserve makes room for at least need rows. Callers hold mu.
@@ -452,7 +469,7 @@ func (db *DB) shrink() {
 	}
 	if n <= db.segRows/4 && len(db.segs) > 0 {
 		if c := cap(db.segs[0]) / db.dim; c > minRows && n < c/4 {
-			db.segs = [][]float32{regrow(db.segs[0], max(n+n/8, minRows)*db.dim, true)}
+			db.segs = [][]float32{regrow(db.segs[0], max(n+n/8, minRows)*db.dim, db.hugeFloats(0))}
 		}
 	}
 }

@@ -269,12 +269,12 @@ func (db *DB) read(ctx context.Context, r io.Reader) ([]int64, [][]float32, map[
 		return nil, nil, nil, err
 	}
 	var segs [][]float32
-	for _, rows := range segRows {
+	for i, rows := range segRows {
 		capRows := db.segRows
 		if len(segRows) == 1 {
 			capRows = rows // one segment holds exactly its rows
 		}
-		seg := newSegment(rows*db.dim, capRows*db.dim)
+		seg := newSegment(rows*db.dim, capRows*db.dim, db.hugeFloats(i*db.segRows))
 		segs = append(segs, seg)
 		err = readChunks(len(seg)*4, func(lo, hi int) []byte {
 			return float32Bytes(seg[lo/4:hi/4], &scratch)
