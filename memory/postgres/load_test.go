@@ -217,3 +217,22 @@ func validIndex(t *testing.T, m *postgres.Memory) bool {
 	require.NoError(t, m.Pool().QueryRow(t.Context(), `SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('chunks_hnsw')), false)`).Scan(&ok))
 	return ok
 }
+
+// TestIndexAfterURL: the URL's index_after sets WithIndexAfter (over the
+// option), and a value that is not a count of records is refused.
+func TestIndexAfterURL(t *testing.T) {
+	ctx := t.Context()
+	recs := loadRecords(60)
+	below := open(t, storeURL(t, "index_after", "100"), postgres.WithIndexAfter(0))
+	_, err := below.Load(ctx, recs, 30, nil)
+	require.NoError(t, err)
+	assert.False(t, hasIndex(t, below), "60 records, below the URL's 100")
+	at := open(t, storeURL(t, "index_after", "50"))
+	_, err = at.Load(ctx, recs, 30, nil)
+	require.NoError(t, err)
+	assert.True(t, hasIndex(t, at), "60 records, at the URL's 50")
+	for _, v := range []string{"-1", "many", "1e9", ""} {
+		_, err := postgres.Open(ctx, storeURL(t, "index_after", v), hashEmb(t, 256), postgres.WithCreate())
+		assert.ErrorIs(t, err, memory.ErrInvalidArgument, "index_after=%q", v)
+	}
+}

@@ -107,10 +107,11 @@
 //
 // # URL
 //
-//	postgres://agent:pw@db.example:5432/memory?sslmode=require&schema=team_a&exact=0
+//	postgres://agent:pw@db.example:5432/memory?sslmode=require&schema=team_a&exact=0&index_after=20000
 //
-// schema and exact are agentmem's; every other parameter is pgx's (libpq
-// keywords, pool_max_conns, server settings).
+// schema, exact and index_after (WithIndexAfter; the URL's wins over the
+// option) are agentmem's; every other parameter is pgx's (libpq keywords,
+// pool_max_conns, server settings).
 package postgres
 
 import (
@@ -224,11 +225,15 @@ func open(ctx context.Context, url string, emb embed.Embedder, opts []Option) (*
 	if err := o.apply(opts); err != nil {
 		return nil, err
 	}
-	pc, schema, exact, err := parseURL(url)
+	pc, up, err := parseURL(url)
 	if err != nil {
 		return nil, err
 	}
-	o.exact = o.exact || exact
+	schema := up.schema
+	o.exact = o.exact || up.exact
+	if up.indexAfter >= 0 {
+		o.indexAfter = up.indexAfter
+	}
 	pc.ConnConfig.RuntimeParams["search_path"] = schema + ", public"
 	dim, err := embed.Dimension(ctx, emb)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"strconv"
 	"strings"
 
@@ -379,10 +380,11 @@ func ReadManifest(ctx context.Context, url string) (Manifest, error) {
 }
 
 func readManifest(ctx context.Context, url string) (Manifest, error) {
-	pc, schema, _, err := parseURL(url)
+	pc, up, err := parseURL(url)
 	if err != nil {
 		return Manifest{}, err
 	}
+	schema := up.schema
 	dsn := pgvector.RedactedDSN(pc)
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
@@ -417,36 +419,51 @@ func IsURL(target string) bool {
 // does not say (schema=NAME).
 const DefaultSchema = "agentmem"
 
+// urlParams are the parameters of a store URL that are agentmem's, not
+// pgx's.
+type urlParams struct {
+	schema     string // schema=NAME (default DefaultSchema)
+	exact      bool   // exact=1: no HNSW index, exact vector search
+	indexAfter int    // index_after=N (WithIndexAfter); -1: not given
+}
+
 // parseURL parses a store URL: a libpq URL with agentmem's parameters
-// schema (default DefaultSchema) and exact (1: no HNSW index, exact vector
-// search) removed from what goes to pgx, and DefaultConnectTimeout unless
-// it sets connect_timeout.
-func parseURL(url string) (pc *pgxpool.Config, schema string, exact bool, err error) {
+// (urlParams) removed from what goes to pgx, and DefaultConnectTimeout
+// unless it sets connect_timeout.
+func parseURL(url string) (pc *pgxpool.Config, up urlParams, err error) {
+	up = urlParams{schema: DefaultSchema, indexAfter: -1}
 	pc, err = pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx redacts the password from its message.
-		return nil, "", false, fmt.Errorf("postgres: %w: bad store URL: %v (want postgres://user@host:5432/db?schema=agentmem)", errs.InvalidArgument, err)
+		return nil, up, fmt.Errorf("postgres: %w: bad store URL: %v (want postgres://user@host:5432/db?schema=agentmem)", errs.InvalidArgument, err)
 	}
 	if pc.ConnConfig.ConnectTimeout == 0 {
 		pc.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	params := pc.ConnConfig.RuntimeParams
-	schema = DefaultSchema
 	if v, ok := params["schema"]; ok {
 		delete(params, "schema")
-		schema = v
+		up.schema = v
 	}
-	if !schemaRE(schema) {
-		return nil, "", false, fmt.Errorf("postgres: %w: schema=%q: want a lower-case identifier (letters, digits, _), at most 48 characters", errs.InvalidArgument, schema)
+	if !schemaRE(up.schema) {
+		return nil, up, fmt.Errorf("postgres: %w: schema=%q: want a lower-case identifier (letters, digits, _), at most 48 characters", errs.InvalidArgument, up.schema)
 	}
 	if v, ok := params["exact"]; ok {
 		delete(params, "exact")
-		exact, err = strconv.ParseBool(v)
+		up.exact, err = strconv.ParseBool(v)
 		if err != nil {
-			return nil, "", false, fmt.Errorf("postgres: %w: exact=%q: want 1 or 0", errs.InvalidArgument, v)
+			return nil, up, fmt.Errorf("postgres: %w: exact=%q: want 1 or 0", errs.InvalidArgument, v)
 		}
 	}
-	return pc, schema, exact, nil
+	if v, ok := params["index_after"]; ok {
+		delete(params, "index_after")
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > math.MaxInt32 {
+			return nil, up, fmt.Errorf("postgres: %w: index_after=%q: want a number of records, 0 or more", errs.InvalidArgument, v)
+		}
+		up.indexAfter = n
+	}
+	return pc, up, nil
 }
 
 func schemaRE(s string) bool {
