@@ -108,10 +108,10 @@ A progress bar is shown on standard error when it is a terminal.`,
 					return err
 				}
 				imported, skipped, nouns = len(todo), skip, noun(st)
-				if imported > 0 && newBar(cmd, a, imported) != nil {
+				if f := terminal(cmd, a); f != nil && imported > 0 {
 					// Closing a store directory may write its snapshot
 					// (seconds for a large import): say so on the terminal.
-					fmt.Fprintln(cmd.ErrOrStderr(), "saving the store…")
+					fmt.Fprintln(f, "saving the store…")
 				}
 				stored = time.Now()
 				return nil
@@ -373,8 +373,8 @@ func timeKey(t time.Time) string {
 // newBar returns a progress bar on standard error if it is a terminal and
 // there is something to import; otherwise nil.
 func newBar(cmd *cobra.Command, a *app, n int) *progressbar.ProgressBar {
-	f, ok := cmd.ErrOrStderr().(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || n == 0 || a.json {
+	f := terminal(cmd, a)
+	if f == nil || n == 0 {
 		return nil
 	}
 	return progressbar.NewOptions(n,
@@ -385,4 +385,14 @@ func newBar(cmd *cobra.Command, a *app, n int) *progressbar.ProgressBar {
 		progressbar.OptionSetItsString("segments"),
 		progressbar.OptionThrottle(100*time.Millisecond),
 	)
+}
+
+// terminal returns standard error when it is a terminal and the output is
+// not JSON (where progress is shown), nil otherwise.
+func terminal(cmd *cobra.Command, a *app) *os.File {
+	f, ok := cmd.ErrOrStderr().(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) || a.json {
+		return nil
+	}
+	return f
 }
