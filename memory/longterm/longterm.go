@@ -225,7 +225,9 @@ func (m *Memory) Get(id string) (Record, bool) {
 // the store's records, it costs O(1) per record, where a snapshot on every
 // Close made each `agentmem add` into a store of 50,000 memories rewrite
 // 205 MB (0.85 s). The tail left for Open to replay stays under that share
-// and under WithSnapshotEvery's count (an automatic snapshot).
+// after a Close, and after a crash under WithSnapshotEvery's count or a
+// quarter of the store, whichever is larger (an automatic snapshot,
+// autoSnapshotShare).
 const closeSnapshotShare = 8
 
 // Close writes a snapshot if the memory is on disk and the records
