@@ -25,7 +25,6 @@ package keyword
 import (
 	"cmp"
 	"math"
-	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -389,11 +388,16 @@ func (ix *Index) SearchGroups(groups []QueryGroup, p Params, k int, keep func(id
 	if k <= 0 {
 		return nil
 	}
+	return ix.searchGroups(queryGroups(groups), p, k, keep)
+}
+
+// queryGroups returns groups as the index scores them.
+func queryGroups(groups []QueryGroup) []queryGroup {
 	gs := make([]queryGroup, len(groups))
 	for i, g := range groups {
 		gs[i] = queryGroup{main: g.Main, parts: g.Parts, weight: g.Weight}
 	}
-	return ix.searchGroups(gs, p, k, keep)
+	return gs
 }
 
 // SelectGroups is SearchGroups without the order: it appends to dst[:0]
@@ -406,16 +410,9 @@ func (ix *Index) SelectGroups(dst []Result, groups []QueryGroup, p Params, k int
 	if k <= 0 || len(groups) == 0 {
 		return dst
 	}
-	gs := make([]queryGroup, len(groups))
-	for i, g := range groups {
-		gs[i] = queryGroup{main: g.Main, parts: g.Parts, weight: g.Weight}
-	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	cands := ix.score(gs, p, s)
-	if keep != nil {
-		cands = slices.DeleteFunc(cands, func(r Result) bool { return !keep(r.ID) })
-	}
+	cands := ix.matches(queryGroups(groups), p, s, keep)
 	if len(cands) > k {
 		selectBest(cands, k)
 		cands = cands[:k]
@@ -430,11 +427,17 @@ func (ix *Index) searchGroups(groups []queryGroup, p Params, k int, keep func(id
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
+	return topK(ix.matches(groups, p, s, keep), k)
+}
+
+// matches returns the documents that groups match, with their scores,
+// those keep (if not nil) refuses left out, in s's memory.
+func (ix *Index) matches(groups []queryGroup, p Params, s *scratch, keep func(id int64) bool) []Result {
 	cands := ix.score(groups, p, s)
 	if keep != nil {
 		cands = slices.DeleteFunc(cands, func(r Result) bool { return !keep(r.ID) })
 	}
-	return topK(cands, k)
+	return cands
 }
 
 // score puts every document matching at least one term, with its score,
@@ -590,110 +593,6 @@ func TermWeight(n, df float64, queryIDF bool) float64 {
 		w *= w
 	}
 	return w
-}
-
-func better(a, b Result) int {
-	if a.Score != b.Score {
-		if a.Score > b.Score {
-			return -1
-		}
-		return 1
-	}
-	return cmp.Compare(a.ID, b.ID)
-}
-
-// topK returns a new slice with the k best of cands, sorted (cands may be
-// reordered). Past k candidates it keeps the best k in a bounded heap whose
-// root is the worst of them, and sorts only those: O(n log k) instead of
-// sorting every match (a common word matches most of a namespace, and the
-// engine asks for hundreds). better is a total order (ids are distinct), so
-// the result is the full sort's first k.
-func topK(cands []Result, k int) []Result {
-	if len(cands) == 0 {
-		return nil
-	}
-	if len(cands) <= k {
-		slices.SortFunc(cands, better)
-		return slices.Clone(cands)
-	}
-	h := make([]Result, k, k+1)
-	copy(h, cands[:k])
-	for i := k/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
-	}
-	for _, c := range cands[k:] {
-		// Only a candidate better than the worst kept gets in.
-		if w := h[0]; c.Score < w.Score || c.Score == w.Score && c.ID > w.ID {
-			continue
-		}
-		h[0] = c
-		siftDown(h, 0)
-	}
-	slices.SortFunc(h, better)
-	return h
-}
-
-// selectBest reorders c so that its first k (0 < k < len(c)) are its k
-// best by better, in no particular order: a quickselect (median-of-three
-// pivots) that falls back to sorting the part left when its pivots keep
-// splitting badly, so it stays O(n log n) at worst. better is a total
-// order (ids are distinct), so the k are topK's.
-func selectBest(c []Result, k int) {
-	lo, hi := 0, len(c)-1
-	for budget := 2 * bits.Len(uint(len(c))); lo < hi; budget-- {
-		if hi-lo < 16 || budget == 0 {
-			slices.SortFunc(c[lo:hi+1], better)
-			return
-		}
-		m := lo + (hi-lo)/2
-		if better(c[m], c[lo]) < 0 {
-			c[m], c[lo] = c[lo], c[m]
-		}
-		if better(c[hi], c[lo]) < 0 {
-			c[hi], c[lo] = c[lo], c[hi]
-		}
-		if better(c[hi], c[m]) < 0 {
-			c[hi], c[m] = c[m], c[hi]
-		}
-		c[m], c[hi] = c[hi], c[m] // the median of the three is the pivot, at hi
-		pv := c[hi]
-		i := lo
-		for j := lo; j < hi; j++ {
-			if c[j].Score > pv.Score || c[j].Score == pv.Score && c[j].ID < pv.ID {
-				c[i], c[j] = c[j], c[i]
-				i++
-			}
-		}
-		c[i], c[hi] = c[hi], c[i]
-		// c[lo:i] are better than the pivot, now at i; c[i+1:hi+1] worse.
-		switch {
-		case i == k || i == k-1:
-			return
-		case i > k:
-			hi = i - 1
-		default:
-			lo = i + 1
-		}
-	}
-}
-
-// siftDown restores the heap below i in h, a heap whose root is its worst
-// result (by better).
-func siftDown(h []Result, i int) {
-	for {
-		l, w := 2*i+1, i
-		if l < len(h) && better(h[l], h[w]) > 0 {
-			w = l
-		}
-		if r := l + 1; r < len(h) && better(h[r], h[w]) > 0 {
-			w = r
-		}
-		if w == i {
-			return
-		}
-		h[i], h[w] = h[w], h[i]
-		i = w
-	}
 }
 
 // Append adds text's terms to document id, as if text had been indexed
