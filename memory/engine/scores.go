@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"github.com/agentmem/agentmem/keyword"
 	"iter"
 	"sync"
+
+	"github.com/agentmem/agentmem/keyword"
 )
 
 // denseIDs is the number of record ids a scoreSet keeps in slices indexed
@@ -156,7 +157,7 @@ type kwScratch struct {
 	ids               []int64 // nsSearch.ids
 	// found and inScope hold a field's results (Selector), lenders the
 	// ids of those that lend, eps their episodes (addEpisodes), heap
-	// kthLargest's, and ranked rank's results.
+	// kthLargest's heap (rank's list is search.ranked).
 	found, inScope []keyword.Result
 	lenders, eps   []int64
 	heap           []float64

@@ -88,9 +88,16 @@ func (m *Memory) wrotePending(n int) {
 		return
 	}
 	m.sincePending.Store(0)
+	m.signalFold()
+}
+
+// signalFold wakes the background fold to check, without waiting: a
+// signal already pending is a check already due. m.foldSignal must not be
+// nil.
+func (m *Memory) signalFold() {
 	select {
 	case m.foldSignal <- struct{}{}:
-	default: // a check is already due
+	default:
 	}
 }
 

@@ -207,10 +207,7 @@ func (m *Memory) recheckIndex() {
 		return
 	}
 	m.indexCheckedAt.Store(time.Now().UnixNano()) // one signal per period
-	select {
-	case m.foldSignal <- struct{}{}:
-	default: // a check is already due
-	}
+	m.signalFold()
 }
 
 // wroteUnindexed counts n records written while this process found no
@@ -232,10 +229,7 @@ func (m *Memory) wroteUnindexed(ctx context.Context, n int) {
 	}
 	if m.foldSignal != nil && (m.opts.bulkRecords == 0 || n < m.opts.bulkRecords) {
 		m.sinceIndexCheck.Store(0)
-		select {
-		case m.foldSignal <- struct{}{}:
-		default: // a check is already due
-		}
+		m.signalFold()
 		return
 	}
 	if err := m.indexIfDue(ctx); err != nil {
