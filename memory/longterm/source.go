@@ -10,6 +10,7 @@ import (
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
+	"github.com/agentmem/agentmem/vdb"
 )
 
 // A long-term memory is the engine's source of its own records
@@ -71,13 +72,7 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	if err != nil {
 		return nil, false, err
 	}
-	out := make([]engine.Chunk[*parent], 0, len(res))
-	for _, r := range res {
-		if ref, ok := m.children[r.ID]; ok {
-			out = append(out, engine.Chunk[*parent]{Record: ref.p, Index: ref.i, Score: float64(r.Score)})
-		}
-	}
-	return out, len(res) < n || n >= len(m.children), nil
+	return m.chunks(res), len(res) < n || n >= len(m.children), nil
 }
 
 // VectorsBatch is Vectors for each of qvecs in scope's namespace, through
@@ -106,18 +101,30 @@ func (v *view) VectorsBatch(ctx context.Context, scope engine.Scope, qvecs [][]f
 	}
 	keep := m.filter(scope)
 	for i, rs := range res {
-		list := make([]engine.Chunk[*parent], 0, len(rs))
+		kept := rs[:0]
 		for _, r := range rs {
 			if r.Score < minScore {
 				break
 			}
-			if ref, ok := m.children[r.ID]; ok && (keep == nil || keep(r.ID)) {
-				list = append(list, engine.Chunk[*parent]{Record: ref.p, Index: ref.i, Score: float64(r.Score)})
+			if keep == nil || keep(r.ID) {
+				kept = append(kept, r)
 			}
 		}
-		out[i] = list
+		out[i] = m.chunks(kept)
 	}
 	return out, nil
+}
+
+// chunks returns the engine's chunks of vector results, each its child's
+// record and index, leaving out an id no child has. m.mu must be held.
+func (m *Memory) chunks(res []vdb.Result) []engine.Chunk[*parent] {
+	out := make([]engine.Chunk[*parent], 0, len(res))
+	for _, r := range res {
+		if ref, ok := m.children[r.ID]; ok {
+			out = append(out, engine.Chunk[*parent]{Record: ref.p, Index: ref.i, Score: float64(r.Score)})
+		}
+	}
+	return out
 }
 
 func (v *view) Docs(ctx context.Context, keys []*parent) ([]engine.Doc, error) {
