@@ -56,6 +56,21 @@ func benchRecords(n int, ns string) []Record {
 	return recs
 }
 
+// newBenchMemory returns an empty in-memory store with the hash:512
+// embedder (the tokenizer's dictionary loaded first), closed when b ends.
+func newBenchMemory(b *testing.B) *Memory {
+	if err := keyword.Preload(); err != nil {
+		b.Fatal(err)
+	}
+	emb, _ := hash.New(hash.DefaultDim)
+	m, err := New(b.Context(), emb)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
 func addAll(ctx context.Context, b *testing.B, m *Memory, recs []Record) {
 	for lo := 0; lo < len(recs); lo += 1000 {
 		if _, err := m.AddBatch(ctx, recs[lo:min(lo+1000, len(recs))]); err != nil {
@@ -174,15 +189,7 @@ func BenchmarkQuery(b *testing.B) {
 // namespace (no Namespace) of the server benchmark's store in process:
 // 100 namespaces of 1,000 short records (one user's each), 100k in all.
 func BenchmarkQueryEveryNamespace(b *testing.B) {
-	if err := keyword.Preload(); err != nil {
-		b.Fatal(err)
-	}
-	emb, _ := hash.New(hash.DefaultDim)
-	m, err := New(b.Context(), emb)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
+	m := newBenchMemory(b)
 	w := []string{"flight", "invoice", "doctor", "birthday", "deploy", "garden", "piano", "tax", "holiday", "router",
 		"coffee", "contract", "meeting", "dentist", "kernel", "novel", "bicycle", "salary", "wedding", "backup"}
 	for lo := 0; lo < 100000; lo += 1000 {

@@ -2,27 +2,14 @@
 
 package longterm
 
-import (
-	"testing"
-
-	"github.com/agentmem/agentmem/embed/hash"
-	"github.com/agentmem/agentmem/keyword"
-)
+import "testing"
 
 // BenchmarkQueryNamedDay measures a hybrid search of a conversation of
 // 10k turns (benchRecords: said on 2023-11-14 and 15) for a question that
 // names a day: one with none of its turns, and one with too many to lend
 // to (more than the search's depth); and the same question naming no day.
 func BenchmarkQueryNamedDay(b *testing.B) {
-	if err := keyword.Preload(); err != nil {
-		b.Fatal(err)
-	}
-	emb, _ := hash.New(hash.DefaultDim)
-	m, err := New(b.Context(), emb)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
+	m := newBenchMemory(b)
 	addAll(b.Context(), b, m, benchRecords(10000, "c1"))
 	for _, c := range []struct{ name, q string }{
 		{"no-day", "what did the team say about the database?"},
