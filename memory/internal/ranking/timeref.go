@@ -56,12 +56,7 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 	if d, ok := namedDay(query, now); ok {
 		return d.AddDate(0, 0, -1), d.AddDate(0, 0, 2), true
 	}
-	year := func(s string) int {
-		if y, err := strconv.Atoi(s); err == nil && y >= 1900 && y <= 2200 {
-			return y
-		}
-		return now.Year()
-	}
+	year := func(s string) int { return yearOr(s, now) }
 	month := func(y int, m time.Month) (time.Time, time.Time, bool) {
 		t := time.Date(y, m, 1, 0, 0, 0, 0, now.Location())
 		return t.AddDate(0, 0, -7), t.AddDate(0, 1, 7), true
@@ -140,6 +135,14 @@ func NamedDay(query string, now time.Time) (from, to time.Time, ok bool) {
 	return d, d.AddDate(0, 0, 1), true
 }
 
+// yearOr returns the year s names (1900–2200), or now's.
+func yearOr(s string, now time.Time) int {
+	if y, err := strconv.Atoi(s); err == nil && y >= 1900 && y <= 2200 {
+		return y
+	}
+	return now.Year()
+}
+
 // namedDay returns the start of the calendar day query names (NamedDay),
 // the first that parses as a day (not a 31 February) in the order
 // TimeRef reads them.
@@ -151,12 +154,7 @@ func namedDay(query string, now time.Time) (time.Time, bool) {
 		}
 		return t, true
 	}
-	year := func(s string) int {
-		if y, err := strconv.Atoi(s); err == nil && y >= 1900 && y <= 2200 {
-			return y
-		}
-		return now.Year()
-	}
+	year := func(s string) int { return yearOr(s, now) }
 	// Year (perhaps none), month and day as numbers.
 	for _, re := range []*regexp.Regexp{reISO, reZhDay} {
 		if m := re.FindStringSubmatch(query); m != nil {
