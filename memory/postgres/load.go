@@ -256,14 +256,10 @@ type loadTail struct {
 // due reports whether a batch packs the tail of namespace ns (locked, its
 // statistics counting the batch).
 func (lt *loadTails) due(ns *nsRow) bool {
-	switch {
-	case lt == nil:
+	if lt == nil || lt.final {
 		return ns.tailDocs >= mergeRecords
-	case lt.final:
-		return ns.tailDocs >= mergeRecords
-	default:
-		return ns.tailDocs >= max(loadMergeRecords, mergeRecords)
 	}
+	return ns.tailDocs >= max(loadMergeRecords, mergeRecords)
 }
 
 // held returns the records the load holds for ns's tail, and the seq
