@@ -248,7 +248,9 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			return nil, err
 		}
 	}
-	if b := cfg.timeBoost; b > 0 && scores.len() > 0 {
+	if b := cfg.timeBoost; b > 0 && scores.len() > 0 && ranking.TimeCue(words) {
+		// Only a query that may name a time asks for the newest record's
+		// (a round trip to some stores).
 		newest, err := ns.Newest(ctx)
 		if err != nil {
 			return nil, err

@@ -50,7 +50,7 @@ var smallNumbers = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 
 // widened by a day on each side for a day (time zones, "yesterday" said
 // after midnight) and by a quarter of its length for longer spans.
 func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
-	if !timeCue(query) {
+	if !TimeCue(query) {
 		return time.Time{}, time.Time{}, false
 	}
 	if d, ok := namedDay(query, now); ok {
@@ -125,7 +125,7 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 // after midnight); the day itself is what was named. A relative reference
 // ("yesterday", "3 days ago") names no calendar day.
 func NamedDay(query string, now time.Time) (from, to time.Time, ok bool) {
-	if !timeCue(query) {
+	if !TimeCue(query) {
 		return time.Time{}, time.Time{}, false
 	}
 	d, ok := namedDay(query, now)
@@ -187,7 +187,7 @@ func namedDay(query string, now time.Time) (time.Time, bool) {
 // what the query asks about, to be found in a memory's words, where the
 // time is to be found in its date.
 func WithoutTimeRefs(query string) string {
-	if !timeCue(query) {
+	if !TimeCue(query) {
 		return query
 	}
 	for _, re := range []*regexp.Regexp{reISO, reDayMonth, reMonthDay, reMonthYr, reAgo, reLast, reZhDay, reZhMonth, reZhAgo, reZhLast} {
@@ -196,10 +196,12 @@ func WithoutTimeRefs(query string) string {
 	return query
 }
 
-// timeCue reports whether query may hold a time reference: every one has
+// TimeCue reports whether query may hold a time reference: every one has
 // a digit, or one of the words below (the regular expressions above cost
-// microseconds each; most queries have none of these).
-func timeCue(query string) bool {
+// microseconds each; most queries have none of these). TimeRef and
+// NamedDay start with it; a caller that must fetch something before it
+// asks them (the time of the newest record) checks it first.
+func TimeCue(query string) bool {
 	if strings.ContainsAny(query, "0123456789昨上前去月年") {
 		return true
 	}
