@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -465,7 +466,8 @@ func BenchmarkSmallBatches(b *testing.B) {
 // copies of the namespace are read in the background (its p50 and
 // ratio reported as cold-), then warm, once those reads ended. It
 // reports the warm round's p50 and p95 of both stores and their ratios
-// (pg/dir), and PostgreSQL's hybrid recall@10 against the same queries
+// (pg/dir), the heap the Memory holds then (pg-heap-MB: its copies of
+// the namespace) and the directory store's (dir-heap-MB), and PostgreSQL's hybrid recall@10 against the same queries
 // with an exact vector search of the same schema (exact=1, no vector
 // copy): the share of the exact top 10's records that the hybrid top 10
 // holds.
@@ -483,11 +485,19 @@ func BenchmarkVsDirQueries(b *testing.B) {
 		dirPath = fmt.Sprintf("%s/dir-%d", keep, n)
 		url = withParams(needPG(b), "schema", fmt.Sprintf("bench_keep_%d", n))
 	}
+	heap := func() float64 {
+		var st runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&st)
+		return float64(st.HeapAlloc) / (1 << 20)
+	}
 	opts := []postgres.Option{postgres.WithIndexAfter(postgres.DefaultIndexAfter)}
 	pg := openWith(b, url, emb, opts...)
+	heap0 := heap()
 	dir, err := longterm.Open(ctx, dirPath, emb)
 	require.NoError(b, err)
 	b.Cleanup(func() { dir.Close() })
+	dirHeap := heap() - heap0 // a kept load's; a new one's is measured after it
 	if dir.Len() != n || pg.Len() != n {
 		require.Zero(b, dir.Len(), "a kept store directory of another load")
 		require.Zero(b, pg.Len(), "a kept schema of another load")
@@ -495,6 +505,7 @@ func BenchmarkVsDirQueries(b *testing.B) {
 			_, err := dir.AddBatch(ctx, recs[i:min(i+1000, n)])
 			require.NoError(b, err)
 		}
+		dirHeap = heap() - heap0
 		_, err := pg.Load(ctx, recs, 1000, nil)
 		require.NoError(b, err)
 	}
@@ -555,6 +566,7 @@ func BenchmarkVsDirQueries(b *testing.B) {
 		// A fresh Memory: its first queries find its copies of the
 		// namespace (vectors, links) missing and read them in the
 		// background (cold), the next ones use them (warm).
+		heap0 := heap()
 		pg := openWith(b, url, emb, opts...)
 		dirQ, pgQ, _ := round(pg)
 		b.ReportMetric(p(pgQ, 50), "pg-cold-p50-ms")
@@ -563,6 +575,9 @@ func BenchmarkVsDirQueries(b *testing.B) {
 		before := postgres.VectorCacheSearches(pg) // waits for the reads
 		dirQ, pgQ, recall := round(pg)
 		copies := postgres.VectorCacheSearches(pg) - before
+		// What the Memory keeps (its copies of the namespace).
+		b.ReportMetric(heap()-heap0, "pg-heap-MB")
+		b.ReportMetric(dirHeap, "dir-heap-MB")
 		require.NoError(b, pg.Close())
 		b.ReportMetric(p(dirQ, 50), "dir-hybrid-p50-ms")
 		b.ReportMetric(p(pgQ, 50), "pg-hybrid-p50-ms")
