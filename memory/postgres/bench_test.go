@@ -3,9 +3,12 @@ package postgres_test
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -447,5 +450,142 @@ func BenchmarkSmallBatches(b *testing.B) {
 			b.ReportMetric(f/d, fmt.Sprintf("pg/dir-%d", size))
 			b.ReportMetric(g/d, fmt.Sprintf("pg-general/dir-%d", size))
 		}
+	}
+}
+
+// BenchmarkVsDirQueries measures BenchmarkVsDir's hybrid queries alone,
+// on AGENTMEM_BENCH_N records (default 10,000) loaded as BenchmarkVsDir
+// loads them, with PostgreSQL's default WithIndexAfter (its HNSW index
+// from 20,000 records). With AGENTMEM_BENCH_KEEP=DIR the load is kept
+// (the store directory in DIR, the schema bench_keep_N in the test
+// cluster) and reused by the next runs on the same cluster, so that the
+// queries of a large store can be measured again without loading it
+// again. Each of b.N iterations opens a fresh Memory of PostgreSQL (its
+// caches empty, as after a write) and runs the 200 queries on both
+// stores twice, taking turns query by query: cold, while PostgreSQL's
+// copies of the namespace are read in the background (its p50 and
+// ratio reported as cold-), then warm, once those reads ended. It
+// reports the warm round's p50 and p95 of both stores and their ratios
+// (pg/dir), the heap the Memory holds then (pg-heap-MB: its copies of
+// the namespace) and the directory store's (dir-heap-MB), and PostgreSQL's hybrid recall@10 against the same queries
+// with an exact vector search of the same schema (exact=1, no vector
+// copy): the share of the exact top 10's records that the hybrid top 10
+// holds.
+func BenchmarkVsDirQueries(b *testing.B) {
+	n := benchN(b)
+	recs := benchRecords(n)
+	queries := benchQueries(recs)
+	ctx := context.Background()
+	emb := hashEmb(b, 512)
+	dirPath, url := b.TempDir(), ""
+	keep := os.Getenv("AGENTMEM_BENCH_KEEP")
+	if keep == "" {
+		url = storeURL(b)
+	} else {
+		dirPath = fmt.Sprintf("%s/dir-%d", keep, n)
+		url = withParams(needPG(b), "schema", fmt.Sprintf("bench_keep_%d", n))
+	}
+	heap := func() float64 {
+		var st runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&st)
+		return float64(st.HeapAlloc) / (1 << 20)
+	}
+	opts := []postgres.Option{postgres.WithIndexAfter(postgres.DefaultIndexAfter)}
+	pg := openWith(b, url, emb, opts...)
+	heap0 := heap()
+	dir, err := longterm.Open(ctx, dirPath, emb)
+	require.NoError(b, err)
+	b.Cleanup(func() { dir.Close() })
+	dirHeap := heap() - heap0 // a kept load's; a new one's is measured after it
+	if dir.Len() != n || pg.Len() != n {
+		require.Zero(b, dir.Len(), "a kept store directory of another load")
+		require.Zero(b, pg.Len(), "a kept schema of another load")
+		for i := 0; i < n; i += 1000 {
+			_, err := dir.AddBatch(ctx, recs[i:min(i+1000, n)])
+			require.NoError(b, err)
+		}
+		dirHeap = heap() - heap0
+		_, err := pg.Load(ctx, recs, 1000, nil)
+		require.NoError(b, err)
+	}
+	require.NoError(b, pg.Close())
+	ids := func(hits []memory.Hit) []string {
+		out := make([]string, len(hits))
+		for i, h := range hits {
+			out[i] = h.ID
+		}
+		return out
+	}
+	// The exact search's answers, kept with the load (a minute at
+	// 100,000 records).
+	want := make([][]string, len(queries))
+	wantPath := filepath.Join(keep, fmt.Sprintf("exact-%d.json", n))
+	if data, err := os.ReadFile(wantPath); keep == "" || err != nil || json.Unmarshal(data, &want) != nil {
+		exact := openWith(b, withParams(url, "exact", "1"), emb, append(opts, postgres.WithVectorCache(0))...)
+		for i, q := range queries {
+			hits, err := exact.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
+			require.NoError(b, err)
+			want[i] = ids(hits)
+		}
+		require.NoError(b, exact.Close())
+		if keep != "" {
+			data, err := json.Marshal(want)
+			require.NoError(b, err)
+			require.NoError(b, os.WriteFile(wantPath, data, 0o644))
+		}
+	}
+	// round runs the queries on both stores, taking turns query by
+	// query, and returns their latencies, sorted, and pg's recall.
+	round := func(pg *postgres.Memory) (dirQ, pgQ []time.Duration, recall float64) {
+		found, of := 0, 0
+		for i, q := range queries {
+			t := time.Now()
+			_, err := dir.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
+			require.NoError(b, err)
+			dirQ = append(dirQ, time.Since(t))
+			t = time.Now()
+			hits, err := pg.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
+			require.NoError(b, err)
+			pgQ = append(pgQ, time.Since(t))
+			got := ids(hits)
+			for _, id := range want[i] {
+				if slices.Contains(got, id) {
+					found++
+				}
+			}
+			of += len(want[i])
+		}
+		slices.Sort(dirQ)
+		slices.Sort(pgQ)
+		return dirQ, pgQ, float64(found) / float64(max(of, 1))
+	}
+	p := func(l []time.Duration, q int) float64 { return ms(l[len(l)*q/100]) }
+	b.ResetTimer()
+	for range b.N {
+		// A fresh Memory: its first queries find its copies of the
+		// namespace (vectors, links) missing and read them in the
+		// background (cold), the next ones use them (warm).
+		heap0 := heap()
+		pg := openWith(b, url, emb, opts...)
+		dirQ, pgQ, _ := round(pg)
+		b.ReportMetric(p(pgQ, 50), "pg-cold-p50-ms")
+		b.ReportMetric(p(pgQ, 50)/p(dirQ, 50), "cold-p50-pg/dir")
+		b.ReportMetric(float64(postgres.VectorCacheSearches(pg)), "pg-cold-vector-copy-searches")
+		before := postgres.VectorCacheSearches(pg) // waits for the reads
+		dirQ, pgQ, recall := round(pg)
+		copies := postgres.VectorCacheSearches(pg) - before
+		// What the Memory keeps (its copies of the namespace).
+		b.ReportMetric(heap()-heap0, "pg-heap-MB")
+		b.ReportMetric(dirHeap, "dir-heap-MB")
+		require.NoError(b, pg.Close())
+		b.ReportMetric(p(dirQ, 50), "dir-hybrid-p50-ms")
+		b.ReportMetric(p(pgQ, 50), "pg-hybrid-p50-ms")
+		b.ReportMetric(p(dirQ, 95), "dir-hybrid-p95-ms")
+		b.ReportMetric(p(pgQ, 95), "pg-hybrid-p95-ms")
+		b.ReportMetric(p(pgQ, 50)/p(dirQ, 50), "hybrid-p50-pg/dir")
+		b.ReportMetric(p(pgQ, 95)/p(dirQ, 95), "hybrid-p95-pg/dir")
+		b.ReportMetric(recall, "recall@10-vs-exact")
+		b.ReportMetric(float64(copies), "pg-vector-copy-searches")
 	}
 }

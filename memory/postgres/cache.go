@@ -32,11 +32,17 @@ import (
 // over.
 
 // cacheLimit bounds what one namespace's cache holds (postings, links and
-// episode lengths, about 24 to 100 bytes each): past it the cache is let
-// go (the searches that use it keep it until they end: what a search read
-// stays there for it) and the next search starts a new one. A variable so
-// that tests can lower it.
-var cacheLimit = 1 << 22
+// episode lengths, about 24 to 100 bytes each). Past it the postings read
+// term by term are let go first (a search has copied those it uses): the
+// links, read all at once in the background (fill), are what most
+// searches of a large namespace would otherwise read again, 20 ms of the
+// server's a query at 100,000 records, where the postings of the terms
+// searched reach the bound after some dozens of queries (7.6 million
+// postings in all). A cache still past it is let go (the searches that
+// use it keep it until they end: what a search read stays there for it)
+// and the next search starts a new one. A variable so that tests can
+// lower it.
+var cacheLimit = 1 << 24
 
 // nsVersion identifies a version of a namespace's keyword data.
 type nsVersion struct {
@@ -62,7 +68,10 @@ type nsCache struct {
 	epLen   map[int64]float64     // episode lengths
 	docs    map[int64]engine.Doc  // records with their chunks' texts, by seq (view.Docs)
 	held    int
-	full    atomic.Bool // past cacheLimit: no new search takes it
+	// postHeld are the entries of held that are post's, read term by
+	// term (not allPost): let go first when held passes cacheLimit.
+	postHeld int
+	full     atomic.Bool // past cacheLimit: no new search takes it
 	// complete: links holds every record of the namespace, with its
 	// Next, and allPost: post holds every term's postings (a term not
 	// there is in no record), read at once in the background (fill);
@@ -77,11 +86,33 @@ func newCache(v nsVersion) *nsCache {
 		around: map[int64]bool{}, epLen: map[int64]float64{}, docs: map[int64]engine.Doc{}}
 }
 
-// room counts n more entries, letting c go past cacheLimit. Under c.mu.
+// room counts n more entries: past cacheLimit it lets the postings read
+// term by term go, and then, if still past it, the cache. Under c.mu.
 func (c *nsCache) room(n int) {
 	c.held += n
+	if c.held > cacheLimit && c.postHeld > 0 {
+		c.post = map[string][]posting{}
+		c.held -= c.postHeld
+		c.postHeld = 0
+	}
 	if c.held > cacheLimit {
 		c.full.Store(true)
+	}
+}
+
+// addPostings keeps got, the postings of the terms need read by a search
+// (nil for a term in no record), counting them after room. Under c.mu.
+func (c *nsCache) addPostings(need []string, got map[string][]posting) {
+	n := 0
+	for _, t := range need {
+		n += 1 + len(got[t])
+	}
+	c.room(n)
+	for _, t := range need {
+		c.post[t] = got[t]
+	}
+	if !c.allPost {
+		c.postHeld += n
 	}
 }
 
@@ -101,13 +132,18 @@ type caches struct {
 // score and of their neighbours, a thousand or more rows, different for
 // each query; the whole namespace's, read once, are 10,000 rows (some
 // 2 MB kept) at 10,000 records. postingRecords is the same for the
-// postings of all the namespace's terms (about 40 a record, 24 bytes
-// each kept) and its records with their chunks' texts (as large as the
-// texts): a query's new terms and its hits then cost no round trip.
+// postings of all the namespace's terms (about 40 to 80 a record, 24
+// bytes each kept: 7.6 million, some 180 MB, at 100,000 records of
+// BenchmarkVsDir's) and its records with their chunks' texts (as large as
+// the texts): a query's new terms and its hits then cost no round trip
+// (at 100,000 records, before, the postings of a query's terms were read
+// and decoded again once the cache's bound let them go: 15 ms of the
+// process's CPU a query in a profile of 400). Read in 7 s at 100,000
+// records (two busy cores).
 // Variables so that tests can change them.
 var (
 	linkRecords    int64 = 200_000
-	postingRecords int64 = 50_000
+	postingRecords int64 = 150_000
 )
 
 // fill reads the links of every record of the namespace of info, and
@@ -214,6 +250,10 @@ func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if post != nil { // replaced by all of them, counted in held
+		c.held -= c.postHeld
+		c.postHeld = 0
+	}
 	c.room(held - len(c.links))
 	c.links, c.complete = links, true
 	if post != nil {

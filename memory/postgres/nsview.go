@@ -55,16 +55,11 @@ func (s *nsView) postings(ctx context.Context, terms []string) (map[string][]pos
 	if err != nil {
 		return nil, s.wrap(ctx, "query: keyword postings", err)
 	}
-	n := 0
 	for _, t := range need {
 		out[t] = got[t] // nil for a term in no record: kept all the same
-		n += 1 + len(got[t])
 	}
 	s.c.mu.Lock()
-	s.c.room(n)
-	for _, t := range need {
-		s.c.post[t] = got[t]
-	}
+	s.c.addPostings(need, got)
 	s.c.mu.Unlock()
 	return out, nil
 }

@@ -254,7 +254,7 @@ var defaultIndexAfter = DefaultIndexAfter
 // WithIndexAfter sets how many records (≥ 0; 0: from the first;
 // DefaultIndexAfter) the store holds, over all namespaces, before it gets
 // its HNSW index. Below that the vector path scans the chunks exactly:
-// a namespace of up to 40,000 records is searched in this process
+// a namespace of up to 150,000 records is searched in this process
 // anyway (WithVectorCache), where the index is not used, and building it
 // is most of what a load of such a store costs (measured: some 20 s of a
 // 10,000-record load's 25 s on two cores). The index is built, once, by
@@ -270,13 +270,15 @@ func WithIndexAfter(records int) Option {
 }
 
 // DefaultVectorCache is how many chunks' vectors a memory keeps in process
-// unless told (WithVectorCache): about 330 MB at 512 dimensions (60 MB
-// more for a lexical embedder's, kept by columns too).
-const DefaultVectorCache = 120_000
+// unless told (WithVectorCache): about 1.1 GB at 512 dimensions (200 MB
+// more for a lexical embedder's, kept by columns too), a namespace of
+// some 130,000 records of three chunks, as a store directory of that
+// size keeps them.
+const DefaultVectorCache = 400_000
 
 // WithVectorCache sets how many chunks' vectors (≥ 0; 0: none;
 // DefaultVectorCache) the memory keeps in process, over all namespaces,
-// for searching a small namespace (up to 40,000 records) here rather than
+// for searching a namespace of up to 150,000 records here rather than
 // through the server's HNSW index: exact, and faster at such sizes. A
 // namespace's copy is read in the background after a search finds it
 // missing or out of date (a write since); until then searches ask the
