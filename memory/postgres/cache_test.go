@@ -183,3 +183,85 @@ func TestVectorCache(t *testing.T) {
 	require.Equal(t, want, vectorResults(t, kept), "from the refreshed copy")
 	require.Greater(t, postgres.VectorCacheSearches(kept), n)
 }
+
+// A copy of a namespace's vectors that the namespace only grew from is
+// read with the chunks written since scanned in the server, and answers
+// as the server's exact search does; its refresh adds those chunks; a
+// write that changes what the copy holds (a supersede, a forget) is not
+// taken for growth.
+func TestVectorCacheAppends(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	restore := postgres.SetVectorCache(0)
+	server := open(t, u) // searches in the server only
+	restore()
+	kept := open(t, u)
+	_, err := kept.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	vectorResults(t, kept)
+	n := postgres.VectorCacheSearches(kept) // the copy is read
+	require.Equal(t, vectorResults(t, server), vectorResults(t, kept))
+	require.Greater(t, postgres.VectorCacheSearches(kept), n)
+
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	postgres.HoldVectorRefreshes(kept)
+	writer := open(t, u)
+	for i, r := range []memory.Record{
+		{ID: "g1", Text: "the canary rollback of the deploy pipeline failed in the evening", Time: t0.Add(70 * time.Minute)},
+		// In the From/To range of vectorResults, and one that holds
+		// from after its AsOf only.
+		{ID: "g2", Text: "the refund of the invoice ledger payment, item 3", Time: t0.Add(20 * time.Minute)},
+		{ID: "g3", Text: "scheduler latency patch for the kernel, morning", Time: t0.Add(25 * time.Minute), ValidFrom: t0.Add(35 * time.Minute)},
+	} {
+		r.Namespace, r.Speaker = "cache", "User"
+		_, err := writer.Add(ctx, r)
+		require.NoError(t, err)
+		tail, _ := postgres.VectorTailSearches(kept)
+		copies := postgres.VectorCacheSearches(kept)
+		postgres.HoldVectorRefreshes(kept)
+		require.Equal(t, vectorResults(t, server), vectorResults(t, kept), "after %d added", i+1)
+		got, appended := postgres.VectorTailSearches(kept)
+		require.Zero(t, appended)
+		require.Equal(t, got-tail, postgres.VectorCacheSearches(kept)-copies, "every search from the copy and the new chunks")
+		require.Greater(t, got, tail)
+		postgres.HoldVectorRefreshes(kept)
+	}
+	// The refresh adds the new chunks.
+	postgres.VectorCacheSearches(kept) // lets it start
+	vectorResults(t, kept)             // whose first search asks for it
+	postgres.VectorCacheSearches(kept) // waits for it
+	tail, appended := postgres.VectorTailSearches(kept)
+	require.Equal(t, int64(1), appended)
+	require.Equal(t, vectorResults(t, server), vectorResults(t, kept), "from the copy the new chunks were added to")
+	got, _ := postgres.VectorTailSearches(kept)
+	require.Equal(t, tail, got, "no new chunk to scan")
+
+	// A supersede, then a forget and an add, are not growth: the server
+	// answers, and the copy is read again.
+	for _, write := range []func() error{
+		func() error {
+			_, err := writer.Supersede(ctx, "g2", memory.Record{ID: "g4", Namespace: "cache", Speaker: "User",
+				Time: t0.Add(80 * time.Minute), Text: "the refund of the invoice ledger payment was cancelled"})
+			return err
+		},
+		func() error {
+			if err := writer.Forget(ctx, "c05"); err != nil {
+				return err
+			}
+			_, err := writer.Add(ctx, memory.Record{ID: "g5", Namespace: "cache", Speaker: "User", Time: t0.Add(90 * time.Minute), Text: "kernel latency, evening"})
+			return err
+		},
+	} {
+		postgres.HoldVectorRefreshes(kept)
+		require.NoError(t, write())
+		require.Equal(t, vectorResults(t, server), vectorResults(t, kept), "after the write")
+		got, _ := postgres.VectorTailSearches(kept)
+		require.Equal(t, tail, got, "not taken for growth")
+		postgres.VectorCacheSearches(kept)
+		vectorResults(t, kept)
+		postgres.VectorCacheSearches(kept)
+		require.Equal(t, vectorResults(t, server), vectorResults(t, kept), "from the copy read again")
+		_, got = postgres.VectorTailSearches(kept)
+		require.Equal(t, appended, got, "read again, not added to")
+	}
+}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -120,4 +121,22 @@ func SetLoadMerge(records int64) (restore func()) {
 	r := loadMergeRecords
 	loadMergeRecords = records
 	return func() { loadMergeRecords = r }
+}
+
+// HoldVectorRefreshes keeps m's vector copies as they are, not refreshed,
+// until VectorCacheSearches lets them be again.
+func HoldVectorRefreshes(m *Memory) {
+	m.vecs.wg.Wait()
+	m.vecs.mu.Lock()
+	defer m.vecs.mu.Unlock()
+	for _, nv := range m.vecs.byNS {
+		nv.next.Store(time.Now().Add(time.Hour).UnixNano())
+	}
+}
+
+// VectorTailSearches returns how many searches of m read a vector copy
+// with the chunks written since it, scanned in the server, and how many
+// refreshes added those chunks to a copy rather than reading it again.
+func VectorTailSearches(m *Memory) (tail, appended int64) {
+	return m.vecs.tailSearched.Load(), m.vecs.appended.Load()
 }

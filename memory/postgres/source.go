@@ -261,7 +261,7 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 		return nil, false, fmt.Errorf("postgres: query vector: %w", err)
 	}
 	if scope.Namespace != "" {
-		if out, exhausted, ok, err := m.cachedVectors(ctx, nss[0], scope, unit, n, minScore); ok || err != nil {
+		if out, exhausted, ok, err := v.cachedVectors(ctx, nss[0], scope, unit, n, minScore); ok || err != nil {
 			return out, exhausted, err
 		}
 	}

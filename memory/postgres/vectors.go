@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,14 @@ import (
 // in the background: the chunks' ids, times and validity are read again,
 // and the vectors of the chunks not held yet. Writes pay nothing.
 //
+// When the namespace only grew since the copy's version (appendedSince:
+// records added after the copy's newest, none forgotten, replaced or
+// superseding another), a search reads the copy all the same and scans
+// the chunks written since exactly in the server (tailVectors: one round
+// trip, through chunks_seq), and the refresh reads those chunks only and
+// adds them to the copy, as an agent writes a turn and searches, again
+// and again.
+//
 // WithVectorCache bounds the chunks kept over all the namespaces of a
 // Memory. A variable so that tests can change it before a Memory opens.
 var vectorCacheRecords int64 = 150_000
@@ -52,6 +61,10 @@ type nsVectors struct {
 	mu         sync.RWMutex
 	version    nsVersion // of the copy, when ready
 	ready      bool
+	// lastSeq is the namespace's newest record's seq at the copy's
+	// version: a record written since has a larger one (writers of a
+	// namespace hold its row's lock from taking their seqs to commit).
+	lastSeq    int64
 	db         *inmem.DB
 	meta       map[int64]chunkMeta // by chunk id
 	refreshing atomic.Bool
@@ -75,8 +88,13 @@ type vectorCaches struct {
 	// WithVectorCache's bound.
 	records int64
 	chunks  int
-	// searched counts the searches answered from a copy (tests).
-	searched atomic.Int64
+	// searched counts the searches answered from a copy, tailSearched
+	// those of them that scanned the chunks written since in the server
+	// (tests, benchmarks).
+	searched, tailSearched atomic.Int64
+	// appended counts the refreshes that added the chunks written since
+	// to a copy (appendVectors) rather than reading it again.
+	appended atomic.Int64
 }
 
 // get returns the copy of namespace id, made empty if there is none.
@@ -118,9 +136,13 @@ func (vc *vectorCaches) close() {
 
 // cachedVectors answers the vector path of a search of one namespace
 // (info, as the search's snapshot sees it) from the namespace's copy,
-// with ok, when the copy is of that version; otherwise it asks for a
-// refresh and answers !ok. unit is the normalised query.
-func (m *Memory) cachedVectors(ctx context.Context, info nsInfo, scope engine.Scope, unit []float32, n int, minScore float32) (out []engine.Chunk[int64], exhausted, ok bool, err error) {
+// with ok, when the copy is of that version, or of an earlier one that
+// the namespace only grew from (with the chunks written since, scanned in
+// the server: tailVectors); otherwise, and when the copy is not of that
+// version, it asks for a refresh, and answers !ok in the first case. unit
+// is the normalised query.
+func (v *view) cachedVectors(ctx context.Context, info nsInfo, scope engine.Scope, unit []float32, n int, minScore float32) (out []engine.Chunk[int64], exhausted, ok bool, err error) {
+	m := v.m
 	if info.textDocs > m.vecs.records || m.vecs.chunks <= 0 {
 		return nil, false, false, nil
 	}
@@ -130,27 +152,44 @@ func (m *Memory) cachedVectors(ctx context.Context, info nsInfo, scope engine.Sc
 		return nil, false, false, nil
 	}
 	defer nv.mu.RUnlock()
-	if !nv.ready || nv.version != info.version() {
-		m.refreshVectors(info.name, nv)
-		return nil, false, false, nil
-	}
-	m.vecs.searched.Add(1)
 	filter := filters([]nsInfo{info}, scope)
-	keep := func(c chunkMeta) bool {
-		return scope.Contains(c.time) && (!filter || !scope.AsOf.Before(c.since) && (c.until.IsZero() || scope.AsOf.Before(c.until)))
-	}
 	d := min(n, maxVectorFetch)
-	total := nv.db.Len()
-	fetch := d
-	if filter || scope.Timed() {
-		fetch = 2 * d
-	}
 	type hit struct {
 		id    int64
 		c     chunkMeta
 		score float32
 	}
 	var kept []hit
+	tailAll := true // the chunks written since the copy: all found
+	if !nv.ready || nv.version != info.version() {
+		m.refreshVectors(info.name, nv)
+		if !nv.ready || !nv.mayHaveGrown(info) {
+			return nil, false, false, nil
+		}
+		tail, grown, err := v.tailVectors(ctx, info, nv, scope, filter, unit, d)
+		if err != nil || !grown {
+			return nil, false, err != nil, err
+		}
+		for _, t := range tail {
+			if t.score >= minScore {
+				kept = append(kept, hit{t.id, t.c, t.score})
+			}
+		}
+		// Ordered by score: past a chunk cut by minScore, or the last
+		// of fewer than d, there is none to find.
+		tailAll = len(tail) < d || len(kept) < len(tail)
+		m.vecs.tailSearched.Add(1)
+	}
+	m.vecs.searched.Add(1)
+	keep := func(c chunkMeta) bool {
+		return scope.Contains(c.time) && (!filter || !scope.AsOf.Before(c.since) && (c.until.IsZero() || scope.AsOf.Before(c.until)))
+	}
+	total := nv.db.Len()
+	fetch := d
+	if filter || scope.Timed() {
+		fetch = 2 * d
+	}
+	var own []hit
 	all := false // the last search found every chunk it could
 	for {
 		fetch = min(fetch, total)
@@ -162,29 +201,121 @@ func (m *Memory) cachedVectors(ctx context.Context, info nsInfo, scope engine.Sc
 		if err != nil {
 			return nil, false, true, fmt.Errorf("postgres: vector search: %w", err)
 		}
-		kept = kept[:0]
+		own = own[:0]
 		for _, r := range res {
 			if c, ok := nv.meta[r.ID]; ok && keep(c) {
-				kept = append(kept, hit{r.ID, c, r.Score})
+				own = append(own, hit{r.ID, c, r.Score})
 			}
 		}
 		all = len(res) < fetch || fetch >= total
-		if all || len(kept) >= d {
+		if all || len(own) >= d {
 			break
 		}
 		fetch *= 4
 	}
+	kept = append(kept, own...)
 	// Ties by chunk id, as the server's searches order them.
 	slices.SortStableFunc(kept, func(a, b hit) int {
 		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id))
 	})
-	exhausted = all && len(kept) <= d || d >= maxVectorFetch
+	exhausted = all && tailAll && len(kept) <= d || d >= maxVectorFetch
 	kept = kept[:min(len(kept), d)]
 	out = make([]engine.Chunk[int64], len(kept))
 	for i, h := range kept {
 		out[i] = engine.Chunk[int64]{Record: h.c.seq, Index: int(h.c.ord), Score: float64(h.score)}
 	}
 	return out, exhausted, true, nil
+}
+
+// mayHaveGrown reports whether info, a later version of the namespace
+// than the copy's, may differ from it by added records only, which
+// grownSQL then tells: as many records more, none ended since. Under
+// nv.mu.
+func (nv *nsVectors) mayHaveGrown(info nsInfo) bool {
+	v := nv.version
+	return info.ended == v.ended && info.textDocs > v.textDocs && info.textDocs-v.textDocs <= maxTail
+}
+
+// maxTail is the most records written since a namespace's copy that a
+// search scans in the server beside the copy (tailVectors): the
+// namespaces of exactRecords records are scanned whole.
+const maxTail = exactRecords
+
+// grownSQL counts namespace $1's records after seq $2, those of them
+// that supersede another, and gives its newest seq: the namespace only
+// grew since a copy of lastSeq $2 and textDocs t when the count is the
+// difference of textDocs (none forgotten or replaced: a record replaced
+// is deleted) and none supersedes (which changes another's validity).
+const grownSQL = `SELECT count(*), count(*) FILTER (WHERE supersedes <> ''), coalesce(max(seq), $2) FROM records WHERE ns = $1 AND seq > $2`
+
+// grown reports whether grownSQL's answer says that the namespace, now
+// of textDocs records, only grew from the copy of nv.
+func (nv *nsVectors) grown(textDocs, count, superseding int64) bool {
+	return superseding == 0 && count == textDocs-nv.version.textDocs
+}
+
+// tailChunk is a chunk written since a copy, as tailVectors and
+// appendVectors read it.
+type tailChunk struct {
+	id    int64
+	c     chunkMeta
+	score float32
+	vec   []float32
+}
+
+// tailVectors scans exactly, in the view's snapshot (info), the chunks of
+// the records written to the namespace since the copy nv, in the scope,
+// and returns the best d of them, with grown: whether the namespace only
+// grew since the copy (otherwise the chunks are not read). One round
+// trip. Under nv.mu's read lock.
+func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scope engine.Scope, filter bool, unit []float32, d int) ([]tailChunk, bool, error) {
+	args := []any{info.id, nv.lastSeq, pgv.NewVector(unit)}
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	conds := []string{"ns = $1", "seq > $2"}
+	if !scope.From.IsZero() {
+		conds = append(conds, "time >= "+arg(scope.From))
+	}
+	if !scope.To.IsZero() {
+		conds = append(conds, "time < "+arg(scope.To))
+	}
+	if filter {
+		at := arg(scope.AsOf)
+		conds = append(conds, "coalesce(valid_from, time) <= "+at, "(valid_until IS NULL OR valid_until > "+at+")")
+	}
+	var batch pgx.Batch
+	q := v.q
+	if v.c2 != nil {
+		q = v.c2
+		if err := v.begin2(&batch); err != nil {
+			return nil, false, err
+		}
+	}
+	var count, superseding, last int64
+	batch.Queue(grownSQL, info.id, nv.lastSeq).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&count, &superseding, &last)
+	})
+	var out []tailChunk
+	batch.Queue(`SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until, -(embedding <#> $3) FROM chunks WHERE `+
+		strings.Join(conds, " AND ")+fmt.Sprintf(` ORDER BY inner_product(embedding, $3) DESC, id LIMIT %d`, d), args...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var t tailChunk
+			var until pgtype.Timestamptz
+			var score float64
+			if err := rows.Scan(&t.id, &t.c.seq, &t.c.ord, &t.c.time, &t.c.since, &until, &score); err != nil {
+				return err
+			}
+			t.c.until, t.score = until.Time, float32(score)
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	if err := q.SendBatch(ctx, &batch).Close(); err != nil {
+		return nil, false, v.m.wrap(ctx, "query: vector search of new chunks", err)
+	}
+	if !nv.grown(info.textDocs, count, superseding) {
+		return nil, false, nil
+	}
+	return out, true, nil
 }
 
 // refreshVectors brings the copy nv of namespace name up to date in the
@@ -247,6 +378,22 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 		return err
 	}
 	info := nss[0]
+	nv.mu.RLock()
+	same := nv.ready && nv.version == info.version()
+	grow := nv.ready && !same && nv.mayHaveGrown(info)
+	nv.mu.RUnlock()
+	if same {
+		return nil
+	}
+	if grow {
+		if done, err := m.appendVectors(ctx, tx, info, nv); err != nil || done {
+			return err
+		}
+	}
+	var lastSeq int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM records WHERE ns = $1`, info.id).Scan(&lastSeq); err != nil {
+		return err
+	}
 	rows, err := tx.Query(ctx, `SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until FROM chunks WHERE ns = $1`, info.id)
 	if err != nil {
 		return err
@@ -345,7 +492,82 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 			return err
 		}
 	}
-	nv.meta, nv.version, nv.ready = meta, info.version(), true
+	nv.meta, nv.version, nv.lastSeq, nv.ready = meta, info.version(), lastSeq, true
 	done = true
 	return nil
+}
+
+// appendVectors brings the copy nv up to date with tx's snapshot, where
+// the namespace is info, by adding the chunks of the records written
+// since, if it only grew since the copy (grownSQL): done reports that it
+// did, or that nothing is to be done (the copy changed meanwhile, or
+// those chunks do not fit in WithVectorCache's bound); otherwise the
+// caller reads the copy again.
+func (m *Memory) appendVectors(ctx context.Context, tx pgx.Tx, info nsInfo, nv *nsVectors) (done bool, err error) {
+	nv.mu.RLock()
+	base, lastSeq := nv.version, nv.lastSeq
+	nv.mu.RUnlock()
+	var count, superseding, last int64
+	if err := tx.QueryRow(ctx, grownSQL, info.id, lastSeq).Scan(&count, &superseding, &last); err != nil {
+		return false, err
+	}
+	if superseding != 0 || count != info.textDocs-base.textDocs {
+		return false, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until, embedding FROM chunks
+		WHERE ns = $1 AND seq > $2 ORDER BY id`, info.id, lastSeq)
+	if err != nil {
+		return false, err
+	}
+	var ids []int64
+	var vecs [][]float32
+	var metas []chunkMeta
+	for rows.Next() {
+		var id int64
+		var c chunkMeta
+		var until pgtype.Timestamptz
+		var v pgv.Vector
+		if err := rows.Scan(&id, &c.seq, &c.ord, &c.time, &c.since, &until, &v); err != nil {
+			rows.Close()
+			return false, err
+		}
+		c.until = until.Time
+		ids, vecs, metas = append(ids, id), append(vecs, v.Slice()), append(metas, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	vc := &m.vecs
+	vc.mu.Lock()
+	fits := vc.held+len(ids) <= vc.chunks
+	if fits {
+		vc.held += len(ids)
+	}
+	vc.mu.Unlock()
+	if !fits {
+		return true, nil
+	}
+	nv.mu.Lock()
+	defer nv.mu.Unlock()
+	if !nv.ready || nv.version != base || nv.db == nil {
+		vc.mu.Lock()
+		vc.held -= len(ids)
+		vc.mu.Unlock()
+		return true, nil
+	}
+	if len(ids) > 0 {
+		if err := nv.db.Add(ctx, ids, vecs); err != nil {
+			vc.mu.Lock()
+			vc.held -= len(ids)
+			vc.mu.Unlock()
+			return true, err
+		}
+	}
+	for i, id := range ids {
+		nv.meta[id] = metas[i]
+	}
+	nv.version, nv.lastSeq = info.version(), last
+	m.vecs.appended.Add(1)
+	return true, nil
 }
