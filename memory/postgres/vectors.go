@@ -58,9 +58,9 @@ type chunkMeta struct {
 // nsVectors is the copy of a namespace's chunks. Searches read it under
 // mu's read lock; a refresh changes it under its write lock.
 type nsVectors struct {
-	mu         sync.RWMutex
-	version    nsVersion // of the copy, when ready
-	ready      bool
+	mu      sync.RWMutex
+	version nsVersion // of the copy, when ready
+	ready   bool
 	// lastSeq is the namespace's newest record's seq at the copy's
 	// version: a record written since has a larger one (writers of a
 	// namespace hold its row's lock from taking their seqs to commit).
