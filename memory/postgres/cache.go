@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +80,8 @@ type nsCache struct {
 	// filling: that read is running.
 	complete, allPost, allDocs bool
 	filling                    atomic.Bool
+	// lastSeq is the namespace's newest record's seq, when complete.
+	lastSeq int64
 }
 
 // newCache returns an empty cache of version v.
@@ -124,6 +128,7 @@ type caches struct {
 	// the last one's time after it started (as for the vectors' copies).
 	fillNext map[int32]time.Time
 	filled   atomic.Int64 // fillLinks that completed a cache (tests)
+	grown    atomic.Int64 // caches made by grow (tests)
 }
 
 // linkRecords is the largest namespace (records) whose links a search
@@ -255,6 +260,9 @@ func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
 		c.postHeld = 0
 	}
 	c.room(held - len(c.links))
+	for seq := range links {
+		c.lastSeq = max(c.lastSeq, seq)
+	}
 	c.links, c.complete = links, true
 	if post != nil {
 		c.post, c.allPost = post, true
@@ -280,4 +288,131 @@ func (cs *caches) get(info nsInfo) *nsCache {
 	c := newCache(v)
 	cs.byNS[info.id] = c
 	return c
+}
+
+// cache returns the cache of info's namespace at its version, as
+// caches.get does; when the cache kept is of an earlier version that holds
+// all the namespace's links and postings, and the namespace only grew
+// since (grownSQL), the new one starts as a copy of it with the records
+// written since added (grow), rather than empty: the searches that follow
+// a write read no postings or links of the namespace again.
+func (v *view) cache(ctx context.Context, info nsInfo) (*nsCache, error) {
+	cs := &v.m.caches
+	cs.mu.Lock()
+	cur := cs.byNS[info.id]
+	cs.mu.Unlock()
+	if cur == nil || cur.version == info.version() || !cur.mayGrowTo(info) {
+		return cs.get(info), nil
+	}
+	c, err := v.grow(ctx, info, cur)
+	if err != nil || c == nil {
+		return cs.get(info), err
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if now := cs.byNS[info.id]; now != cur {
+		if now != nil && now.version == c.version && !now.full.Load() {
+			return now, nil // another search's
+		}
+		return c, nil // for this search only: another version is kept
+	}
+	cs.byNS[info.id] = c
+	return c, nil
+}
+
+// mayGrowTo reports whether info, another version of c's namespace, may
+// hold c's records and some more only (grownSQL tells), and c holds all
+// of the namespace's links and postings.
+func (c *nsCache) mayGrowTo(info nsInfo) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.complete && c.allPost && c.lastSeq > 0 && !c.full.Load() &&
+		info.ended == c.version.ended && info.textDocs > c.version.textDocs && info.textDocs-c.version.textDocs <= maxTail
+}
+
+// grow returns a cache of info's version made of cur's links, postings
+// and episode lengths with those of the records written since cur's
+// version added, read in the view's snapshot (one round trip), or nil if
+// the namespace did not only grow since. The records' texts (docs) are
+// not carried over: a duplicate written counts a sighting in the record
+// it repeats.
+func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache) (*nsCache, error) {
+	cur.mu.Lock()
+	lastSeq, base := cur.lastSeq, cur.version
+	cur.mu.Unlock()
+	var b pgx.Batch
+	var count, superseding, last int64
+	b.Queue(grownSQL, info.id, lastSeq).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&count, &superseding, &last)
+	})
+	type read struct {
+		seq int64
+		l   engine.Link
+	}
+	var recs []read
+	b.Queue(`SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records
+		WHERE ns = $1 AND seq > $2 ORDER BY seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var r read
+			var prev *int64
+			var until pgtype.Timestamptz
+			r.l = engine.Link{Prev: -1, Next: -1}
+			if err := rows.Scan(&r.seq, &prev, &r.l.ID, &r.l.Speaker, &r.l.Episode, &r.l.Time, &r.l.Since, &until); err != nil {
+				return err
+			}
+			if until.Valid {
+				r.l.Until = until.Time
+			}
+			if prev != nil {
+				r.l.Prev = *prev
+			}
+			recs = append(recs, r)
+		}
+		return rows.Err()
+	})
+	post := map[string][]posting{}
+	b.Queue(`SELECT u.term, r.seq, u.tf, r.text_len, r.episode FROM records r CROSS JOIN LATERAL unnest(r.terms, r.tfs) AS u(term, tf)
+		WHERE r.ns = $1 AND r.seq > $2 ORDER BY r.seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var t string
+			var p posting
+			if err := rows.Scan(&t, &p.seq, &p.tf, &p.dl, &p.episode); err != nil {
+				return err
+			}
+			post[t] = append(post[t], p)
+		}
+		return rows.Err()
+	})
+	if err := v.q.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, v.m.wrap(ctx, "query: records written since", err)
+	}
+	if superseding != 0 || count != info.textDocs-base.textDocs || int64(len(recs)) != count {
+		return nil, nil
+	}
+	c := newCache(info.version())
+	cur.mu.Lock()
+	c.links = maps.Clone(cur.links)
+	c.post = maps.Clone(cur.post)
+	c.epLen = maps.Clone(cur.epLen)
+	c.held = cur.held - len(cur.docs) - len(cur.around)
+	cur.mu.Unlock()
+	for _, r := range recs {
+		l := r.l
+		if p, ok := c.links[l.Prev]; ok && l.Prev >= 0 && (p.Next < 0 || r.seq < p.Next) {
+			p.Next = r.seq
+			c.links[l.Prev] = p
+		}
+		c.links[r.seq] = l
+		delete(c.epLen, l.Episode) // longer now: read again
+	}
+	n := len(recs)
+	for t, ps := range post {
+		// Clipped: the old cache's slice is not written to.
+		c.post[t] = append(slices.Clip(c.post[t]), ps...)
+		n += len(ps)
+	}
+	c.room(n)
+	c.complete, c.allPost, c.lastSeq = true, true, last
+	v.m.caches.grown.Add(1)
+	return c, nil
 }

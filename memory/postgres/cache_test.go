@@ -265,3 +265,65 @@ func TestVectorCacheAppends(t *testing.T) {
 		require.Equal(t, appended, got, "read again, not added to")
 	}
 }
+
+// A keyword cache that holds all of a namespace's links and postings is
+// carried over to the next version when the namespace only grew, with the
+// new records' added, and searches alike (neighbours, time ranges and
+// validity too) as a fresh handle; a supersede or a forget is not growth.
+func TestCacheGrows(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	// Vectors searched in the server by every handle: the keyword
+	// caches alone differ (a copy's scores may differ in the 7th digit).
+	defer postgres.SetVectorCache(0)()
+	a, writer := open(t, u), open(t, u)
+	_, err := a.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	results(t, a)
+	require.Positive(t, postgres.LinkFills(a), "every link and posting read in the background")
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	all := func(m *postgres.Memory) [][]string {
+		out := results(t, m)
+		for _, q := range cacheQueries {
+			for _, mq := range []memory.Query{
+				{Text: q, Namespace: "cache", K: 8, Neighbours: 1, From: t0.Add(10 * time.Minute), To: t0.Add(40 * time.Minute)},
+				{Text: q, Namespace: "cache", K: 8, Neighbours: 1, AsOf: t0.Add(30 * time.Minute)},
+			} {
+				hits, err := m.Query(ctx, mq)
+				require.NoError(t, err)
+				var row []string
+				for _, h := range hits {
+					row = append(row, fmt.Sprintf("%s %.6f %d", h.ID, h.Score, len(h.Before)+len(h.After)))
+				}
+				out = append(out, row)
+			}
+		}
+		return out
+	}
+	grows := postgres.CacheGrows(a)
+	for i, r := range []memory.Record{
+		// The next turn of the conversation (a neighbour of the last),
+		// one in the middle of the time range, one that holds later.
+		{ID: "g1", Text: "the canary rollback of the deploy pipeline failed in the evening", Time: t0.Add(70 * time.Minute)},
+		{ID: "g2", Text: "refund payment for the ledger, item 3, morning", Time: t0.Add(20 * time.Minute)},
+		{ID: "g3", Text: "scheduler latency patch, evening", Time: t0.Add(25 * time.Minute), ValidFrom: t0.Add(35 * time.Minute)},
+	} {
+		r.Namespace, r.Speaker = "cache", "User"
+		_, err := writer.Add(ctx, r)
+		require.NoError(t, err)
+		got := all(a)
+		require.Equal(t, all(open(t, u)), got, "after %d added", i+1)
+		require.Equal(t, grows+int64(i+1), postgres.CacheGrows(a), "made from the one before")
+		require.Contains(t, fmt.Sprint(got), r.ID+" ")
+	}
+	grows = postgres.CacheGrows(a)
+	_, err = writer.Supersede(ctx, "g2", memory.Record{ID: "g4", Namespace: "cache", Speaker: "User",
+		Time: t0.Add(80 * time.Minute), Text: "the refund payment for the ledger was cancelled"})
+	require.NoError(t, err)
+	require.Equal(t, all(open(t, u)), all(a), "after a supersede")
+	require.NoError(t, writer.Forget(ctx, "c05"))
+	_, err = writer.Add(ctx, memory.Record{ID: "g5", Namespace: "cache", Speaker: "User", Time: t0.Add(90 * time.Minute), Text: "kernel latency, evening"})
+	require.NoError(t, err)
+	require.Equal(t, all(open(t, u)), all(a), "after a forget and an add")
+	require.Equal(t, grows, postgres.CacheGrows(a), "neither taken for growth")
+}

@@ -140,3 +140,7 @@ func HoldVectorRefreshes(m *Memory) {
 func VectorTailSearches(m *Memory) (tail, appended int64) {
 	return m.vecs.tailSearched.Load(), m.vecs.appended.Load()
 }
+
+// CacheGrows returns how many of m's keyword caches were made from the
+// one before with the records written since added.
+func CacheGrows(m *Memory) int64 { return m.caches.grown.Load() }

@@ -229,7 +229,11 @@ func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[in
 	}
 	out := make([]engine.Namespace[int64], len(infos))
 	for i, info := range infos {
-		out[i] = &nsView{v: v, info: info, c: v.m.caches.get(info)}
+		c, err := v.cache(ctx, info)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &nsView{v: v, info: info, c: c}
 	}
 	return out, nil
 }
