@@ -140,7 +140,8 @@ func (vc *vectorCaches) close() {
 // the namespace only grew from (with the chunks written since, scanned in
 // the server: tailVectors); otherwise, and when the copy is not of that
 // version, it asks for a refresh, and answers !ok in the first case. unit
-// is the normalised query.
+// is the normalised query. A few chunks written since, read with their
+// vectors, are added to the copy after the search (appendTail).
 func (v *view) cachedVectors(ctx context.Context, info nsInfo, scope engine.Scope, unit []float32, n int, minScore float32) (out []engine.Chunk[int64], exhausted, ok bool, err error) {
 	m := v.m
 	if info.textDocs > m.vecs.records || m.vecs.chunks <= 0 {
@@ -151,8 +152,31 @@ func (v *view) cachedVectors(ctx context.Context, info nsInfo, scope engine.Scop
 	if !nv.mu.TryRLock() {
 		return nil, false, false, nil
 	}
-	defer nv.mu.RUnlock()
+	out, exhausted, ok, add, err := v.fromCopy(ctx, nv, info, scope, unit, n, minScore)
+	nv.mu.RUnlock()
+	if add != nil {
+		m.appendTail(ctx, nv, info, add)
+	}
+	return out, exhausted, ok, err
+}
+
+// tail is what a search read of the chunks written since a copy, all of
+// them with their vectors (inlineTail): base is the copy's version then,
+// last the namespace's newest seq.
+type tail struct {
+	base   nsVersion
+	last   int64
+	chunks []tailChunk
+}
+
+// fromCopy is cachedVectors under nv.mu's read lock. add is the tail to
+// add to the copy, if the search read one whole.
+func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope engine.Scope, unit []float32, n int, minScore float32) (out []engine.Chunk[int64], exhausted, ok bool, add *tail, err error) {
+	m := v.m
 	filter := filters([]nsInfo{info}, scope)
+	keep := func(c chunkMeta) bool {
+		return scope.Contains(c.time) && (!filter || !scope.AsOf.Before(c.since) && (c.until.IsZero() || scope.AsOf.Before(c.until)))
+	}
 	d := min(n, maxVectorFetch)
 	type hit struct {
 		id    int64
@@ -162,28 +186,39 @@ func (v *view) cachedVectors(ctx context.Context, info nsInfo, scope engine.Scop
 	var kept []hit
 	tailAll := true // the chunks written since the copy: all found
 	if !nv.ready || nv.version != info.version() {
-		m.refreshVectors(info.name, nv)
 		if !nv.ready || !nv.mayHaveGrown(info) {
-			return nil, false, false, nil
+			m.refreshVectors(info.name, nv)
+			return nil, false, false, nil, nil
 		}
-		tail, grown, err := v.tailVectors(ctx, info, nv, scope, filter, unit, d)
+		whole := info.textDocs-nv.version.textDocs <= inlineTail
+		chunks, last, grown, err := v.tailVectors(ctx, info, nv, scope, filter, unit, d, whole)
 		if err != nil || !grown {
-			return nil, false, err != nil, err
+			if err == nil {
+				m.refreshVectors(info.name, nv)
+			}
+			return nil, false, err != nil, nil, err
 		}
-		for _, t := range tail {
+		found := 0 // in the scope
+		for _, t := range chunks {
+			if whole && !keep(t.c) {
+				continue
+			}
+			found++
 			if t.score >= minScore {
 				kept = append(kept, hit{t.id, t.c, t.score})
 			}
 		}
-		// Ordered by score: past a chunk cut by minScore, or the last
-		// of fewer than d, there is none to find.
-		tailAll = len(tail) < d || len(kept) < len(tail)
+		if whole {
+			add = &tail{base: nv.version, last: last, chunks: chunks}
+		} else {
+			// Ordered by score: past a chunk cut by minScore, or the
+			// last of fewer than d, there is none to find.
+			tailAll = found < d || len(kept) < found
+			m.refreshVectors(info.name, nv)
+		}
 		m.vecs.tailSearched.Add(1)
 	}
 	m.vecs.searched.Add(1)
-	keep := func(c chunkMeta) bool {
-		return scope.Contains(c.time) && (!filter || !scope.AsOf.Before(c.since) && (c.until.IsZero() || scope.AsOf.Before(c.until)))
-	}
 	total := nv.db.Len()
 	fetch := d
 	if filter || scope.Timed() {
@@ -199,7 +234,7 @@ func (v *view) cachedVectors(ctx context.Context, info nsInfo, scope engine.Scop
 		}
 		res, err := nv.db.SearchMinScore(ctx, unit, fetch, minScore)
 		if err != nil {
-			return nil, false, true, fmt.Errorf("postgres: vector search: %w", err)
+			return nil, false, true, nil, fmt.Errorf("postgres: vector search: %w", err)
 		}
 		own = own[:0]
 		for _, r := range res {
@@ -224,7 +259,53 @@ func (v *view) cachedVectors(ctx context.Context, info nsInfo, scope engine.Scop
 	for i, h := range kept {
 		out[i] = engine.Chunk[int64]{Record: h.c.seq, Index: int(h.c.ord), Score: float64(h.score)}
 	}
-	return out, exhausted, true, nil
+	return out, exhausted, true, add, nil
+}
+
+// inlineTail is the most records written since a copy whose chunks a
+// search reads whole, with their vectors, and adds to the copy after it
+// (appendTail): an agent's turns, written one by one between searches,
+// never wait for a refresh.
+const inlineTail = 64
+
+// appendTail adds t's chunks to the copy nv, making it of version info,
+// if it is still of t's base version and no search or refresh holds it.
+func (m *Memory) appendTail(ctx context.Context, nv *nsVectors, info nsInfo, t *tail) {
+	vc := &m.vecs
+	if !nv.mu.TryLock() {
+		return
+	}
+	defer nv.mu.Unlock()
+	if !nv.ready || nv.version != t.base || nv.db == nil {
+		return
+	}
+	vc.mu.Lock()
+	fits := vc.held+len(t.chunks) <= vc.chunks
+	if fits {
+		vc.held += len(t.chunks)
+	}
+	vc.mu.Unlock()
+	if !fits {
+		return
+	}
+	ids := make([]int64, len(t.chunks))
+	vecs := make([][]float32, len(t.chunks))
+	for i, c := range t.chunks {
+		ids[i], vecs[i] = c.id, c.vec
+	}
+	if len(ids) > 0 {
+		if err := nv.db.Add(ctx, ids, vecs); err != nil {
+			vc.mu.Lock()
+			vc.held -= len(ids)
+			vc.mu.Unlock()
+			return
+		}
+	}
+	for _, c := range t.chunks {
+		nv.meta[c.id] = c.c
+	}
+	nv.version, nv.lastSeq = info.version(), t.last
+	vc.appended.Add(1)
 }
 
 // mayHaveGrown reports whether info, a later version of the namespace
@@ -264,58 +345,71 @@ type tailChunk struct {
 }
 
 // tailVectors scans exactly, in the view's snapshot (info), the chunks of
-// the records written to the namespace since the copy nv, in the scope,
-// and returns the best d of them, with grown: whether the namespace only
-// grew since the copy (otherwise the chunks are not read). One round
-// trip. Under nv.mu's read lock.
-func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scope engine.Scope, filter bool, unit []float32, d int) ([]tailChunk, bool, error) {
+// the records written to the namespace since the copy nv, and returns
+// those in the scope, the best d of them (whole: all of them, in the
+// scope or not, with their vectors), with the namespace's newest seq and
+// grown: whether the namespace only grew since the copy (otherwise the
+// chunks are not read). One round trip. Under nv.mu's read lock.
+func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scope engine.Scope, filter bool, unit []float32, d int, whole bool) (_ []tailChunk, last int64, grown bool, err error) {
 	args := []any{info.id, nv.lastSeq, pgv.NewVector(unit)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
-	conds := []string{"ns = $1", "seq > $2"}
-	if !scope.From.IsZero() {
-		conds = append(conds, "time >= "+arg(scope.From))
-	}
-	if !scope.To.IsZero() {
-		conds = append(conds, "time < "+arg(scope.To))
-	}
-	if filter {
-		at := arg(scope.AsOf)
-		conds = append(conds, "coalesce(valid_from, time) <= "+at, "(valid_until IS NULL OR valid_until > "+at+")")
+	// ns + 0: through chunks_seq alone (a few rows), not with chunks_ns
+	// (all the namespace's).
+	conds := []string{"ns + 0 = $1", "seq > $2"}
+	cols, limit := "", fmt.Sprintf(` ORDER BY inner_product(embedding, $3) DESC, id LIMIT %d`, d)
+	if whole {
+		cols, limit = ", embedding", ""
+	} else {
+		if !scope.From.IsZero() {
+			conds = append(conds, "time >= "+arg(scope.From))
+		}
+		if !scope.To.IsZero() {
+			conds = append(conds, "time < "+arg(scope.To))
+		}
+		if filter {
+			at := arg(scope.AsOf)
+			conds = append(conds, "coalesce(valid_from, time) <= "+at, "(valid_until IS NULL OR valid_until > "+at+")")
+		}
 	}
 	var batch pgx.Batch
 	q := v.q
 	if v.c2 != nil {
 		q = v.c2
 		if err := v.begin2(&batch); err != nil {
-			return nil, false, err
+			return nil, 0, false, err
 		}
 	}
-	var count, superseding, last int64
+	var count, superseding int64
 	batch.Queue(grownSQL, info.id, nv.lastSeq).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&count, &superseding, &last)
 	})
 	var out []tailChunk
-	batch.Queue(`SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until, -(embedding <#> $3) FROM chunks WHERE `+
-		strings.Join(conds, " AND ")+fmt.Sprintf(` ORDER BY inner_product(embedding, $3) DESC, id LIMIT %d`, d), args...).Query(func(rows pgx.Rows) error {
+	batch.Queue(`SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until, -(embedding <#> $3)`+cols+` FROM chunks WHERE `+
+		strings.Join(conds, " AND ")+limit, args...).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var t tailChunk
 			var until pgtype.Timestamptz
 			var score float64
-			if err := rows.Scan(&t.id, &t.c.seq, &t.c.ord, &t.c.time, &t.c.since, &until, &score); err != nil {
+			dst := []any{&t.id, &t.c.seq, &t.c.ord, &t.c.time, &t.c.since, &until, &score}
+			var vec pgv.Vector
+			if whole {
+				dst = append(dst, &vec)
+			}
+			if err := rows.Scan(dst...); err != nil {
 				return err
 			}
-			t.c.until, t.score = until.Time, float32(score)
+			t.c.until, t.score, t.vec = until.Time, float32(score), vec.Slice()
 			out = append(out, t)
 		}
 		return rows.Err()
 	})
 	if err := q.SendBatch(ctx, &batch).Close(); err != nil {
-		return nil, false, v.m.wrap(ctx, "query: vector search of new chunks", err)
+		return nil, 0, false, v.m.wrap(ctx, "query: vector search of new chunks", err)
 	}
 	if !nv.grown(info.textDocs, count, superseding) {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
-	return out, true, nil
+	return out, last, true, nil
 }
 
 // refreshVectors brings the copy nv of namespace name up to date in the
@@ -515,7 +609,7 @@ func (m *Memory) appendVectors(ctx context.Context, tx pgx.Tx, info nsInfo, nv *
 		return false, nil
 	}
 	rows, err := tx.Query(ctx, `SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until, embedding FROM chunks
-		WHERE ns = $1 AND seq > $2 ORDER BY id`, info.id, lastSeq)
+		WHERE ns + 0 = $1 AND seq > $2 ORDER BY id`, info.id, lastSeq)
 	if err != nil {
 		return false, err
 	}
