@@ -329,6 +329,14 @@ const maxTail = exactRecords
 // is deleted) and none supersedes (which changes another's validity).
 const grownSQL = `SELECT count(*), count(*) FILTER (WHERE supersedes <> ''), coalesce(max(seq), $2) FROM records WHERE ns = $1 AND seq > $2`
 
+// tailChunks is the condition on the chunks of namespace $1's records
+// after seq $2: their seqs found through records_ns_seq, the chunks
+// through chunks_seq, whatever the planner estimates a range of seqs
+// to hold (measured at 10,000 records loaded: 2 ms through a BitmapAnd
+// with chunks_ns, all the namespace's 30,000 chunks; 20 ms a sequential
+// scan, with the seq range taken for a third of the table's rows).
+const tailChunks = `seq = ANY(ARRAY(SELECT seq FROM records WHERE ns = $1 AND seq > $2))`
+
 // grown reports whether grownSQL's answer says that the namespace, now
 // of textDocs records, only grew from the copy of nv.
 func (nv *nsVectors) grown(textDocs, count, superseding int64) bool {
@@ -353,9 +361,7 @@ type tailChunk struct {
 func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scope engine.Scope, filter bool, unit []float32, d int, whole bool) (_ []tailChunk, last int64, grown bool, err error) {
 	args := []any{info.id, nv.lastSeq, pgv.NewVector(unit)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
-	// ns + 0: through chunks_seq alone (a few rows), not with chunks_ns
-	// (all the namespace's).
-	conds := []string{"ns + 0 = $1", "seq > $2"}
+	conds := []string{tailChunks}
 	cols, limit := "", fmt.Sprintf(` ORDER BY inner_product(embedding, $3) DESC, id LIMIT %d`, d)
 	if whole {
 		cols, limit = ", embedding", ""
@@ -609,7 +615,7 @@ func (m *Memory) appendVectors(ctx context.Context, tx pgx.Tx, info nsInfo, nv *
 		return false, nil
 	}
 	rows, err := tx.Query(ctx, `SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until, embedding FROM chunks
-		WHERE ns + 0 = $1 AND seq > $2 ORDER BY id`, info.id, lastSeq)
+		WHERE `+tailChunks+` ORDER BY id`, info.id, lastSeq)
 	if err != nil {
 		return false, err
 	}
