@@ -35,13 +35,16 @@ import (
 // in the background: the chunks' ids, times and validity are read again,
 // and the vectors of the chunks not held yet. Writes pay nothing.
 //
-// When the namespace only grew since the copy's version (appendedSince:
-// records added after the copy's newest, none forgotten, replaced or
-// superseding another), a search reads the copy all the same and scans
-// the chunks written since exactly in the server (tailVectors: one round
-// trip, through chunks_seq), and the refresh reads those chunks only and
-// adds them to the copy, as an agent writes a turn and searches, again
-// and again.
+// When the namespace only grew since the copy's version (mayHaveGrown
+// and grownSQL: records added after the copy's newest, none forgotten,
+// replaced or superseding another), a search reads the copy all the same
+// and scans the chunks written since exactly in the server (tailVectors:
+// one round trip, through records_ns_seq and chunks_seq), merged with the
+// copy's by score and chunk id as one exact search would order them. Up
+// to inlineTail records' chunks are read whole, with their vectors, and
+// the search adds them to the copy (appendTail), as an agent writes a turn
+// and searches, again and again; past that the refresh reads those chunks
+// only and adds them (appendVectors), not every chunk's metadata.
 //
 // WithVectorCache bounds the chunks kept over all the namespaces of a
 // Memory. A variable so that tests can change it before a Memory opens.
