@@ -82,6 +82,9 @@ type nsCache struct {
 	filling                    atomic.Bool
 	// lastSeq is the namespace's newest record's seq, when complete.
 	lastSeq int64
+	// users counts the open views that use the cache (under caches.mu):
+	// one that none uses may be grown in place.
+	users int
 }
 
 // newCache returns an empty cache of version v.
@@ -276,9 +279,34 @@ func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
 // or a new one that replaces it (a search of another version keeps using
 // the one it has).
 func (cs *caches) get(info nsInfo) *nsCache {
-	v := info.version()
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	return cs.getLocked(info)
+}
+
+// getFor is get for the view v, which uses the cache until it closes.
+func (cs *caches) getFor(v *view, info nsInfo) *nsCache {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.getLocked(info)
+	c.users++
+	v.held = append(v.held, c)
+	return c
+}
+
+// release ends v's use of the caches it got.
+func (cs *caches) release(v *view) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, c := range v.held {
+		c.users--
+	}
+	v.held = nil
+}
+
+// getLocked is get under cs.mu.
+func (cs *caches) getLocked(info nsInfo) *nsCache {
+	v := info.version()
 	if c := cs.byNS[info.id]; c != nil && c.version == v && !c.full.Load() {
 		return c
 	}
@@ -293,28 +321,35 @@ func (cs *caches) get(info nsInfo) *nsCache {
 // cache returns the cache of info's namespace at its version, as
 // caches.get does; when the cache kept is of an earlier version that holds
 // all the namespace's links and postings, and the namespace only grew
-// since (grownSQL), the new one starts as a copy of it with the records
-// written since added (grow), rather than empty: the searches that follow
-// a write read no postings or links of the namespace again.
+// since (grownSQL), the new one is that one with the records written
+// since added (grow; a copy if an open view uses it), rather than empty:
+// the searches that follow a write read no postings or links of the
+// namespace again. The view uses the cache until it closes.
 func (v *view) cache(ctx context.Context, info nsInfo) (*nsCache, error) {
 	cs := &v.m.caches
 	cs.mu.Lock()
 	cur := cs.byNS[info.id]
-	cs.mu.Unlock()
 	if cur == nil || cur.version == info.version() || !cur.mayGrowTo(info) {
-		return cs.get(info), nil
+		cs.mu.Unlock()
+		return cs.getFor(v, info), nil
 	}
-	c, err := v.grow(ctx, info, cur)
+	// A cache no open view uses is taken out, grown in place and put
+	// back; another is copied.
+	inPlace := cur.users == 0
+	if inPlace {
+		delete(cs.byNS, info.id)
+	}
+	cs.mu.Unlock()
+	c, err := v.grow(ctx, info, cur, inPlace)
 	if err != nil || c == nil {
-		return cs.get(info), err
+		return cs.getFor(v, info), err
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if now := cs.byNS[info.id]; now != cur {
-		if now != nil && now.version == c.version && !now.full.Load() {
-			return now, nil // another search's
-		}
-		return c, nil // for this search only: another version is kept
+	c.users++
+	v.held = append(v.held, c)
+	if now := cs.byNS[info.id]; now != nil && now != cur && (now.version != c.version || now.complete) {
+		return c, nil // for this search only: another is kept
 	}
 	cs.byNS[info.id] = c
 	return c, nil
@@ -333,10 +368,10 @@ func (c *nsCache) mayGrowTo(info nsInfo) bool {
 // grow returns a cache of info's version made of cur's links, postings
 // and episode lengths with those of the records written since cur's
 // version added, read in the view's snapshot (one round trip), or nil if
-// the namespace did not only grow since. The records' texts (docs) are
-// not carried over: a duplicate written counts a sighting in the record
-// it repeats.
-func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache) (*nsCache, error) {
+// the namespace did not only grow since: cur itself, inPlace (no view
+// uses it), or a copy. The records' texts (docs) are not carried over: a
+// duplicate written counts a sighting in the record it repeats.
+func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool) (*nsCache, error) {
 	cur.mu.Lock()
 	lastSeq, base := cur.lastSeq, cur.version
 	cur.mu.Unlock()
@@ -389,13 +424,24 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache) (*nsCache, e
 	if superseding != 0 || count != info.textDocs-base.textDocs || int64(len(recs)) != count {
 		return nil, nil
 	}
-	c := newCache(info.version())
-	cur.mu.Lock()
-	c.links = maps.Clone(cur.links)
-	c.post = maps.Clone(cur.post)
-	c.epLen = maps.Clone(cur.epLen)
-	c.held = cur.held - len(cur.docs) - len(cur.around)
-	cur.mu.Unlock()
+	c := cur
+	if inPlace {
+		// No view uses it (nor will: it is out of caches).
+		c.mu.Lock()
+		c.version = info.version()
+		c.held -= len(c.docs) + len(c.around)
+		c.docs, c.around, c.allDocs = map[int64]engine.Doc{}, map[int64]bool{}, false
+	} else {
+		c = newCache(info.version())
+		cur.mu.Lock()
+		c.links = maps.Clone(cur.links)
+		c.post = maps.Clone(cur.post)
+		c.epLen = maps.Clone(cur.epLen)
+		c.held = cur.held - len(cur.docs) - len(cur.around)
+		cur.mu.Unlock()
+		c.mu.Lock()
+	}
+	defer c.mu.Unlock()
 	for _, r := range recs {
 		l := r.l
 		if p, ok := c.links[l.Prev]; ok && l.Prev >= 0 && (p.Next < 0 || r.seq < p.Next) {
@@ -407,7 +453,7 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache) (*nsCache, e
 	}
 	n := len(recs)
 	for t, ps := range post {
-		// Clipped: the old cache's slice is not written to.
+		// Clipped: a slice a search copied is not written to.
 		c.post[t] = append(slices.Clip(c.post[t]), ps...)
 		n += len(ps)
 	}

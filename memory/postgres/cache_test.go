@@ -326,6 +326,19 @@ func TestCacheGrows(t *testing.T) {
 		require.Equal(t, grows+int64(i+1), postgres.CacheGrows(a), "made from the one before")
 		require.Contains(t, fmt.Sprint(got), r.ID+" ")
 	}
+	// While a view uses the cache, the next version's is a copy of it;
+	// the view's searches still see its own version.
+	grows = postgres.CacheGrows(a)
+	src, err := a.ViewNamespace(ctx, "cache")
+	require.NoError(t, err)
+	_, err = src.Namespaces(ctx, "cache")
+	require.NoError(t, err)
+	_, err = writer.Add(ctx, memory.Record{ID: "g6", Namespace: "cache", Speaker: "User", Time: t0.Add(75 * time.Minute), Text: "the canary rollback, once more"})
+	require.NoError(t, err)
+	require.Equal(t, all(open(t, u)), all(a), "grown while a view uses the cache")
+	require.Equal(t, grows+1, postgres.CacheGrows(a))
+	require.NoError(t, src.Close())
+
 	grows = postgres.CacheGrows(a)
 	_, err = writer.Supersede(ctx, "g2", memory.Record{ID: "g4", Namespace: "cache", Speaker: "User",
 		Time: t0.Add(80 * time.Minute), Text: "the refund payment for the ledger was cancelled"})

@@ -108,6 +108,7 @@ type view struct {
 	began2   bool
 	nss      map[string][]nsInfo // namespaces read on c, by the name asked ("" all)
 	nss2     map[string][]nsInfo // and on c2
+	held     []*nsCache          // caches got (caches.getFor), under caches.mu
 	pre      *preRead            // read when the view opened, for both paths
 }
 
@@ -130,6 +131,7 @@ func (v *view) Close() error {
 	if v.c == nil {
 		return nil
 	}
+	v.m.caches.release(v)
 	c, c2, began, began2, pair, pairs := v.c, v.c2, v.q != nil, v.began2, v.pair, v.m.pairs
 	v.c, v.c2, v.q = nil, nil, nil
 	go func() {
@@ -395,7 +397,7 @@ func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
 	var c *nsCache
 	need := seqs
 	if info, ok := v.single(); ok {
-		c = v.m.caches.get(info)
+		c = v.m.caches.getFor(v, info)
 		need = nil
 		c.mu.Lock()
 		for _, s := range seqs {
