@@ -348,11 +348,18 @@ func (v *view) cache(ctx context.Context, info nsInfo) (*nsCache, error) {
 	defer cs.mu.Unlock()
 	c.users++
 	v.held = append(v.held, c)
-	if now := cs.byNS[info.id]; now != nil && now != cur && (now.version != c.version || now.complete) {
-		return c, nil // for this search only: another is kept
+	if now := cs.byNS[info.id]; now != nil && now != cur && now.isComplete() {
+		return c, nil // for this search only: another search's is kept
 	}
 	cs.byNS[info.id] = c
 	return c, nil
+}
+
+// isComplete reports c.complete, under c.mu.
+func (c *nsCache) isComplete() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.complete
 }
 
 // mayGrowTo reports whether info, another version of c's namespace, may
