@@ -387,26 +387,13 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 	b.Queue(grownSQL, info.id, lastSeq).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&count, &superseding, &last)
 	})
-	type read struct {
-		seq int64
-		l   engine.Link
-	}
-	var recs []read
+	var recs []linkRow
 	b.Queue(`SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records
 		WHERE ns = $1 AND seq > $2 ORDER BY seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
-			var r read
-			var prev *int64
-			var until pgtype.Timestamptz
-			r.l = engine.Link{Prev: -1, Next: -1}
-			if err := rows.Scan(&r.seq, &prev, &r.l.ID, &r.l.Speaker, &r.l.Episode, &r.l.Time, &r.l.Since, &until); err != nil {
+			r, err := scanLink(rows)
+			if err != nil {
 				return err
-			}
-			if until.Valid {
-				r.l.Until = until.Time
-			}
-			if prev != nil {
-				r.l.Prev = *prev
 			}
 			recs = append(recs, r)
 		}

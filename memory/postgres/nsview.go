@@ -299,25 +299,12 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	if err != nil {
 		return s.wrap(ctx, "query: keyword records", err)
 	}
-	type read struct {
-		seq int64
-		l   engine.Link
-	}
-	var got []read
+	var got []linkRow
 	for rows.Next() {
-		var r read
-		var prev *int64
-		var until pgtype.Timestamptz
-		r.l = engine.Link{Prev: -1, Next: -1}
-		if err := rows.Scan(&r.seq, &prev, &r.l.ID, &r.l.Speaker, &r.l.Episode, &r.l.Time, &r.l.Since, &until); err != nil {
+		r, err := scanLink(rows)
+		if err != nil {
 			rows.Close()
 			return s.wrap(ctx, "query: keyword records", err)
-		}
-		if until.Valid {
-			r.l.Until = until.Time
-		}
-		if prev != nil {
-			r.l.Prev = *prev
 		}
 		got = append(got, r)
 	}
@@ -412,4 +399,30 @@ func (s *nsView) During(ctx context.Context, from, to time.Time, n int) ([]int64
 		return nil, s.wrap(ctx, "query: records of a day", err)
 	}
 	return seqs, nil
+}
+
+// linkRow is a record's seq and Link (Next not known: -1), as scanLink
+// reads it.
+type linkRow struct {
+	seq int64
+	l   engine.Link
+}
+
+// scanLink reads a row of seq, prev_seq, id, speaker, episode, time,
+// coalesce(valid_from, time), valid_until.
+func scanLink(rows pgx.Rows) (linkRow, error) {
+	var r linkRow
+	var prev *int64
+	var until pgtype.Timestamptz
+	r.l = engine.Link{Prev: -1, Next: -1}
+	if err := rows.Scan(&r.seq, &prev, &r.l.ID, &r.l.Speaker, &r.l.Episode, &r.l.Time, &r.l.Since, &until); err != nil {
+		return r, err
+	}
+	if until.Valid {
+		r.l.Until = until.Time
+	}
+	if prev != nil {
+		r.l.Prev = *prev
+	}
+	return r, nil
 }
