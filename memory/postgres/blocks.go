@@ -275,6 +275,25 @@ func unblock(ctx context.Context, tx pgx.Tx, seqs []int64) error {
 	return nil
 }
 
+// recordPostingsSQL reads the postings (term, seq, tf, dl, episode) of
+// namespace $1's records after seq $2 from the records' own term arrays.
+const recordPostingsSQL = `SELECT u.term, r.seq, u.tf, r.text_len, r.episode FROM records r CROSS JOIN LATERAL unnest(r.terms, r.tfs) AS u(term, tf)
+	WHERE r.ns = $1 AND r.seq > $2`
+
+// scanPostings adds the postings of rows (term, seq, tf, dl, episode) to
+// into, by term, in the rows' order.
+func scanPostings(rows pgx.Rows, into map[string][]posting) error {
+	for rows.Next() {
+		var t string
+		var p posting
+		if err := rows.Scan(&t, &p.seq, &p.tf, &p.dl, &p.episode); err != nil {
+			return err
+		}
+		into[t] = append(into[t], p)
+	}
+	return rows.Err()
+}
+
 // readPostings returns the postings of terms in namespace ns (terms nil:
 // of all its terms): its blocks' and its tail's, sorted by seq, in one
 // round trip.
@@ -282,8 +301,7 @@ func readPostings(ctx context.Context, tx querier, ns nsInfo, terms []string) (m
 	var b pgx.Batch
 	if terms == nil {
 		b.Queue(`SELECT term, n, data FROM posting_blocks WHERE ns = $1 ORDER BY term COLLATE "C", last_seq`, ns.id)
-		b.Queue(`SELECT u.term, r.seq, u.tf, r.text_len, r.episode FROM records r CROSS JOIN LATERAL unnest(r.terms, r.tfs) AS u(term, tf)
-			WHERE r.ns = $1 AND r.seq > $2`, ns.id, ns.mergedSeq)
+		b.Queue(recordPostingsSQL, ns.id, ns.mergedSeq)
 	} else {
 		b.Queue(`SELECT term, n, data FROM posting_blocks WHERE ns = $1 AND term = ANY($2) ORDER BY term COLLATE "C", last_seq`, ns.id, terms)
 		// The tail's records that hold one of the terms (&&: their
@@ -333,17 +351,9 @@ func readPostings(ctx context.Context, tx querier, ns nsInfo, terms []string) (m
 		return nil, err
 	}
 	tail := make(map[string][]posting, len(terms))
-	for rows.Next() {
-		var t string
-		var p posting
-		if err := rows.Scan(&t, &p.seq, &p.tf, &p.dl, &p.episode); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		tail[t] = append(tail[t], p)
-	}
+	err = scanPostings(rows, tail)
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	out := make(map[string][]posting, len(terms))

@@ -368,8 +368,7 @@ func (c *nsCache) isComplete() bool {
 func (c *nsCache) mayGrowTo(info nsInfo) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.complete && c.allPost && c.lastSeq > 0 && !c.full.Load() &&
-		info.ended == c.version.ended && info.textDocs > c.version.textDocs && info.textDocs-c.version.textDocs <= maxTail
+	return c.complete && c.allPost && c.lastSeq > 0 && !c.full.Load() && c.version.mayGrowTo(info)
 }
 
 // grow returns a cache of info's version made of cur's links, postings
@@ -383,10 +382,8 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 	lastSeq, base := cur.lastSeq, cur.version
 	cur.mu.Unlock()
 	var b pgx.Batch
-	var count, superseding, last int64
-	b.Queue(grownSQL, info.id, lastSeq).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&count, &superseding, &last)
-	})
+	var g growth
+	b.Queue(grownSQL, info.id, lastSeq).QueryRow(g.scan)
 	var recs []linkRow
 	b.Queue(`SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records
 		WHERE ns = $1 AND seq > $2 ORDER BY seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
@@ -400,22 +397,13 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 		return rows.Err()
 	})
 	post := map[string][]posting{}
-	b.Queue(`SELECT u.term, r.seq, u.tf, r.text_len, r.episode FROM records r CROSS JOIN LATERAL unnest(r.terms, r.tfs) AS u(term, tf)
-		WHERE r.ns = $1 AND r.seq > $2 ORDER BY r.seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var t string
-			var p posting
-			if err := rows.Scan(&t, &p.seq, &p.tf, &p.dl, &p.episode); err != nil {
-				return err
-			}
-			post[t] = append(post[t], p)
-		}
-		return rows.Err()
+	b.Queue(recordPostingsSQL+` ORDER BY r.seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
+		return scanPostings(rows, post)
 	})
 	if err := v.q.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, v.m.wrap(ctx, "query: records written since", err)
 	}
-	if superseding != 0 || count != info.textDocs-base.textDocs || int64(len(recs)) != count {
+	if !g.from(base, info) || int64(len(recs)) != g.count {
 		return nil, nil
 	}
 	c := cur
@@ -452,7 +440,7 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 		n += len(ps)
 	}
 	c.room(n)
-	c.complete, c.allPost, c.lastSeq = true, true, last
+	c.complete, c.allPost, c.lastSeq = true, true, g.last
 	v.m.caches.grown.Add(1)
 	return c, nil
 }

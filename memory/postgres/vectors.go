@@ -35,7 +35,7 @@ import (
 // in the background: the chunks' ids, times and validity are read again,
 // and the vectors of the chunks not held yet. Writes pay nothing.
 //
-// When the namespace only grew since the copy's version (mayHaveGrown
+// When the namespace only grew since the copy's version (mayGrowTo
 // and grownSQL: records added after the copy's newest, none forgotten,
 // replaced or superseding another), a search reads the copy all the same
 // and scans the chunks written since exactly in the server (tailVectors:
@@ -189,7 +189,7 @@ func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope e
 	var kept []hit
 	tailAll := true // the chunks written since the copy: all found
 	if !nv.ready || nv.version != info.version() {
-		if !nv.ready || !nv.mayHaveGrown(info) {
+		if !nv.ready || !nv.version.mayGrowTo(info) {
 			m.refreshVectors(info.name, nv)
 			return nil, false, false, nil, nil
 		}
@@ -274,49 +274,56 @@ const inlineTail = 64
 // appendTail adds t's chunks to the copy nv, making it of version info,
 // if it is still of t's base version and no search or refresh holds it.
 func (m *Memory) appendTail(ctx context.Context, nv *nsVectors, info nsInfo, t *tail) {
-	vc := &m.vecs
 	if !nv.mu.TryLock() {
 		return
 	}
 	defer nv.mu.Unlock()
-	if !nv.ready || nv.version != t.base || nv.db == nil {
-		return
+	_, _ = m.addToCopy(ctx, nv, t.base, info, t.last, t.chunks) // not added: the refresh reads them
+}
+
+// addToCopy adds chunks, with their vectors, to the copy nv, making it of
+// version info with newest seq last, if it is still of version base and
+// they fit in WithVectorCache's bound, and reports whether it did. Under
+// nv.mu's write lock.
+func (m *Memory) addToCopy(ctx context.Context, nv *nsVectors, base nsVersion, info nsInfo, last int64, chunks []tailChunk) (bool, error) {
+	if !nv.ready || nv.version != base || nv.db == nil {
+		return false, nil
 	}
+	vc := &m.vecs
 	vc.mu.Lock()
-	fits := vc.held+len(t.chunks) <= vc.chunks
+	fits := vc.held+len(chunks) <= vc.chunks
 	if fits {
-		vc.held += len(t.chunks)
+		vc.held += len(chunks)
 	}
 	vc.mu.Unlock()
 	if !fits {
-		return
+		return false, nil
 	}
-	ids := make([]int64, len(t.chunks))
-	vecs := make([][]float32, len(t.chunks))
-	for i, c := range t.chunks {
-		ids[i], vecs[i] = c.id, c.vec
-	}
-	if len(ids) > 0 {
+	if len(chunks) > 0 {
+		ids := make([]int64, len(chunks))
+		vecs := make([][]float32, len(chunks))
+		for i, c := range chunks {
+			ids[i], vecs[i] = c.id, c.vec
+		}
 		if err := nv.db.Add(ctx, ids, vecs); err != nil {
 			vc.mu.Lock()
-			vc.held -= len(ids)
+			vc.held -= len(chunks)
 			vc.mu.Unlock()
-			return
+			return false, err
 		}
 	}
-	for _, c := range t.chunks {
+	for _, c := range chunks {
 		nv.meta[c.id] = c.c
 	}
-	nv.version, nv.lastSeq = info.version(), t.last
+	nv.version, nv.lastSeq = info.version(), last
 	vc.appended.Add(1)
+	return true, nil
 }
 
-// mayHaveGrown reports whether info, a later version of the namespace
-// than the copy's, may differ from it by added records only, which
-// grownSQL then tells: as many records more, none ended since. Under
-// nv.mu.
-func (nv *nsVectors) mayHaveGrown(info nsInfo) bool {
-	v := nv.version
+// mayGrowTo reports whether info, a later version of the namespace than
+// v, may differ from it by added records only, which grownSQL then tells
+// (growth.from): more records, at most maxTail, none ended since.
+func (v nsVersion) mayGrowTo(info nsInfo) bool {
 	return info.ended == v.ended && info.textDocs > v.textDocs && info.textDocs-v.textDocs <= maxTail
 }
 
@@ -332,6 +339,20 @@ const maxTail = exactRecords
 // is deleted) and none supersedes (which changes another's validity).
 const grownSQL = `SELECT count(*), count(*) FILTER (WHERE supersedes <> ''), coalesce(max(seq), $2) FROM records WHERE ns = $1 AND seq > $2`
 
+// growth is grownSQL's answer: the records after the copy's newest seq,
+// those of them that supersede another, and the namespace's newest seq.
+type growth struct{ count, superseding, last int64 }
+
+// scan reads grownSQL's row.
+func (g *growth) scan(row pgx.Row) error { return row.Scan(&g.count, &g.superseding, &g.last) }
+
+// from reports whether the namespace, now info, only grew from a copy of
+// version base: as many records after the copy's newest as textDocs grew
+// by, none of them superseding another.
+func (g growth) from(base nsVersion, info nsInfo) bool {
+	return g.superseding == 0 && g.count == info.textDocs-base.textDocs
+}
+
 // tailChunks is the condition on the chunks of namespace $1's records
 // after seq $2: their seqs found through records_ns_seq, the chunks
 // through chunks_seq, whatever the planner estimates a range of seqs
@@ -339,12 +360,6 @@ const grownSQL = `SELECT count(*), count(*) FILTER (WHERE supersedes <> ''), coa
 // with chunks_ns, all the namespace's 30,000 chunks; 20 ms a sequential
 // scan, with the seq range taken for a third of the table's rows).
 const tailChunks = `seq = ANY(ARRAY(SELECT seq FROM records WHERE ns = $1 AND seq > $2))`
-
-// grown reports whether grownSQL's answer says that the namespace, now
-// of textDocs records, only grew from the copy of nv.
-func (nv *nsVectors) grown(textDocs, count, superseding int64) bool {
-	return superseding == 0 && count == textDocs-nv.version.textDocs
-}
 
 // tailChunk is a chunk written since a copy, as tailVectors and
 // appendVectors read it.
@@ -388,26 +403,24 @@ func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scop
 			return nil, 0, false, err
 		}
 	}
-	var count, superseding int64
-	batch.Queue(grownSQL, info.id, nv.lastSeq).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&count, &superseding, &last)
-	})
+	var g growth
+	batch.Queue(grownSQL, info.id, nv.lastSeq).QueryRow(g.scan)
 	var out []tailChunk
-	batch.Queue(`SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until, -(embedding <#> $3)`+cols+` FROM chunks WHERE `+
+	batch.Queue(`SELECT `+chunkMetaCols+`, -(embedding <#> $3)`+cols+` FROM chunks WHERE `+
 		strings.Join(conds, " AND ")+limit, args...).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var t tailChunk
-			var until pgtype.Timestamptz
 			var score float64
-			dst := []any{&t.id, &t.c.seq, &t.c.ord, &t.c.time, &t.c.since, &until, &score}
+			more := []any{&score}
 			var vec pgv.Vector
 			if whole {
-				dst = append(dst, &vec)
+				more = append(more, &vec)
 			}
-			if err := rows.Scan(dst...); err != nil {
+			var err error
+			if t.id, t.c, err = scanChunk(rows, more...); err != nil {
 				return err
 			}
-			t.c.until, t.score, t.vec = until.Time, float32(score), vec.Slice()
+			t.score, t.vec = float32(score), vec.Slice()
 			out = append(out, t)
 		}
 		return rows.Err()
@@ -415,10 +428,10 @@ func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scop
 	if err := q.SendBatch(ctx, &batch).Close(); err != nil {
 		return nil, 0, false, v.m.wrap(ctx, "query: vector search of new chunks", err)
 	}
-	if !nv.grown(info.textDocs, count, superseding) {
+	if !g.from(nv.version, info) {
 		return nil, 0, false, nil
 	}
-	return out, last, true, nil
+	return out, g.last, true, nil
 }
 
 // refreshVectors brings the copy nv of namespace name up to date in the
@@ -483,7 +496,7 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 	info := nss[0]
 	nv.mu.RLock()
 	same := nv.ready && nv.version == info.version()
-	grow := nv.ready && !same && nv.mayHaveGrown(info)
+	grow := nv.ready && !same && nv.version.mayGrowTo(info)
 	nv.mu.RUnlock()
 	if same {
 		return nil
@@ -497,20 +510,17 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM records WHERE ns = $1`, info.id).Scan(&lastSeq); err != nil {
 		return err
 	}
-	rows, err := tx.Query(ctx, `SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until FROM chunks WHERE ns = $1`, info.id)
+	rows, err := tx.Query(ctx, `SELECT `+chunkMetaCols+` FROM chunks WHERE ns = $1`, info.id)
 	if err != nil {
 		return err
 	}
 	meta := map[int64]chunkMeta{}
 	for rows.Next() {
-		var id int64
-		var c chunkMeta
-		var until pgtype.Timestamptz
-		if err := rows.Scan(&id, &c.seq, &c.ord, &c.time, &c.since, &until); err != nil {
+		id, c, err := scanChunk(rows)
+		if err != nil {
 			rows.Close()
 			return err
 		}
-		c.until = until.Time
 		meta[id] = c
 	}
 	rows.Close()
@@ -610,67 +620,49 @@ func (m *Memory) appendVectors(ctx context.Context, tx pgx.Tx, info nsInfo, nv *
 	nv.mu.RLock()
 	base, lastSeq := nv.version, nv.lastSeq
 	nv.mu.RUnlock()
-	var count, superseding, last int64
-	if err := tx.QueryRow(ctx, grownSQL, info.id, lastSeq).Scan(&count, &superseding, &last); err != nil {
+	var g growth
+	if err := g.scan(tx.QueryRow(ctx, grownSQL, info.id, lastSeq)); err != nil {
 		return false, err
 	}
-	if superseding != 0 || count != info.textDocs-base.textDocs {
+	if !g.from(base, info) {
 		return false, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT id, seq, ord, time, coalesce(valid_from, time), valid_until, embedding FROM chunks
-		WHERE `+tailChunks+` ORDER BY id`, info.id, lastSeq)
+	rows, err := tx.Query(ctx, `SELECT `+chunkMetaCols+`, embedding FROM chunks WHERE `+tailChunks+` ORDER BY id`, info.id, lastSeq)
 	if err != nil {
 		return false, err
 	}
-	var ids []int64
-	var vecs [][]float32
-	var metas []chunkMeta
+	var chunks []tailChunk
 	for rows.Next() {
-		var id int64
-		var c chunkMeta
-		var until pgtype.Timestamptz
+		var t tailChunk
 		var v pgv.Vector
-		if err := rows.Scan(&id, &c.seq, &c.ord, &c.time, &c.since, &until, &v); err != nil {
+		if t.id, t.c, err = scanChunk(rows, &v); err != nil {
 			rows.Close()
 			return false, err
 		}
-		c.until = until.Time
-		ids, vecs, metas = append(ids, id), append(vecs, v.Slice()), append(metas, c)
+		t.vec = v.Slice()
+		chunks = append(chunks, t)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return false, err
 	}
-	vc := &m.vecs
-	vc.mu.Lock()
-	fits := vc.held+len(ids) <= vc.chunks
-	if fits {
-		vc.held += len(ids)
-	}
-	vc.mu.Unlock()
-	if !fits {
-		return true, nil
-	}
 	nv.mu.Lock()
 	defer nv.mu.Unlock()
-	if !nv.ready || nv.version != base || nv.db == nil {
-		vc.mu.Lock()
-		vc.held -= len(ids)
-		vc.mu.Unlock()
-		return true, nil
-	}
-	if len(ids) > 0 {
-		if err := nv.db.Add(ctx, ids, vecs); err != nil {
-			vc.mu.Lock()
-			vc.held -= len(ids)
-			vc.mu.Unlock()
-			return true, err
-		}
-	}
-	for i, id := range ids {
-		nv.meta[id] = metas[i]
-	}
-	nv.version, nv.lastSeq = info.version(), last
-	m.vecs.appended.Add(1)
-	return true, nil
+	// Not added (the copy changed meanwhile, or the chunks do not fit):
+	// nothing more to do either.
+	_, err = m.addToCopy(ctx, nv, base, info, g.last, chunks)
+	return true, err
+}
+
+// chunkMetaCols are the columns of a chunks row that scanChunk reads.
+const chunkMetaCols = `id, seq, ord, time, coalesce(valid_from, time), valid_until`
+
+// scanChunk reads a chunks row of chunkMetaCols, then of more.
+func scanChunk(rows pgx.Rows, more ...any) (int64, chunkMeta, error) {
+	var id int64
+	var c chunkMeta
+	var until pgtype.Timestamptz
+	err := rows.Scan(append([]any{&id, &c.seq, &c.ord, &c.time, &c.since, &until}, more...)...)
+	c.until = until.Time
+	return id, c, err
 }
