@@ -289,9 +289,14 @@ func (cs *caches) getFor(v *view, info nsInfo) *nsCache {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c := cs.getLocked(info)
+	cs.useLocked(v, c)
+	return c
+}
+
+// useLocked counts c as used by v until v closes (release). Under cs.mu.
+func (cs *caches) useLocked(v *view, c *nsCache) {
 	c.users++
 	v.held = append(v.held, c)
-	return c
 }
 
 // release ends v's use of the caches it got.
@@ -346,8 +351,7 @@ func (v *view) cache(ctx context.Context, info nsInfo) (*nsCache, error) {
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	c.users++
-	v.held = append(v.held, c)
+	cs.useLocked(v, c)
 	if now := cs.byNS[info.id]; now != nil && now != cur && now.isComplete() {
 		return c, nil // for this search only: another search's is kept
 	}
