@@ -34,7 +34,8 @@ const indexRebuildTimeout = 30 * time.Minute
 // the vectors exactly and that table without its indexes: the same
 // hits, more slowly. A load
 // that fails keeps the batches it committed, and still builds the
-// indexes (the next Open builds them otherwise). Its batches pack their
+// indexes (the next Open builds them otherwise). A load that succeeds
+// ends with ANALYZE of the tables it wrote. Its batches pack their
 // namespaces' postings into blocks (blocks.go) every loadMergeRecords
 // records and at the load's end rather than every mergeRecords (see
 // loadTails). Smaller loads are
@@ -127,11 +128,23 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 			err = m.wrap(ctx, "load: build the HNSW index (the next open builds it)", berr)
 		}
 	}
+	if err == nil && len(ids) > 0 {
+		// The planner's statistics of a fresh load are empty until
+		// autovacuum's next round: gather them now, so that the first
+		// queries are planned for the tables' real sizes.
+		if _, aerr := m.pool.Exec(ctx, analyzeLoadSQL); aerr != nil {
+			err = m.wrap(ctx, "load: analyze", aerr)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: load: stored %d of %d records, then: %w", len(ids), len(recs), err)
 	}
 	return ids, nil
 }
+
+// analyzeLoadSQL gathers the planner's statistics of the tables a load
+// writes (a sample of each).
+const analyzeLoadSQL = `ANALYZE records, chunks, posting_blocks, episodes, speakers, namespaces`
 
 // deferIndex reports whether a load of n records drops the indexes and
 // builds them at the end (see Load).

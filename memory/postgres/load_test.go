@@ -47,6 +47,10 @@ func TestLoad(t *testing.T) {
 	assert.Equal(t, 250, m.Len())
 	assert.True(t, hasIndex(t, m))
 	checkStats(t, m)
+	var analyzed int
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_user_tables
+		WHERE schemaname = current_schema() AND relname IN ('records', 'chunks', 'posting_blocks') AND last_analyze IS NOT NULL`).Scan(&analyzed))
+	assert.Equal(t, 3, analyzed, "a load ends with ANALYZE of the tables it wrote")
 	var pending int
 	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT count(*) FROM chunks WHERE pending`).Scan(&pending))
 	assert.Zero(t, pending, "a load's chunks are in the index")
