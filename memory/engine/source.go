@@ -102,7 +102,8 @@ type Chunk[K comparable] struct {
 	Score  float64
 }
 
-// Doc is a record with its chunks' texts.
+// Doc is a record with its chunks' texts. A search reads neither
+// Record.Seen nor Record.LastSeen: a source may leave them zero.
 type Doc struct {
 	Record memory.Record
 	Chunks []string

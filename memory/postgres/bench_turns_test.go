@@ -20,7 +20,9 @@ import (
 // PostgreSQL, the two taking turns, and reports both stores' search p50
 // and p95 and their ratios (pg/dir), the p50 ratio of 200 queries with no
 // write between them run just before (warm-), the searches PostgreSQL answered
-// from its vector copy, and PostgreSQL's hybrid recall@10 against the
+// from its vector copy, how many of its keyword caches were grown from the
+// one before and how many times its searches read records their cache
+// lacked, and PostgreSQL's hybrid recall@10 against the
 // same queries, after the same writes, with an exact vector search of the
 // same schema (exact=1, no vector copy).
 func BenchmarkTurns(b *testing.B) {
@@ -71,7 +73,7 @@ func BenchmarkTurns(b *testing.B) {
 		}
 		slices.Sort(warmDir)
 		slices.Sort(warmPG)
-		before := postgres.VectorCacheSearches(pg)
+		before, grows, reads := postgres.VectorCacheSearches(pg), postgres.CacheGrows(pg), postgres.DocReads(pg)
 		b.StartTimer()
 		var dirQ, pgQ []time.Duration
 		found, of := 0, 0
@@ -103,6 +105,7 @@ func BenchmarkTurns(b *testing.B) {
 		}
 		b.StopTimer()
 		copies := postgres.VectorCacheSearches(pg) - before
+		grows, reads = postgres.CacheGrows(pg)-grows, postgres.DocReads(pg)-reads
 		require.NoError(b, exact.Close())
 		require.NoError(b, pg.Close())
 		slices.Sort(dirQ)
@@ -115,6 +118,8 @@ func BenchmarkTurns(b *testing.B) {
 		b.ReportMetric(p(pgQ, 95)/p(dirQ, 95), "hybrid-p95-pg/dir")
 		b.ReportMetric(p(warmPG, 50)/p(warmDir, 50), "warm-p50-pg/dir")
 		b.ReportMetric(float64(copies), "pg-vector-copy-searches")
+		b.ReportMetric(float64(grows), "pg-keyword-cache-grows")
+		b.ReportMetric(float64(reads), "pg-record-reads")
 		b.ReportMetric(float64(found)/float64(max(of, 1)), "recall@10-vs-exact")
 		b.StartTimer()
 	}

@@ -132,6 +132,7 @@ type caches struct {
 	fillNext map[int32]time.Time
 	filled   atomic.Int64 // fillLinks that completed a cache (tests)
 	grown    atomic.Int64 // caches made by grow (tests)
+	docReads atomic.Int64 // reads of records a search's cache lacked (tests)
 }
 
 // linkRecords is the largest namespace (records) whose links a search
@@ -379,11 +380,13 @@ func (c *nsCache) mayGrowTo(info nsInfo) bool {
 // and episode lengths with those of the records written since cur's
 // version added, read in the view's snapshot (one round trip), or nil if
 // the namespace did not only grow since: cur itself, inPlace (no view
-// uses it), or a copy. The records' texts (docs) are not carried over: a
-// duplicate written counts a sighting in the record it repeats.
+// uses it), or a copy. The records (docs) are carried over too, with the
+// new ones' when cur holds all of them: a search's records hold nothing
+// that a write changes in place without adding or ending a record
+// (scanDocs).
 func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool) (*nsCache, error) {
 	cur.mu.Lock()
-	lastSeq, base := cur.lastSeq, cur.version
+	lastSeq, base, allDocs := cur.lastSeq, cur.version, cur.allDocs
 	cur.mu.Unlock()
 	var b pgx.Batch
 	var g growth
@@ -404,6 +407,13 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 	b.Queue(recordPostingsSQL+` ORDER BY r.seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
 		return scanPostings(rows, post)
 	})
+	var docs map[int64]engine.Doc
+	if allDocs {
+		docs = map[int64]engine.Doc{}
+		b.Queue(docsSQL(`r.ns = $1 AND r.seq > $2`), info.id, lastSeq).Query(func(rows pgx.Rows) error {
+			return scanDocs(rows, docs)
+		})
+	}
 	if err := v.q.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, v.m.wrap(ctx, "query: records written since", err)
 	}
@@ -415,19 +425,22 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 		// No view uses it (nor will: it is out of caches).
 		c.mu.Lock()
 		c.version = info.version()
-		c.held -= len(c.docs) + len(c.around)
-		c.docs, c.around, c.allDocs = map[int64]engine.Doc{}, map[int64]bool{}, false
+		c.held -= len(c.around)
+		c.around = map[int64]bool{}
 	} else {
 		c = newCache(info.version())
 		cur.mu.Lock()
 		c.links = maps.Clone(cur.links)
 		c.post = maps.Clone(cur.post)
 		c.epLen = maps.Clone(cur.epLen)
-		c.held = cur.held - len(cur.docs) - len(cur.around)
+		c.docs = maps.Clone(cur.docs)
+		c.held = cur.held - len(cur.around)
 		cur.mu.Unlock()
 		c.mu.Lock()
 	}
 	defer c.mu.Unlock()
+	maps.Copy(c.docs, docs)
+	c.allDocs = allDocs
 	for _, r := range recs {
 		l := r.l
 		if p, ok := c.links[l.Prev]; ok && l.Prev >= 0 && (p.Next < 0 || r.seq < p.Next) {
@@ -437,7 +450,7 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 		c.links[r.seq] = l
 		delete(c.epLen, l.Episode) // longer now: read again
 	}
-	n := len(recs)
+	n := len(recs) + len(docs)
 	for t, ps := range post {
 		// Clipped: a slice a search copied is not written to.
 		c.post[t] = append(slices.Clip(c.post[t]), ps...)

@@ -310,7 +310,7 @@ func TestCacheGrows(t *testing.T) {
 		}
 		return out
 	}
-	grows := postgres.CacheGrows(a)
+	grows, reads := postgres.CacheGrows(a), postgres.DocReads(a)
 	for i, r := range []memory.Record{
 		// The next turn of the conversation (a neighbour of the last),
 		// one in the middle of the time range, one that holds later.
@@ -326,6 +326,17 @@ func TestCacheGrows(t *testing.T) {
 		require.Equal(t, grows+int64(i+1), postgres.CacheGrows(a), "made from the one before")
 		require.Contains(t, fmt.Sprint(got), r.ID+" ")
 	}
+	require.Equal(t, reads, postgres.DocReads(a), "the records carried over, with the new ones")
+	// A duplicate counts a sighting in the record it repeats, in place
+	// (which no search reads): the records are still carried over.
+	outs, err := writer.Remember(ctx, memory.Record{Namespace: "cache", Speaker: "User", Time: t0.Add(72 * time.Minute),
+		Text: "turn 4 about the invoice ledger payment refund, item 4 of the morning"},
+		memory.Record{ID: "g7", Namespace: "cache", Speaker: "User", Time: t0.Add(73 * time.Minute), Text: "the scheduler latency patch landed"})
+	require.NoError(t, err)
+	require.Equal(t, "c04", outs[0].ID)
+	require.True(t, outs[0].Duplicate)
+	require.Equal(t, all(open(t, u)), all(a), "after a duplicate and an add")
+	require.Equal(t, reads, postgres.DocReads(a))
 	// While a view uses the cache, the next version's is a copy of it;
 	// the view's searches still see its own version.
 	grows = postgres.CacheGrows(a)

@@ -144,3 +144,7 @@ func VectorTailSearches(m *Memory) (tail, appended int64) {
 // CacheGrows returns how many of m's keyword caches were made from the
 // one before with the records written since added.
 func CacheGrows(m *Memory) int64 { return m.caches.grown.Load() }
+
+// DocReads returns how many times m's searches read records (their texts)
+// that their namespace's cache did not hold.
+func DocReads(m *Memory) int64 { return m.caches.docReads.Load() }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -410,6 +411,7 @@ func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
 		c.mu.Unlock()
 	}
 	if len(need) > 0 {
+		v.m.caches.docReads.Add(1)
 		if err := v.readDocs(ctx, need, bySeq); err != nil {
 			return nil, err
 		}
@@ -439,12 +441,27 @@ func (v *view) readDocs(ctx context.Context, seqs []int64, bySeq map[int64]engin
 // readDocs reads the records that match where (over records r, with
 // arg as $1) with their chunks' texts into bySeq.
 func readDocs(ctx context.Context, q querier, where string, arg any, bySeq map[int64]engine.Doc) error {
-	rows, err := q.Query(ctx, `SELECT `+recordColumns+`, r.seq,
-		array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
-		FROM records r JOIN namespaces n ON n.id = r.ns WHERE `+where, arg)
+	rows, err := q.Query(ctx, docsSQL(where), arg)
 	if err != nil {
 		return err
 	}
+	return scanDocs(rows, bySeq)
+}
+
+// docsSQL reads the records that match where (over records r) with their
+// chunks' texts, for scanDocs.
+func docsSQL(where string) string {
+	return `SELECT ` + recordColumns + `, r.seq,
+		array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
+		FROM records r JOIN namespaces n ON n.id = r.ns WHERE ` + where
+}
+
+// scanDocs reads docsSQL's rows into bySeq, without the records'
+// sightings (Seen, LastSeen), which no search reads: they are all a write
+// changes in place in a record without adding or ending one (a
+// duplicate), so that a namespace's records, once read, stay as read
+// while it only grows (nsCache.grow carries them).
+func scanDocs(rows pgx.Rows, bySeq map[int64]engine.Doc) error {
 	defer rows.Close()
 	for rows.Next() {
 		var seq int64
@@ -452,6 +469,7 @@ func readDocs(ctx context.Context, q querier, where string, arg any, bySeq map[i
 		if err := scanRecord(rows, &d.Record, &seq, &d.Chunks); err != nil {
 			return err
 		}
+		d.Record.Seen, d.Record.LastSeen = 0, time.Time{}
 		bySeq[seq] = d
 	}
 	return rows.Err()
