@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/memory"
@@ -360,4 +361,48 @@ func TestCacheGrows(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, all(open(t, u)), all(a), "after a forget and an add")
 	require.Equal(t, grows, postgres.CacheGrows(a), "neither taken for growth")
+}
+
+// TestNewest: a namespace's newest record's time, which the keyword path
+// asks for a query that names a time, comes with its statistics and is
+// the time of its record of the highest seq after adds, a load, a
+// replacement, and forgetting the newest record.
+func TestNewest(t *testing.T) {
+	ctx := t.Context()
+	m := open(t, storeURL(t))
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	check := func(step string) {
+		t.Helper()
+		src, err := m.ViewNamespace(ctx, "n")
+		require.NoError(t, err)
+		defer src.Close()
+		nss, err := src.Namespaces(ctx, "n")
+		require.NoError(t, err)
+		require.Len(t, nss, 1)
+		got, err := nss[0].Newest(ctx)
+		require.NoError(t, err)
+		var want time.Time
+		require.NoError(t, m.Pool().QueryRow(ctx, `SELECT r.time FROM records r JOIN namespaces n ON n.id = r.ns
+			WHERE n.name = 'n' ORDER BY r.seq DESC LIMIT 1`).Scan(&want))
+		assert.True(t, want.Equal(got), "%s: newest %v, records say %v", step, got, want)
+	}
+	rec := func(id string, minutes int) memory.Record {
+		return memory.Record{ID: id, Namespace: "n", Speaker: "User", Text: "note " + id, Time: t0.Add(time.Duration(minutes) * time.Minute)}
+	}
+	_, err := m.Add(ctx, rec("a", 10))
+	require.NoError(t, err)
+	check("one add")
+	_, err = m.AddBatch(ctx, []memory.Record{rec("b", 30), rec("c", 20)})
+	require.NoError(t, err)
+	check("a batch whose last record is not the latest said")
+	_, err = m.Load(ctx, []memory.Record{rec("d", 5), rec("e", 40)}, 1, nil)
+	require.NoError(t, err)
+	check("a load")
+	_, err = m.Add(ctx, rec("e", 50))
+	require.NoError(t, err)
+	check("the newest replaced")
+	require.NoError(t, m.Forget(ctx, "e"))
+	check("the newest forgotten")
+	require.NoError(t, m.Forget(ctx, "a"))
+	check("an older one forgotten")
 }

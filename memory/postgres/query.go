@@ -24,6 +24,11 @@ type nsInfo struct {
 	// none).
 	ended  int64
 	latest time.Time
+	// newest is the time of its newest record (the one of the highest
+	// seq: last_seq's), when hasNewest (a namespace of an older schema
+	// may not know it).
+	newest    time.Time
+	hasNewest bool
 	// xmin is the row's xmin: with the statistics, its version
 	// (nsVersion).
 	xmin string
@@ -67,7 +72,7 @@ func namespaces(ctx context.Context, q querier, ns string) ([]nsInfo, error) {
 func namespacesSQL(ns string) (string, []any) {
 	sql := `SELECT id, name, text_docs, text_len, episode_docs, merged_seq,
 		array(SELECT speaker FROM speakers s WHERE s.ns = namespaces.id AND s.n > 0 ORDER BY speaker),
-		ended, coalesce(latest, 'infinity'), xmin::text
+		ended, coalesce(latest, 'infinity'), CASE WHEN last_seq IS NOT NULL THEN last_time END, xmin::text
 		FROM namespaces WHERE text_docs > 0`
 	args := []any{}
 	if ns != "" {
@@ -81,8 +86,9 @@ func namespacesSQL(ns string) (string, []any) {
 func collectNamespaces(rows pgx.Rows) ([]nsInfo, error) {
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (nsInfo, error) {
 		var n nsInfo
-		var latest pgtype.Timestamptz
-		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.episodeDocs, &n.mergedSeq, &n.speakers, &n.ended, &latest, &n.xmin)
+		var latest, newest pgtype.Timestamptz
+		err := row.Scan(&n.id, &n.name, &n.textDocs, &n.textLen, &n.episodeDocs, &n.mergedSeq, &n.speakers, &n.ended, &latest, &newest, &n.xmin)
+		n.newest, n.hasNewest = newest.Time, newest.Valid
 		n.latest = latest.Time
 		if latest.InfinityModifier != pgtype.Finite {
 			// Not known (a namespace of the previous schema, whose
