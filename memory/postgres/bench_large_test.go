@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,51 +68,26 @@ func BenchmarkLarge(b *testing.B) {
 		setup["load-index-build-s"] = (load - batches).Seconds()
 	}
 	require.NoError(b, pg.Close())
-	ids := func(hits []memory.Hit) []string {
-		out := make([]string, len(hits))
-		for i, h := range hits {
-			out[i] = h.ID
-		}
-		return out
+	wantPath := ""
+	if keep != "" {
+		wantPath = filepath.Join(keep, fmt.Sprintf("exact-large-%d.json", n))
 	}
-	want := make([][]string, len(queries))
-	wantPath := filepath.Join(keep, fmt.Sprintf("exact-large-%d.json", n))
-	if data, err := os.ReadFile(wantPath); keep == "" || err != nil || json.Unmarshal(data, &want) != nil {
-		exact := openWith(b, withParams(url, "exact", "1"), emb, append(opts, postgres.WithVectorCache(0))...)
-		var lat []time.Duration
-		for i, q := range queries {
-			t := time.Now()
-			hits, err := exact.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
-			require.NoError(b, err)
-			lat = append(lat, time.Since(t))
-			want[i] = ids(hits)
-		}
-		require.NoError(b, exact.Close())
-		slices.Sort(lat)
-		setup["exact-p50-ms"] = ms(lat[len(lat)/2])
-		if keep != "" {
-			data, err := json.Marshal(want)
-			require.NoError(b, err)
-			require.NoError(b, os.WriteFile(wantPath, data, 0o644))
-		}
+	want, exactP50 := exactAnswers(b, url, emb, opts, queries, wantPath)
+	if exactP50 > 0 {
+		setup["exact-p50-ms"] = exactP50
 	}
 	round := func(pg *postgres.Memory) (lat []time.Duration, recall float64) {
-		found, of := 0, 0
+		hit, of := 0, 0
 		for i, q := range queries {
 			t := time.Now()
 			hits, err := pg.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
 			require.NoError(b, err)
 			lat = append(lat, time.Since(t))
-			got := ids(hits)
-			for _, id := range want[i] {
-				if slices.Contains(got, id) {
-					found++
-				}
-			}
+			hit += found(want[i], hitIDs(hits))
 			of += len(want[i])
 		}
 		slices.Sort(lat)
-		return lat, float64(found) / float64(max(of, 1))
+		return lat, float64(hit) / float64(max(of, 1))
 	}
 	p := func(l []time.Duration, q int) float64 { return ms(l[len(l)*q/100]) }
 	b.ResetTimer()

@@ -104,6 +104,48 @@ func queryLatencies(b *testing.B, m benchStore, queries []string) []time.Duratio
 	return lat
 }
 
+// found counts the ids of want that got holds.
+func found(want, got []string) int {
+	n := 0
+	for _, id := range want {
+		if slices.Contains(got, id) {
+			n++
+		}
+	}
+	return n
+}
+
+// exactAnswers returns the ids that the hybrid queries (K 10, namespace
+// bench) find over the schema of url with an exact vector search
+// (exact=1, no vector copy), and their p50 in ms (0 when read): read from
+// path if it holds them, else searched and, when path is not empty,
+// written there for the next runs of a kept load.
+func exactAnswers(b *testing.B, url string, emb embed.Embedder, opts []postgres.Option, queries []string, path string) ([][]string, float64) {
+	want := make([][]string, len(queries))
+	if path != "" {
+		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &want) == nil {
+			return want, 0
+		}
+	}
+	exact := openWith(b, withParams(url, "exact", "1"), emb, append(opts, postgres.WithVectorCache(0))...)
+	lat := make([]time.Duration, len(queries))
+	for i, q := range queries {
+		t := time.Now()
+		hits, err := exact.Query(context.Background(), memory.Query{Text: q, Namespace: "bench", K: 10})
+		require.NoError(b, err)
+		lat[i] = time.Since(t)
+		want[i] = hitIDs(hits)
+	}
+	require.NoError(b, exact.Close())
+	if path != "" {
+		data, err := json.Marshal(want)
+		require.NoError(b, err)
+		require.NoError(b, os.WriteFile(path, data, 0o644))
+	}
+	slices.Sort(lat)
+	return want, ms(lat[len(lat)/2])
+}
+
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -510,35 +552,17 @@ func BenchmarkVsDirQueries(b *testing.B) {
 		require.NoError(b, err)
 	}
 	require.NoError(b, pg.Close())
-	ids := func(hits []memory.Hit) []string {
-		out := make([]string, len(hits))
-		for i, h := range hits {
-			out[i] = h.ID
-		}
-		return out
-	}
 	// The exact search's answers, kept with the load (a minute at
 	// 100,000 records).
-	want := make([][]string, len(queries))
-	wantPath := filepath.Join(keep, fmt.Sprintf("exact-%d.json", n))
-	if data, err := os.ReadFile(wantPath); keep == "" || err != nil || json.Unmarshal(data, &want) != nil {
-		exact := openWith(b, withParams(url, "exact", "1"), emb, append(opts, postgres.WithVectorCache(0))...)
-		for i, q := range queries {
-			hits, err := exact.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
-			require.NoError(b, err)
-			want[i] = ids(hits)
-		}
-		require.NoError(b, exact.Close())
-		if keep != "" {
-			data, err := json.Marshal(want)
-			require.NoError(b, err)
-			require.NoError(b, os.WriteFile(wantPath, data, 0o644))
-		}
+	wantPath := ""
+	if keep != "" {
+		wantPath = filepath.Join(keep, fmt.Sprintf("exact-%d.json", n))
 	}
+	want, _ := exactAnswers(b, url, emb, opts, queries, wantPath)
 	// round runs the queries on both stores, taking turns query by
 	// query, and returns their latencies, sorted, and pg's recall.
 	round := func(pg *postgres.Memory) (dirQ, pgQ []time.Duration, recall float64) {
-		found, of := 0, 0
+		hit, of := 0, 0
 		for i, q := range queries {
 			t := time.Now()
 			_, err := dir.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
@@ -548,17 +572,12 @@ func BenchmarkVsDirQueries(b *testing.B) {
 			hits, err := pg.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
 			require.NoError(b, err)
 			pgQ = append(pgQ, time.Since(t))
-			got := ids(hits)
-			for _, id := range want[i] {
-				if slices.Contains(got, id) {
-					found++
-				}
-			}
+			hit += found(want[i], hitIDs(hits))
 			of += len(want[i])
 		}
 		slices.Sort(dirQ)
 		slices.Sort(pgQ)
-		return dirQ, pgQ, float64(found) / float64(max(of, 1))
+		return dirQ, pgQ, float64(hit) / float64(max(of, 1))
 	}
 	p := func(l []time.Duration, q int) float64 { return ms(l[len(l)*q/100]) }
 	b.ResetTimer()

@@ -33,13 +33,6 @@ func BenchmarkTurns(b *testing.B) {
 	ctx := context.Background()
 	emb := hashEmb(b, 512)
 	opts := []postgres.Option{postgres.WithIndexAfter(postgres.DefaultIndexAfter)}
-	ids := func(hits []memory.Hit) []string {
-		out := make([]string, len(hits))
-		for i, h := range hits {
-			out[i] = h.ID
-		}
-		return out
-	}
 	p := func(l []time.Duration, q int) float64 { return ms(l[len(l)*q/100]) }
 	for range b.N {
 		b.StopTimer()
@@ -76,7 +69,7 @@ func BenchmarkTurns(b *testing.B) {
 		before, grows, reads := postgres.VectorCacheSearches(pg), postgres.CacheGrows(pg), postgres.DocReads(pg)
 		b.StartTimer()
 		var dirQ, pgQ []time.Duration
-		found, of := 0, 0
+		hit, of := 0, 0
 		for i, r := range recs[n:] {
 			q := memory.Query{Text: queries[i%len(queries)], Namespace: "bench", K: 10}
 			_, err := dir.Add(ctx, r)
@@ -94,12 +87,7 @@ func BenchmarkTurns(b *testing.B) {
 			b.StopTimer()
 			want, err := exact.Query(ctx, q)
 			require.NoError(b, err)
-			got := ids(hits)
-			for _, id := range ids(want) {
-				if slices.Contains(got, id) {
-					found++
-				}
-			}
+			hit += found(hitIDs(want), hitIDs(hits))
 			of += len(want)
 			b.StartTimer()
 		}
@@ -120,7 +108,7 @@ func BenchmarkTurns(b *testing.B) {
 		b.ReportMetric(float64(copies), "pg-vector-copy-searches")
 		b.ReportMetric(float64(grows), "pg-keyword-cache-grows")
 		b.ReportMetric(float64(reads), "pg-record-reads")
-		b.ReportMetric(float64(found)/float64(max(of, 1)), "recall@10-vs-exact")
+		b.ReportMetric(float64(hit)/float64(max(of, 1)), "recall@10-vs-exact")
 		b.StartTimer()
 	}
 }
