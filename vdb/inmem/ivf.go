@@ -54,7 +54,7 @@ const (
 	ivfParallelRows = 32 << 10
 	// ivfChunkRows is how many rows a training assigns or copies under
 	// one hold of the DB's read lock: a write waits for about that much
-	// work (~1 ms at d=512), not for the whole training.
+	// work, not for the whole training.
 	ivfChunkRows = 256
 	// ivfCatchUp: a trained index is installed under the write lock once
 	// at most this many rows written during training are left to redo;
