@@ -224,3 +224,38 @@ func TestIVF_ImportStopsTraining(t *testing.T) {
 	require.NoError(t, p.ivf.CheckIndex())
 	p.checkExact(t, testvec.Unit(92, 10, dim), "imported during a training")
 }
+
+// TestIVF_RetrainKeepsIndex: while the index is retrained (the database
+// has doubled), searches use the previous one, kept up to date by the
+// writes; the new one replaces it with every row once.
+func TestIVF_RetrainKeepsIndex(t *testing.T) {
+	t.Parallel()
+
+	const dim = 32
+	cs := centres(100, 30, dim)
+	p := newIVFPair(t, dim, inmem.IVFConfig{MinRows: 2000, ListRows: 100, Probes: 1 << 20})
+	p.add(t, testvec.IDs(0, 2000), testvec.Clustered(101, 2000, cs, 0.6))
+	before := p.ivf.Lists()
+	require.Positive(t, before)
+	g := holdAt(p.ivf, "assigned")
+	require.NoError(t, p.exact.Add(t.Context(), testvec.IDs(2000, 2000), testvec.Clustered(102, 2000, cs, 0.6)))
+	require.NoError(t, p.ivf.Add(t.Context(), testvec.IDs(2000, 2000), testvec.Clustered(102, 2000, cs, 0.6)))
+	<-g.reached
+	assert.Equal(t, before, p.ivf.Lists(), "the previous index serves")
+	require.NoError(t, p.ivf.CheckIndex(), "the previous index holds the rows added since")
+	qs := testvec.Clustered(103, 20, cs, 0.6)
+	p.checkExact(t, qs, "retraining")
+	// Writes while the new index is filled: replacements and deletes.
+	require.NoError(t, p.exact.Add(t.Context(), testvec.IDs(0, 300), testvec.Clustered(104, 300, cs, 0.6)))
+	require.NoError(t, p.ivf.Add(t.Context(), testvec.IDs(0, 300), testvec.Clustered(104, 300, cs, 0.6)))
+	_, err := p.exact.Delete(t.Context(), testvec.IDs(3000, 200)...)
+	require.NoError(t, err)
+	_, err = p.ivf.Delete(t.Context(), testvec.IDs(3000, 200)...)
+	require.NoError(t, err)
+	require.NoError(t, p.ivf.CheckIndex())
+	close(g.release)
+	require.NoError(t, p.ivf.WaitTrained(t.Context()))
+	assert.Greater(t, p.ivf.Lists(), before, "retrained at twice the size")
+	require.NoError(t, p.ivf.CheckIndex())
+	p.checkExact(t, qs, "retrained")
+}
