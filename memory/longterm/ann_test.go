@@ -99,7 +99,10 @@ func annPair(t *testing.T, n int) (dir string, ann, exact *Memory) {
 // TestANN_Recall: past the ANN size the hybrid results stay those of the
 // exact search (recall@10 ≥ 0.95 on the synthetic turns), before and
 // after the store is reopened (the index is trained again from the
-// snapshot's vectors, the same index every time).
+// snapshot's vectors, the same index every time). The reopened stores
+// train it before Open returns (the spec's "sync"; by default it trains
+// in the background, searches exact meanwhile), so that the two reopened
+// stores' answers can be compared.
 func TestANN_Recall(t *testing.T) {
 	t.Parallel()
 
@@ -110,12 +113,14 @@ func TestANN_Recall(t *testing.T) {
 	rec := recallAt(want, topIDs(t, ann, "c", Hybrid, qs))
 	t.Logf("hybrid recall@10 %.4f", rec)
 	assert.GreaterOrEqual(t, rec, 0.95)
+	spec := ann.vecs["c"].Spec()
 	require.NoError(t, ann.Close())
 	emb, _ := hash.New(hash.DefaultDim)
 	var reopened [][]string
 	for range 2 {
-		m, err := Open(t.Context(), dir, emb, WithANN(n, 8), WithLogger(discardLogger))
+		m, err := Open(t.Context(), dir, emb, WithBackend(spec+",sync"), WithLogger(discardLogger))
 		require.NoError(t, err)
+		require.Equal(t, spec+",sync", m.vecs["c"].Spec())
 		got := topIDs(t, m, "c", Hybrid, qs)
 		require.NoError(t, m.Close())
 		rec := recallAt(want, got)

@@ -191,6 +191,9 @@ func BenchmarkImport(b *testing.B) {
 			if err := fresh.Import(b.Context(), bytes.NewReader(data)); err != nil {
 				b.Fatal(err)
 			}
+			if err := fresh.WaitTrained(b.Context()); err != nil {
+				b.Fatal(err)
+			}
 			fresh.Close()
 		}
 	})

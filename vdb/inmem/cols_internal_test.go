@@ -152,6 +152,7 @@ func TestColumns_IVF(t *testing.T) {
 	add(0, 500)
 	checkColumns(t, x.db, "below MinRows")
 	add(500, 1200)
+	require.NoError(t, x.WaitTrained(t.Context()))
 	require.Positive(t, x.Lists())
 	require.Nil(t, x.db.cols, "trained: no columns")
 	for i := range 900 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -51,6 +52,15 @@ const (
 	// ivfParallelRows is the number of rows to scan from which a search
 	// splits its lists across the workers.
 	ivfParallelRows = 32 << 10
+	// ivfChunkRows is how many rows a training assigns or copies under
+	// one hold of the DB's read lock: a write waits for about that much
+	// work, not for the whole training.
+	ivfChunkRows = 256
+	// ivfCatchUp: a trained index is installed under the write lock once
+	// at most this many rows written during training are left to redo;
+	// more are redone first without it (at most ivfCatchUpRounds times).
+	ivfCatchUp       = 1024
+	ivfCatchUpRounds = 4
 )
 
 // IVFConfig configures an [IVF]. Zero fields take the defaults.
@@ -64,6 +74,10 @@ type IVFConfig struct {
 	// Probes is how many lists a search scans (DefaultIVFProbes). Probes
 	// ≥ the number of lists scans them all: the exact result.
 	Probes int
+	// Sync trains the index in the Add, Delete or Import that triggers
+	// it, under the write lock, instead of in the background: the index
+	// is there when the call returns, and searches wait meanwhile.
+	Sync bool
 }
 
 func (c IVFConfig) withDefaults() IVFConfig {
@@ -98,15 +112,25 @@ func (c IVFConfig) withDefaults() IVFConfig {
 // The index is kept up to date by Add and Delete (a new row goes to the
 // list of its nearest centroid), trained when the database reaches MinRows
 // and trained again whenever it has doubled since (so the cost of training
-// is O(1) per row added, paid by the Add that crosses the size), and
-// dropped below MinRows/2. Import trains it anew: the index is not
-// persisted, the export format is the DB's. So an IVF whose index has
-// grown by insertion since it was trained may answer a little differently
-// after a round trip through Export and Import (a different index, the
-// same rule: exact top k of the lists probed). Training runs under the write
-// lock: at 1M rows of dimension 512 it takes seconds (see the README's
-// figures). The index holds its own copy of the codes, grouped by list
-// (d+16 bytes a row, 0.28× the float32 rows at d=512).
+// is O(1) per row added), and dropped below MinRows/2. Import trains it
+// anew: the index is not persisted, the export format is the DB's. So an
+// IVF whose index has grown by insertion since it was trained may answer a
+// little differently after a round trip through Export and Import (a
+// different index, the same rule: exact top k of the lists probed).
+//
+// Training runs in the background (unless [IVFConfig.Sync]): at 1M rows of
+// dimension 512 it takes seconds of CPU (see the README's figures), during
+// which searches go on, exact while there is no index yet, on the previous
+// index (kept up to date) when retraining, and so do writes: the rows
+// written meanwhile are redone in the new index before it is installed,
+// atomically, under the write lock. The training reads the rows a chunk at
+// a time under the DB's read lock, so a write waits for one chunk, not
+// the training. Add and Import return without waiting for it;
+// [IVF.WaitTrained] waits; Close stops it. Given the same rows in the same
+// order and no writes during training, the index is the same, whether
+// trained in the background or not. The index holds its own copy of the
+// codes, grouped by list (d+16 bytes a row, 0.28× the float32 rows at
+// d=512); while it is retrained, the previous index is kept too.
 //
 // An IVF is safe for concurrent use: searches share a read lock, Add,
 // Delete and Import take the write lock.
@@ -114,12 +138,31 @@ type IVF struct {
 	db  *DB
 	cfg IVFConfig
 
-	mu sync.RWMutex // guards ix; held for writing by Add, Delete, Import
-	ix *ivfIndex    // nil below MinRows
+	// mu guards ix, job and closed; held for writing by Add, Delete,
+	// Import and the installing of a trained index.
+	mu     sync.RWMutex
+	ix     *ivfIndex // nil below MinRows, and until the first training ends
+	job    *ivfJob   // the training running, if any
+	closed bool
+	jobs   sync.WaitGroup // the trainings' goroutines, for Close
 
 	// scanned counts the rows whose codes searches scanned, for tests
 	// and benchmarks.
 	scanned atomic.Int64
+	// trainHook, if set (tests), is called by a training with each step
+	// it reaches: "snapshot", "trained", "assigned", "filled", "caught up"
+	// (a round of redoing rows written meanwhile without x.mu).
+	trainHook func(step string)
+}
+
+// ivfJob is a training running in the background.
+type ivfJob struct {
+	stop atomic.Bool   // set when its index is no longer wanted
+	done chan struct{} // closed when its goroutine has finished
+	// dirty holds the ids written (added, replaced or deleted) since the
+	// training started: their rows in its index are redone before it is
+	// installed. Guarded by IVF.mu.
+	dirty map[int64]struct{}
 }
 
 // ivfIndex is a trained index: the centroids and the lists.
@@ -178,12 +221,57 @@ func (x *IVF) Lists() int {
 	return len(x.ix.lists)
 }
 
-// Close releases the vectors and the index.
+// Close stops a training running (and waits for its goroutine to end),
+// then releases the vectors and the index.
 func (x *IVF) Close() error {
 	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.closed = true
+	x.cancel()
 	x.ix = nil
+	x.mu.Unlock()
+	x.jobs.Wait()
 	return x.db.Close()
+}
+
+// WaitTrained waits until no training of the index runs (one started in
+// the background by Add, Delete or Import, or by the end of another whose
+// database had doubled meanwhile), or until ctx is done. Past MinRows the
+// index is then trained, unless writes have started another training
+// since.
+func (x *IVF) WaitTrained(ctx context.Context) error {
+	for {
+		x.mu.RLock()
+		job := x.job
+		x.mu.RUnlock()
+		if job == nil {
+			return nil
+		}
+		select {
+		case <-job.done:
+		case <-ctx.Done():
+			return fmt.Errorf("inmem: wait for the index: %w", ctx.Err())
+		}
+	}
+}
+
+// record notes ids as written for the training running, if any. Callers
+// hold x.mu for writing.
+func (x *IVF) record(ids []int64) {
+	if x.job == nil {
+		return
+	}
+	for _, id := range ids {
+		x.job.dirty[id] = struct{}{}
+	}
+}
+
+// cancel stops the training running, if any: its index will not be
+// installed. Callers hold x.mu for writing.
+func (x *IVF) cancel() {
+	if x.job != nil {
+		x.job.stop.Store(true)
+		x.job = nil
+	}
 }
 
 // Add is [DB.Add], keeping the index up to date (and training it when the
@@ -192,6 +280,7 @@ func (x *IVF) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	err := x.db.Add(ctx, ids, vecs)
+	x.record(ids)
 	// A failed Add may have stored part of the batch (DB.Add): index
 	// what the DB holds under ids either way.
 	if ix := x.ix; ix != nil {
@@ -215,6 +304,7 @@ func (x *IVF) Delete(ctx context.Context, ids ...int64) (int, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	n, err := x.db.Delete(ctx, ids...)
+	x.record(ids)
 	if x.ix != nil {
 		for _, id := range ids {
 			x.ix.remove(id, x.db.dim)
@@ -231,13 +321,21 @@ func (x *IVF) Export(ctx context.Context, w io.Writer) error {
 	return x.db.Export(ctx, w)
 }
 
-// Import is [DB.Import], then trains the index anew if the database holds
-// MinRows rows (and builds the DB's column codes, WithColumns, only if it
-// does not: a trained index searches its own codes).
+// Import is [DB.Import]; the index is trained anew, in the background
+// (IVFConfig.Sync: before Import returns), if the database holds MinRows
+// rows, and the DB's column codes (WithColumns) are built only if it does
+// not: a trained index searches its own codes. The stream is read without
+// the IVF's lock: searches and writes wait only while the rows are
+// swapped in (writes made meanwhile are lost to the import, as [DB.Import]'s).
 func (x *IVF) Import(ctx context.Context, r io.Reader) error {
+	s, err := x.db.loadStream(ctx, r)
+	if err != nil {
+		return err
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if err := x.db.importStream(ctx, r, false); err != nil {
+	x.cancel() // its rows are gone
+	if err := x.db.installStream(s, false); err != nil {
 		return err
 	}
 	x.ix = nil
@@ -471,45 +569,183 @@ func (ix *ivfIndex) remove(id int64, d int) {
 	l.meta = l.meta[:last]
 }
 
-// retrain trains the index when the database has reached MinRows without
-// one or has doubled since it was trained, and drops it below MinRows/2.
-// Callers hold x.mu for writing.
+// retrain starts training the index when the database has reached
+// MinRows without one or has doubled since it was trained (IVFConfig.Sync:
+// trains it), unless a training runs already, and drops the index below
+// MinRows/2 (stopping a training). Callers hold x.mu for writing.
 func (x *IVF) retrain() {
 	n := x.db.Len()
 	switch {
-	case x.ix == nil && n >= x.cfg.MinRows, x.ix != nil && n >= 2*x.ix.trained:
-		x.ix = x.train()
-	case x.ix != nil && n < x.cfg.MinRows/2:
+	case x.closed:
+	case n < x.cfg.MinRows/2:
 		x.ix = nil
+		x.cancel()
+	case x.job != nil:
+	case x.ix == nil && n >= x.cfg.MinRows, x.ix != nil && n >= 2*x.ix.trained:
+		if x.cfg.Sync {
+			x.ix = x.train(nil)
+		} else {
+			x.start()
+		}
 	}
 	// Searches of a trained index scan its lists, not the DB's column
-	// codes (WithColumns): keep those only while the index is off.
-	x.db.mu.Lock()
-	x.db.keepColumns(x.ix == nil)
-	x.db.mu.Unlock()
+	// codes (WithColumns): keep those only while the index is off. While
+	// a first index is trained, keep them if there are (the exact scans
+	// meanwhile use them) but do not build them (Import) for so short a
+	// time.
+	if x.job == nil || x.ix != nil {
+		x.db.mu.Lock()
+		x.db.keepColumns(x.ix == nil)
+		x.db.mu.Unlock()
+	}
+}
+
+// start starts a training in the background. Callers hold x.mu for
+// writing, with no training running.
+func (x *IVF) start() {
+	job := &ivfJob{done: make(chan struct{}), dirty: map[int64]struct{}{}}
+	x.job = job
+	x.jobs.Add(1)
+	go func() {
+		defer x.jobs.Done()
+		defer close(job.done)
+		x.install(job, x.train(job))
+	}()
+}
+
+// install makes ix, trained by job, the index, if job is still the
+// training wanted: it redoes the rows written during the training, most
+// of them without x.mu (ivfCatchUp), the rest and the swap under it; then
+// it starts another training if the database has doubled meanwhile.
+func (x *IVF) install(job *ivfJob, ix *ivfIndex) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for round := 0; ix != nil && x.job == job && len(job.dirty) > ivfCatchUp && round < ivfCatchUpRounds; round++ {
+		dirty := job.dirty
+		job.dirty = map[int64]struct{}{}
+		x.mu.Unlock()
+		x.redo(ix, dirty)
+		x.step("caught up")
+		x.mu.Lock()
+	}
+	if x.job != job {
+		return // stopped: by Close, Import, or the rows fell below MinRows/2
+	}
+	x.job = nil
+	if ix != nil && x.redo(ix, job.dirty) {
+		x.ix = ix
+	}
+	x.retrain()
+}
+
+// redo puts the rows of ids into ix as the DB holds them now (out of it
+// if deleted), in ascending id order, a chunk at a time under the DB's
+// read lock. It reports false if the DB is closed.
+func (x *IVF) redo(ix *ivfIndex, ids map[int64]struct{}) bool {
+	db := x.db
+	order := slices.Sorted(maps.Keys(ids))
+	scratch := make([]float32, max(len(ix.first), len(ix.lists)))
+	for lo := 0; lo < len(order) || lo == 0; lo += ivfChunkRows {
+		db.mu.RLock()
+		if db.closed {
+			db.mu.RUnlock()
+			return false
+		}
+		for _, id := range order[lo:min(lo+ivfChunkRows, len(order))] {
+			ix.remove(id, db.dim)
+			if r, ok := db.rows[id]; ok {
+				ix.insert(id, db.row(r), db.dim, scratch)
+			}
+		}
+		db.mu.RUnlock()
+	}
+	return true
+}
+
+// step calls the test hook, if any, with a training's step.
+func (x *IVF) step(s string) {
+	if x.trainHook != nil {
+		x.trainHook(s)
+	}
+}
+
+// rowOf returns the row of id, which was at row i when a training took
+// its snapshot of the ids, or -1 if it is no longer stored. Callers hold
+// mu.
+func (db *DB) rowOf(id int64, i int) int {
+	if i < len(db.ids) && db.ids[i] == id {
+		return i
+	}
+	if r, ok := db.rows[id]; ok {
+		return r
+	}
+	return -1
+}
+
+// chunks calls f(w, lo, hi) for the chunks of ivfChunkRows rows of [0, n)
+// across w workers (w is the worker's index), each under the DB's read
+// lock. It reports false if stop reported true or the DB was closed
+// between chunks.
+func (x *IVF) chunks(n, workers int, stop func() bool, f func(w, lo, hi int)) bool {
+	db := x.db
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for w := range max(1, min(workers, n/ivfChunkRows)) {
+		wg.Go(func() {
+			for !failed.Load() {
+				lo := int(next.Add(ivfChunkRows) - ivfChunkRows)
+				if lo >= n {
+					return
+				}
+				db.mu.RLock()
+				if db.closed || stop() {
+					db.mu.RUnlock()
+					failed.Store(true)
+					return
+				}
+				f(w, lo, min(lo+ivfChunkRows, n))
+				db.mu.RUnlock()
+			}
+		})
+	}
+	wg.Wait()
+	return !failed.Load()
 }
 
 // train builds an index of the DB's rows: spherical k-means on a sample
 // (strided over the rows, so that the index is a function of the data)
 // into about sqrt(lists) groups, then within each group into its share of
 // the lists; then every row goes to its nearest list (ivfIndex.nearest).
-// The steps run across the DB's workers. Callers hold x.mu for writing.
-func (x *IVF) train() *ivfIndex {
+// The steps run across the DB's workers. It holds the DB's read lock only
+// to take its snapshot (the ids and the sample) and then a chunk of rows
+// at a time: a row written since the snapshot may be in the index as it
+// was, or not at all (its id is the caller's to redo: ivfJob.dirty); a
+// row not written is in it once, in its list. It returns nil if job (nil:
+// never) is stopped, or if the DB is closed or empty. Callers need not
+// hold x.mu.
+func (x *IVF) train(job *ivfJob) *ivfIndex {
+	stop := func() bool { return job != nil && job.stop.Load() }
+	step := x.step
 	db := x.db
+	d := db.dim
 	db.mu.RLock()
-	defer db.mu.RUnlock()
-	n, d := len(db.ids), db.dim
+	n := len(db.ids)
 	if db.closed || n == 0 {
+		db.mu.RUnlock()
 		return nil
 	}
+	ids := slices.Clone(db.ids)
 	nl := min(n, max(ivfMinLists, min(ivfMaxLists, n/x.cfg.ListRows)))
 	m := min(n, nl*ivfSamplePerList)
 	sample := make([]float32, m*d)
 	for i := range m {
 		copy(sample[i*d:(i+1)*d], db.row(int(int64(i)*int64(n)/int64(m))))
 	}
+	db.mu.RUnlock()
+	step("snapshot")
 	ng := max(1, int(math.Round(math.Sqrt(float64(nl)))))
-	ix := &ivfIndex{trained: n, coarse: kmeans(db.workers, sample, d, ng), first: make([]int, ng+1)}
+	ix := &ivfIndex{trained: n, coarse: kmeans(db.workers, sample, d, ng, stop), first: make([]int, ng+1)}
 	// The sample's rows by group, each group's lists by its share.
 	asg := make([]int32, m)
 	assign(db.workers, asg, ix.coarse, d, func(i int) []float32 { return sample[i*d : (i+1)*d] })
@@ -518,50 +754,71 @@ func (x *IVF) train() *ivfIndex {
 		members[g] = append(members[g], sample[i*d:(i+1)*d]...)
 	}
 	for g, mem := range members {
+		if stop() {
+			return nil
+		}
 		size := len(mem) / d
 		k := min(size, max(1, int(math.Round(float64(nl)*float64(size)/float64(m)))))
-		ix.cent = append(ix.cent, kmeans(db.workers, mem, d, k)...)
+		ix.cent = append(ix.cent, kmeans(db.workers, mem, d, k, stop)...)
 		ix.first[g+1] = len(ix.cent) / d
 	}
 	nl = len(ix.cent) / d
-	// Every row to its list; the codes are the DB's when it keeps them.
+	step("trained")
+	// Every row to its list (-1: deleted since the snapshot).
 	rowAsg := make([]int32, n)
-	w := max(1, min(db.workers, n/1024))
-	var wg sync.WaitGroup
-	for p := range w {
-		lo, hi := n*p/w, n*(p+1)/w
-		wg.Go(func() {
-			scratch := make([]float32, max(ng, nl))
-			for r := lo; r < hi; r++ {
-				rowAsg[r] = int32(ix.nearest(db.row(r), scratch))
-			}
-		})
+	scratch := make([][]float32, db.workers)
+	for w := range scratch {
+		scratch[w] = make([]float32, max(ng, nl))
 	}
-	wg.Wait()
+	if !x.chunks(n, db.workers, stop, func(w, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if r := db.rowOf(ids[i], i); r >= 0 {
+				rowAsg[i] = int32(ix.nearest(db.row(r), scratch[w]))
+			} else {
+				rowAsg[i] = -1
+			}
+		}
+	}) {
+		return nil
+	}
+	step("assigned")
 	ix.lists, ix.where = make([]ivfList, nl), make(map[int64]ivfPos, n)
 	count := make([]int, nl)
 	for _, c := range rowAsg {
-		count[c]++
+		if c >= 0 {
+			count[c]++
+		}
 	}
 	for c := range ix.lists {
 		// A little room to grow; appends past it reallocate one list.
 		c0 := count[c] + count[c]/8
 		ix.lists[c] = ivfList{ids: make([]int64, 0, c0), code: make([]int8, 0, c0*d), meta: make([]rowMeta, 0, c0)}
 	}
-	for r, c := range rowAsg {
-		l := &ix.lists[c]
-		id := db.ids[r]
-		ix.where[id] = ivfPos{c, int32(len(l.ids))}
-		l.ids = append(l.ids, id)
-		l.code = l.code[:len(l.code)+d]
-		dst := l.code[len(l.code)-d:]
-		if db.codes == Int8 {
-			copy(dst, db.code[r*d:(r+1)*d])
-			l.meta = append(l.meta, db.meta[r])
-		} else {
-			l.meta = append(l.meta, encodeRow(dst, db.row(r)))
+	// The codes are the DB's when it keeps them.
+	if !x.chunks(n, 1, stop, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			c := rowAsg[i]
+			r := db.rowOf(ids[i], i)
+			if c < 0 || r < 0 {
+				continue
+			}
+			l := &ix.lists[c]
+			id := ids[i]
+			ix.where[id] = ivfPos{c, int32(len(l.ids))}
+			l.ids = append(l.ids, id)
+			l.code = l.code[:len(l.code)+d] // within the capacity counted
+			dst := l.code[len(l.code)-d:]
+			if db.codes == Int8 {
+				copy(dst, db.code[r*d:(r+1)*d])
+				l.meta = append(l.meta, db.meta[r])
+			} else {
+				l.meta = append(l.meta, encodeRow(dst, db.row(r)))
+			}
 		}
+	}) {
+		return nil
 	}
+	step("filled")
 	return ix
 }
 
@@ -570,7 +827,8 @@ func (x *IVF) train() *ivfIndex {
 // each row to the centroid of largest inner product and setting each
 // centroid to its rows' normalised mean. It starts from k rows strided
 // over the sample; a centroid left without rows takes another sample row.
-func kmeans(workers int, sample []float32, d, k int) []float32 {
+// It stops early (returning the centroids so far) when stop reports true.
+func kmeans(workers int, sample []float32, d, k int, stop func() bool) []float32 {
 	m := len(sample) / d
 	cent := make([]float32, k*d)
 	for c := range k {
@@ -584,6 +842,9 @@ func kmeans(workers int, sample []float32, d, k int) []float32 {
 	count := make([]int, k)
 	mean := make([]float32, d)
 	for it := range ivfIterations {
+		if stop() {
+			break // the caller sees it too
+		}
 		assign(workers, asg, cent, d, func(i int) []float32 { return sample[i*d : (i+1)*d] })
 		clear(sum)
 		clear(count)

@@ -61,6 +61,9 @@ func BenchmarkIVF(b *testing.B) {
 	if err := ivf.Import(ctx, bytes.NewReader(buf.Bytes())); err != nil {
 		b.Fatal(err)
 	}
+	if err := ivf.WaitTrained(ctx); err != nil {
+		b.Fatal(err)
+	}
 	imp := time.Since(t0)
 	buf = bytes.Buffer{}
 	runtime.GC()

@@ -36,6 +36,8 @@ func (p ivfPair) add(t *testing.T, ids []int64, vs [][]float32) {
 	t.Helper()
 	require.NoError(t, p.exact.Add(t.Context(), ids, vs))
 	require.NoError(t, p.ivf.Add(t.Context(), ids, vs))
+	require.NoError(t, p.ivf.WaitTrained(t.Context()))
+	require.NoError(t, p.ivf.CheckIndex())
 }
 
 func (p ivfPair) del(t *testing.T, ids ...int64) {
@@ -226,7 +228,9 @@ func TestIVF_PersistRebuild(t *testing.T) {
 	require.NoError(t, err)
 	defer fresh.Close()
 	require.NoError(t, fresh.Import(t.Context(), &buf))
+	require.NoError(t, fresh.WaitTrained(t.Context()))
 	assert.Equal(t, p.ivf.Lists(), fresh.Lists())
+	assert.Equal(t, p.ivf.Index(), fresh.Index(), "the same index: training is a function of the rows")
 	for _, q := range testvec.Clustered(20, 30, cs, 0.5) {
 		want, err := p.ivf.Search(t.Context(), q, 10)
 		require.NoError(t, err)
@@ -259,12 +263,14 @@ func TestIVF_ImportColumns(t *testing.T) {
 		require.NoError(t, err)
 		defer src.Close()
 		require.NoError(t, src.Add(t.Context(), testvec.IDs(0, n), testvec.Clustered(22, n, cs, 0.5)))
+		require.NoError(t, src.WaitTrained(t.Context()))
 		var buf bytes.Buffer
 		require.NoError(t, src.Export(t.Context(), &buf))
 		fresh, err := inmem.NewIVF(dim, cfg, opts...)
 		require.NoError(t, err)
 		defer fresh.Close()
 		require.NoError(t, fresh.Import(t.Context(), &buf))
+		require.NoError(t, fresh.WaitTrained(t.Context()))
 		trained := n >= cfg.MinRows
 		assert.Equal(t, trained, fresh.Lists() > 0, "n=%d", n)
 		assert.Equal(t, !trained, fresh.HasColumns(), "n=%d: columns only without an index", n)
@@ -292,6 +298,7 @@ func TestIVF_ConcurrentWrites(t *testing.T) {
 	cs := centres(21, 30, dim)
 	ctx := t.Context()
 	require.NoError(t, ivf.Add(ctx, testvec.IDs(0, n), testvec.Clustered(22, n, cs, 0.6)))
+	require.NoError(t, ivf.WaitTrained(ctx))
 	var wg sync.WaitGroup
 	for w := range 2 {
 		wg.Go(func() {
@@ -329,6 +336,8 @@ func TestIVF_ConcurrentWrites(t *testing.T) {
 	require.NoError(t, err)
 	defer all.Close()
 	require.NoError(t, all.Import(ctx, &buf))
+	require.NoError(t, all.WaitTrained(ctx))
+	require.NoError(t, ivf.CheckIndex())
 	ivfPair{exact, all}.checkExact(t, testvec.Clustered(50, 20, cs, 0.6), "after concurrent writes")
 	// And the live index, grown by the writes, finds the vectors of the
 	// first writer that were not deleted (those before an id ≡ 0 mod 3).
@@ -358,7 +367,11 @@ func TestIVF_Spec(t *testing.T) {
 	require.NoError(t, err)
 	defer db2.Close()
 	assert.Equal(t, inmem.DefaultIVFMinRows, db2.(*inmem.IVF).Config().MinRows)
-	for _, bad := range []string{"inmem:int8,nprobe=3", "inmem:int8,ivf=x", "inmem:int8,ivf,probes=2", "inmem:int8,ivf=-1"} {
+	db3, err := vdb.Open(ctx, "inmem:int8,ivf=1000,sync", vdb.Config{Dim: 8})
+	require.NoError(t, err)
+	defer db3.Close()
+	assert.Equal(t, inmem.IVFConfig{MinRows: 1000, ListRows: inmem.DefaultIVFListRows, Probes: inmem.DefaultIVFProbes, Sync: true}, db3.(*inmem.IVF).Config())
+	for _, bad := range []string{"inmem:int8,nprobe=3", "inmem:int8,ivf=x", "inmem:int8,ivf,probes=2", "inmem:int8,ivf=-1", "inmem:int8,sync", "inmem:int8,ivf,sync=1"} {
 		_, err := vdb.Open(ctx, bad, vdb.Config{Dim: 8})
 		assert.ErrorIs(t, err, errs.InvalidArgument, bad)
 	}

@@ -146,18 +146,38 @@ func (db *DB) Import(ctx context.Context, r io.Reader) error {
 // they are wanted (keepColumns): an IVF whose index is trained on the
 // imported rows searches its own codes.
 func (db *DB) importStream(ctx context.Context, r io.Reader, columns bool) error {
+	s, err := db.loadStream(ctx, r)
+	if err != nil {
+		return err
+	}
+	return db.installStream(s, columns)
+}
+
+// loadedStream is a stream read and coded by loadStream, not yet the
+// database's.
+type loadedStream struct {
+	ids  []int64
+	segs [][]float32
+	rows map[int64]int
+	code []int8
+	meta []rowMeta
+}
+
+// loadStream reads and checks a stream and codes its rows, without
+// holding mu for more than a check that the database is open.
+func (db *DB) loadStream(ctx context.Context, r io.Reader) (*loadedStream, error) {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("inmem: import: %w", err)
+		return nil, fmt.Errorf("inmem: import: %w", err)
 	}
 	db.mu.RLock()
 	closed := db.closed
 	db.mu.RUnlock()
 	if closed {
-		return vdb.ErrClosed
+		return nil, vdb.ErrClosed
 	}
 	ids, segs, rows, err := db.read(ctx, r)
 	if err != nil {
-		return fmt.Errorf("inmem: import: %w", err)
+		return nil, fmt.Errorf("inmem: import: %w", err)
 	}
 	// The stream holds no codes (its format does not depend on
 	// WithCodes): recompute them.
@@ -165,13 +185,19 @@ func (db *DB) importStream(ctx context.Context, r io.Reader, columns bool) error
 		off := (r % db.segRows) * db.dim
 		return segs[r/db.segRows][off : off+db.dim]
 	})
+	return &loadedStream{ids, segs, rows, code, meta}, nil
+}
+
+// installStream replaces the database's rows with s's, under mu; with
+// columns false it leaves the column codes unbuilt (see importStream).
+func (db *DB) installStream(s *loadedStream, columns bool) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
 		return vdb.ErrClosed
 	}
-	db.ids, db.segs, db.rows = ids, segs, rows
-	db.code, db.meta = code, meta
+	db.ids, db.segs, db.rows = s.ids, s.segs, s.rows
+	db.code, db.meta = s.code, s.meta
 	db.cols = nil
 	db.keepColumns(columns)
 	return nil

@@ -17,7 +17,9 @@ import (
 // (an [IVF]) for large databases: "ivf" with the defaults, or
 // "ivf=MINROWS", with "lists=ROWS" and "nprobe=N" to set
 // [IVFConfig.ListRows] and [IVFConfig.Probes]; e.g.
-// "inmem:int8,ivf=200000,nprobe=16". The option "cols" (with int8) keeps
+// "inmem:int8,ivf=200000,nprobe=16"; "sync" trains the index in the call
+// that triggers it ([IVFConfig.Sync]) rather than in the background. The
+// option "cols" (with int8) keeps
 // the codes by columns too ([WithColumns]), for queries with few nonzero
 // dimensions: "inmem:int8,cols".
 func init() {
@@ -60,18 +62,20 @@ func open(cfg vdb.Config) (vdb.VectorDatabase, error) {
 			ic.ListRows, tuned = n, true
 		case key == "nprobe" && hasVal:
 			ic.Probes, tuned = n, true
+		case key == "sync" && !hasVal:
+			ic.Sync, tuned = true, true
 		case key == "cols" && !hasVal:
 			if parts[0] != Int8.String() {
 				return nil, bad("cols needs int8")
 			}
 			opts = append(opts, WithColumns())
 		default:
-			return nil, bad("unknown option %q (want ivf[=MINROWS], lists=ROWS, nprobe=N, cols)", p)
+			return nil, bad("unknown option %q (want ivf[=MINROWS], lists=ROWS, nprobe=N, sync, cols)", p)
 		}
 	}
 	if !ivf {
 		if tuned {
-			return nil, bad("lists and nprobe need ivf")
+			return nil, bad("lists, nprobe and sync need ivf")
 		}
 		return New(cfg.Dim, opts...)
 	}
