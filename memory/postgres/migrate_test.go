@@ -283,7 +283,7 @@ func TestMigrateFromVersion8(t *testing.T) {
 	checkStats(t, m)
 }
 
-// TestMigrateFromVersion9: a new store's HNSW index is built with m 8 and
+// TestMigrateFromVersion9: a new store's HNSW index is built with
 // ef_construction 32. A store at schema version 9, its index built with
 // pgvector's defaults, opens at the current version with the same index
 // (not built again: the migration changes a storage parameter only) now
@@ -303,7 +303,7 @@ func TestMigrateFromVersion9(t *testing.T) {
 		return def, oid
 	}
 	def, _ := index(m)
-	assert.Contains(t, def, "WITH (m='8', ef_construction='32') WHERE (NOT pending)")
+	assert.Contains(t, def, "WITH (m='16', ef_construction='32') WHERE (NOT pending)")
 	require.NoError(t, m.Close())
 
 	conn, err := pgx.Connect(ctx, withParams(needPG(t), "search_path", m.Schema()+",public"))
