@@ -282,3 +282,60 @@ func TestMigrateFromVersion8(t *testing.T) {
 	assert.Equal(t, "after", hits[0].ID)
 	checkStats(t, m)
 }
+
+// TestMigrateFromVersion9: a new store's HNSW index is built with
+// ef_construction 32. A store at schema version 9, its index built with
+// pgvector's defaults, opens at the current version with the same index
+// (not built again: the migration changes a storage parameter only) now
+// inserting with ef_construction 32, folds a record written after, and
+// finds it.
+func TestMigrateFromVersion9(t *testing.T) {
+	ctx := t.Context()
+	u := storeURL(t)
+	m := open(t, u)
+	_, err := m.AddBatch(ctx, parityRecords())
+	require.NoError(t, err)
+	require.NoError(t, m.Fold(ctx))
+	index := func(m *postgres.Memory) (def string, oid uint32) {
+		t.Helper()
+		require.NoError(t, m.Pool().QueryRow(ctx, `SELECT indexdef, (SELECT 'chunks_hnsw'::regclass::oid) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'chunks_hnsw'`,
+			m.Schema()).Scan(&def, &oid))
+		return def, oid
+	}
+	def, _ := index(m)
+	assert.Contains(t, def, "WITH (m='16', ef_construction='32') WHERE (NOT pending)")
+	require.NoError(t, m.Close())
+
+	conn, err := pgx.Connect(ctx, withParams(needPG(t), "search_path", m.Schema()+",public"))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		`DROP INDEX chunks_hnsw`,
+		`CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`,
+		`DELETE FROM schema_migrations WHERE version > 9`,
+	} {
+		_, err := conn.Exec(ctx, sql)
+		require.NoError(t, err, sql)
+	}
+	var oldOID uint32
+	require.NoError(t, conn.QueryRow(ctx, `SELECT 'chunks_hnsw'::regclass::oid`).Scan(&oldOID))
+
+	m = open(t, u)
+	var version int
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&version))
+	assert.Equal(t, postgres.SchemaVersion, version)
+	def, oid := index(m)
+	assert.Equal(t, oldOID, oid, "the index was not built again")
+	assert.Contains(t, def, "WITH (ef_construction='32') WHERE (NOT pending)")
+	_, err = m.Add(ctx, memory.Record{ID: "after", Text: "the lighthouse keeper painted the door orange", Time: t0.Add(300 * time.Hour)})
+	require.NoError(t, err)
+	require.NoError(t, m.Fold(ctx))
+	pending, folded := chunkStates(t, m)
+	assert.Zero(t, pending)
+	assert.Equal(t, m.Chunks(), folded)
+	hits, err := m.Query(ctx, memory.Query{Text: "the lighthouse keeper painted the door orange", Mode: memory.VectorOnly, K: 3})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "after", hits[0].ID)
+	checkStats(t, m)
+}

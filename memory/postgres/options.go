@@ -25,7 +25,7 @@ const (
 	DefaultEpisodeWeight      = engine.DefaultEpisodeWeight
 	DefaultSpeakerBoost       = engine.DefaultSpeakerBoost
 	// DefaultEfSearch is the HNSW search list size of the vector path
-	// (raised to the query's depth when that is larger).
+	// (raised to twice the query's depth when that is larger).
 	DefaultEfSearch = 100
 )
 
@@ -167,7 +167,7 @@ func WithExact() Option {
 }
 
 // WithEfSearch sets HNSW's search list size (1–1000, DefaultEfSearch); a
-// query deeper than ef searches with its depth.
+// query of more than half ef chunks searches with twice its depth.
 func WithEfSearch(ef int) Option {
 	return func(o *options) error { return setting.IntIn(&o.efSearch, "ef_search", ef, 1, 1000) }
 }

@@ -245,6 +245,12 @@ func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[in
 // each) whose queries scan its chunks exactly rather than through HNSW.
 const exactRecords = 5000
 
+// searchList is HNSW's search list (hnsw.ef_search) for a search of d
+// chunks: ef, or twice d when that is longer, at most pgvector's 1,000.
+// The graph is built with a short list (hnswParams), which the search
+// makes up for.
+func searchList(ef, d int) int { return min(max(ef, 2*d), 1000) }
+
 // maxVectorFetch bounds how deep the vector path digs for enough distinct
 // records.
 const maxVectorFetch = 20000
@@ -344,7 +350,7 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 		batch.Queue(`SAVEPOINT agentmem_vector_search`)
 		batch.Queue(`SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'strict_order', true),
 			set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
-			strconv.Itoa(min(max(m.opts.efSearch, d), 1000)))
+			strconv.Itoa(searchList(m.opts.efSearch, d)))
 		batch.Queue(`SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE `+where("NOT pending", "ns + 0")+
 			fmt.Sprintf(` ORDER BY embedding <#> $1 LIMIT %d`, d), args...).Query(collect(&all))
 		batch.Queue(`ROLLBACK TO SAVEPOINT agentmem_vector_search`)
