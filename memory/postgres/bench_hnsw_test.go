@@ -38,11 +38,7 @@ func BenchmarkHNSWRecall(b *testing.B) {
 	ask := func(m *postgres.Memory, mode memory.Mode, q string) []string {
 		hits, err := m.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10, Mode: mode})
 		require.NoError(b, err)
-		ids := make([]string, len(hits))
-		for i, h := range hits {
-			ids[i] = h.ID
-		}
-		return ids
+		return hitIDs(hits)
 	}
 	exact := openWith(b, withParams(url, "exact", "1"), emb, opts...)
 	want := make([][][]string, len(modes))
@@ -54,22 +50,18 @@ func BenchmarkHNSWRecall(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for i, mode := range modes {
-			found, of := 0, 0
+			hit, of := 0, 0
 			var took []time.Duration
 			for j, q := range queries {
 				t := time.Now()
 				got := ask(pg, mode, q)
 				took = append(took, time.Since(t))
-				for _, id := range want[i][j] {
-					if slices.Contains(got, id) {
-						found++
-					}
-				}
+				hit += found(want[i][j], got)
 				of += len(want[i][j])
 			}
 			slices.Sort(took)
 			b.ReportMetric(ms(took[len(took)/2]), names[i]+"-p50-ms")
-			b.ReportMetric(float64(found)/float64(max(of, 1)), names[i]+"-recall@10-vs-exact")
+			b.ReportMetric(float64(hit)/float64(max(of, 1)), names[i]+"-recall@10-vs-exact")
 		}
 	}
 }
