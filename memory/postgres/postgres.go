@@ -30,17 +30,14 @@
 // A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
 // URL): tables manifest (embedder and dimension), schema_migrations,
 // namespaces (with the BM25 statistics), records, chunks (text,
-// vector(dim) and whether it is pending, with an HNSW index
-// (ef_construction 32, hnswParams) over the chunks that are not unless
-// exact=1 or the store holds fewer than WithIndexAfter's records),
-// postings,
+// vector(dim) and whether it is pending, with an HNSW index over the
+// chunks that are not unless exact=1 or the store holds fewer than
+// WithIndexAfter's records), postings,
 // posting_blocks, episodes and speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
 // under an advisory lock; a store from before schema version 5 then has
 // its postings packed into blocks, one pass over them per namespace, one
-// from before version 6 its HNSW index built again as the partial one,
-// one from before version 10 its index set to insert with
-// ef_construction 32, not built again); a
+// from before version 6 its HNSW index built again as the partial one); a
 // schema newer than this build is
 // memory.ErrVersion, a store built with another embedder or dimension
 // memory.ErrEmbedderMismatch.

@@ -255,47 +255,15 @@ ALTER TABLE records ALTER COLUMN terms SET NOT NULL, ALTER COLUMN tfs SET NOT NU
 DELETE FROM deferred_indexes WHERE name IN ('postings_pkey', 'postings_seq');
 DROP TABLE postings;` + addRecordSQL9
 	}},
-	{"HNSW index: inserts into an existing graph with ef_construction 32", func(int) string {
-		// hnswParams: pgvector inserts into an existing graph with the
-		// index's ef_construction, a storage parameter read at each
-		// insert, so setting it changes no page: an existing index then
-		// inserts as a new one does (both have m 16).
-		return `
-DO $$
-BEGIN
-	IF EXISTS (SELECT FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'chunks_hnsw') THEN
-		EXECUTE format('ALTER INDEX %I.chunks_hnsw SET (ef_construction = 32)', current_schema());
-	END IF;
-END
-$$;`
-	}},
 }
 
-// hnswParams are the HNSW index's build parameters: ef_construction 32
-// instead of pgvector's 64. A chunk's insert into the graph is most of a
-// write's cost and all of a fold's (fold.go); its search for the chunk's
-// neighbours is ef_construction long. The graph built with the shorter
-// list needs a longer search list for the same recall: the vector path
-// searches with twice its depth (searchList). Measured
-// (BenchmarkHNSWRecall, 10,000 records; recall@10 against an exact
-// search): vector 0.965 and hybrid 0.984, against 0.955–0.957 and
-// 0.986–0.987 with pgvector's defaults searched to the depth. An agent's
-// turns into a store indexed from the first record (TestEvalDevSet on two
-// RealMem conversations) go about 1.5 times as fast. Most of an insert is
-// updating its neighbours' lists, whose cost grows with m: m 8 made those
-// turns 4 times as fast but lost recall (vector 0.90–0.94, hybrid
-// 0.965–0.977, also with a list of 4 times the depth or ef_construction
-// 64), so m stays 16.
-const hnswParams = `WITH (m = 16, ef_construction = 32)`
-
 // hnswIndexSQL creates the HNSW index over the chunks that are not
-// pending, with hnswParams (migration 6 creates it too, in its own words,
-// with pgvector's defaults, which migration 10 changes).
-const hnswIndexSQL = `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) ` + hnswParams + ` WHERE NOT pending`
+// pending (migration 6 creates it too, in its own words).
+const hnswIndexSQL = `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`
 
 // hnswIndexConcurrentlySQL is hnswIndexSQL built without blocking
 // writers (index.go).
-const hnswIndexConcurrentlySQL = `CREATE INDEX CONCURRENTLY IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) ` + hnswParams + ` WHERE NOT pending`
+const hnswIndexConcurrentlySQL = `CREATE INDEX CONCURRENTLY IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`
 
 // SchemaVersion is the schema version this build creates and reads.
 var SchemaVersion = len(migrations)

@@ -247,8 +247,9 @@ const exactRecords = 5000
 
 // searchList is HNSW's search list (hnsw.ef_search) for a search of d
 // chunks: ef, or twice d when that is longer, at most pgvector's 1,000.
-// The graph is built with a short list (hnswParams), which the search
-// makes up for.
+// Measured (BenchmarkHNSWRecall at 10,000 records, BenchmarkLarge at
+// 1,000,000; recall@10 against an exact search): vector 0.965 against
+// 0.955–0.957 with a list of d, hybrid at 1,000,000 0.952 against 0.947.
 func searchList(ef, d int) int { return min(max(ef, 2*d), 1000) }
 
 // maxVectorFetch bounds how deep the vector path digs for enough distinct
