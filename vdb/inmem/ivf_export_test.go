@@ -64,7 +64,7 @@ func (x *IVF) CheckIndex() error {
 		return fmt.Errorf("where holds %d ids, the DB %d", len(ix.where), len(db.rows))
 	}
 	rows := 0
-	scratch := make([]float32, max(len(ix.first), len(ix.lists)))
+	scratch := ix.scratch()
 	for li := range ix.lists {
 		l := &ix.lists[li]
 		if len(l.code) != len(l.ids)*d || len(l.meta) != len(l.ids) {
