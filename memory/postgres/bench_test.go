@@ -146,6 +146,24 @@ func exactAnswers(b *testing.B, url string, emb embed.Embedder, opts []postgres.
 	return want, ms(lat[len(lat)/2])
 }
 
+// takeTurns runs the hybrid queries (K 10) over namespace bench on dir
+// and on pg, the two taking turns query by query, and returns their
+// latencies, in the queries' order.
+func takeTurns(b *testing.B, dir, pg benchStore, queries []string) (dirQ, pgQ []time.Duration) {
+	for _, q := range queries {
+		for _, s := range []struct {
+			m   benchStore
+			lat *[]time.Duration
+		}{{dir, &dirQ}, {pg, &pgQ}} {
+			t := time.Now()
+			_, err := s.m.Query(context.Background(), memory.Query{Text: q, Namespace: "bench", K: 10})
+			require.NoError(b, err)
+			*s.lat = append(*s.lat, time.Since(t))
+		}
+	}
+	return dirQ, pgQ
+}
+
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -394,18 +412,7 @@ func BenchmarkVsDir(b *testing.B) {
 			require.NoError(b, err)
 			pgAdd = append(pgAdd, time.Since(t))
 		}
-		var dirQ, pgQ []time.Duration
-		for _, q := range queries {
-			for _, s := range []struct {
-				m   benchStore
-				lat *[]time.Duration
-			}{{dir, &dirQ}, {pg, &pgQ}} {
-				t := time.Now()
-				_, err := s.m.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
-				require.NoError(b, err)
-				*s.lat = append(*s.lat, time.Since(t))
-			}
-		}
+		dirQ, pgQ := takeTurns(b, dir, pg, queries)
 		for _, l := range [][]time.Duration{dirAdd, pgAdd, dirQ, pgQ} {
 			slices.Sort(l)
 		}

@@ -52,18 +52,7 @@ func BenchmarkTurns(b *testing.B) {
 		queryLatencies(b, pg, queries)
 		postgres.VectorCacheSearches(pg)
 		postgres.LinkFills(pg)
-		var warmDir, warmPG []time.Duration
-		for _, q := range queries[:turns] {
-			for _, s := range []struct {
-				m   benchStore
-				lat *[]time.Duration
-			}{{dir, &warmDir}, {pg, &warmPG}} {
-				t := time.Now()
-				_, err := s.m.Query(ctx, memory.Query{Text: q, Namespace: "bench", K: 10})
-				require.NoError(b, err)
-				*s.lat = append(*s.lat, time.Since(t))
-			}
-		}
+		warmDir, warmPG := takeTurns(b, dir, pg, queries[:turns])
 		slices.Sort(warmDir)
 		slices.Sort(warmPG)
 		before, grows, reads := postgres.VectorCacheSearches(pg), postgres.CacheGrows(pg), postgres.DocReads(pg)
