@@ -430,8 +430,20 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 	} else {
 		c = newCache(info.version())
 		cur.mu.Lock()
+		if cur.version != base {
+			// Grown in place by another search meanwhile (its views
+			// closed): it holds records past lastSeq already.
+			cur.mu.Unlock()
+			return nil, nil
+		}
 		c.links = maps.Clone(cur.links)
-		c.post = maps.Clone(cur.post)
+		// Clipped: cur may still be grown in place (once no view uses
+		// it), appending past its lists' lengths, so the copy's lists
+		// must not share that room; growing them reallocates.
+		c.post = make(map[string][]posting, len(cur.post))
+		for t, ps := range cur.post {
+			c.post[t] = slices.Clip(ps)
+		}
 		c.epLen = maps.Clone(cur.epLen)
 		c.docs = maps.Clone(cur.docs)
 		c.held = cur.held - len(cur.around)
@@ -452,8 +464,10 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 	}
 	n := len(recs) + len(docs)
 	for t, ps := range post {
-		// Clipped: a slice a search copied is not written to.
-		c.post[t] = append(slices.Clip(c.post[t]), ps...)
+		// In place: no view uses c, and a list's room past its length is
+		// c's alone (a copy's lists are clipped), so appending leaves
+		// every list a search or another cache holds as it was.
+		c.post[t] = append(c.post[t], ps...)
 		n += len(ps)
 	}
 	c.room(n)
