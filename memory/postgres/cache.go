@@ -127,12 +127,20 @@ func (c *nsCache) addPostings(need []string, got map[string][]posting) {
 type caches struct {
 	mu   sync.Mutex
 	byNS map[int32]*nsCache
+	// ids are the namespaces' ids by name, as searches found them, and
+	// written the namespaces this process added records to since a
+	// view last read what was written to them (view.prefetch).
+	ids     map[string]int32
+	written map[string]*nsWrites
 	// fillNext is when a namespace's next fillLinks may start: ten times
 	// the last one's time after it started (as for the vectors' copies).
 	fillNext map[int32]time.Time
 	filled   atomic.Int64 // fillLinks that completed a cache (tests)
 	grown    atomic.Int64 // caches made by grow (tests)
 	docReads atomic.Int64 // reads of records a search's cache lacked (tests)
+	// prefetched counts the caches grown from what their view read
+	// when it opened (view.prefetch; tests).
+	prefetched atomic.Int64
 }
 
 // linkRecords is the largest namespace (records) whose links a search
@@ -317,8 +325,9 @@ func (cs *caches) getLocked(info nsInfo) *nsCache {
 		return c
 	}
 	if cs.byNS == nil {
-		cs.byNS = map[int32]*nsCache{}
+		cs.byNS, cs.ids = map[int32]*nsCache{}, map[string]int32{}
 	}
+	cs.ids[info.name] = info.id
 	c := newCache(v)
 	cs.byNS[info.id] = c
 	return c
@@ -332,6 +341,7 @@ func (cs *caches) getLocked(info nsInfo) *nsCache {
 // the searches that follow a write read no postings or links of the
 // namespace again. The view uses the cache until it closes.
 func (v *view) cache(ctx context.Context, info nsInfo) (*nsCache, error) {
+	defer v.saw(info.name, true)
 	cs := &v.m.caches
 	cs.mu.Lock()
 	cur := cs.byNS[info.id]
@@ -388,34 +398,27 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 	cur.mu.Lock()
 	lastSeq, base, allDocs := cur.lastSeq, cur.version, cur.allDocs
 	cur.mu.Unlock()
-	var b pgx.Batch
 	var g growth
-	b.Queue(grownSQL, info.id, lastSeq).QueryRow(g.scan)
 	var recs []linkRow
-	b.Queue(`SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records
-		WHERE ns = $1 AND seq > $2 ORDER BY seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			r, err := scanLink(rows)
-			if err != nil {
-				return err
-			}
-			recs = append(recs, r)
-		}
-		return rows.Err()
-	})
 	post := map[string][]posting{}
-	b.Queue(recordPostingsSQL+` ORDER BY r.seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
-		return scanPostings(rows, post)
-	})
 	var docs map[int64]engine.Doc
 	if allDocs {
 		docs = map[int64]engine.Doc{}
-		b.Queue(docsSQL(`r.ns = $1 AND r.seq > $2`), info.id, lastSeq).Query(func(rows pgx.Rows) error {
-			return scanDocs(rows, docs)
-		})
 	}
-	if err := v.q.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, v.m.wrap(ctx, "query: records written since", err)
+	if got, gg, ok := v.since.after(info.id, lastSeq); ok {
+		v.m.caches.prefetched.Add(1)
+		g = gg
+		for _, r := range got {
+			recs = append(recs, r.link)
+			for i, t := range r.terms {
+				post[t] = append(post[t], posting{seq: r.link.seq, tf: r.tfs[i], dl: r.dl, episode: r.link.l.Episode})
+			}
+			if allDocs {
+				docs[r.link.seq] = r.doc
+			}
+		}
+	} else if err := v.readGrowth(ctx, info, lastSeq, &g, &recs, post, docs); err != nil {
+		return nil, err
 	}
 	if !g.from(base, info) || int64(len(recs)) != g.count {
 		return nil, nil
@@ -474,4 +477,36 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 	c.complete, c.allPost, c.lastSeq = true, true, g.last
 	v.m.caches.grown.Add(1)
 	return c, nil
+}
+
+// readGrowth reads, in the view's snapshot (one round trip), the growth of
+// info's namespace since seq lastSeq (grownSQL), and the links, postings
+// and (docs not nil) records of the records written since: what grow
+// takes from the view's since when that holds them.
+func (v *view) readGrowth(ctx context.Context, info nsInfo, lastSeq int64, g *growth, recs *[]linkRow, post map[string][]posting, docs map[int64]engine.Doc) error {
+	var b pgx.Batch
+	b.Queue(grownSQL, info.id, lastSeq).QueryRow(g.scan)
+	b.Queue(`SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records
+		WHERE ns = $1 AND seq > $2 ORDER BY seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			r, err := scanLink(rows)
+			if err != nil {
+				return err
+			}
+			*recs = append(*recs, r)
+		}
+		return rows.Err()
+	})
+	b.Queue(recordPostingsSQL+` ORDER BY r.seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
+		return scanPostings(rows, post)
+	})
+	if docs != nil {
+		b.Queue(docsSQL(`r.ns = $1 AND r.seq > $2`), info.id, lastSeq).Query(func(rows pgx.Rows) error {
+			return scanDocs(rows, docs)
+		})
+	}
+	if err := v.q.SendBatch(ctx, &b).Close(); err != nil {
+		return v.m.wrap(ctx, "query: records written since", err)
+	}
+	return nil
 }

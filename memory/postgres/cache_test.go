@@ -406,3 +406,67 @@ func TestNewest(t *testing.T) {
 	require.NoError(t, m.Forget(ctx, "a"))
 	check("an older one forgotten")
 }
+
+// A search right after its own handle's write reads the records written
+// since, for its keyword cache and its vector copy, in the round trip that
+// opens its view, and answers as a fresh handle and the server's exact
+// search do: after single adds, after more than the view reads at once
+// (read as before), and after another handle's write (read as before).
+func TestPrefetchAfterWrite(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	restore := postgres.SetVectorCache(0)
+	server := open(t, u) // searches in the server only
+	restore()
+	a := open(t, u)
+	_, err := a.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	results(t, a)
+	require.Positive(t, postgres.LinkFills(a), "every link and posting read in the background")
+	vectorResults(t, a)
+	postgres.VectorCacheSearches(a) // the copy is read
+	require.Equal(t, vectorResults(t, server), vectorResults(t, a))
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	same := func(why string) {
+		t.Helper()
+		require.Equal(t, vectorResults(t, server), vectorResults(t, a), why)
+		require.Equal(t, results(t, open(t, u)), results(t, a), why)
+	}
+	for i, r := range []memory.Record{
+		{ID: "p1", Text: "the canary rollback of the deploy pipeline failed in the evening", Time: t0.Add(70 * time.Minute)},
+		{ID: "p2", Text: "the refund of the invoice ledger payment, item 3", Time: t0.Add(20 * time.Minute)},
+		{ID: "p3", Text: "scheduler latency patch for the kernel, morning", Time: t0.Add(25 * time.Minute), ValidFrom: t0.Add(35 * time.Minute)},
+	} {
+		r.Namespace, r.Speaker = "cache", "User"
+		caches, tails := postgres.Prefetched(a)
+		_, err := a.Add(ctx, r)
+		require.NoError(t, err)
+		same(fmt.Sprintf("after %d added", i+1))
+		nowCaches, nowTails := postgres.Prefetched(a)
+		require.Equal(t, caches+1, nowCaches, "the keyword cache grown from the view's read")
+		require.Equal(t, tails+1, nowTails, "the new chunks scanned from the view's read")
+	}
+
+	// More records than a view reads when it opens.
+	var more []memory.Record
+	for i := range 70 {
+		more = append(more, memory.Record{ID: fmt.Sprintf("q%02d", i), Namespace: "cache", Speaker: "User",
+			Time: t0.Add(time.Duration(i) * time.Minute), Text: fmt.Sprintf("more about the %s, item %d", cacheQueries[i%len(cacheQueries)], i)})
+	}
+	caches, tails := postgres.Prefetched(a)
+	_, err = a.AddBatch(ctx, more)
+	require.NoError(t, err)
+	same("after 70 added")
+	nowCaches, nowTails := postgres.Prefetched(a)
+	require.Equal(t, caches, nowCaches)
+	require.Equal(t, tails, nowTails)
+
+	// Another handle's write.
+	_, err = open(t, u).Add(ctx, memory.Record{ID: "p4", Namespace: "cache", Speaker: "User", Time: t0.Add(95 * time.Minute), Text: "the canary rollback, once more"})
+	require.NoError(t, err)
+	caches, tails = postgres.Prefetched(a)
+	same("after another handle's add")
+	nowCaches, nowTails = postgres.Prefetched(a)
+	require.Equal(t, caches, nowCaches)
+	require.Equal(t, tails, nowTails)
+}

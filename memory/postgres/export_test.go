@@ -148,3 +148,10 @@ func CacheGrows(m *Memory) int64 { return m.caches.grown.Load() }
 // DocReads returns how many times m's searches read records (their texts)
 // that their namespace's cache did not hold.
 func DocReads(m *Memory) int64 { return m.caches.docReads.Load() }
+
+// Prefetched returns how many keyword caches m's searches grew, and how
+// many vector tails they scanned, from the records their view read when
+// it opened (view.prefetch).
+func Prefetched(m *Memory) (caches, tails int64) {
+	return m.caches.prefetched.Load(), m.vecs.prefetched.Load()
+}

@@ -541,6 +541,7 @@ func (m *Memory) writeBatch(ctx context.Context, preps []prepared, load bool, lt
 		return nil, err
 	}
 	m.wrotePending(pending)
+	m.caches.wrote(preps)
 	if !load {
 		m.wroteUnindexed(ctx, len(preps))
 	}

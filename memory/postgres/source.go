@@ -67,6 +67,9 @@ func (m *Memory) view(ctx context.Context, ns string, read bool) (engine.Source[
 			v.pre = &preRead{name: ns, infos: infos}
 			return err
 		})
+		if ns != "" {
+			v.prefetch(&b, ns)
+		}
 	}
 	if err := c.SendBatch(ctx, &b).Close(); err != nil {
 		v.Close()
@@ -111,6 +114,11 @@ type view struct {
 	nss2     map[string][]nsInfo // and on c2
 	held     []*nsCache          // caches got (caches.getFor), under caches.mu
 	pre      *preRead            // read when the view opened, for both paths
+	since    *since              // records written since the caches, read when it opened
+	// gen is the write to namespace genNS that this process made last
+	// before the view opened (caches.written), if any.
+	gen   uint64
+	genNS string
 }
 
 // preRead are the namespaces named name ("" all), read with the view's
@@ -399,13 +407,18 @@ func (v *view) single() (nsInfo, bool) {
 
 // Docs reads the records of seqs with their chunks' texts; those of a
 // view of one namespace are kept in its cache (cache.go), where a
-// background read (fill) may have put all of them.
+// background read (fill) may have put all of them, grown from the
+// version before as the keyword path grows it (a vector search after a
+// write keeps the namespace's cache, rather than starting an empty one).
 func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
 	bySeq := make(map[int64]engine.Doc, len(seqs))
 	var c *nsCache
 	need := seqs
 	if info, ok := v.single(); ok {
-		c = v.m.caches.getFor(v, info)
+		var err error
+		if c, err = v.cache(ctx, info); err != nil {
+			return nil, err
+		}
 		need = nil
 		c.mu.Lock()
 		for _, s := range seqs {

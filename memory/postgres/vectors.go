@@ -98,6 +98,8 @@ type vectorCaches struct {
 	// appended counts the refreshes that added the chunks written since
 	// to a copy (appendVectors) rather than reading it again.
 	appended atomic.Int64
+	// prefetched counts the tails a search took from its view's since.
+	prefetched atomic.Int64
 }
 
 // get returns the copy of namespace id, made empty if there is none.
@@ -151,6 +153,7 @@ func (v *view) cachedVectors(ctx context.Context, info nsInfo, scope engine.Scop
 		return nil, false, false, nil
 	}
 	nv := m.vecs.get(info.id)
+	defer v.saw(info.name, false)
 	// A refresh holding the copy is not waited for.
 	if !nv.mu.TryRLock() {
 		return nil, false, false, nil
@@ -377,6 +380,16 @@ type tailChunk struct {
 // grown: whether the namespace only grew since the copy (otherwise the
 // chunks are not read). One round trip. Under nv.mu's read lock.
 func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scope engine.Scope, filter bool, unit []float32, d int, whole bool) (_ []tailChunk, last int64, grown bool, err error) {
+	if whole {
+		// Read when the view opened, if this process wrote them.
+		if out, g, ok := v.since.chunksAfter(info.id, nv.lastSeq, unit); ok {
+			v.m.vecs.prefetched.Add(1)
+			if !g.from(nv.version, info) {
+				return nil, 0, false, nil
+			}
+			return out, g.last, true, nil
+		}
+	}
 	args := []any{info.id, nv.lastSeq, pgv.NewVector(unit)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	conds := []string{tailChunks}
