@@ -65,11 +65,16 @@ type nsCache struct {
 	mu      sync.Mutex
 	version nsVersion
 	post    map[string][]posting  // by term (nil: in no record)
-	links   map[int64]engine.Link // by seq, read by Links
-	around  map[int64]bool        // records whose followers Links has read
-	epLen   map[int64]float64     // episode lengths
-	docs    map[int64]engine.Doc  // records with their chunks' texts, by seq (view.Docs)
-	held    int
+	links   map[int64]engine.Link // by seq, read by Links; nil once complete
+	// table holds every record's link once the cache is complete, and
+	// is not changed while a view uses the cache (grow changes it in
+	// place only when none does): a view that found it reads it without
+	// mu.
+	table  *linkTable
+	around map[int64]bool       // records whose followers Links has read
+	epLen  map[int64]float64    // episode lengths
+	docs   map[int64]engine.Doc // records with their chunks' texts, by seq (view.Docs)
+	held   int
 	// postHeld are the entries of held that are post's, read term by
 	// term (not allPost): let go first when held passes cacheLimit.
 	postHeld int
@@ -272,10 +277,9 @@ func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
 		c.postHeld = 0
 	}
 	c.room(held - len(c.links))
-	for seq := range links {
-		c.lastSeq = max(c.lastSeq, seq)
-	}
-	c.links, c.complete = links, true
+	c.table = newLinkTable(links)
+	c.lastSeq = max(c.lastSeq, c.table.last())
+	c.links, c.complete = nil, true
 	if post != nil {
 		c.post, c.allPost = post, true
 		c.docs, c.allDocs = docs, true
@@ -439,7 +443,7 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 			cur.mu.Unlock()
 			return nil, nil
 		}
-		c.links = maps.Clone(cur.links)
+		c.table = cur.table.clone()
 		// Clipped: cur may still be grown in place (once no view uses
 		// it), appending past its lists' lengths, so the copy's lists
 		// must not share that room; growing them reallocates.
@@ -457,13 +461,8 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 	maps.Copy(c.docs, docs)
 	c.allDocs = allDocs
 	for _, r := range recs {
-		l := r.l
-		if p, ok := c.links[l.Prev]; ok && l.Prev >= 0 && (p.Next < 0 || r.seq < p.Next) {
-			p.Next = r.seq
-			c.links[l.Prev] = p
-		}
-		c.links[r.seq] = l
-		delete(c.epLen, l.Episode) // longer now: read again
+		c.table.add(r.seq, r.l)
+		delete(c.epLen, r.l.Episode) // longer now: read again
 	}
 	n := len(recs) + len(docs)
 	for t, ps := range post {

@@ -22,6 +22,8 @@ type nsView struct {
 	v    *view
 	info nsInfo
 	c    *nsCache
+	// table is c's, if c was complete when the view took it.
+	table *linkTable
 }
 
 func (s *nsView) Name() string        { return s.info.name }
@@ -247,9 +249,15 @@ func (s *nsView) Owner(seq int64) (string, string, bool) {
 
 // Link returns a record's link read by Links.
 func (s *nsView) Link(seq int64) (engine.Link, bool) {
+	if s.table != nil {
+		return s.table.get(seq)
+	}
 	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	if s.c.table != nil { // completed since
+		return s.c.table.get(seq)
+	}
 	l, ok := s.c.links[seq]
-	s.c.mu.Unlock()
 	return l, ok
 }
 
@@ -319,6 +327,9 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.complete {
+		return nil // completed meanwhile (fill): its table holds them all
+	}
 	c.room(len(got))
 	for _, id := range needAround {
 		c.around[id] = true

@@ -244,7 +244,9 @@ func (v *view) Namespaces(ctx context.Context, ns string) ([]engine.Namespace[in
 		if err != nil {
 			return nil, err
 		}
-		out[i] = &nsView{v: v, info: info, c: c}
+		c.mu.Lock()
+		out[i] = &nsView{v: v, info: info, c: c, table: c.table}
+		c.mu.Unlock()
 	}
 	return out, nil
 }
