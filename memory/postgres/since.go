@@ -111,9 +111,14 @@ func (v *view) prefetch(b *pgx.Batch, name string) {
 	}
 	s := &since{ns: id, from: from, chunksFrom: chunksFrom}
 	v.since = s
+	// The records through records_ns_seq in seq order whatever $2 is:
+	// its generic plan, which the server would otherwise plan again for
+	// each $2 (0.3 ms, against 0.04 ms bound).
+	b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
 	b.Queue(sinceSQL, id, from, sinceMax+1).Query(func(rows pgx.Rows) error {
 		return s.scanRecords(rows)
 	})
+	b.Queue(`SET LOCAL plan_cache_mode = auto`)
 	if chunksFrom >= 0 {
 		b.Queue(sinceChunksSQL, id, chunksFrom, sinceMax+1).Query(func(rows pgx.Rows) error {
 			return s.scanChunks(rows)
