@@ -192,28 +192,13 @@ func TestVectorCache(t *testing.T) {
 // holds (a supersede, a forget) is not taken for growth.
 func TestVectorCacheAppends(t *testing.T) {
 	ctx := context.Background()
-	u := storeURL(t)
-	restore := postgres.SetVectorCache(0)
-	server := open(t, u) // searches in the server only
-	restore()
-	kept := open(t, u)
-	_, err := kept.AddBatch(ctx, cacheRecords())
-	require.NoError(t, err)
-	vectorResults(t, kept)
-	n := postgres.VectorCacheSearches(kept) // the copy is read
-	require.Equal(t, vectorResults(t, server), vectorResults(t, kept))
-	require.Greater(t, postgres.VectorCacheSearches(kept), n)
+	u, server, kept := withCopy(t)
+	var err error
 
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	postgres.HoldVectorRefreshes(kept)
 	writer := open(t, u)
-	for i, r := range []memory.Record{
-		{ID: "g1", Text: "the canary rollback of the deploy pipeline failed in the evening", Time: t0.Add(70 * time.Minute)},
-		// In the From/To range of vectorResults, and one that holds
-		// from after its AsOf only.
-		{ID: "g2", Text: "the refund of the invoice ledger payment, item 3", Time: t0.Add(20 * time.Minute)},
-		{ID: "g3", Text: "scheduler latency patch for the kernel, morning", Time: t0.Add(25 * time.Minute), ValidFrom: t0.Add(35 * time.Minute)},
-	} {
+	for i, r := range growthRecords("g") {
 		r.Namespace, r.Speaker = "cache", "User"
 		_, err := writer.Add(ctx, r)
 		require.NoError(t, err)
@@ -226,11 +211,7 @@ func TestVectorCacheAppends(t *testing.T) {
 
 	// More than a search reads whole: the best of them, in the scope, and
 	// a refresh adds them.
-	var more []memory.Record
-	for i := range 70 {
-		more = append(more, memory.Record{ID: fmt.Sprintf("m%02d", i), Namespace: "cache", Speaker: "User",
-			Time: t0.Add(time.Duration(i) * time.Minute), Text: fmt.Sprintf("more about the %s, item %d", cacheQueries[i%len(cacheQueries)], i)})
-	}
+	more := moreRecords("m")
 	_, err = writer.AddBatch(ctx, more)
 	require.NoError(t, err)
 	tail, appended := postgres.VectorTailSearches(kept)
@@ -414,29 +395,17 @@ func TestNewest(t *testing.T) {
 // (read as before), and after another handle's write (read as before).
 func TestPrefetchAfterWrite(t *testing.T) {
 	ctx := context.Background()
-	u := storeURL(t)
-	restore := postgres.SetVectorCache(0)
-	server := open(t, u) // searches in the server only
-	restore()
-	a := open(t, u)
-	_, err := a.AddBatch(ctx, cacheRecords())
-	require.NoError(t, err)
+	u, server, a := withCopy(t)
+	var err error
 	results(t, a)
 	require.Positive(t, postgres.LinkFills(a), "every link and posting read in the background")
-	vectorResults(t, a)
-	postgres.VectorCacheSearches(a) // the copy is read
-	require.Equal(t, vectorResults(t, server), vectorResults(t, a))
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	same := func(why string) {
 		t.Helper()
 		require.Equal(t, vectorResults(t, server), vectorResults(t, a), why)
 		require.Equal(t, results(t, open(t, u)), results(t, a), why)
 	}
-	for i, r := range []memory.Record{
-		{ID: "p1", Text: "the canary rollback of the deploy pipeline failed in the evening", Time: t0.Add(70 * time.Minute)},
-		{ID: "p2", Text: "the refund of the invoice ledger payment, item 3", Time: t0.Add(20 * time.Minute)},
-		{ID: "p3", Text: "scheduler latency patch for the kernel, morning", Time: t0.Add(25 * time.Minute), ValidFrom: t0.Add(35 * time.Minute)},
-	} {
+	for i, r := range growthRecords("p") {
 		r.Namespace, r.Speaker = "cache", "User"
 		caches, tails := postgres.Prefetched(a)
 		_, err := a.Add(ctx, r)
@@ -448,11 +417,7 @@ func TestPrefetchAfterWrite(t *testing.T) {
 	}
 
 	// More records than a view reads when it opens.
-	var more []memory.Record
-	for i := range 70 {
-		more = append(more, memory.Record{ID: fmt.Sprintf("q%02d", i), Namespace: "cache", Speaker: "User",
-			Time: t0.Add(time.Duration(i) * time.Minute), Text: fmt.Sprintf("more about the %s, item %d", cacheQueries[i%len(cacheQueries)], i)})
-	}
+	more := moreRecords("q")
 	caches, tails := postgres.Prefetched(a)
 	_, err = a.AddBatch(ctx, more)
 	require.NoError(t, err)
@@ -469,4 +434,47 @@ func TestPrefetchAfterWrite(t *testing.T) {
 	nowCaches, nowTails = postgres.Prefetched(a)
 	require.Equal(t, caches, nowCaches)
 	require.Equal(t, tails, nowTails)
+}
+
+// withCopy returns a new store's URL, a handle that searches vectors in
+// the server only, and one that wrote cacheRecords and has its vector
+// copy read, answering as the server does.
+func withCopy(t *testing.T) (string, *postgres.Memory, *postgres.Memory) {
+	t.Helper()
+	u := storeURL(t)
+	restore := postgres.SetVectorCache(0)
+	server := open(t, u) // searches in the server only
+	restore()
+	kept := open(t, u)
+	_, err := kept.AddBatch(context.Background(), cacheRecords())
+	require.NoError(t, err)
+	vectorResults(t, kept)
+	n := postgres.VectorCacheSearches(kept) // the copy is read
+	require.Equal(t, vectorResults(t, server), vectorResults(t, kept))
+	require.Greater(t, postgres.VectorCacheSearches(kept), n)
+	return u, server, kept
+}
+
+// growthRecords are three records to add to cacheRecords one by one (ids
+// prefix1 to prefix3): the next turn, one in the middle of vectorResults'
+// time range, one that holds from after its AsOf only.
+func growthRecords(prefix string) []memory.Record {
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	return []memory.Record{
+		{ID: prefix + "1", Text: "the canary rollback of the deploy pipeline failed in the evening", Time: t0.Add(70 * time.Minute)},
+		{ID: prefix + "2", Text: "the refund of the invoice ledger payment, item 3", Time: t0.Add(20 * time.Minute)},
+		{ID: prefix + "3", Text: "scheduler latency patch for the kernel, morning", Time: t0.Add(25 * time.Minute), ValidFrom: t0.Add(35 * time.Minute)},
+	}
+}
+
+// moreRecords are 70 records about cacheQueries (ids prefix00 to
+// prefix69): more than a search or a view reads whole.
+func moreRecords(prefix string) []memory.Record {
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	var more []memory.Record
+	for i := range 70 {
+		more = append(more, memory.Record{ID: fmt.Sprintf("%s%02d", prefix, i), Namespace: "cache", Speaker: "User",
+			Time: t0.Add(time.Duration(i) * time.Minute), Text: fmt.Sprintf("more about the %s, item %d", cacheQueries[i%len(cacheQueries)], i)})
+	}
+	return more
 }
