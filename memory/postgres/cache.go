@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/agentmem/agentmem/memory/engine"
 )
@@ -221,27 +220,18 @@ func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
 	if err != nil || len(nss) != 1 || nss[0].id != info.id || nss[0].version() != c.version {
 		return err // written since: the next version's searches read it
 	}
-	rows, err := tx.Query(ctx, `SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE ns = $1`, info.id)
+	rows, err := tx.Query(ctx, `SELECT `+linkCols+` FROM records WHERE ns = $1`, info.id)
 	if err != nil {
 		return err
 	}
 	links := make(map[int64]engine.Link, info.textDocs)
 	for rows.Next() {
-		var seq int64
-		var prev *int64
-		var until pgtype.Timestamptz
-		l := engine.Link{Prev: -1, Next: -1}
-		if err := rows.Scan(&seq, &prev, &l.ID, &l.Speaker, &l.Episode, &l.Time, &l.Since, &until); err != nil {
+		r, err := scanLink(rows)
+		if err != nil {
 			rows.Close()
 			return err
 		}
-		if until.Valid {
-			l.Until = until.Time
-		}
-		if prev != nil {
-			l.Prev = *prev
-		}
-		links[seq] = l
+		links[r.seq] = r.l
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -387,7 +377,14 @@ func (c *nsCache) isComplete() bool {
 func (c *nsCache) mayGrowTo(info nsInfo) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.complete && c.allPost && c.lastSeq > 0 && !c.full.Load() && c.version.mayGrowTo(info)
+	return c.growableLocked() && c.version.mayGrowTo(info)
+}
+
+// growableLocked reports whether c holds all of its namespace's links and
+// postings, so that a later version of the namespace that only grew may
+// be made from it (grow). Under c.mu.
+func (c *nsCache) growableLocked() bool {
+	return c.complete && c.allPost && c.lastSeq > 0 && !c.full.Load()
 }
 
 // grow returns a cache of info's version made of cur's links, postings
@@ -485,8 +482,7 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 func (v *view) readGrowth(ctx context.Context, info nsInfo, lastSeq int64, g *growth, recs *[]linkRow, post map[string][]posting, docs map[int64]engine.Doc) error {
 	var b pgx.Batch
 	b.Queue(grownSQL, info.id, lastSeq).QueryRow(g.scan)
-	b.Queue(`SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records
-		WHERE ns = $1 AND seq > $2 ORDER BY seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
+	b.Queue(`SELECT `+linkCols+` FROM records WHERE ns = $1 AND seq > $2 ORDER BY seq`, info.id, lastSeq).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			r, err := scanLink(rows)
 			if err != nil {

@@ -294,11 +294,11 @@ func (s *nsView) Links(ctx context.Context, ids, around []int64) error {
 	// UNION ALL: a record read twice is stored twice alike, cheaper than
 	// the server's deduplication of a thousand rows (of a search's
 	// scored records, needAround empty: the one SELECT alone).
-	sql := `SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE seq = ANY($1)`
+	sql := `SELECT ` + linkCols + ` FROM records WHERE seq = ANY($1)`
 	args := []any{append(need, needAround...)}
 	if len(needAround) > 0 {
 		sql += `
-		UNION ALL SELECT seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until FROM records WHERE prev_seq = ANY($2)
+		UNION ALL SELECT ` + linkCols + ` FROM records WHERE prev_seq = ANY($2)
 		UNION ALL SELECT l.seq, l.prev_seq, l.id, l.speaker, l.episode, l.time, coalesce(l.valid_from, l.time), l.valid_until
 			FROM records r JOIN records l ON l.seq = r.prev_seq WHERE r.seq = ANY($2)`
 		args = append(args, needAround)
@@ -426,21 +426,40 @@ type linkRow struct {
 	l   engine.Link
 }
 
-// scanLink reads a row of seq, prev_seq, id, speaker, episode, time,
-// coalesce(valid_from, time), valid_until.
+// linkCols are the columns of a record's linkRow, in linkScan's order.
+const linkCols = `seq, prev_seq, id, speaker, episode, time, coalesce(valid_from, time), valid_until`
+
+// scanLink reads a row of linkCols.
 func scanLink(rows pgx.Rows) (linkRow, error) {
-	var r linkRow
-	var prev *int64
-	var until pgtype.Timestamptz
-	r.l = engine.Link{Prev: -1, Next: -1}
-	if err := rows.Scan(&r.seq, &prev, &r.l.ID, &r.l.Speaker, &r.l.Episode, &r.l.Time, &r.l.Since, &until); err != nil {
-		return r, err
+	var s linkScan
+	if err := rows.Scan(s.dest()...); err != nil {
+		return linkRow{}, err
 	}
-	if until.Valid {
-		r.l.Until = until.Time
+	return s.row(), nil
+}
+
+// linkScan receives a row's linkCols (dest), where other columns may
+// come before or after them, and makes them a linkRow (row).
+type linkScan struct {
+	r     linkRow
+	prev  *int64
+	until pgtype.Timestamptz
+}
+
+// dest returns the destinations of linkCols.
+func (s *linkScan) dest() []any {
+	s.r.l = engine.Link{Prev: -1, Next: -1}
+	return []any{&s.r.seq, &s.prev, &s.r.l.ID, &s.r.l.Speaker, &s.r.l.Episode, &s.r.l.Time, &s.r.l.Since, &s.until}
+}
+
+// row returns the scanned linkRow.
+func (s *linkScan) row() linkRow {
+	r := s.r
+	if s.until.Valid {
+		r.l.Until = s.until.Time
 	}
-	if prev != nil {
-		r.l.Prev = *prev
+	if s.prev != nil {
+		r.l.Prev = *s.prev
 	}
-	return r, nil
+	return r
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/memory/engine"
@@ -53,9 +52,8 @@ type sinceRecord struct {
 
 // sinceSQL reads namespace $1's records after seq $2, in seq order,
 // sinceMax + 1 at most (a constant, so that the generic plan knows it):
-// recordColumns, seq, and then the columns of scanLink after seq,
-// whether it supersedes another, its terms, their counts and its length
-// in tokens, and its chunks' texts.
+// recordColumns, linkCols (of r), whether it supersedes another, its terms,
+// their counts and its length in tokens, and its chunks' texts.
 var sinceSQL = `SELECT ` + recordColumns + `, r.seq, r.prev_seq, r.id, r.speaker, r.episode, r.time, coalesce(r.valid_from, r.time), r.valid_until,
 	r.supersedes <> '', r.terms, r.tfs, r.text_len,
 	array(SELECT c.text FROM chunks c WHERE c.seq = r.seq ORDER BY c.ord)
@@ -94,7 +92,7 @@ func (v *view) prefetch(b *pgx.Batch, name string) {
 	from, chunksFrom := int64(-1), int64(-1)
 	if c != nil && w.kw < w.gen {
 		c.mu.Lock()
-		if c.complete && c.allPost && c.lastSeq > 0 && !c.full.Load() {
+		if c.growableLocked() {
 			from = c.lastSeq
 		}
 		c.mu.Unlock()
@@ -136,22 +134,12 @@ func (v *view) prefetch(b *pgx.Batch, name string) {
 func (s *since) scanRecords(rows pgx.Rows) error {
 	for rows.Next() {
 		var r sinceRecord
-		var prev *int64
-		var until pgtype.Timestamptz
+		var ls linkScan
 		var dl int64
-		r.link.l = engine.Link{Prev: -1, Next: -1}
-		var seq int64
-		if err := scanRecord(rows, &r.doc.Record, &seq, &prev, &r.link.l.ID, &r.link.l.Speaker, &r.link.l.Episode,
-			&r.link.l.Time, &r.link.l.Since, &until, &r.superseding, &r.terms, &r.tfs, &dl, &r.doc.Chunks); err != nil {
+		if err := scanRecord(rows, &r.doc.Record, append(ls.dest(), &r.superseding, &r.terms, &r.tfs, &dl, &r.doc.Chunks)...); err != nil {
 			return err
 		}
-		r.link.seq = seq
-		if until.Valid {
-			r.link.l.Until = until.Time
-		}
-		if prev != nil {
-			r.link.l.Prev = *prev
-		}
+		r.link = ls.row()
 		r.dl = int32(dl)
 		r.doc.Record.Seen, r.doc.Record.LastSeen = 0, time.Time{} // as scanDocs
 		s.recs = append(s.recs, r)
