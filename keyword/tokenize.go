@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -104,6 +105,8 @@ type tokenizer struct {
 	cjk  CJKMode
 	stop map[string]bool
 	stem Stemming
+	// words holds *wordTable: memos of plain words (words.go).
+	words sync.Pool
 }
 
 // NewTokenizer returns the tokenizer the keyword index is built for.
@@ -192,6 +195,11 @@ func (t *tokenizer) analyze(text string) ([]string, []termMeta) {
 // analyzeTerms is analyze; without withMeta, the groups are not kept (and
 // nil is returned for them).
 func (t *tokenizer) analyzeTerms(text string, withMeta bool) ([]string, []termMeta) {
+	return t.analyzeWith(text, withMeta, len(text) >= wordTableMinText)
+}
+
+// analyzeWith is analyzeTerms, with a word table if memo is set.
+func (t *tokenizer) analyzeWith(text string, withMeta, memo bool) ([]string, []termMeta) {
 	if !isASCII(text) {
 		text = norm.NFKC.String(text)
 	}
@@ -199,6 +207,10 @@ func (t *tokenizer) analyzeTerms(text string, withMeta bool) ([]string, []termMe
 	e := emitter{t: t, out: make([]string, 0, n), noMeta: !withMeta}
 	if withMeta {
 		e.meta = make([]termMeta, 0, n)
+	}
+	if memo {
+		e.tab = t.table()
+		defer t.putTable(e.tab)
 	}
 	i := 0
 	for i < len(text) {
@@ -308,6 +320,7 @@ type emitter struct {
 	group   int32      // group of the terms being added
 	part    bool       // role of the terms being added
 	noMeta  bool       // meta is not kept (Tokens)
+	tab     *wordTable // memo of plain words, or nil (a short text)
 	prevEnd int        // end of the previous word; -1 after CJK text
 
 	letters      string // the previous word if code-like letters (LH)
@@ -426,6 +439,17 @@ func (e *emitter) word(text string, i, j int) {
 			raw = raw[:len(raw)-len(suffix)]
 			break
 		}
+	}
+	if e.tab != nil && plainWord(raw) {
+		// What the general path below does for such a word, memoised.
+		e.prevEnd = j
+		e.group++
+		if term, ok := e.t.plainTerm(e.tab, raw); ok {
+			e.add(term)
+		}
+		e.digits = e.digits[:0]
+		e.letters = ""
+		return
 	}
 	w := fold(raw)
 	gapOK := e.prevEnd >= 0 && joinable(text[e.prevEnd:i])
