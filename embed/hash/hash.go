@@ -42,10 +42,10 @@
 package hash
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +56,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/parallel"
 )
 
 // DefaultDim is the dimension used by "hash" specs without an explicit one.
@@ -183,34 +184,24 @@ func views(backing []float32, n, d int) [][]float32 {
 // first when dirty (a reused buffer's, cleared by the goroutine that then
 // fills it, while it is in cache).
 func embedAll(ctx context.Context, texts []string, out [][]float32, dirty bool) error {
-	// A large batch is split into contiguous parts embedded in parallel
-	// (each text's vector depends on nothing else, so the result is the
-	// same); a small one is not worth a goroutine.
-	size := 0
-	for _, t := range texts {
-		size += len(t)
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(texts), size/parallelBytes)
-	if workers <= 1 {
-		return embedRange(ctx, texts, out, dirty)
-	}
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(texts)/workers, (w+1)*len(texts)/workers
-		wg.Go(func() { errs[w] = embedRange(ctx, texts[lo:hi], out[lo:hi], dirty) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
+	// A batch is split into contiguous parts of about the same text,
+	// embedded in parallel (each text's vector depends on nothing else, so
+	// the result is the same); a small one is not worth a goroutine.
+	var mu sync.Mutex
+	var first error
+	parallel.Parts(len(texts), func(i int) int { return len(texts[i]) }, parallelBytes, func(lo, hi int) {
+		if err := embedRange(ctx, texts[lo:hi], out[lo:hi], dirty); err != nil {
+			mu.Lock()
+			first = cmp.Or(first, err)
+			mu.Unlock()
 		}
-	}
-	return nil
+	})
+	return first
 }
 
-// parallelBytes is how much text each of Embed's goroutines gets at least.
-const parallelBytes = 4 << 10
+// parallelBytes is how much text each of Embed's goroutines gets at least:
+// about 40 µs of work, against a few µs to start a goroutine.
+const parallelBytes = 1 << 10
 
 // embedRange writes the vector of texts[i] into out[i] (len dim; zeroed
 // unless dirty).

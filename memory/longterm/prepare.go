@@ -9,23 +9,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/chunk"
+	"github.com/agentmem/agentmem/internal/parallel"
 	"github.com/agentmem/agentmem/internal/recordid"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/fact"
 )
 
-// prepareAll prepares every record; a large batch is split into contiguous
-// parts prepared in parallel (chunking is a record's own business). The
+// prepareAll prepares every record; a batch is split into contiguous parts
+// of about the same text prepared in parallel (chunking is a record's own business). The
 // error is that of the first record that fails.
 func (m *Memory) prepareAll(ctx context.Context, recs []Record) ([]prepared, error) {
 	preps := make([]prepared, len(recs))
 	errs := make([]error, len(recs))
-	size := 0
-	for i := range recs {
-		size += len(recs[i].Text)
-	}
-	inParts(len(recs), size, func(lo, hi int) {
+	parallel.Parts(len(recs), func(i int) int { return len(recs[i].Text) }, parallelTurns, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := recs[i]
 			errs[i] = m.prepare(ctx, &r, &preps[i])

@@ -3,11 +3,11 @@ package longterm
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/parallel"
 	"github.com/agentmem/agentmem/internal/recordid"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
@@ -135,7 +135,7 @@ func (m *Memory) addBatch(ctx context.Context, recs []Record) (written, error) {
 		return written{}, err
 	}
 	if m.dir != "" {
-		inParts(len(preps), len(vecs)*m.dim, func(lo, hi int) {
+		parallel.Parts(len(preps), func(i int) int { return len(preps[i].vecs) * m.dim }, parallelCodes, func(lo, hi int) {
 			var buf []byte // one buffer for the part's codes
 			for i := lo; i < hi; i++ {
 				start := len(buf)
@@ -149,6 +149,10 @@ func (m *Memory) addBatch(ctx context.Context, recs []Record) (written, error) {
 	ids, err := m.commit(ctx, preps)
 	return written{ids: ids, preps: preps}, err
 }
+
+// parallelCodes is the least number of vector entries for which AddBatch
+// gives a goroutine a share of encoding the log's codes.
+const parallelCodes = 4 << 10
 
 // maxPooledFloats is the largest embedding buffer AddBatch reuses (16 MiB):
 // a larger batch's vectors are allocated, and the allocation is small
@@ -179,22 +183,6 @@ func (m *Memory) vecBuf(n int) (buf []float32, release func()) {
 	}
 	*b = (*b)[:n]
 	return *b, func() { vecBufs.Put(b) }
-}
-
-// inParts calls do on contiguous parts of [0, n), on GOMAXPROCS goroutines
-// when the work (size bytes of text or vector entries) is large enough to
-// pay for them.
-func inParts(n, size int, do func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n, size/parallelTurns)
-	if workers <= 1 {
-		do(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() { do(w*n/workers, (w+1)*n/workers) })
-	}
-	wg.Wait()
 }
 
 // Forget removes the record with the given id and its children from both
