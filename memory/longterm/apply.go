@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/internal/fact"
 	"github.com/agentmem/agentmem/semantic"
 	"github.com/agentmem/agentmem/vdb"
@@ -43,9 +44,11 @@ func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, offs []int64, 
 }
 
 // parallelTurns is the text size of a batch from which applyNew indexes
-// its keyword part on a goroutine of its own, beside the vector adds, and
-// the size of text from which prepareAll gives a goroutine a share.
-const parallelTurns = 4 << 10
+// its keyword part on goroutines of its own, beside the vector adds, and
+// the least text (or vector entries, for the log's codes) for which
+// prepareAll gives a goroutine a share: about 50 µs of work, against a
+// few µs to start a goroutine.
+const parallelTurns = 1 << 10
 
 // applyNew is applyAll's fast path for the common batch, records with new
 // ids: each namespace's vectors go to its index in one Add (not one per
@@ -89,9 +92,12 @@ func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, 
 	var done chan struct{}
 	ti := m.turnIdx()
 	indexTurns := func() {
+		headers := make([]string, len(ps))
+		terms := make([]*keyword.Counts, len(ps))
 		for i, p := range ps {
-			ti.added(p, m.header(&p.rec), preps[i].terms)
+			headers[i], terms[i] = m.header(&p.rec), preps[i].terms
 		}
+		ti.addedAll(ps, headers, terms, size >= parallelTurns)
 	}
 	if size >= parallelTurns {
 		done = make(chan struct{})

@@ -218,6 +218,57 @@ func (ti *turnIndex) added(p *parent, header string, terms *keyword.Counts) {
 	}
 }
 
+// addedAll is added for each of ps in order, terms[i] ps[i]'s counts or
+// nil, headers[i] its header. The records are linked first; then their
+// terms go into the text indexes on one goroutine and into the episode
+// indexes on another, when there are enough to pay for it (parallel). m.mu
+// must be held for writing.
+func (ti *turnIndex) addedAll(ps []*parent, headers []string, terms []*keyword.Counts, parallel bool) {
+	type posting struct {
+		ix    *keyword.Index
+		id    int64
+		terms *keyword.Counts
+	}
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	text := make([]posting, 0, len(ps))
+	episodes := make([]posting, 0, len(ps))
+	for i, p := range ps {
+		n := ti.ns[p.rec.Namespace]
+		if n == nil {
+			continue
+		}
+		c := terms[i]
+		if c == nil {
+			cc := keyword.Count(ti.tok.Tokens(headers[i] + p.rec.Text))
+			c = &cc
+		}
+		id, ep := n.link(ti.tok, p)
+		text = append(text, posting{n.text, id, c})
+		episodes = append(episodes, posting{n.episodes, ep, c})
+	}
+	var done chan struct{}
+	if parallel && len(text) > 1 {
+		done = make(chan struct{})
+		go func() {
+			defer close(done)
+			for _, e := range episodes {
+				e.ix.AppendCounts(e.id, *e.terms)
+			}
+		}()
+	}
+	for _, t := range text {
+		t.ix.AddCounts(t.id, *t.terms)
+	}
+	if done != nil {
+		<-done
+		return
+	}
+	for _, e := range episodes {
+		e.ix.AppendCounts(e.id, *e.terms)
+	}
+}
+
 // removed drops p, whose indexed text had header. m.mu must be held for
 // writing.
 func (ti *turnIndex) removed(p *parent, header string) {
@@ -292,10 +343,18 @@ func absDur(d time.Duration) time.Duration {
 // header and text), for the record's own document and for its episode's;
 // tok splits speaker names.
 func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms keyword.Counts) {
-	id := n.next
-	n.next++
+	id, ep := n.link(tok, p)
 	n.text.AddCounts(id, terms)
-	ep := int64(-1)
+	n.episodes.AppendCounts(ep, terms)
+}
+
+// link gives p, a new record, its id and episode (linked to the record
+// before it if that is near enough) and places it (place): all of add but
+// indexing its terms under id in n.text and under ep in n.episodes.
+func (n *nsTurns) link(tok keyword.Tokenizer, p *parent) (id, ep int64) {
+	id = n.next
+	n.next++
+	ep = -1
 	if l := n.last; l != nil && l.rec.Namespace == p.rec.Namespace && absDur(p.rec.Time.Sub(l.rec.Time)) <= neighbourGap {
 		if lid, ok := n.ids[l]; ok {
 			n.follower.set(lid, id)
@@ -308,8 +367,8 @@ func (n *nsTurns) add(tok keyword.Tokenizer, p *parent, terms keyword.Counts) {
 		n.nextEpisode++
 	}
 	n.place(tok, p, id, ep)
-	n.episodes.AppendCounts(ep, terms)
 	n.last = p
+	return id, ep
 }
 
 // place records that p is record id of episode ep: the maps from and to
