@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestParts_CoverOnceBalanced checks on random sizes that the parts cover
-// every item exactly once, that a job below two parts' minimum runs in one
-// part, and that no part has much more than its share of the work.
+// TestParts_CoverOnceBalanced checks on random sizes that the runs cover
+// every item exactly once, that a job below two goroutines' minimum runs in
+// one call, that a larger one is cut into runsPerWorker runs a goroutine
+// (or one an item), and that no run has much more than its share of the
+// work.
 func TestParts_CoverOnceBalanced(t *testing.T) {
 	t.Parallel()
 
@@ -46,8 +48,11 @@ func TestParts_CoverOnceBalanced(t *testing.T) {
 			assert.Empty(t, parts)
 			continue
 		}
-		want := min(procs, n, total/minPart)
-		assert.Equal(t, max(want, 1), len(parts), "n %d total %d minPart %d", n, total, minPart)
+		want := 1
+		if w := min(procs, n, total/minPart); w > 1 {
+			want = min(n, w*runsPerWorker)
+		}
+		assert.Equal(t, want, len(parts), "n %d total %d minPart %d", n, total, minPart)
 		for _, p := range parts {
 			work := 0
 			for i := p[0]; i < p[1]; i++ {
