@@ -14,6 +14,15 @@ import (
 const (
 	benchEN = "The deploy of v1.2.3 failed with ERR_CONN_RESET at 3:14 pm; call Zhang on 138-0013-8000 or mail ops@example.com. " +
 		"We rolled back to v1.2.2 and opened ticket E1234 for the load balancer idle timeout."
+	// benchTurn is a conversation turn: plain English prose, as most of
+	// what a long-term memory indexes (the word memo's case).
+	benchTurn = "That sounds like a really good plan. Before you commit to the new running schedule, though, " +
+		"think about how your knee felt after the half marathon last spring. I would start with three short runs " +
+		"a week, keep one of them on the trail by the river, and add the longer Sunday run only once the first " +
+		"two weeks feel easy. If you still want to sign up for the October race, we can work backwards from the " +
+		"date and build the mileage slowly, with a rest week every fourth week. Do you want me to draft the first " +
+		"month of the plan, with the distances and the days, so you can put it in your calendar tonight? " +
+		"Caroline mentioned she might join you on Saturdays, which would make the early starts much easier."
 	benchZH = "我们最后决定把订单服务的数据库从MySQL迁移到PostgreSQL，主要是因为事务和JSON支持更好。" +
 		"部署的时候报错，后来发现是负载均衡的空闲超时设置太短，张伟的手机号是138-0013-8000。"
 )
@@ -25,6 +34,7 @@ func BenchmarkTokens(b *testing.B) {
 		text string
 	}{
 		{"en", keyword.Bigrams, benchEN},
+		{"en/turn", keyword.Bigrams, benchTurn},
 		{"zh/segmenter", keyword.Segmenter, benchZH},
 		{"zh/bigrams", keyword.Bigrams, benchZH},
 	} {

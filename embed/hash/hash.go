@@ -186,7 +186,15 @@ func views(backing []float32, n, d int) [][]float32 {
 func embedAll(ctx context.Context, texts []string, out [][]float32, dirty bool) error {
 	// A batch is split into contiguous parts of about the same text,
 	// embedded in parallel (each text's vector depends on nothing else, so
-	// the result is the same); a small one is not worth a goroutine.
+	// the result is the same); a small one (a query) is not worth a
+	// goroutine, nor Parts' closures.
+	size := 0
+	for _, t := range texts {
+		size += len(t)
+	}
+	if len(texts) == 1 || size < 2*parallelBytes {
+		return embedRange(ctx, texts, out, dirty)
+	}
 	var mu sync.Mutex
 	var first error
 	parallel.Parts(len(texts), func(i int) int { return len(texts[i]) }, parallelBytes, func(lo, hi int) {
