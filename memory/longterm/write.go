@@ -103,33 +103,10 @@ func (m *Memory) addBatch(ctx context.Context, recs []Record) (written, error) {
 			return written{}, err
 		}
 	}
-	preps, err := m.prepareAll(ctx, recs)
+	preps, release, err := m.prepareAll(ctx, recs)
+	defer release()
 	if err != nil {
 		return written{}, err
-	}
-	var texts []string
-	for i := range preps {
-		header := m.header(&preps[i].rec)
-		for _, c := range preps[i].chunks {
-			texts = append(texts, header+c.Text)
-		}
-	}
-	buf, release := m.vecBuf(len(texts) * m.dim)
-	defer release()
-	vecs, err := embed.EmbedAllInto(ctx, m.emb, buf, texts, embedBatch)
-	if err != nil {
-		return written{}, fmt.Errorf("longterm: %w", err)
-	}
-	for i, v := range vecs {
-		if err := vdb.CheckVector(v, m.dim); err != nil {
-			return written{}, fmt.Errorf("longterm: embedder %s, text %q: %w", m.emb.Name(), texts[i], err)
-		}
-	}
-	k := 0
-	for i := range preps {
-		n := len(preps[i].chunks)
-		preps[i].vecs = vecs[k : k+n]
-		k += n
 	}
 	if err := m.near(ctx, preps); err != nil {
 		return written{}, err
@@ -154,6 +131,41 @@ func (m *Memory) addBatch(ctx context.Context, recs []Record) (written, error) {
 // gives a goroutine a share of encoding the log's codes.
 const parallelCodes = 4 << 10
 
+// embedChunks embeds the chunks of preps (each with its record's header)
+// and sets each one's vecs: into a pooled buffer (vecBuf) when the
+// embedder writes into one, which release hands back once nothing refers
+// to the vectors.
+func (m *Memory) embedChunks(ctx context.Context, preps []prepared) (release func(), err error) {
+	var texts []string
+	for i := range preps {
+		header := m.header(&preps[i].rec)
+		for _, c := range preps[i].chunks {
+			texts = append(texts, header+c.Text)
+		}
+	}
+	buf, release := m.vecBuf(len(texts) * m.dim)
+	vecs, err := embed.EmbedAllInto(ctx, m.emb, buf, texts, embedBatch)
+	if err != nil {
+		release()
+		return noRelease, fmt.Errorf("longterm: %w", err)
+	}
+	for i, v := range vecs {
+		if err := vdb.CheckVector(v, m.dim); err != nil {
+			release()
+			return noRelease, fmt.Errorf("longterm: embedder %s, text %q: %w", m.emb.Name(), texts[i], err)
+		}
+	}
+	k := 0
+	for i := range preps {
+		n := len(preps[i].chunks)
+		preps[i].vecs = vecs[k : k+n]
+		k += n
+	}
+	return release, nil
+}
+
+func noRelease() {}
+
 // maxPooledFloats is the largest embedding buffer AddBatch reuses (16 MiB):
 // a larger batch's vectors are allocated, and the allocation is small
 // beside the batch's own work.
@@ -172,7 +184,7 @@ var vecBufs sync.Pool
 // into one or n is larger than maxPooledFloats.
 func (m *Memory) vecBuf(n int) (buf []float32, release func()) {
 	if _, ok := m.emb.(embed.IntoEmbedder); !ok || n > maxPooledFloats {
-		return nil, func() {}
+		return nil, noRelease
 	}
 	b, _ := vecBufs.Get().(*[]float32)
 	if b == nil {
