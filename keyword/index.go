@@ -204,7 +204,7 @@ func (ix *Index) addCounts(id int64, c Counts) {
 		refs[i] = termRef{term: tid, pos: uint32(len(ix.postings[tid]))}
 		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: c.N[i]})
 	}
-	slices.SortFunc(refs, func(a, b termRef) int { return cmp.Compare(a.term, b.term) })
+	sortRefs(refs)
 	ix.ids[slot], ix.lens[slot], ix.refs[slot] = id, uint32(c.Len), refs
 	ix.slots[id] = slot
 	ix.totalLen += int64(c.Len)
@@ -633,13 +633,36 @@ func (ix *Index) AppendCounts(id int64, c Counts) {
 		ix.postings[tid] = append(ix.postings[tid], posting{slot: slot, tf: c.N[i]})
 	}
 	if len(added) > 0 {
-		slices.SortFunc(added, func(a, b termRef) int { return cmp.Compare(a.term, b.term) })
+		sortRefs(added)
 		ix.refs[slot] = mergeRefs(refs, added)
 	}
 	ix.added = added[:0]
 	ix.lens[slot] += uint32(c.Len)
 	ix.totalLen += int64(c.Len)
 }
+
+// sortRefs sorts refs, whose terms are distinct, by term: as integers
+// (term, then position, in one uint64), which sort several times faster
+// than structs through a comparison function.
+func sortRefs(refs []termRef) {
+	if len(refs) < 2 {
+		return
+	}
+	keys := refBufs.Get().(*[]uint64)
+	k := (*keys)[:0]
+	for _, r := range refs {
+		k = append(k, uint64(r.term)<<32|uint64(r.pos))
+	}
+	slices.Sort(k)
+	for i, v := range k {
+		refs[i] = termRef{term: uint32(v >> 32), pos: uint32(v)}
+	}
+	*keys = k
+	refBufs.Put(keys)
+}
+
+// refBufs recycles sortRefs' keys.
+var refBufs = sync.Pool{New: func() any { return new([]uint64) }}
 
 // mergeRefs merges added (sorted, with terms refs lacks) into refs
 // (sorted), in place when refs has room: one pass from the back instead
