@@ -50,7 +50,7 @@ type faultLoad struct {
 	slowest  time.Duration
 }
 
-func (l *faultLoad) record(resp *http.Response, took time.Duration, err error, id string) {
+func (l *faultLoad) record(resp *http.Response, took time.Duration, err error, id string, body []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.slowest = max(l.slowest, took)
@@ -61,7 +61,7 @@ func (l *faultLoad) record(resp *http.Response, took time.Duration, err error, i
 		l.statuses[resp.StatusCode]++
 	case resp.StatusCode >= 300:
 		l.statuses[resp.StatusCode]++
-		l.problems = append(l.problems, fmt.Sprintf("status %d", resp.StatusCode))
+		l.problems = append(l.problems, fmt.Sprintf("status %d after %v: %s", resp.StatusCode, took, body))
 	default:
 		l.statuses[resp.StatusCode]++
 		if id != "" {
@@ -126,33 +126,33 @@ func TestServe_PostgresStopsAndReturns(t *testing.T) {
 	load := &faultLoad{statuses: map[int]int{}}
 	var wg sync.WaitGroup
 	var stop atomic.Bool
-	post := func(path, body string) (id string, resp *http.Response, err error) {
+	post := func(path, body string) (id string, resp *http.Response, data []byte, err error) {
 		resp, err = hc.Post(url+path, "application/json", strings.NewReader(body))
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		defer resp.Body.Close()
-		data, rerr := io.ReadAll(resp.Body)
-		if rerr != nil {
-			return "", resp, rerr
+		data, err = io.ReadAll(resp.Body)
+		if err != nil {
+			return "", resp, nil, err
 		}
 		if resp.StatusCode == http.StatusServiceUnavailable {
 			var e struct{ Error server.Error }
 			if json.Unmarshal(data, &e) != nil || e.Error.Code != server.CodeUnavailable || resp.Header.Get("Retry-After") == "" {
-				return "", resp, fmt.Errorf("503 without code unavailable and Retry-After: %s", data)
+				return "", resp, data, fmt.Errorf("503 without code unavailable and Retry-After: %s", data)
 			}
-			return "", resp, nil
+			return "", resp, data, nil
 		}
 		var res struct{ ID string }
 		_ = json.Unmarshal(data, &res)
-		return res.ID, resp, nil
+		return res.ID, resp, data, nil
 	}
 	for w := range 6 {
 		wg.Go(func() {
 			for i := 0; !stop.Load(); i++ {
 				start := time.Now()
-				id, resp, err := post("/v1/memories", fmt.Sprintf(`{"text": "writer %d note %d about the failover drill", "namespace": "fault"}`, w, i))
-				load.record(resp, time.Since(start), err, id)
+				id, resp, data, err := post("/v1/memories", fmt.Sprintf(`{"text": "writer %d note %d about the failover drill", "namespace": "fault"}`, w, i))
+				load.record(resp, time.Since(start), err, id, data)
 				if resp != nil && resp.StatusCode == http.StatusServiceUnavailable {
 					time.Sleep(20 * time.Millisecond) // a client that honours Retry-After waits longer
 				}
@@ -163,8 +163,8 @@ func TestServe_PostgresStopsAndReturns(t *testing.T) {
 		wg.Go(func() {
 			for !stop.Load() {
 				start := time.Now()
-				_, resp, err := post("/v1/search", `{"query": "failover drill note", "namespace": "fault"}`)
-				load.record(resp, time.Since(start), err, "")
+				_, resp, data, err := post("/v1/search", `{"query": "failover drill note", "namespace": "fault"}`)
+				load.record(resp, time.Since(start), err, "", data)
 				if resp != nil && resp.StatusCode == http.StatusServiceUnavailable {
 					time.Sleep(20 * time.Millisecond)
 				}
