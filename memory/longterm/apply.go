@@ -45,9 +45,9 @@ func (m *Memory) applyAll(ctx context.Context, adds []*addRecord, offs []int64, 
 
 // parallelTurns is the text size of a batch from which applyNew indexes
 // its keyword part on goroutines of its own, beside the vector adds, and
-// the least text (or vector entries, for the log's codes) for which
-// prepareAll gives a goroutine a share: about 50 µs of work, against a
-// few µs to start a goroutine.
+// the least text for which prepareAll gives a goroutine a share (the
+// log's codes have parallelCodes): about 50 µs of work, against a few µs
+// to start a goroutine.
 const parallelTurns = 1 << 10
 
 // applyNew is applyAll's fast path for the common batch, records with new

@@ -207,15 +207,7 @@ func (ti *turnIndex) built(ns string) bool {
 // will). terms, if not nil, are ti.tok's tokens of header+p.rec.Text,
 // tokenized and counted beforehand. m.mu must be held for writing.
 func (ti *turnIndex) added(p *parent, header string, terms *keyword.Counts) {
-	ti.mu.Lock()
-	defer ti.mu.Unlock()
-	if n := ti.ns[p.rec.Namespace]; n != nil {
-		if terms == nil {
-			c := keyword.Count(ti.tok.Tokens(header + p.rec.Text))
-			terms = &c
-		}
-		n.add(ti.tok, p, *terms)
-	}
+	ti.addedAll([]*parent{p}, []string{header}, []*keyword.Counts{terms}, false)
 }
 
 // addedAll is added for each of ps in order, terms[i] ps[i]'s counts or
@@ -247,14 +239,17 @@ func (ti *turnIndex) addedAll(ps []*parent, headers []string, terms []*keyword.C
 		text = append(text, posting{n.text, id, c})
 		episodes = append(episodes, posting{n.episodes, ep, c})
 	}
+	indexEpisodes := func() {
+		for _, e := range episodes {
+			e.ix.AppendCounts(e.id, *e.terms)
+		}
+	}
 	var done chan struct{}
 	if parallel && len(text) > 1 {
 		done = make(chan struct{})
 		go func() {
 			defer close(done)
-			for _, e := range episodes {
-				e.ix.AppendCounts(e.id, *e.terms)
-			}
+			indexEpisodes()
 		}()
 	}
 	for _, t := range text {
@@ -262,10 +257,8 @@ func (ti *turnIndex) addedAll(ps []*parent, headers []string, terms []*keyword.C
 	}
 	if done != nil {
 		<-done
-		return
-	}
-	for _, e := range episodes {
-		e.ix.AppendCounts(e.id, *e.terms)
+	} else {
+		indexEpisodes()
 	}
 }
 
