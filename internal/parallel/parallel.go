@@ -1,9 +1,9 @@
-// Package parallel splits work on independent items across goroutines.
+// Package parallel splits work on independent items across goroutines,
+// run by helpers that stay awake between bursts of work (Group).
 package parallel
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 )
 
@@ -20,8 +20,9 @@ const runsPerWorker = 8
 // and there are only as many goroutines as give each at least minPart of
 // it, so a small job runs on the caller alone, with no goroutine. Each
 // goroutine takes the next run when done with its last, so the caller
-// starts at once and a helper that starts late takes fewer. The runs are
-// done concurrently: do must only touch what its run owns.
+// starts at once and a helper that starts late takes fewer; the helpers
+// are a Group's, which stay awake between the bursts of a batch's phases.
+// The runs are done concurrently: do must only touch what its run owns.
 func Parts(n int, size func(i int) int, minPart int, do func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -65,10 +66,10 @@ func Parts(n int, size func(i int) int, minPart int, do func(lo, hi int)) {
 			do(lo, ends[r])
 		}
 	}
-	var wg sync.WaitGroup
+	var g Group
 	for range workers - 1 {
-		wg.Go(work)
+		g.Go(work)
 	}
 	work()
-	wg.Wait()
+	g.Wait()
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/parallel"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/internal/fact"
 	"github.com/agentmem/agentmem/semantic"
@@ -89,7 +90,7 @@ func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, 
 	for i, a := range adds {
 		ps[i] = &parent{rec: a.rec, children: a.children, off: offs[i]}
 	}
-	var done chan struct{}
+	var done *parallel.Group
 	ti := m.turnIdx()
 	indexTurns := func() {
 		headers := make([]string, len(ps))
@@ -100,11 +101,8 @@ func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, 
 		ti.addedAll(ps, headers, terms, size >= parallelTurns)
 	}
 	if size >= parallelTurns {
-		done = make(chan struct{})
-		go func() {
-			defer close(done)
-			indexTurns()
-		}()
+		done = new(parallel.Group)
+		done.Go(indexTurns)
 	}
 	for gi, g := range groups {
 		db, err := m.namespaceDB(ctx, g.ns)
@@ -117,7 +115,7 @@ func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, 
 		// Take back what this call added, so that applyAll starts from
 		// where it was.
 		if done != nil {
-			<-done
+			done.Wait()
 			for i := len(ps) - 1; i >= 0; i-- {
 				ti.removed(ps[i], m.header(&ps[i].rec))
 			}
@@ -139,7 +137,7 @@ func (m *Memory) applyNew(ctx context.Context, adds []*addRecord, offs []int64, 
 		ids[i] = p.rec.ID
 	}
 	if done != nil {
-		<-done
+		done.Wait()
 	} else {
 		indexTurns()
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/parallel"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
@@ -215,7 +216,7 @@ func (ti *turnIndex) added(p *parent, header string, terms *keyword.Counts) {
 // terms go into the text indexes on one goroutine and into the episode
 // indexes on another, when there are enough to pay for it (parallel). m.mu
 // must be held for writing.
-func (ti *turnIndex) addedAll(ps []*parent, headers []string, terms []*keyword.Counts, parallel bool) {
+func (ti *turnIndex) addedAll(ps []*parent, headers []string, terms []*keyword.Counts, inParallel bool) {
 	type posting struct {
 		ix    *keyword.Index
 		id    int64
@@ -244,19 +245,16 @@ func (ti *turnIndex) addedAll(ps []*parent, headers []string, terms []*keyword.C
 			e.ix.AppendCounts(e.id, *e.terms)
 		}
 	}
-	var done chan struct{}
-	if parallel && len(text) > 1 {
-		done = make(chan struct{})
-		go func() {
-			defer close(done)
-			indexEpisodes()
-		}()
+	var done *parallel.Group
+	if inParallel && len(text) > 1 {
+		done = new(parallel.Group)
+		done.Go(indexEpisodes)
 	}
 	for _, t := range text {
 		t.ix.AddCounts(t.id, *t.terms)
 	}
 	if done != nil {
-		<-done
+		done.Wait()
 	} else {
 		indexEpisodes()
 	}
