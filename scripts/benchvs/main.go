@@ -13,7 +13,11 @@
 // p50-ms, cpu-ms/op, allocs/op) and BenchmarkIngest at -ingest turns
 // (turns/s). A ratio below 1 is better for times and allocations, above 1
 // for turns/s. -backend sets AGENTMEM_BENCH_BACKEND for both (e.g.
-// inmem:int8).
+// inmem:int8). -realmem DIR also runs package eval's
+// BenchmarkIngestRealMem on the RealMem development set in DIR (the
+// ingest of its 14,028 turns in the batches its questions cut):
+//
+//	go run ./scripts/benchvs -rev 487b4de -pairs 7 -querytime 0 -ingest 0 -realmem ../shared/data/realmem
 package main
 
 import (
@@ -39,14 +43,15 @@ func main() {
 	ingestTime := flag.String("ingesttime", "5x", "-benchtime of BenchmarkIngest")
 	pkg := flag.String("pkg", "./memory/longterm", "package holding the benchmarks")
 	keep := flag.Bool("keep", false, "keep the temporary folder (binaries, raw outputs)")
+	realMem := flag.String("realmem", "", "RealMem data folder: also run eval's BenchmarkIngestRealMem (-ingesttime)")
 	flag.Parse()
-	if err := run(*rev, *pkg, *backend, *queryTime, *ingestTime, *pairs, *turns, *ingest, *keep); err != nil {
+	if err := run(*rev, *pkg, *backend, *queryTime, *ingestTime, *realMem, *pairs, *turns, *ingest, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "benchvs:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rev, pkg, backend, queryTime, ingestTime string, pairs, turns, ingest int, keep bool) error {
+func run(rev, pkg, backend, queryTime, ingestTime, realMem string, pairs, turns, ingest int, keep bool) error {
 	top, err := output(exec.Command("git", "rev-parse", "--show-toplevel"))
 	if err != nil {
 		return err
@@ -67,25 +72,41 @@ func run(rev, pkg, backend, queryTime, ingestTime string, pairs, turns, ingest i
 	}
 	defer exec.Command("git", "-C", top, "worktree", "remove", "--force", old).Run()
 	head, _ := output(exec.Command("git", "-C", old, "rev-parse", "--short", "HEAD"))
-	bins := map[string]string{"old": filepath.Join(tmp, "old.test"), "new": filepath.Join(tmp, "new.test")}
-	for side, dir := range map[string]string{"old": old, "new": top} {
-		c := exec.Command("go", "test", "-c", "-o", bins[side], pkg)
-		c.Dir = dir
-		if _, err := output(c); err != nil {
-			return fmt.Errorf("building %s: %w", side, err)
-		}
-	}
 	env := append(os.Environ(), fmt.Sprintf("AGENTMEM_BENCH_TURNS=%d", turns))
 	if backend != "" {
 		env = append(env, "AGENTMEM_BENCH_BACKEND="+backend)
 	}
-	type job struct{ pattern, benchtime string }
+	type job struct{ pkg, pattern, benchtime string }
 	var jobs []job
 	if queryTime != "0" {
-		jobs = append(jobs, job{"^BenchmarkQuery$", queryTime})
+		jobs = append(jobs, job{pkg, "^BenchmarkQuery$", queryTime})
 	}
 	if ingest > 0 {
-		jobs = append(jobs, job{fmt.Sprintf("^BenchmarkIngest$/^turns=%d$", ingest), ingestTime})
+		jobs = append(jobs, job{pkg, fmt.Sprintf("^BenchmarkIngest$/^turns=%d$", ingest), ingestTime})
+	}
+	if realMem != "" {
+		abs, err := filepath.Abs(realMem)
+		if err != nil {
+			return err
+		}
+		env = append(env, "AGENTMEM_REALMEM="+abs)
+		jobs = append(jobs, job{"./eval", "^BenchmarkIngestRealMem$", ingestTime})
+	}
+	// bins[side][pkg] is the side's test binary of pkg.
+	bins := map[string]map[string]string{"old": {}, "new": {}}
+	for _, j := range jobs {
+		for side, dir := range map[string]string{"old": old, "new": top} {
+			if bins[side][j.pkg] != "" {
+				continue
+			}
+			bin := filepath.Join(tmp, fmt.Sprintf("%s-%d.test", side, len(bins[side])))
+			c := exec.Command("go", "test", "-c", "-o", bin, j.pkg)
+			c.Dir = dir
+			if _, err := output(c); err != nil {
+				return fmt.Errorf("building %s %s: %w", side, j.pkg, err)
+			}
+			bins[side][j.pkg] = bin
+		}
 	}
 	// values[side][bench/metric] holds one value per pair.
 	values := map[string]map[string][]float64{"old": {}, "new": {}}
@@ -96,9 +117,9 @@ func run(rev, pkg, backend, queryTime, ingestTime string, pairs, turns, ingest i
 		}
 		for _, j := range jobs {
 			for _, side := range order {
-				c := exec.Command(bins[side], "-test.run", "^$", "-test.bench", j.pattern,
+				c := exec.Command(bins[side][j.pkg], "-test.run", "^$", "-test.bench", j.pattern,
 					"-test.benchtime", j.benchtime, "-test.benchmem")
-				c.Dir = filepath.Join(map[string]string{"old": old, "new": top}[side], pkg)
+				c.Dir = filepath.Join(map[string]string{"old": old, "new": top}[side], j.pkg)
 				c.Env = env
 				out, err := output(c)
 				if err != nil {
