@@ -142,8 +142,8 @@ func (g *Group) Go(fn func()) {
 
 // Wait returns when every fn given to Go has returned.
 func (g *Group) Wait() {
-	if g.pending.Load() != 0 && runtime.GOMAXPROCS(0) > 1 {
-		spinUntil(func() bool { return g.pending.Load() == 0 })
+	if runtime.GOMAXPROCS(0) > 1 {
+		spinUntil(func() bool { return g.pending.Load() == 0 }) // at once when none is pending
 	}
 	g.wg.Wait()
 }
