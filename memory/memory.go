@@ -125,7 +125,8 @@ type Explanation struct {
 	// Paths are the paths that found it: "keyword", "vector".
 	Paths []string
 	// Terms are the query's terms (as the keyword path's tokenizer cuts
-	// them: lower case, stemmed) that the record's text holds.
+	// them: lower case, stemmed; its question words left out, as the
+	// keyword path leaves them out) that the record's text holds.
 	Terms []string
 }
 

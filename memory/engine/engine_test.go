@@ -1,11 +1,14 @@
 package engine_test
 
 import (
+	"bufio"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
 	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/memory/window/tokens"
 	"github.com/agentmem/agentmem/vdb"
@@ -501,18 +505,24 @@ func TestSearch_AnswerHandOff(t *testing.T) {
 		"a first-person query names the user: the user's question is not handed to the assistant's answer")
 }
 
+// newHashLT returns a long-term memory over the hash embedder spec and
+// the time its tests' records start at.
+func newHashLT(t *testing.T, spec string) (*longterm.Memory, time.Time) {
+	emb, err := embed.Open(spec)
+	require.NoError(t, err)
+	lt, err := longterm.New(t.Context(), emb)
+	require.NoError(t, err)
+	return lt, time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
+}
+
 // TestSearch_ShareHoldsSpeaker: the best hit's share of the query's words
 // (Explanation.BestShare) counts its speaker's name as a word it holds, so
 // "When does Maria run?" finds all it asks in Maria's "I run every
 // morning." and half of it in Tom's same words; the relevance follows.
 func TestSearch_ShareHoldsSpeaker(t *testing.T) {
 	ctx := t.Context()
-	emb, err := embed.Open("hash:256")
-	require.NoError(t, err)
-	t0 := time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
-	lt, err := longterm.New(ctx, emb)
-	require.NoError(t, err)
-	_, err = lt.AddBatch(ctx, []memory.Record{
+	lt, t0 := newHashLT(t, "hash:256")
+	_, err := lt.AddBatch(ctx, []memory.Record{
 		{ID: "m1", Namespace: "maria", Speaker: "Maria", Text: "I run every morning.", Time: t0},
 		{ID: "m2", Namespace: "maria", Speaker: "Maria", Text: "The bakery opens at seven.", Time: t0.Add(time.Minute)},
 		{ID: "t1", Namespace: "tom", Speaker: "Tom", Text: "I run every morning.", Time: t0},
@@ -531,4 +541,66 @@ func TestSearch_ShareHoldsSpeaker(t *testing.T) {
 	assert.InDelta(t, 1.0, m.Explain.BestShare, 1e-9, "maria and run: Maria said it")
 	assert.InDelta(t, 0.5, tom.Explain.BestShare, 1e-9, "run only: nobody named Maria speaks here")
 	assert.Greater(t, m.Relevance, tom.Relevance)
+}
+
+// TestSearch_SnippetsAsSearched: a hit's snippets and matched terms are
+// those of the query the paths searched with. The keyword path leaves
+// question words out, so "where" does not make "Where are you?" a
+// snippet or a matched term.
+func TestSearch_SnippetsAsSearched(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:256")
+	_, err := lt.AddBatch(ctx, []memory.Record{
+		{ID: "anna", Speaker: "Tom", Text: "Where are you? Anna went home.", Time: t0},
+		{ID: "berlin", Speaker: "Tom", Text: "I fly to Berlin on March 14.", Time: t0.Add(time.Minute)},
+	})
+	require.NoError(t, err)
+	hits, err := lt.Query(ctx, memory.Query{Text: "Where did Anna go?", K: 1, Mode: memory.KeywordOnly, MinRelevance: -1, Explain: true})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, "anna", hits[0].ID)
+	assert.Equal(t, []string{"Anna went home."}, hits[0].Snippets)
+	assert.Equal(t, []string{"anna"}, hits[0].Explain.Terms)
+}
+
+// TestSearch_ZeroCosineFoundNothing: over the bundled example
+// conversation, a hit the vector path ranked with a cosine of 0 (a
+// lexical vector sharing no word with the query) is not said to be found
+// by that path, and none of its chunks is a snippet for it: every
+// snippet shares a searched word with the query or has a positive
+// cosine. "when is my flight to Berlin?" ranks third a turn that only
+// its neighbour's words lend a score.
+func TestSearch_ZeroCosineFoundNothing(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:512")
+	f, err := os.Open("../../testdata/conversation.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	var recs []memory.Record
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		var line struct{ Text string }
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &line))
+		recs = append(recs, memory.Record{ID: fmt.Sprint("r", len(recs)), Text: line.Text, Time: t0.Add(time.Duration(len(recs)) * time.Second)})
+	}
+	_, err = lt.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	zero := 0
+	for _, q := range []string{"when is my flight to Berlin?", "which cluster is production?", "what's my sister's name?", "who approves deploys?"} {
+		hits, err := lt.Query(ctx, memory.Query{Text: q, K: 10, MinRelevance: -1, Explain: true})
+		require.NoError(t, err)
+		for _, h := range hits {
+			found := slices.Contains(h.Explain.Paths, "vector")
+			assert.Equal(t, h.Explain.Vector > 0, found, "%q %s: cosine %v, paths %v", q, h.ID, h.Explain.Vector, h.Explain.Paths)
+			if h.Explain.Vector > 0 {
+				continue
+			}
+			zero++
+			for _, sn := range h.Snippets {
+				assert.NotEmpty(t, ranking.Shared(tok, ranking.WithoutQuestionWords(q), sn), "%q %s: snippet %q shares no word", q, h.ID, sn)
+			}
+		}
+	}
+	assert.Positive(t, zero, "some hit has a cosine of 0")
 }

@@ -253,12 +253,15 @@ func (s *search[K]) best(ctx context.Context, list []*candidate[K], keep int) ([
 }
 
 // makeHits turns candidates into results with snippets: the chunks that
-// share the most query terms (ranking.SnippetRatio of the most any chunk
-// shares), and those the vector path matched nearly as well as the best.
+// share the most of the terms the keyword path searched for
+// (ranking.SnippetRatio of the most any chunk shares; the query's
+// question words left out, as that path leaves them out: "what" matches
+// the turns that ask), and those the vector path matched nearly as well
+// as the best.
 func makeHits[K comparable](s *search[K], text string, list []*candidate[K], explain bool) []memory.Hit {
 	e := s.e
 	qterms := map[string]bool{}
-	for _, t := range e.tok.Tokens(text) {
+	for _, t := range e.tok.Tokens(ranking.WithoutQuestionWords(text)) {
 		qterms[t] = true
 	}
 	hits := make([]memory.Hit, len(list))
@@ -293,7 +296,9 @@ func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidat
 	if c.HasKW {
 		x.Paths = append(x.Paths, "keyword")
 	}
-	if c.HasVec {
+	if c.HasVec && c.VecScore > 0 {
+		// A chunk with cosine 0 shares nothing with the query: the
+		// vector path ranked it, but it did not find it.
 		x.Paths = append(x.Paths, "vector")
 	}
 	seen := map[string]bool{}

@@ -34,7 +34,9 @@ type Child struct {
 // Snippets returns, in text order, the indexes of a record's children that
 // matched: with byKeyword, those that share at least SnippetRatio of the
 // most query terms any child shares; and of byVector (best first), those
-// within SnippetRatio of the best score.
+// within SnippetRatio of the best score, if it is positive: a child whose
+// vector shares nothing with the query's (a cosine of 0, as a lexical
+// embedder gives a sentence without a query word) did not match.
 func Snippets(tok keyword.Tokenizer, qterms map[string]bool, children []string, byKeyword bool, byVector []Child) []int {
 	var matched []int
 	if byKeyword {
@@ -56,7 +58,7 @@ func Snippets(tok keyword.Tokenizer, qterms map[string]bool, children []string, 
 			}
 		}
 	}
-	if len(byVector) > 0 {
+	if len(byVector) > 0 && byVector[0].Score > 0 {
 		top := byVector[0].Score
 		for _, c := range byVector {
 			if c.Score >= SnippetRatio*top {

@@ -22,6 +22,10 @@ func TestSnippets(t *testing.T) {
 	assert.Equal(t, []int{1, 3}, Snippets(tok, q, children, true, []Child{{3, 0.8}, {0, 0.5}}),
 		"plus the vector path's children within the ratio of its best, in text order")
 	assert.Empty(t, Snippets(tok, q, children, false, nil))
+	assert.Empty(t, Snippets(tok, q, children, false, []Child{{2, 0}, {0, 0}, {1, -0.1}}),
+		"a vector path's child that shares nothing with the query (cosine ≤ 0) did not match")
+	assert.Equal(t, []int{1}, Snippets(tok, q, children, true, []Child{{3, 0}}),
+		"the keyword path's child, not the vector path's with cosine 0")
 }
 
 func TestChecks(t *testing.T) {
