@@ -190,7 +190,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 			src.Close()
 		}
 	}()
-	s := &search[K]{e: e, src: src, mode: q.Mode, text: text, depth: depth, minScore: minScore,
+	s := &search[K]{e: e, src: src, mode: q.Mode, text: text, words: ranking.WithoutQuestionWords(text), depth: depth, minScore: minScore,
 		scope: Scope{Namespace: q.Namespace, From: q.From, To: q.To, AsOf: cmp.Or(q.AsOf, time.Now()), History: q.History}}
 	list, err := s.candidates(ctx, qvec)
 	if err != nil {
@@ -203,7 +203,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 	if list, err = s.best(ctx, list, keep); err != nil {
 		return nil, err
 	}
-	hits := makeHits(s, text, list, q.Explain)
+	hits := makeHits(s, list, q.Explain)
 	keys := make([]K, len(list))
 	for i, c := range list {
 		keys[i] = c.key

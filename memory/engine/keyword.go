@@ -22,13 +22,12 @@ const episodesBoosted = 3
 
 // keyword ranks the records of the query's namespace (or of every
 // namespace) by keyword score, best first, up to depth. The query's
-// question words are left out (ranking.WithoutQuestionWords).
+// question words are left out (s.words).
 func (s *search[K]) keyword(ctx context.Context) ([]scored[K], error) {
 	nss, err := s.src.Namespaces(ctx, s.scope.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	words := ranking.WithoutQuestionWords(s.text)
 	s.scratch = kwScratchPool.Get().(*kwScratch)
 	defer func() {
 		kwScratchPool.Put(s.scratch)
@@ -41,7 +40,7 @@ func (s *search[K]) keyword(ctx context.Context) ([]scored[K], error) {
 	// id), and is not ranked.
 	floor := math.Inf(-1)
 	for _, ns := range nss {
-		r, err := s.keywordNamespace(ctx, ns, words, floor)
+		r, err := s.keywordNamespace(ctx, ns, floor)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +92,7 @@ func (n *nsSearch[K]) link(id int64) Link {
 
 // keywordNamespace ranks one namespace's records for the query as asked
 // (s.text: speakers are found in it, "what did you say" being about the
-// answerer's words) and without its question words (words).
+// answerer's words) and without its question words (s.words).
 //
 // A record scores BM25 over its own words (the query without its question
 // words), plus what its neighbours' words lend it (WithNeighbourWeight
@@ -104,7 +103,7 @@ func (n *nsSearch[K]) link(id int64) Link {
 // with its age when the query refers back to an earlier conversation,
 // times 1 + WithSpeakerBoost's boost when spoken by a speaker the query
 // names.
-func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words string, floor float64) ([]scored[K], error) {
+func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor float64) ([]scored[K], error) {
 	cfg := &s.e.cfg
 	tok := s.e.tok
 	// A record that the scope leaves out (its time, its validity) gets no
@@ -118,7 +117,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 		st.Add(tok, sp)
 	}
 	named, rest := st.NamedSpeakers(tok, len(speakerList), s.text)
-	speakers, rest := ranking.KeywordQuery(tok, s.text, words, named, rest)
+	speakers, rest := ranking.KeywordQuery(tok, s.text, s.words, named, rest)
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * s.depth
@@ -248,18 +247,18 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], words
 			return nil, err
 		}
 	}
-	if b := cfg.timeBoost; b > 0 && scores.len() > 0 && ranking.TimeCue(words) {
+	if b := cfg.timeBoost; b > 0 && scores.len() > 0 && ranking.TimeCue(s.words) {
 		// Only a query that may name a time asks for the newest record's
 		// (a round trip to some stores).
 		newest, err := ns.Newest(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if from, to, ok := ranking.TimeRef(words, newest); ok {
+		if from, to, ok := ranking.TimeRef(s.words, newest); ok {
 			// A named day: its records lend as the best conversation
 			// does, and the day either side of it (TimeRef's margin for
 			// time zones and talk after midnight) counts half.
-			dayFrom, dayTo, day := ranking.NamedDay(words, newest)
+			dayFrom, dayTo, day := ranking.NamedDay(s.words, newest)
 			if day {
 				if err := n.addDay(ctx, dayFrom, dayTo, cfg.episodeWeight, scores); err != nil {
 					return nil, err

@@ -12,11 +12,15 @@ import (
 
 // search is one search's state.
 type search[K comparable] struct {
-	e        *Engine
-	src      Source[K]
-	mode     memory.Mode
-	scope    Scope
-	text     string
+	e     *Engine
+	src   Source[K]
+	mode  memory.Mode
+	scope Scope
+	text  string
+	// words is text without its question words
+	// (ranking.WithoutQuestionWords): what the keyword path searches
+	// for, and what snippets, matched terms and relevance's share count.
+	words    string
 	depth    int
 	minScore float32
 	// top are the search's best keyword score, cosine and namespace
@@ -159,7 +163,7 @@ func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K], keep in
 	if err != nil || len(top) == 0 {
 		return err
 	}
-	q := ranking.WithoutTimeRefs(ranking.WithoutQuestionWords(s.text))
+	q := ranking.WithoutTimeRefs(s.words)
 	r := &top[0].doc.Record
 	s.top.share = ranking.Share(s.e.tok, q, said(r.Speaker, r.Text))
 	if a := top[0].asked; a != "" {
@@ -258,10 +262,10 @@ func (s *search[K]) best(ctx context.Context, list []*candidate[K], keep int) ([
 // question words left out, as that path leaves them out: "what" matches
 // the turns that ask), and those the vector path matched nearly as well
 // as the best.
-func makeHits[K comparable](s *search[K], text string, list []*candidate[K], explain bool) []memory.Hit {
+func makeHits[K comparable](s *search[K], list []*candidate[K], explain bool) []memory.Hit {
 	e := s.e
 	qterms := map[string]bool{}
-	for _, t := range e.tok.Tokens(ranking.WithoutQuestionWords(text)) {
+	for _, t := range e.tok.Tokens(s.words) {
 		qterms[t] = true
 	}
 	hits := make([]memory.Hit, len(list))
