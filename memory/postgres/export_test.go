@@ -8,7 +8,7 @@ import (
 )
 
 // MigrationSQL returns migration i's SQL (0: the first) for dimension dim.
-func MigrationSQL(i, dim int) string { return migrations[i].sql(dim) }
+func MigrationSQL(i, dim int) string { return migrations[i].sql(shape{dim: dim}) }
 
 // SetBlocks sets how many postings a block holds and how many records a
 // namespace's tail holds before a write packs it, until the returned
@@ -155,3 +155,7 @@ func DocReads(m *Memory) int64 { return m.caches.docReads.Load() }
 func Prefetched(m *Memory) (caches, tails int64) {
 	return m.caches.prefetched.Load(), m.vecs.prefetched.Load()
 }
+
+// IndexOrder is the ORDER BY of a vector search through m's HNSW index,
+// with the query as $1.
+func IndexOrder(m *Memory) string { return m.indexExpr() + " <#> $1" }

@@ -184,7 +184,7 @@ func (m *Memory) indexConcurrently(ctx context.Context) error {
 			drop()
 		}
 	}()
-	if _, err := c.Exec(ctx, hnswIndexConcurrentlySQL); err != nil {
+	if _, err := c.Exec(ctx, hnswIndexSQL(m.indexExpr(), true)); err != nil {
 		// An invalid index may be left: the next build drops it.
 		return m.wrap(ctx, "create HNSW index", err)
 	}

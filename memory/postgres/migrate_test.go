@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	pgv "github.com/pgvector/pgvector-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/postgres"
 )
@@ -110,22 +113,7 @@ func hitIDs(hits []memory.Hit) []string {
 func TestMigrateFromVersion5(t *testing.T) {
 	ctx := t.Context()
 	u := storeURL(t)
-	m, err := postgres.Open(ctx, u, hashEmb(t, 256), postgres.WithCreate())
-	require.NoError(t, err)
-	_, err = m.AddBatch(ctx, parityRecords())
-	require.NoError(t, err)
-	require.NoError(t, m.Fold(ctx))
-	queries := []memory.Query{
-		{Text: "who drives the van", Mode: memory.VectorOnly, K: 5},
-		{Text: "lake weather", Mode: memory.Hybrid, K: 5},
-	}
-	var want [][]memory.Hit
-	for _, q := range queries {
-		hits, err := m.Query(ctx, q)
-		require.NoError(t, err)
-		require.NotEmpty(t, hits)
-		want = append(want, hits)
-	}
+	m, want := migrationStore(t, u)
 	chunks := m.Chunks()
 	require.NoError(t, m.Close())
 
@@ -151,31 +139,76 @@ func TestMigrateFromVersion5(t *testing.T) {
 		assert.Zero(t, pending)
 		assert.Equal(t, chunks, folded)
 		assert.Equal(t, len(parityTurns), m.Len())
-		for i, q := range queries {
-			hits, err := m.Query(ctx, q)
-			require.NoError(t, err)
-			assert.Equal(t, hitIDs(want[i]), hitIDs(hits), q.Text)
-			for j := range hits {
-				assert.InDelta(t, want[i][j].Score, hits[j].Score, 1e-6, "%q hit %d", q.Text, j)
-			}
-		}
+		sameHits(t, m, want)
 		checkStats(t, m)
 	}
 	check(open(t, withParams(u, "exact", "1")))
 	m = open(t, u)
 	check(m)
 	// The upgraded store keeps facts that change.
-	hits, err := m.Query(ctx, queries[0])
+	hits, err := m.Query(ctx, migrationQueries[0])
 	require.NoError(t, err)
 	first := hits[0].ID
 	out, err := m.Supersede(ctx, first, memory.Record{Text: "A new version of the first hit."})
 	require.NoError(t, err)
-	hits, err = m.Query(ctx, queries[0])
+	hits, err = m.Query(ctx, migrationQueries[0])
 	require.NoError(t, err)
 	assert.NotContains(t, hitIDs(hits), first, "a superseded record is not current")
 	h, err := m.History(ctx, out.ID)
 	require.NoError(t, err)
 	assert.Equal(t, []string{first, out.ID}, []string{h[0].ID, h[1].ID})
+}
+
+// reconnect closes m and returns a connection to its schema, closed when
+// the test ends.
+func reconnect(t *testing.T, m *postgres.Memory) *pgx.Conn {
+	t.Helper()
+	require.NoError(t, m.Close())
+	conn, err := pgx.Connect(t.Context(), withParams(needPG(t), "search_path", m.Schema()+",public"))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// migrationQueries are the queries a migration test asks before and
+// after.
+var migrationQueries = []memory.Query{
+	{Text: "who drives the van", Mode: memory.VectorOnly, K: 5},
+	{Text: "lake weather", Mode: memory.Hybrid, K: 5},
+}
+
+// migrationStore opens (creating) the store at u with hash:256, writes
+// parityRecords, folds them and returns it, open, with the hits of
+// migrationQueries.
+func migrationStore(t *testing.T, u string) (*postgres.Memory, [][]memory.Hit) {
+	t.Helper()
+	m, err := postgres.Open(t.Context(), u, hashEmb(t, 256), postgres.WithCreate())
+	require.NoError(t, err)
+	_, err = m.AddBatch(t.Context(), parityRecords())
+	require.NoError(t, err)
+	require.NoError(t, m.Fold(t.Context()))
+	var want [][]memory.Hit
+	for _, q := range migrationQueries {
+		hits, err := m.Query(t.Context(), q)
+		require.NoError(t, err)
+		require.NotEmpty(t, hits)
+		want = append(want, hits)
+	}
+	return m, want
+}
+
+// sameHits asserts that m answers migrationQueries with want's hits and
+// scores.
+func sameHits(t *testing.T, m *postgres.Memory, want [][]memory.Hit) {
+	t.Helper()
+	for i, q := range migrationQueries {
+		hits, err := m.Query(t.Context(), q)
+		require.NoError(t, err)
+		assert.Equal(t, hitIDs(want[i]), hitIDs(hits), q.Text)
+		for j := range hits {
+			assert.InDelta(t, want[i][j].Score, hits[j].Score, 1e-6, "%q hit %d", q.Text, j)
+		}
+	}
 }
 
 // downgradeToV5 turns the store in schema back into a version-5 one: no
@@ -211,6 +244,9 @@ func downgradeToV5(ctx context.Context, dsn, schema string) error {
 // at schema version 8, as that build wrote it: a postings row per term of
 // each record instead of the records' terms arrays.
 func downgradeToV8(ctx context.Context, conn *pgx.Conn) error {
+	if err := downgradeToV9(ctx, conn); err != nil {
+		return err
+	}
 	for _, sql := range []string{
 		`CREATE TABLE postings (ns int NOT NULL, term text NOT NULL, seq bigint NOT NULL, tf int NOT NULL, dl int NOT NULL, episode bigint NOT NULL,
 			PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl, episode)) WITH (fillfactor = 90)`,
@@ -225,6 +261,138 @@ func downgradeToV8(ctx context.Context, conn *pgx.Conn) error {
 		}
 	}
 	return nil
+}
+
+// downgradeToV9 turns the store that conn's search_path leads to into one
+// at schema version 9: its chunks' vectors of type vector(dim), and its
+// HNSW index, if it has one, over that type.
+func downgradeToV9(ctx context.Context, conn *pgx.Conn) error {
+	var dim int
+	var indexed bool
+	if err := conn.QueryRow(ctx, `SELECT dim, to_regclass(current_schema() || '.chunks_hnsw') IS NOT NULL FROM manifest`).Scan(&dim, &indexed); err != nil {
+		return err
+	}
+	sqls := []string{
+		`DROP INDEX IF EXISTS chunks_hnsw`,
+		fmt.Sprintf(`ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(%d) USING embedding::vector(%d)`, dim, dim),
+		`ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN`,
+	}
+	if indexed {
+		sqls = append(sqls, `CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`)
+	}
+	for _, sql := range append(sqls, `DELETE FROM schema_migrations WHERE version > 9`) {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
+}
+
+// TestMigrateFromVersion9: a store of a lexical embedder at schema version
+// 9 (its vectors as vector(dim)), with its HNSW index, opens at the
+// current version with them as sparsevec(dim) and the index built again
+// over them cast to vector(dim), the same rows, hits and scores, and
+// verifies clean. A store of a model embedder keeps vector(dim).
+func TestMigrateFromVersion9(t *testing.T) {
+	ctx := t.Context()
+	u := withParams(storeURL(t), "index_after", "0")
+	m, want := migrationStore(t, u)
+	rows := storeRows(t, m)
+	schema := m.Schema()
+	conn := reconnect(t, m)
+	require.NoError(t, downgradeToV9(ctx, conn))
+	assert.Equal(t, "vector(256)", columnType(t, conn))
+
+	m = open(t, u)
+	var version int
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&version))
+	assert.Equal(t, postgres.SchemaVersion, version)
+	assert.Equal(t, "sparsevec(256)", columnType(t, conn))
+	var def string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'chunks_hnsw'`, schema).Scan(&def))
+	assert.Contains(t, def, "((embedding)::vector(256)) vector_ip_ops")
+	assert.Contains(t, def, "WHERE (NOT pending)")
+	assert.Equal(t, rows, storeRows(t, m))
+	sameHits(t, m, want)
+	problems, err := m.Verify(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	checkStats(t, m)
+}
+
+// modelEmb is a hash embedder that does not say its Kind: taken for a
+// model's (embed.KindOf), whose vectors are held dense.
+type modelEmb struct{ embed.Embedder }
+
+// TestVectorColumnType: a new store holds a lexical embedder's vectors as
+// sparsevec(dim) up to 1,000 dimensions (pgvector's HNSW bound on a
+// sparsevec's non-zero elements) and as vector(dim) past it, and a model
+// embedder's as vector(dim); each finds what it stored, through an exact
+// scan and through its HNSW index, and verifies clean.
+func TestVectorColumnType(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		emb  embed.Embedder
+		want string
+	}{
+		{"lexical", hashEmb(t, 256), "sparsevec(256)"},
+		{"lexical past 1000", hashEmb(t, 1024), "vector(1024)"},
+		{"model", modelEmb{hashEmb(t, 256)}, "vector(256)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := t.Context()
+			for _, indexAfter := range []string{"1000000", "0"} {
+				m := openWith(t, storeURL(t, "index_after", indexAfter), c.emb)
+				conn, err := m.Pool().Acquire(ctx)
+				require.NoError(t, err)
+				assert.Equal(t, c.want, columnType(t, conn.Conn()))
+				conn.Release()
+				_, err = m.AddBatch(ctx, parityRecords())
+				require.NoError(t, err)
+				require.NoError(t, m.Fold(ctx))
+				for _, r := range parityRecords()[:3] {
+					hits, err := m.Query(ctx, memory.Query{Text: r.Text, Mode: memory.VectorOnly, K: 1})
+					require.NoError(t, err)
+					require.NotEmpty(t, hits, r.Text)
+					assert.Equal(t, r.ID, hits[0].ID, "index_after=%s: %q", indexAfter, r.Text)
+					assert.InDelta(t, 1, hits[0].Score, 1e-5)
+				}
+				if indexAfter == "0" {
+					// A search orders by what the HNSW index holds.
+					assert.Contains(t, plan(t, m, `SELECT id FROM chunks WHERE NOT pending ORDER BY `+postgres.IndexOrder(m)+` LIMIT 10`, make([]float32, 256)),
+						"Index Scan using chunks_hnsw")
+				}
+				problems, err := m.Verify(ctx)
+				require.NoError(t, err)
+				assert.Empty(t, problems)
+			}
+		})
+	}
+}
+
+// plan returns the plan of sql with the query vector q as $1, with
+// sequential scans and sorts off, as the store's index search runs.
+func plan(t *testing.T, m *postgres.Memory, sql string, q []float32) string {
+	t.Helper()
+	tx, err := m.Pool().Begin(t.Context())
+	require.NoError(t, err)
+	defer tx.Rollback(context.Background()) //nolint:errcheck // read only
+	_, err = tx.Exec(t.Context(), `SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off`)
+	require.NoError(t, err)
+	rows, err := tx.Query(t.Context(), `EXPLAIN `+sql, pgv.NewVector(q))
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return strings.Join(lines, "\n")
+}
+
+// columnType returns the type of the chunks' embedding column, as
+// format_type prints it.
+func columnType(t *testing.T, conn *pgx.Conn) string {
+	t.Helper()
+	var typ string
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass(current_schema() || '.chunks') AND attname = 'embedding'`).Scan(&typ))
+	return typ
 }
 
 // TestMigrateFromVersion8: a store at schema version 8 (a postings row
@@ -255,11 +423,7 @@ func TestMigrateFromVersion8(t *testing.T) {
 		before[i] = hitIDs(hits)
 	}
 	rows := storeRows(t, m)
-	schema := m.Schema()
-	require.NoError(t, m.Close())
-	conn, err := pgx.Connect(ctx, withParams(needPG(t), "search_path", schema+",public"))
-	require.NoError(t, err)
-	defer conn.Close(ctx)
+	conn := reconnect(t, m)
 	require.NoError(t, downgradeToV8(ctx, conn))
 	var postings int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM postings`).Scan(&postings))

@@ -30,14 +30,17 @@
 // A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
 // URL): tables manifest (embedder and dimension), schema_migrations,
 // namespaces (with the BM25 statistics), records, chunks (text,
-// vector(dim) and whether it is pending, with an HNSW index over the
-// chunks that are not unless exact=1 or the store holds fewer than
-// WithIndexAfter's records), postings,
+// vector(dim) — sparsevec(dim) for a lexical embedder of at most 1,000
+// dimensions, since schema version 10 (sparse.go) — and whether it is
+// pending, with an HNSW index over the chunks that are not unless exact=1
+// or the store holds fewer than WithIndexAfter's records), postings,
 // posting_blocks, episodes and speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
 // under an advisory lock; a store from before schema version 5 then has
 // its postings packed into blocks, one pass over them per namespace, one
-// from before version 6 its HNSW index built again as the partial one); a
+// from before version 6 its HNSW index built again as the partial one,
+// and one from before version 10 of a lexical embedder its vectors
+// converted to sparsevec and its HNSW index built again over them); a
 // schema newer than this build is
 // memory.ErrVersion, a store built with another embedder or dimension
 // memory.ErrEmbedderMismatch.
@@ -165,6 +168,7 @@ type Memory struct {
 	schema string
 	emb    embed.Embedder
 	dim    int
+	sparse bool // the chunks hold sparsevec, not vector (sparse.go)
 	tok    keyword.Tokenizer
 	opts   options
 	closed atomic.Bool
@@ -275,6 +279,9 @@ func (m *Memory) init(ctx context.Context) error {
 	if err := m.migrate(ctx, m.opts.create); err != nil {
 		return err
 	}
+	if err := m.readVecType(ctx); err != nil {
+		return err
+	}
 	// Indexes a load dropped and did not build again (it failed, or its
 	// process ended).
 	if err := m.buildDeferred(ctx); err != nil {
@@ -295,7 +302,7 @@ func (m *Memory) createIndex(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL maintenance_work_mem = '%dMB'`, m.opts.maintenanceMem)); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, hnswIndexSQL)
+	_, err := tx.Exec(ctx, hnswIndexSQL(m.indexExpr(), false))
 	return err
 }
 

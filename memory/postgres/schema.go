@@ -23,12 +23,20 @@ import (
 // schema_migrations, so a failed migration leaves the previous version.
 type migration struct {
 	name string
-	sql  func(dim int) string
+	sql  func(shape) string
+}
+
+// A shape is what a migration's SQL depends on besides the schema's
+// contents: the vectors' dimension and whether they are held sparse
+// (a lexical embedder's: migration 10).
+type shape struct {
+	dim    int
+	sparse bool
 }
 
 // migrations are the schema's versions; SchemaVersion is their count.
 var migrations = []migration{
-	{"records, chunks with vectors, keyword postings and per-namespace statistics", func(dim int) string {
+	{"records, chunks with vectors, keyword postings and per-namespace statistics", func(s shape) string {
 		return `
 CREATE TABLE manifest (
 	singleton  bool PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -71,7 +79,7 @@ CREATE TABLE chunks (
 	start_byte int NOT NULL,
 	end_byte   int NOT NULL,
 	text       text NOT NULL,
-	embedding  vector(` + strconv.Itoa(dim) + `) NOT NULL  -- L2-normalised: inner product = cosine
+	embedding  vector(` + strconv.Itoa(s.dim) + `) NOT NULL  -- L2-normalised: inner product = cosine
 );
 CREATE INDEX chunks_seq ON chunks (seq);
 CREATE INDEX chunks_ns ON chunks (ns);
@@ -93,7 +101,7 @@ CREATE TABLE speakers (
 	PRIMARY KEY (ns, speaker)
 );`
 	}},
-	{"neighbour links instead of a field of the previous record's words; postings of the record's own words only", func(int) string {
+	{"neighbour links instead of a field of the previous record's words; postings of the record's own words only", func(shape) string {
 		return `
 -- A record's neighbours are the records written just before and after it
 -- in its namespace (at most 12 hours apart): prev_seq links a record to
@@ -117,7 +125,7 @@ ALTER TABLE postings DROP COLUMN field;
 -- Covering: a query's postings are read by an index-only scan.
 ALTER TABLE postings ADD PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl);`
 	}},
-	{"chunks keep their vectors in line", func(int) string {
+	{"chunks keep their vectors in line", func(shape) string {
 		// A vector of 512 float4 makes a row of more than 2 kB, which
 		// PostgreSQL moves out of line to the TOAST table: every distance
 		// of an exact scan then reads a second table. Up to a full page
@@ -126,7 +134,7 @@ ALTER TABLE postings ADD PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl);`
 		return `ALTER TABLE chunks SET (toast_tuple_target = 8160);
 ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;`
 	}},
-	{"episodes: conversations as keyword documents", func(int) string {
+	{"episodes: conversations as keyword documents", func(shape) string {
 		// memory/longterm's turn index (turns.go): a run of records of a
 		// namespace each at most 12 hours after the one before is one
 		// episode, scored by BM25 as one document. Existing records are
@@ -166,7 +174,7 @@ ALTER TABLE postings ALTER COLUMN episode SET NOT NULL;
 ALTER TABLE postings DROP CONSTRAINT postings_pkey;
 ALTER TABLE postings ADD PRIMARY KEY (ns, term, seq) INCLUDE (tf, dl, episode);`
 	}},
-	{"postings packed in blocks per term for queries", func(int) string {
+	{"postings packed in blocks per term for queries", func(shape) string {
 		// blocks.go: a query reads a term's postings from a few blocks
 		// instead of a row per record. Existing postings are the tail
 		// (merged_seq 0) until the next write to their namespace packs
@@ -187,7 +195,7 @@ ALTER TABLE posting_blocks ALTER COLUMN data SET STORAGE EXTERNAL;
 ALTER TABLE namespaces ADD COLUMN merged_seq bigint NOT NULL DEFAULT 0, ADD COLUMN tail_docs bigint NOT NULL DEFAULT 0;
 UPDATE namespaces SET tail_docs = text_docs;`
 	}},
-	{"chunks written pending, outside the HNSW index until folded", func(int) string {
+	{"chunks written pending, outside the HNSW index until folded", func(shape) string {
 		// fold.go: a small write's chunks are inserted pending, which the
 		// HNSW index (now partial) leaves out; a query scans them exactly
 		// besides searching the index, and a fold moves them into it.
@@ -205,7 +213,7 @@ BEGIN
 END
 $$;`
 	}},
-	{"facts that change: validity, versions, duplicates", func(int) string {
+	{"facts that change: validity, versions, duplicates", func(shape) string {
 		// facts.go: memory.Facts. Columns are only added (no table is
 		// rewritten): a record written before holds from its time, has no
 		// versions and no text key (so a duplicate of it is stored again).
@@ -226,7 +234,7 @@ ALTER TABLE chunks ADD COLUMN valid_from timestamptz, ADD COLUMN valid_until tim
 ALTER TABLE namespaces ADD COLUMN ended bigint NOT NULL DEFAULT 0, ADD COLUMN latest timestamptz;
 UPDATE namespaces n SET latest = (SELECT max(time) FROM records r WHERE r.ns = n.id);`
 	}},
-	{"add_record: a single record's write in one statement; indexes a load builds at its end", func(int) string {
+	{"add_record: a single record's write in one statement; indexes a load builds at its end", func(shape) string {
 		// addone.go (addFast): the write of one new record, which is most
 		// writes of an agent, as one server-side call instead of a dozen
 		// statements, each a round trip. It does what commitOnce does for
@@ -236,7 +244,7 @@ UPDATE namespaces n SET latest = (SELECT max(time) FROM records r WHERE r.ns = n
 		// (load.go) lists the indexes a load dropped, to build at its end.
 		return addRecordSQL
 	}},
-	{"a record's terms in its row; the postings table is gone", func(int) string {
+	{"a record's terms in its row; the postings table is gone", func(shape) string {
 		// A postings row per term of a record cost a single write about
 		// 60% of its time in PostgreSQL (40 rows, each a heap tuple and
 		// two B-tree entries in indexes of hundreds of thousands of
@@ -255,15 +263,45 @@ ALTER TABLE records ALTER COLUMN terms SET NOT NULL, ALTER COLUMN tfs SET NOT NU
 DELETE FROM deferred_indexes WHERE name IN ('postings_pkey', 'postings_seq');
 DROP TABLE postings;` + addRecordSQL9
 	}},
+	{"a lexical embedder's chunk vectors as sparsevec", func(s shape) string {
+		// sparse.go: the vectors of a lexical embedder (embed/hash) are
+		// mostly zeros (a chunk of a turn sets about 50 of 512
+		// dimensions), so its chunks hold them as pgvector's sparsevec,
+		// a fifth of the bytes to write, read and copy into the process.
+		// A store of another embedder keeps vector(dim). An HNSW index
+		// is built again, over the vectors cast to vector(dim).
+		if !s.sparse {
+			return `SELECT 1`
+		}
+		return fmt.Sprintf(`
+DO $$
+DECLARE
+	indexed boolean := EXISTS (SELECT FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'chunks_hnsw');
+BEGIN
+	IF indexed THEN
+		EXECUTE format('DROP INDEX %%I.chunks_hnsw', current_schema());
+	END IF;
+	ALTER TABLE chunks ALTER COLUMN embedding TYPE sparsevec(%d) USING embedding::sparsevec(%d);
+	ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;
+	IF indexed THEN
+		CREATE INDEX chunks_hnsw ON chunks USING hnsw ((embedding::vector(%d)) vector_ip_ops) WHERE NOT pending;
+	END IF;
+END
+$$;`, s.dim, s.dim, s.dim)
+	}},
 }
 
-// hnswIndexSQL creates the HNSW index over the chunks that are not
-// pending (migration 6 creates it too, in its own words).
-const hnswIndexSQL = `CREATE INDEX IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`
-
-// hnswIndexConcurrentlySQL is hnswIndexSQL built without blocking
-// writers (index.go).
-const hnswIndexConcurrentlySQL = `CREATE INDEX CONCURRENTLY IF NOT EXISTS chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`
+// hnswIndexSQL creates the HNSW index over indexed (Memory.indexExpr) of
+// the chunks that are not pending (migrations 6 and 10 create it too, in
+// their own words); concurrently builds it without blocking writers
+// (index.go).
+func hnswIndexSQL(indexed string, concurrently bool) string {
+	c := ""
+	if concurrently {
+		c = "CONCURRENTLY "
+	}
+	return `CREATE INDEX ` + c + `IF NOT EXISTS chunks_hnsw ON chunks USING hnsw ((` + indexed + `) vector_ip_ops) WHERE NOT pending`
+}
 
 // SchemaVersion is the schema version this build creates and reads.
 var SchemaVersion = len(migrations)
@@ -319,7 +357,7 @@ func (m *Memory) migrate(ctx context.Context, create bool) error {
 	}
 	for v := version; v < SchemaVersion; v++ {
 		mig := migrations[v]
-		if _, err := tx.Exec(ctx, mig.sql(m.dim)); err != nil {
+		if _, err := tx.Exec(ctx, mig.sql(shape{dim: m.dim, sparse: holdsSparse(m.emb, m.dim)})); err != nil {
 			return m.wrap(ctx, fmt.Sprintf("migrate to version %d (%s)", v+1, mig.name), err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, v+1, mig.name); err != nil {

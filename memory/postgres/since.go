@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/memory/engine"
 )
@@ -38,6 +37,7 @@ type since struct {
 	partial    bool
 	chunksFrom int64
 	chunks     []tailChunk
+	sparse     bool // the chunks' vectors are sparsevec (Memory.sparse)
 }
 
 // sinceRecord is a record written since, as grow needs it.
@@ -112,7 +112,7 @@ func (v *view) prefetch(b *pgx.Batch, name string) {
 	if from < 0 || chunksFrom >= 0 && chunksFrom < from {
 		from = chunksFrom
 	}
-	s := &since{ns: id, from: from, chunksFrom: chunksFrom}
+	s := &since{ns: id, from: from, chunksFrom: chunksFrom, sparse: m.sparse}
 	v.since = s
 	// Both through records_ns_seq in seq order (and chunks_seq), whatever
 	// $2 is: their generic plans, which the server would otherwise plan
@@ -157,12 +157,12 @@ func (s *since) scanRecords(rows pgx.Rows) error {
 func (s *since) scanChunks(rows pgx.Rows) error {
 	for rows.Next() {
 		var t tailChunk
-		var vec pgv.Vector
+		vec := vecScan{sparse: s.sparse}
 		var err error
-		if t.id, t.c, err = scanChunk(rows, &vec); err != nil {
+		if t.id, t.c, err = scanChunk(rows, vec.dest()); err != nil {
 			return err
 		}
-		t.vec = vec.Slice()
+		t.vec = vec.slice()
 		s.chunks = append(s.chunks, t)
 	}
 	return rows.Err()

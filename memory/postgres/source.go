@@ -289,10 +289,11 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 			return out, exhausted, err
 		}
 	}
-	args := []any{pgv.NewVector(unit)}
-	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	m.recheckIndex()
 	exact := m.opts.exact || !m.indexed.Load() || scope.Namespace != "" && nss[0].textDocs <= exactRecords
+	// $1: the query (scores are computed dense: sparse.go).
+	args := []any{pgv.NewVector(unit)}
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	var conds []string // time range and validity, for every search
 	if !scope.From.IsZero() {
 		conds = append(conds, "time >= "+arg(scope.From))
@@ -331,8 +332,8 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	}
 	// exactScan ranks the chunks that match cond by an exact scan.
 	exactScan := func(d int, cond string) string {
-		return `SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE ` + where(cond, "ns") +
-			fmt.Sprintf(` ORDER BY inner_product(embedding, $1) DESC, id LIMIT %d`, d)
+		return `SELECT id, seq, ord, ` + m.innerProduct("$1") + ` FROM chunks WHERE ` + where(cond, "ns") +
+			fmt.Sprintf(` ORDER BY 4 DESC, id LIMIT %d`, d)
 	}
 	d := min(n, maxVectorFetch)
 	// One round trip: c2's transaction (if not begun), the settings, the
@@ -362,8 +363,8 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 		batch.Queue(`SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'strict_order', true),
 			set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
 			strconv.Itoa(searchList(m.opts.efSearch, d)))
-		batch.Queue(`SELECT id, seq, ord, -(embedding <#> $1) FROM chunks WHERE `+where("NOT pending", "ns + 0")+
-			fmt.Sprintf(` ORDER BY embedding <#> $1 LIMIT %d`, d), args...).Query(collect(&all))
+		batch.Queue(`SELECT id, seq, ord, `+m.innerProduct("$1")+` FROM chunks WHERE `+where("NOT pending", "ns + 0")+
+			fmt.Sprintf(` ORDER BY %s <#> $1 LIMIT %d`, m.indexExpr(), d), args...).Query(collect(&all))
 		batch.Queue(`ROLLBACK TO SAVEPOINT agentmem_vector_search`)
 		batch.Queue(`RELEASE SAVEPOINT agentmem_vector_search`)
 		batch.Queue(exactScan(d, "pending"), args...).Query(collect(&pending))

@@ -393,7 +393,7 @@ func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scop
 	args := []any{info.id, nv.lastSeq, pgv.NewVector(unit)}
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	conds := []string{tailChunks}
-	cols, limit := "", fmt.Sprintf(` ORDER BY inner_product(embedding, $3) DESC, id LIMIT %d`, d)
+	cols, limit := "", fmt.Sprintf(` ORDER BY %s DESC, id LIMIT %d`, v.m.innerProduct("$3"), d)
 	if whole {
 		cols, limit = ", embedding", ""
 	} else {
@@ -419,21 +419,24 @@ func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scop
 	var g growth
 	batch.Queue(grownSQL, info.id, nv.lastSeq).QueryRow(g.scan)
 	var out []tailChunk
-	batch.Queue(`SELECT `+chunkMetaCols+`, -(embedding <#> $3)`+cols+` FROM chunks WHERE `+
+	batch.Queue(`SELECT `+chunkMetaCols+`, `+v.m.innerProduct("$3")+cols+` FROM chunks WHERE `+
 		strings.Join(conds, " AND ")+limit, args...).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var t tailChunk
 			var score float64
 			more := []any{&score}
-			var vec pgv.Vector
+			vec := vecScan{sparse: v.m.sparse}
 			if whole {
-				more = append(more, &vec)
+				more = append(more, vec.dest())
 			}
 			var err error
 			if t.id, t.c, err = scanChunk(rows, more...); err != nil {
 				return err
 			}
-			t.score, t.vec = float32(score), vec.Slice()
+			t.score = float32(score)
+			if whole {
+				t.vec = vec.slice()
+			}
 			out = append(out, t)
 		}
 		return rows.Err()
@@ -581,9 +584,9 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 			return err
 		}
 		got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) ([]float32, error) {
-			var v pgv.Vector
-			err := row.Scan(&v)
-			return v.Slice(), err
+			v := vecScan{sparse: m.sparse}
+			err := row.Scan(v.dest())
+			return v.slice(), err
 		})
 		if err != nil {
 			return err
@@ -647,12 +650,12 @@ func (m *Memory) appendVectors(ctx context.Context, tx pgx.Tx, info nsInfo, nv *
 	var chunks []tailChunk
 	for rows.Next() {
 		var t tailChunk
-		var v pgv.Vector
-		if t.id, t.c, err = scanChunk(rows, &v); err != nil {
+		v := vecScan{sparse: m.sparse}
+		if t.id, t.c, err = scanChunk(rows, v.dest()); err != nil {
 			rows.Close()
 			return false, err
 		}
-		t.vec = v.Slice()
+		t.vec = v.slice()
 		chunks = append(chunks, t)
 	}
 	rows.Close()

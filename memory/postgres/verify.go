@@ -72,7 +72,7 @@ var storeTables = []string{"manifest", "schema_migrations", "namespaces", "recor
 
 // verifySchema checks that the store's tables are there, that its
 // migrations were each recorded once, and that the vector column has the
-// manifest's dimension.
+// manifest's dimension and the type the embedder's vectors are held in.
 func (m *Memory) verifySchema(ctx context.Context, tx pgx.Tx) ([]string, error) {
 	var problems []string
 	var missing []string
@@ -103,12 +103,23 @@ func (m *Memory) verifySchema(ctx context.Context, tx pgx.Tx) ([]string, error) 
 	if manifests != 1 {
 		problems = append(problems, fmt.Sprintf("manifest: %d rows, want 1", manifests))
 	}
-	// pgvector keeps a vector(n) column's n as its type modifier.
-	if err := tx.QueryRow(ctx, `SELECT atttypmod FROM pg_attribute WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'`).Scan(&colDim); err != nil {
+	// pgvector keeps a vector(n) or sparsevec(n) column's n as its type
+	// modifier.
+	var colType string
+	if err := tx.QueryRow(ctx, `SELECT a.atttypmod, t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+		WHERE a.attrelid = 'chunks'::regclass AND a.attname = 'embedding'`).Scan(&colDim, &colType); err != nil {
 		return nil, err
 	}
 	if colDim != dim {
 		problems = append(problems, fmt.Sprintf("chunks.embedding holds vectors of dimension %d, the manifest says %d", colDim, dim))
+	}
+	// Migration 10 holds a lexical embedder's vectors sparse (sparse.go).
+	want := "vector"
+	if holdsSparse(m.emb, dim) {
+		want = "sparsevec"
+	}
+	if highest >= 10 && colType != want {
+		problems = append(problems, fmt.Sprintf("chunks.embedding is of type %s, want %s for embedder %s at schema version %d", colType, want, m.emb.Name(), highest))
 	}
 	return problems, nil
 }

@@ -86,6 +86,14 @@ func TestVerify(t *testing.T) {
 	}
 	assert.Len(t, problems, len(damage), "each damage is one problem")
 
+	// A lexical embedder's vectors are sparsevec since version 10.
+	exec(`ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(256) USING embedding::vector(256)`)
+	problems, err = m.Verify(ctx)
+	require.NoError(t, err)
+	if assert.Len(t, problems, 1) {
+		assert.Regexp(t, `^chunks.embedding is of type vector, want sparsevec for embedder hash\S*256 at schema version \d+$`, problems[0])
+	}
+
 	exec(`DELETE FROM schema_migrations WHERE version = 2`)
 	problems, err = m.Verify(ctx)
 	require.NoError(t, err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
@@ -217,7 +216,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev, episode,
 			from, until, r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key, terms, tfs})
 		for j, ch := range p.chunks {
-			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, pgv.NewVector(p.vecs[j]), from, until})
+			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, m.vecArg(p.vecs[j]), from, until})
 		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode",
