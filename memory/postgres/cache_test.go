@@ -478,3 +478,28 @@ func moreRecords(prefix string) []memory.Record {
 	}
 	return more
 }
+
+// A namespace whose chunks do not fit in WithVectorCache's bound is not
+// copied (its searches ask the server); one whose chunks fit is, in one
+// read of its chunks (readCopy), and answers as the server does.
+func TestVectorCacheBound(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	restore := postgres.SetVectorCache(0)
+	server := open(t, u)
+	restore()
+	_, err := server.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	chunks := server.Chunks()
+	want := vectorResults(t, server)
+	for _, c := range []struct {
+		bound  int
+		copied bool
+	}{{chunks - 1, false}, {chunks, true}} {
+		m := open(t, u, postgres.WithVectorCache(c.bound))
+		require.Equal(t, want, vectorResults(t, m), "bound %d, before the copy", c.bound)
+		n := postgres.VectorCacheSearches(m)
+		require.Equal(t, want, vectorResults(t, m), "bound %d, after", c.bound)
+		assert.Equal(t, c.copied, postgres.VectorCacheSearches(m) > n, "bound %d of %d chunks: copied", c.bound, chunks)
+	}
+}

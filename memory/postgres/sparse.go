@@ -110,6 +110,19 @@ func (s *vecScan) dest() any {
 	return &s.dense
 }
 
+// into writes the vector scanned into dst, of its dimension.
+func (s *vecScan) into(dst []float32) {
+	if !s.sparse {
+		copy(dst, s.dense.Slice())
+		return
+	}
+	clear(dst)
+	vals := s.sp.Values()
+	for i, j := range s.sp.Indices() {
+		dst[j] = vals[i]
+	}
+}
+
 // slice returns the vector scanned, dense.
 func (s *vecScan) slice() []float32 {
 	if s.sparse {
