@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/embed"
@@ -340,8 +341,33 @@ func BenchmarkSingleAdds(b *testing.B) {
 // BenchmarkMigrateFromV5 measures what opening a store of schema version
 // 5 costs (AGENTMEM_BENCH_N records, default 10,000, in one namespace):
 // migration 6 rebuilds the HNSW index as a partial one, in the migration's
-// transaction, while writers wait. Reported: migrate-s, the Open.
+// transaction, while writers wait, and migration 10 converts the vectors
+// (hash:512, a lexical embedder's) to sparsevec and builds it again.
+// Reported: migrate-s, the Open.
 func BenchmarkMigrateFromV5(b *testing.B) {
+	benchMigrate(b, func(ctx context.Context, schema string) error { return downgradeToV5(ctx, needPG(b), schema) })
+}
+
+// BenchmarkMigrateFromV9 is BenchmarkMigrateFromV5 from schema version 9:
+// migration 10 alone, which rewrites the chunks table with the vectors as
+// sparsevec and builds the HNSW index again, in the migration's
+// transaction, while writers wait.
+func BenchmarkMigrateFromV9(b *testing.B) {
+	benchMigrate(b, func(ctx context.Context, schema string) error {
+		conn, err := pgx.Connect(ctx, withParams(needPG(b), "search_path", schema+",public"))
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		return downgradeToV9(ctx, conn)
+	})
+}
+
+// benchMigrate loads AGENTMEM_BENCH_N records into a new store (in one
+// AddBatch, the HNSW index built at its end when due), turns the store
+// into an older one with downgrade, and reports the time Open takes to
+// migrate it (migrate-s).
+func benchMigrate(b *testing.B, downgrade func(ctx context.Context, schema string) error) {
 	n := benchN(b)
 	ctx := context.Background()
 	emb := hashEmb(b, 512)
@@ -353,7 +379,7 @@ func BenchmarkMigrateFromV5(b *testing.B) {
 		require.NoError(b, err)
 		schema := m.Schema()
 		require.NoError(b, m.Close())
-		require.NoError(b, downgradeToV5(ctx, needPG(b), schema))
+		require.NoError(b, downgrade(ctx, schema))
 		t := time.Now()
 		m, err = postgres.Open(ctx, u, emb)
 		require.NoError(b, err)
