@@ -292,7 +292,7 @@ func downgradeToV9(ctx context.Context, conn *pgx.Conn) error {
 // 9 (its vectors as vector(dim)), with its HNSW index, opens at the
 // current version with them as sparsevec(dim) and the index built again
 // over them cast to vector(dim), the same rows, hits and scores, and
-// verifies clean. A store of a model embedder keeps vector(dim).
+// verifies clean.
 func TestMigrateFromVersion9(t *testing.T) {
 	ctx := t.Context()
 	u := withParams(storeURL(t), "index_after", "0")
@@ -325,8 +325,8 @@ func TestMigrateFromVersion9(t *testing.T) {
 type modelEmb struct{ embed.Embedder }
 
 // TestVectorColumnType: a new store holds a lexical embedder's vectors as
-// sparsevec(dim) up to 1,000 dimensions (pgvector's HNSW bound on a
-// sparsevec's non-zero elements) and as vector(dim) past it, and a model
+// sparsevec(dim) up to 1,000 dimensions (maxSparseDim) and as
+// vector(dim) past it, and a model
 // embedder's as vector(dim); each finds what it stored, through an exact
 // scan and through its HNSW index, and verifies clean.
 func TestVectorColumnType(t *testing.T) {

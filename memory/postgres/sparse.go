@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/jackc/pgx/v5"
 	pgv "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/embed"
@@ -38,12 +39,21 @@ func holdsSparse(emb embed.Embedder, dim int) bool {
 	return embed.KindOf(emb) == embed.Lexical && dim <= maxSparseDim
 }
 
+// vecColumn returns the type of the chunks' embedding column (vector or
+// sparsevec) and its dimension (pgvector keeps a vector(n) or
+// sparsevec(n) column's n as its type modifier).
+func vecColumn(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (typ string, dim int, err error) {
+	err = q.QueryRow(ctx, `SELECT t.typname, a.atttypmod FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+		WHERE a.attrelid = 'chunks'::regclass AND a.attname = 'embedding'`).Scan(&typ, &dim)
+	return typ, dim, err
+}
+
 // readVecType reads the type of the chunks' embedding column (vector or
 // sparsevec) into m.sparse.
 func (m *Memory) readVecType(ctx context.Context) error {
-	var typ string
-	err := m.pool.QueryRow(ctx, `SELECT t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-		WHERE a.attrelid = 'chunks'::regclass AND a.attname = 'embedding'`).Scan(&typ)
+	typ, _, err := vecColumn(ctx, m.pool)
 	if err != nil {
 		return m.wrap(ctx, "read the vectors' type", err)
 	}
@@ -81,7 +91,8 @@ func (m *Memory) indexExpr() string {
 // that cancel is a few units of 1e-9 instead of 0, which would change
 // which chunks share nothing with a query and so the margin fusion's
 // median (memory/internal/ranking) between the server and the copy. An
-// HNSW search orders by the sparse distance, its scores by this.
+// HNSW search orders by the index's expression (indexExpr), its scores
+// by this.
 func (m *Memory) innerProduct(param string) string {
 	if m.sparse {
 		return "inner_product(embedding::vector, " + param + ")"
@@ -89,8 +100,8 @@ func (m *Memory) innerProduct(param string) string {
 	return "inner_product(embedding, " + param + ")"
 }
 
-// vecArg returns v as a parameter of the column's type (a query vector or
-// a COPY value).
+// vecArg returns v as a value of the column's type, for a COPY (queries
+// pass theirs dense: innerProduct).
 func (m *Memory) vecArg(v []float32) any {
 	if m.sparse {
 		return pgv.NewSparseVector(v)

@@ -102,6 +102,25 @@ type vectorCaches struct {
 	prefetched atomic.Int64
 }
 
+// reserve counts n more chunks as held by the copies if they then fit in
+// WithVectorCache's bound (n may be negative), and reports whether it did.
+func (vc *vectorCaches) reserve(n int) bool {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	if vc.held+n > vc.chunks {
+		return false
+	}
+	vc.held += n
+	return true
+}
+
+// release gives back n chunks that reserve counted.
+func (vc *vectorCaches) release(n int) {
+	vc.mu.Lock()
+	vc.held -= n
+	vc.mu.Unlock()
+}
+
 // get returns the copy of namespace id, made empty if there is none.
 func (vc *vectorCaches) get(id int32) *nsVectors {
 	vc.mu.Lock()
@@ -293,13 +312,7 @@ func (m *Memory) addToCopy(ctx context.Context, nv *nsVectors, base nsVersion, i
 		return false, nil
 	}
 	vc := &m.vecs
-	vc.mu.Lock()
-	fits := vc.held+len(chunks) <= vc.chunks
-	if fits {
-		vc.held += len(chunks)
-	}
-	vc.mu.Unlock()
-	if !fits {
+	if !vc.reserve(len(chunks)) {
 		return false, nil
 	}
 	if len(chunks) > 0 {
@@ -309,9 +322,7 @@ func (m *Memory) addToCopy(ctx context.Context, nv *nsVectors, base nsVersion, i
 			ids[i], vecs[i] = c.id, c.vec
 		}
 		if err := nv.db.Add(ctx, ids, vecs); err != nil {
-			vc.mu.Lock()
-			vc.held -= len(chunks)
-			vc.mu.Unlock()
+			vc.release(len(chunks))
 			return false, err
 		}
 	}
@@ -561,24 +572,16 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 			gone = append(gone, id)
 		}
 	}
-	held := len(nv.meta)
+	grown := len(meta) - len(nv.meta)
 	nv.mu.RUnlock()
 	vc := &m.vecs
-	vc.mu.Lock()
-	fits := vc.held-held+len(meta) <= vc.chunks
-	if fits {
-		vc.held += len(meta) - held
-	}
-	vc.mu.Unlock()
-	if !fits {
+	if !vc.reserve(grown) {
 		return nil
 	}
 	done := false
 	defer func() {
 		if !done { // the copy keeps what it held
-			vc.mu.Lock()
-			vc.held -= len(meta) - held
-			vc.mu.Unlock()
+			vc.release(grown)
 		}
 	}()
 	slices.Sort(need)
@@ -604,11 +607,7 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 	}
 	nv.mu.Lock()
 	defer nv.mu.Unlock()
-	if nv.db == nil {
-		if nv.db, err = m.newCopy(len(need)); err != nil {
-			return err
-		}
-	}
+	// nv held chunks (readCopy made it otherwise), so it has its db.
 	nv.ready = false
 	if len(gone) > 0 {
 		if _, err := nv.db.Delete(ctx, gone...); err != nil {
@@ -654,13 +653,7 @@ func (m *Memory) readCopy(ctx context.Context, tx pgx.Tx, info nsInfo, lastSeq i
 		return err
 	}
 	vc := &m.vecs
-	vc.mu.Lock()
-	fits := vc.held+n <= vc.chunks
-	if fits {
-		vc.held += n
-	}
-	vc.mu.Unlock()
-	if !fits {
+	if !vc.reserve(n) {
 		return nil
 	}
 	db, err := m.newCopy(n)
@@ -671,9 +664,7 @@ func (m *Memory) readCopy(ctx context.Context, tx pgx.Tx, info nsInfo, lastSeq i
 	defer func() {
 		if !done {
 			db.Close()
-			vc.mu.Lock()
-			vc.held -= n
-			vc.mu.Unlock()
+			vc.release(n)
 		}
 	}()
 	rows, err := tx.Query(ctx, `SELECT `+chunkMetaCols+`, embedding FROM chunks WHERE ns = $1`, info.id)

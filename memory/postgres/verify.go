@@ -96,18 +96,15 @@ func (m *Memory) verifySchema(ctx context.Context, tx pgx.Tx) ([]string, error) 
 	if versions != distinct || lowest != 1 || highest != distinct {
 		problems = append(problems, fmt.Sprintf("schema_migrations: %d rows, versions %d to %d (%d distinct): want each of 1 to %d once", versions, lowest, highest, distinct, highest))
 	}
-	var manifests, dim, colDim int
+	var manifests, dim int
 	if err := tx.QueryRow(ctx, `SELECT count(*), coalesce(max(dim), 0) FROM manifest`).Scan(&manifests, &dim); err != nil {
 		return nil, err
 	}
 	if manifests != 1 {
 		problems = append(problems, fmt.Sprintf("manifest: %d rows, want 1", manifests))
 	}
-	// pgvector keeps a vector(n) or sparsevec(n) column's n as its type
-	// modifier.
-	var colType string
-	if err := tx.QueryRow(ctx, `SELECT a.atttypmod, t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-		WHERE a.attrelid = 'chunks'::regclass AND a.attname = 'embedding'`).Scan(&colDim, &colType); err != nil {
+	colType, colDim, err := vecColumn(ctx, tx)
+	if err != nil {
 		return nil, err
 	}
 	if colDim != dim {
