@@ -50,7 +50,10 @@ func medianOf(x []float64) float64 {
 // whatever the machine's other load; the wall-clock shares of peak are
 // only meaningful on an idle machine), the peak on 1 and 2 goroutines, the share of peak reached, the
 // speed-up of the second worker, the rate at which the rows were read, and
-// the machine's read bandwidth measured once in the same run.
+// the machine's read bandwidth measured once in the same run. Where the
+// CPU has AVX-512 BF16 the batch scores in bfloat16 first (bf16.go), two
+// multiply-adds for each of the probe's, so its GFLOP/s (counted as
+// float32 flops) and share of the peak may pass the probe's.
 //
 //	go test -run '^$' -bench BatchFloat32 -benchtime 5x ./vdb/inmem
 func BenchmarkBatchFloat32(b *testing.B) {

@@ -66,15 +66,21 @@ type qtile struct {
 	// (packQueries) where it runs; else, from three queries, flat holds
 	// them one after another for the three-query AVX2 tile.
 	flat, packed []float32
+	// bf16 holds them in bfloat16 pairs (packQueriesBF16) where the
+	// bfloat16 pass runs (useTileBF16), instead of packed.
+	bf16 []uint16
 }
 
 // makeTiles groups the queries qs (each of dimension d) in tiles of
-// tileQueries.
-func makeTiles(qs [][]float32, d int) []qtile {
+// tileQueries, packed for the bfloat16 pass where it runs, if bf16 (see
+// bf16Rows).
+func makeTiles(qs [][]float32, d int, bf16 bool) []qtile {
 	tiles := make([]qtile, 0, (len(qs)+tileQueries-1)/tileQueries)
 	for lo := 0; lo < len(qs); lo += tileQueries {
 		t := qtile{first: lo, qs: qs[lo:min(lo+tileQueries, len(qs))]}
 		switch {
+		case bf16 && useTileBF16(d, len(t.qs)):
+			t.bf16 = packQueriesBF16(t.qs, d)
 		case useTile12(d, len(t.qs)):
 			t.packed = packQueries(t.qs, d)
 		case len(t.qs) >= 3:

@@ -289,3 +289,37 @@ func encodeRowAVX2(dst *int8, x *float32, n int, inv, s float64) (csum int32, r2
 
 //go:noescape
 func absMaxBitsAVX2(x *float32, n int) uint32
+
+// useBF16 selects the bfloat16 pass of the float32 batch tile (bf16.go)
+// where the CPU has AVX-512 BF16 (a variable for tests).
+var useBF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16
+
+// useTileBF16 reports whether a tile of nq queries of dimension d takes the
+// bfloat16 pass: where the AVX-512 twelve-query tile runs, the CPU has
+// AVX-512 BF16 and d is a multiple of 16.
+func useTileBF16(d, nq int) bool { return useTile12(d, nq) && useBF16 && d%16 == 0 }
+
+//go:noescape
+func dotRows12BF16(out *float32, ostride int, qp *uint16, rows *uint16, n int, d int)
+
+//go:noescape
+func toBF16AVX512(dst *uint16, src *float32, n int)
+
+// dotRows12BF16Asm is dotRows12BF16 (a function so that other
+// architectures can leave it out).
+func dotRows12BF16Asm(out *float32, ostride int, qp *uint16, rows *uint16, n int, d int) {
+	dotRows12BF16(out, ostride, qp, rows, n, d)
+}
+
+// toBF16 sets dst[i] to src[i] rounded to bfloat16 (toBF16Generic),
+// sixteen at a time where the CPU has AVX-512 BF16.
+func toBF16(dst []uint16, src []float32) {
+	m := len(src) &^ 15
+	if useBF16 && m > 0 {
+		_ = dst[len(src)-1]
+		toBF16AVX512(&dst[0], &src[0], m)
+	} else {
+		m = 0
+	}
+	toBF16Generic(dst[m:len(src)], src[m:])
+}

@@ -842,6 +842,33 @@ GLOBL tile12Perm<>(SB), RODATA|NOPTR, $64
 	VEXTRACTF32X4 $3, Z0, (R12) \
 	ADDQ          R11, R12
 
+// ZERO24 zeroes the twelve-query tiles' 24 accumulators, Z8-Z31.
+#define ZERO24 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15 \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+	VPXORD Z24, Z24, Z24 \
+	VPXORD Z25, Z25, Z25 \
+	VPXORD Z26, Z26, Z26 \
+	VPXORD Z27, Z27, Z27 \
+	VPXORD Z28, Z28, Z28 \
+	VPXORD Z29, Z29, Z29 \
+	VPXORD Z30, Z30, Z30 \
+	VPXORD Z31, Z31, Z31
+
 // func dotRows12AVX512(out *float32, ostride int, qp *float32, rows *float32, n int, d int)
 //
 // The AVX-512 batch tile: four rows by twelve queries. The queries come
@@ -867,30 +894,7 @@ TEXT ·dotRows12AVX512(SB), NOSPLIT, $0-48
 t12loop:
 	CMPQ   CX, $4
 	JLT    t12done
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	ZERO24
 	MOVQ   SI, R10
 	XORQ   AX, AX
 	LEAQ   (DX)(R8*4), R13 // the next four rows, to prefetch
@@ -967,30 +971,7 @@ TEXT ·fmaPeakAVX512(SB), NOSPLIT, $0-8
 	MOVQ   n+0(FP), CX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	ZERO24
 
 peakloop:
 	VFMADD231PS Z0, Z1, Z8
@@ -1048,5 +1029,113 @@ sbfound:
 
 sbnone:
 	MOVQ       AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotRows12BF16(out *float32, ostride int, qp *uint16, rows *uint16, n int, d int)
+//
+// dotRows12AVX512 over bfloat16: four rows by twelve queries, the queries
+// packed in pairs (packQueriesBF16: for each 16-element chunk c, six
+// 32-element vectors, chunk c of queries 2p and 2p+1 side by side), each
+// 16-element row chunk broadcast to both halves of a register and
+// multiplied into the six pairs with VDPBF16PS, which adds two products a
+// lane: twice the float32 tile's multiply-adds per instruction. The sums
+// are approximate (see bf16Slack); the caller rescores in float32. n must
+// be a multiple of 4 and d a positive multiple of 16. Go's assembler does
+// not know VDPBF16PS and VCVTNEPS2BF16: they are written as their EVEX
+// bytes, each with the instruction in Go's operand order beside it (the
+// encodings were checked against GNU as's; the tests compare the kernel
+// with the portable code).
+TEXT ·dotRows12BF16(SB), NOSPLIT, $0-48
+	MOVQ    out+0(FP), R14
+	MOVQ    ostride+8(FP), R11
+	MOVQ    qp+16(FP), SI
+	MOVQ    rows+24(FP), DX
+	MOVQ    n+32(FP), CX
+	MOVQ    d+40(FP), R8
+	SHLQ    $1, R8           // row stride in bytes
+	LEAQ    (R8)(R8*2), R9   // three rows
+	XORQ    R15, R15         // byte offset of the current rows in out
+
+b12loop:
+	CMPQ   CX, $4
+	JLT    b12done
+	ZERO24
+	MOVQ   SI, R10
+	XORQ   AX, AX
+
+b12inner:
+	VMOVUPS         0(R10), Z0
+	VMOVUPS         64(R10), Z1
+	VMOVUPS         128(R10), Z2
+	VMOVUPS         192(R10), Z3
+	VMOVUPS         256(R10), Z4
+	VMOVUPS         320(R10), Z5
+	VBROADCASTF64X4 (DX), Z6
+	BYTE $0x62; BYTE $0x72; BYTE $0x7E; BYTE $0x48; BYTE $0x52; BYTE $0xC6 // VDPBF16PS Z6, Z0, Z8
+	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xCE // VDPBF16PS Z6, Z1, Z9
+	BYTE $0x62; BYTE $0x72; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xD6 // VDPBF16PS Z6, Z2, Z10
+	BYTE $0x62; BYTE $0x72; BYTE $0x66; BYTE $0x48; BYTE $0x52; BYTE $0xDE // VDPBF16PS Z6, Z3, Z11
+	BYTE $0x62; BYTE $0x72; BYTE $0x5E; BYTE $0x48; BYTE $0x52; BYTE $0xE6 // VDPBF16PS Z6, Z4, Z12
+	BYTE $0x62; BYTE $0x72; BYTE $0x56; BYTE $0x48; BYTE $0x52; BYTE $0xEE // VDPBF16PS Z6, Z5, Z13
+	VBROADCASTF64X4 (DX)(R8*1), Z7
+	BYTE $0x62; BYTE $0x72; BYTE $0x7E; BYTE $0x48; BYTE $0x52; BYTE $0xF7 // VDPBF16PS Z7, Z0, Z14
+	BYTE $0x62; BYTE $0x72; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xFF // VDPBF16PS Z7, Z1, Z15
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xC7 // VDPBF16PS Z7, Z2, Z16
+	BYTE $0x62; BYTE $0xE2; BYTE $0x66; BYTE $0x48; BYTE $0x52; BYTE $0xCF // VDPBF16PS Z7, Z3, Z17
+	BYTE $0x62; BYTE $0xE2; BYTE $0x5E; BYTE $0x48; BYTE $0x52; BYTE $0xD7 // VDPBF16PS Z7, Z4, Z18
+	BYTE $0x62; BYTE $0xE2; BYTE $0x56; BYTE $0x48; BYTE $0x52; BYTE $0xDF // VDPBF16PS Z7, Z5, Z19
+	VBROADCASTF64X4 (DX)(R8*2), Z6
+	BYTE $0x62; BYTE $0xE2; BYTE $0x7E; BYTE $0x48; BYTE $0x52; BYTE $0xE6 // VDPBF16PS Z6, Z0, Z20
+	BYTE $0x62; BYTE $0xE2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xEE // VDPBF16PS Z6, Z1, Z21
+	BYTE $0x62; BYTE $0xE2; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xF6 // VDPBF16PS Z6, Z2, Z22
+	BYTE $0x62; BYTE $0xE2; BYTE $0x66; BYTE $0x48; BYTE $0x52; BYTE $0xFE // VDPBF16PS Z6, Z3, Z23
+	BYTE $0x62; BYTE $0x62; BYTE $0x5E; BYTE $0x48; BYTE $0x52; BYTE $0xC6 // VDPBF16PS Z6, Z4, Z24
+	BYTE $0x62; BYTE $0x62; BYTE $0x56; BYTE $0x48; BYTE $0x52; BYTE $0xCE // VDPBF16PS Z6, Z5, Z25
+	VBROADCASTF64X4 (DX)(R9*1), Z7
+	BYTE $0x62; BYTE $0x62; BYTE $0x7E; BYTE $0x48; BYTE $0x52; BYTE $0xD7 // VDPBF16PS Z7, Z0, Z26
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xDF // VDPBF16PS Z7, Z1, Z27
+	BYTE $0x62; BYTE $0x62; BYTE $0x6E; BYTE $0x48; BYTE $0x52; BYTE $0xE7 // VDPBF16PS Z7, Z2, Z28
+	BYTE $0x62; BYTE $0x62; BYTE $0x66; BYTE $0x48; BYTE $0x52; BYTE $0xEF // VDPBF16PS Z7, Z3, Z29
+	BYTE $0x62; BYTE $0x62; BYTE $0x5E; BYTE $0x48; BYTE $0x52; BYTE $0xF7 // VDPBF16PS Z7, Z4, Z30
+	BYTE $0x62; BYTE $0x62; BYTE $0x56; BYTE $0x48; BYTE $0x52; BYTE $0xFF // VDPBF16PS Z7, Z5, Z31
+	ADDQ            $384, R10
+	ADDQ            $32, DX
+	ADDQ            $32, AX
+	CMPQ            AX, R8
+	JLT             b12inner
+
+	VMOVUPS tile12Perm<>(SB), Z7
+	LEAQ    (R14)(R15*1), R12
+	TILESUM(Z8, Z14, Z20, Z26, Z9, Z15, Z21, Z27)
+	TILESUM(Z10, Z16, Z22, Z28, Z11, Z17, Z23, Z29)
+	TILESUM(Z12, Z18, Z24, Z30, Z13, Z19, Z25, Z31)
+	ADDQ    R9, DX // DX had moved one row; skip the other three
+	ADDQ    $16, R15
+	SUBQ    $4, CX
+	JMP     b12loop
+
+b12done:
+	VZEROUPPER
+	RET
+
+// func toBF16AVX512(dst *uint16, src *float32, n int)
+//
+// dst[i] = src[i] rounded to bfloat16, to nearest, ties to even
+// (VCVTNEPS2BF16, which reads a subnormal as zero), for i < n, n a
+// positive multiple of 16.
+TEXT ·toBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+
+cvtloop:
+	VMOVUPS (SI), Z0
+	BYTE $0x62; BYTE $0xF2; BYTE $0x7E; BYTE $0x48; BYTE $0x72; BYTE $0xC8 // VCVTNEPS2BF16 Z0, Y1
+	VMOVDQU Y1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $32, DI
+	SUBQ    $16, CX
+	JNZ     cvtloop
 	VZEROUPPER
 	RET

@@ -11,6 +11,9 @@ var useVNNI = false
 // useAVX512 is always false here.
 var useAVX512 = false
 
+// useBF16 is always false here.
+var useBF16 = false
+
 // fmaPeak reports false: there is no peak probe here.
 func fmaPeak(n int) bool { return false }
 
@@ -76,3 +79,14 @@ func absMaxBitsAVX2(x *float32, n int) uint32 { panic("inmem: no AVX2 kernel in 
 // dotCols sets out[i] to Σ_k t.as[k]·blk[t.offs[k]+i] for every row i of
 // the column block blk.
 func dotCols(out *[blockRows]int32, t colTerms, blk []int8) { dotColsGeneric(out[:], t, blk) }
+
+// useTileBF16 reports false: there is no bfloat16 tile here.
+func useTileBF16(d, nq int) bool { return false }
+
+// toBF16 sets dst[i] to src[i] rounded to bfloat16.
+func toBF16(dst []uint16, src []float32) { toBF16Generic(dst, src) }
+
+// dotRows12BF16Asm is never called here (useTileBF16 is false).
+func dotRows12BF16Asm(out *float32, ostride int, qp *uint16, rows *uint16, n int, d int) {
+	panic("inmem: no bfloat16 kernel in this build")
+}

@@ -327,12 +327,13 @@ func dot8(q, row []float32) float32 {
 // kernel, the AVX2 three-query kernel and the portable code; each entry
 // switches its path on and returns what restores the previous one. On a
 // CPU or build without a kernel the path falls back to the next, which is
-// checked all the same.
+// checked all the same. (The bfloat16 pass, which "avx512" switches off,
+// is checked in bf16_test.go.)
 var tilePaths = []struct {
 	name string
 	set  func() (restore func())
 }{
-	{"avx512", func() func() { return func() {} }},
+	{"avx512", SetNoBF16},
 	{"avx2", SetNoAVX512},
 	{"generic", SetGeneric},
 }
@@ -356,7 +357,7 @@ func TestDotTile(t *testing.T) {
 					for i := range qs {
 						qs[i] = randFloats(r, d)
 					}
-					tiles := makeTiles(qs, d)
+					tiles := makeTiles(qs, d, true)
 					require.Len(t, tiles, 1)
 					assert.Equal(t, useTile12(d, nq), tiles[0].packed != nil)
 					var out [tileQueries][blockRows]float32
@@ -403,7 +404,8 @@ func TestFMA32(t *testing.T) {
 	assert.Equal(t, float32(0x1p-140), fma32(0x1p-70, 0x1p-70, 0), "subnormal")
 }
 
-// TestMakeTiles checks the grouping of a batch and the AVX-512 packing.
+// TestMakeTiles checks the grouping of a batch and the AVX-512 packing
+// (in bfloat16 where that pass runs).
 func TestMakeTiles(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	const d = 16
@@ -411,11 +413,18 @@ func TestMakeTiles(t *testing.T) {
 	for i := range qs {
 		qs[i] = randFloats(r, d)
 	}
-	tiles := makeTiles(qs, d)
+	tiles := makeTiles(qs, d, true)
 	require.Len(t, tiles, 3)
 	for k, tl := range tiles {
 		assert.Equal(t, k*tileQueries, tl.first)
 		assert.Equal(t, qs[tl.first:tl.first+len(tl.qs)], tl.qs)
+		if useTileBF16(d, len(tl.qs)) {
+			assert.Nil(t, tl.flat)
+			assert.Nil(t, tl.packed)
+			assert.Equal(t, packQueriesBF16(tl.qs, d), tl.bf16)
+			continue
+		}
+		assert.Nil(t, tl.bf16)
 		if useTile12(d, len(tl.qs)) {
 			assert.Nil(t, tl.flat)
 			assert.Equal(t, packQueries(tl.qs, d), tl.packed)

@@ -88,3 +88,15 @@ func FMAPeak(n int) bool { return fmaPeak(n) }
 // ColumnBlocks returns how many (query, block) pairs searches have scored
 // from the column codes (WithColumns) so far.
 func (db *DB) ColumnBlocks() int64 { return db.colBlocks.Load() }
+
+// SetNoBF16 switches the float32 batch tile's bfloat16 pass off (the
+// float32 tiles stay) and returns a function that restores it.
+func SetNoBF16() (restore func()) {
+	old := useBF16
+	useBF16 = false
+	return func() { useBF16 = old }
+}
+
+// HasBF16 reports whether the float32 batch tile takes the bfloat16 pass
+// on this CPU.
+func HasBF16() bool { return useBF16 && useAVX512 && useAVX2 }

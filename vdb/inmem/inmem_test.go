@@ -312,8 +312,9 @@ func TestConformanceCodesGeneric(t *testing.T) {
 }
 
 // TestSearchBatch_Tiles checks batches that fill the float32 batch tiles
-// (twelve queries at a time on AVX-512, three on AVX2, the portable code
-// otherwise) against one Search per query, on each path, serial and split
+// (twelve queries at a time on AVX-512, through the bfloat16 pass with
+// AVX-512 BF16; three on AVX2; the portable code otherwise) against one
+// Search per query, on each path, serial and split
 // across workers, over a row count that is neither a multiple of the
 // four-row tile nor of a block: the same results, scores bit for bit. A
 // database with int8 codes, whose rescoring uses the single-row kernel,
@@ -324,6 +325,7 @@ func TestSearchBatch_Tiles(t *testing.T) {
 		set  func() func()
 	}{
 		{"default", func() func() { return func() {} }},
+		{"no-bf16", inmem.SetNoBF16},
 		{"no-avx512", inmem.SetNoAVX512},
 		{"generic", inmem.SetGeneric},
 	}
@@ -331,7 +333,7 @@ func TestSearchBatch_Tiles(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, path := range paths {
 		restore := path.set()
-		for _, dim := range []int{13, 24, 384} {
+		for _, dim := range []int{13, 24, 48, 384} {
 			const n = 1001
 			vs := vecs(r, n, dim)
 			qs := vecs(r, 31, dim)

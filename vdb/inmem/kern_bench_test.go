@@ -9,7 +9,8 @@ import (
 
 // BenchmarkKernels measures the batch kernels on one core with everything in
 // cache, in multiply-adds per second (the "MAC/s" metric, as bytes), the
-// float32 tiles also in GFLOP/s beside fma-peak, the CPU's float32 peak
+// float32 tiles and the bfloat16 one (its multiply-adds counted as
+// float32 flops) also in GFLOP/s beside fma-peak, the CPU's float32 peak
 // (512-bit fused multiply-adds and nothing else) in the same run.
 func BenchmarkKernels(b *testing.B) {
 	const d, n = 384, 64
@@ -49,7 +50,7 @@ func BenchmarkKernels(b *testing.B) {
 	var tout [tileQueries][blockRows]float32
 	for _, path := range tilePaths {
 		restore := path.set()
-		tiles := makeTiles(qs, d)
+		tiles := makeTiles(qs, d, false)
 		b.Run("float32-tile12-"+path.name, func(b *testing.B) {
 			b.SetBytes(tileQueries * n * d)
 			for b.Loop() {
@@ -59,13 +60,26 @@ func BenchmarkKernels(b *testing.B) {
 		})
 		restore()
 	}
+	b.Run("bfloat16-tile12", func(b *testing.B) {
+		if !useTileBF16(d, tileQueries) {
+			b.Skip("no AVX-512 BF16 on this CPU or build")
+		}
+		tiles := makeTiles(qs, d, true)
+		rows16 := make([]uint16, n*d)
+		toBF16(rows16, rows)
+		b.SetBytes(tileQueries * n * d)
+		for b.Loop() {
+			dotTileBF16(&tout, &tiles[0], rows16, rows, n)
+		}
+		b.ReportMetric(2*tileQueries*n*d*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
 	// The AVX-512 tile and the peak probe alternately, a few milliseconds
 	// each, so that both see the same load: the tile's share of the peak.
 	b.Run("float32-tile12-of-peak", func(b *testing.B) {
 		if !fmaPeak(1) {
 			b.Skip("no AVX-512 on this CPU or build")
 		}
-		tiles := makeTiles(qs, d)
+		tiles := makeTiles(qs, d, false)
 		const calls = 200
 		rounds := calls * 2 * tileQueries * n * d / 768 // the same flops
 		var ratios []float64

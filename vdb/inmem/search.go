@@ -156,7 +156,7 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 		}
 	}
 	if qcs == nil {
-		tiles = makeTiles(qs, db.dim)
+		tiles = makeTiles(qs, db.dim, n >= bf16Rows*k)
 	}
 	// A query whose code has few nonzero dimensions reads only their
 	// columns (WithColumns).
@@ -221,14 +221,36 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 // scanRange scores rows [lo, hi) against every query, offering each score to
 // that query's top-k. Each block of rows is read from memory once and
 // scored against every tile of queries (dotTile) while it is in cache.
+//
+// Tiles packed in bfloat16 (bf16.go) score a block converted to bfloat16
+// once for all of them, and rescore in float32 only the rows that may
+// reach a query's floor (offerBF16).
 func (db *DB) scanRange(tiles []qtile, lo, hi int, tops []topK) {
 	var scores [tileQueries][blockRows]float32
+	var rows16 []uint16
+	var slack float32
+	if slices.ContainsFunc(tiles, func(t qtile) bool { return t.bf16 != nil }) {
+		rows16 = make([]uint16, blockRows*db.dim)
+		slack = bf16Slack(db.dim)
+	}
 	for r := lo; r < hi; r += blockRows {
 		end := min(r+blockRows, hi)
 		rows := db.rowRange(r, end)
 		ids := db.ids[r:end]
+		converted := false
 		for k := range tiles {
 			t := &tiles[k]
+			if t.bf16 != nil {
+				if !converted {
+					toBF16(rows16[:len(rows)], rows)
+					converted = true
+				}
+				dotTileBF16(&scores, t, rows16[:len(rows)], rows, end-r)
+				for i, q := range t.qs {
+					db.offerBF16(&tops[t.first+i], q, scores[i][:end-r], r, slack)
+				}
+				continue
+			}
 			dotTile(&scores, t, rows)
 			for i := range t.qs {
 				tops[t.first+i].offerAll(scores[i][:end-r], ids)
