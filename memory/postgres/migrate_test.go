@@ -446,3 +446,75 @@ func TestMigrateFromVersion8(t *testing.T) {
 	assert.Equal(t, "after", hits[0].ID)
 	checkStats(t, m)
 }
+
+// noStatistics are the columns that schema version 11 keeps no planner
+// statistics for.
+var noStatistics = []string{"records.text", "records.terms", "records.tfs", "records.tags",
+	"chunks.text", "chunks.embedding", "posting_blocks.data"}
+
+// statTargets returns the statistics target of each of noStatistics in
+// the store conn's search_path leads to (-1 or NULL: the default).
+func statTargets(t *testing.T, conn *pgx.Conn) map[string]int {
+	t.Helper()
+	rows, err := conn.Query(t.Context(), `SELECT c.relname || '.' || a.attname, coalesce(a.attstattarget, -1)
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+		WHERE c.relnamespace = current_schema()::regnamespace AND c.relname || '.' || a.attname = ANY($1)`, noStatistics)
+	require.NoError(t, err)
+	got := map[string]int{}
+	for rows.Next() {
+		var col string
+		var target int
+		require.NoError(t, rows.Scan(&col, &target))
+		got[col] = target
+	}
+	require.NoError(t, rows.Err())
+	return got
+}
+
+// TestMigrateFromVersion10: a store at schema version 10 (the planner's
+// statistics of every column) opens at the current version with none for
+// the columns no query filters on, and a load's ANALYZE then gathers none
+// for them (pg_stats has no row), while the columns queries select by
+// keep theirs.
+func TestMigrateFromVersion10(t *testing.T) {
+	ctx := t.Context()
+	u := storeURL(t)
+	m := openWith(t, u, hashEmb(t, 256), postgres.WithCreate())
+	want := map[string]int{}
+	for _, c := range noStatistics {
+		want[c] = 0
+	}
+	conn, err := m.Pool().Acquire(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, want, statTargets(t, conn.Conn()), "a new store")
+	for _, c := range noStatistics {
+		table, col, _ := strings.Cut(c, ".")
+		_, err := conn.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s ALTER COLUMN %s SET STATISTICS -1`, table, col))
+		require.NoError(t, err)
+	}
+	_, err = conn.Exec(ctx, `DELETE FROM schema_migrations WHERE version > 10`)
+	require.NoError(t, err)
+	conn.Release()
+	require.NoError(t, m.Close())
+
+	m = openWith(t, u, hashEmb(t, 256))
+	_, err = m.Load(ctx, parityRecords(), 4, nil)
+	require.NoError(t, err)
+	conn, err = m.Pool().Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	assert.Equal(t, want, statTargets(t, conn.Conn()), "migrated")
+	var analyzed []string
+	rows, err := conn.Query(ctx, `SELECT tablename || '.' || attname FROM pg_stats WHERE schemaname = current_schema() AND tablename IN ('records', 'chunks', 'posting_blocks') ORDER BY 1`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var c string
+		require.NoError(t, rows.Scan(&c))
+		analyzed = append(analyzed, c)
+	}
+	require.NoError(t, rows.Err())
+	assert.Subset(t, analyzed, []string{"records.ns", "records.seq", "records.time", "chunks.ns", "chunks.seq"})
+	for _, c := range noStatistics {
+		assert.NotContains(t, analyzed, c)
+	}
+}
