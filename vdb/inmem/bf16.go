@@ -21,6 +21,13 @@ import (
 // so the pass pays only when k is small beside the rows.
 const bf16Rows = 32
 
+// bf16OverCodes is the fewest queries for which a batch over a database
+// with codes takes the bfloat16 pass instead, where it runs: from about
+// there the batch is bound by multiply-adds, which the pass does faster
+// than the codes' kernels (BenchmarkBatchCodesBF16, 100k × 384: 0.81× the
+// codes' time at 48 queries, 0.69× at 200; 0.86–1.10× at 24–32).
+var bf16OverCodes = 48
+
 // bf16Slack bounds |s̃ − s|, where s is dotRows' float32 score of two unit
 // vectors of dimension d and s̃ dotRows12BF16's score of the same vectors
 // rounded to bfloat16. Rounding a float32 to bfloat16 (8 significant

@@ -182,3 +182,36 @@ func TestSearchBatch_BF16Ties(t *testing.T) {
 		require.NoError(t, db.Close())
 	}
 }
+
+// TestSearchBatch_CodesBF16 checks a batch large enough to leave a
+// database's codes for the bfloat16 pass (bf16OverCodes queries or more)
+// against the same batch through the codes: the same results.
+func TestSearchBatch_CodesBF16(t *testing.T) {
+	ctx := t.Context()
+	r := rand.New(rand.NewPCG(47, 48))
+	const n, d = 3000, 64
+	vs := unitVecs(r, n, d)
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i * 3)
+	}
+	db, err := New(d, WithCodes(Int8), WithCodesAlways())
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.Add(ctx, ids, vs))
+	qs := unitVecs(r, bf16OverCodes+5, d)
+	copy(qs[0], vs[7]) // a stored vector among the queries
+	for _, k := range []int{1, 10, 90} {
+		db.ResetRescored()
+		got, err := db.SearchBatch(ctx, qs, k)
+		require.NoError(t, err)
+		viaBF16 := db.Rescored() == 0 // the codes' rescoring counts; the pass's does not
+		restore := SetNoBF16()
+		want, err := db.SearchBatch(ctx, qs, k)
+		restore()
+		require.NoError(t, err)
+		require.Equal(t, want, got, "k=%d", k)
+		assert.Equal(t, useTileBF16(d, tileQueries), viaBF16, "k=%d: the path taken", k)
+		assert.Equal(t, int64(7*3), got[0][0].ID)
+	}
+}

@@ -131,6 +131,12 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 		// the float32 rows even where those would stay in cache.
 		useCodes = fewColumns(qs[0])
 	}
+	if useCodes && len(qs) >= bf16OverCodes && useTileBF16(db.dim, tileQueries) && n >= bf16Rows*k {
+		// A batch this large is bound by multiply-adds, not by reading
+		// the rows, and the bfloat16 pass does them faster than the
+		// codes' kernels: the same results.
+		useCodes = false
+	}
 	if useCodes {
 		qcs = make([]qcode, len(qs))
 		// Full groups of six queries take the byte kernel where it runs
