@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,8 +19,12 @@ import (
 // in-process store and in PostgreSQL, both ranked by memory/engine, and
 // fails if PostgreSQL's recall of any mode at any k differs from the
 // in-process one by more than 0.002.
-// AGENTMEM_EVAL_EXACT=1 runs PostgreSQL's vector path without the HNSW
-// index.
+// PostgreSQL runs with the defaults a user gets (an HNSW index from
+// DefaultIndexAfter records; the package's other tests build it from the
+// first); AGENTMEM_EVAL_INDEX_AFTER=N builds it from N records (0: from
+// the first, so that the development set is searched and written through
+// the index), and AGENTMEM_EVAL_EXACT=1 runs PostgreSQL's vector path
+// without it.
 func TestEvalDevSet(t *testing.T) {
 	dir := os.Getenv("AGENTMEM_EVAL_DATA")
 	if dir == "" {
@@ -35,12 +40,18 @@ func TestEvalDevSet(t *testing.T) {
 	if os.Getenv("AGENTMEM_EVAL_EXACT") == "1" {
 		kv = []string{"exact", "1"}
 	}
+	indexAfter := postgres.DefaultIndexAfter
+	if v := os.Getenv("AGENTMEM_EVAL_INDEX_AFTER"); v != "" {
+		indexAfter, err = strconv.Atoi(v)
+		require.NoError(t, err, "AGENTMEM_EVAL_INDEX_AFTER")
+	}
 	url := storeURL(t, kv...)
 	pg, err := eval.Run(ctx, data, eval.Config{Embedder: emb, NoBM25: true,
 		Open: func(ctx context.Context, header func(memory.Record) string) (eval.Memory, error) {
-			return postgres.Open(ctx, url, emb, postgres.WithCreate(), postgres.WithIndexHeader(header))
+			return postgres.Open(ctx, url, emb, postgres.WithCreate(), postgres.WithIndexHeader(header), postgres.WithIndexAfter(indexAfter))
 		}})
 	require.NoError(t, err)
+	t.Logf("PostgreSQL with its HNSW index from %d records", indexAfter)
 	t.Logf("ingest: in-process %.0f turns/s, PostgreSQL %.0f turns/s", base.TurnsPerSec, pg.TurnsPerSec)
 	for i, bm := range base.Modes {
 		pm := pg.Modes[i]
