@@ -98,8 +98,24 @@ type NamespaceStore[K comparable] interface {
 	ViewNamespace(ctx context.Context, ns string) (Source[K], error)
 }
 
-// view opens a view of st for the searches of namespace ns.
-func view[K comparable](ctx context.Context, st Store[K], ns string) (Source[K], error) {
+// A SearchStore is a NamespaceStore that can ready a view for the paths
+// a search takes too: both reports whether it takes the keyword and the
+// vector path, which a view that can run them side by side (Parallel)
+// needs to set that up for; a search of one path, or a view for
+// neighbours or near-duplicates, has no use for it.
+type SearchStore[K comparable] interface {
+	NamespaceStore[K]
+	// ViewSearch is ViewNamespace for a search that takes both paths
+	// (both) or at most one.
+	ViewSearch(ctx context.Context, ns string, both bool) (Source[K], error)
+}
+
+// view opens a view of st for the searches of namespace ns, on both paths
+// or at most one.
+func view[K comparable](ctx context.Context, st Store[K], ns string, both bool) (Source[K], error) {
+	if n, ok := st.(SearchStore[K]); ok {
+		return n.ViewSearch(ctx, ns, both)
+	}
 	if n, ok := st.(NamespaceStore[K]); ok {
 		return n.ViewNamespace(ctx, ns)
 	}
@@ -164,7 +180,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 	depth := ranking.Depth(keep)
 	if !HasWord(text) {
 		// Nothing to find; but a closed store says so.
-		src, err := view(ctx, st, q.Namespace)
+		src, err := view(ctx, st, q.Namespace, false)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +197,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		}
 		qvec = v
 	}
-	src, err := view(ctx, st, q.Namespace)
+	src, err := view(ctx, st, q.Namespace, qvec != nil && q.Mode != memory.VectorOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +240,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		return e.budget(hits, q.MaxTokens), nil
 	}
 	if src == nil {
-		if src, err = view(ctx, st, q.Namespace); err != nil {
+		if src, err = view(ctx, st, q.Namespace, false); err != nil {
 			return nil, err
 		}
 	}

@@ -604,3 +604,64 @@ func TestSearch_ZeroCosineFoundNothing(t *testing.T) {
 	}
 	assert.Positive(t, zero, "some hit has a cosine of 0")
 }
+
+// searchStore is refStore as an engine.SearchStore, recording what each
+// view was opened for.
+type searchStore struct {
+	*refStore
+	views []string
+}
+
+func (s *searchStore) ViewNamespace(ctx context.Context, ns string) (engine.Source[int], error) {
+	s.views = append(s.views, "namespace")
+	return s.refStore, nil
+}
+
+func (s *searchStore) ViewSearch(ctx context.Context, ns string, both bool) (engine.Source[int], error) {
+	s.views = append(s.views, fmt.Sprint("both=", both))
+	return s.refStore, nil
+}
+
+// TestSearch_ViewForPaths: a store that readies views for a search's
+// paths (engine.SearchStore) is asked for both only by a hybrid search,
+// and for at most one by a search of one path, by the view a search
+// with neighbours opens again after a reranker, and by Similar; the
+// results are those of the plain store.
+func TestSearch_ViewForPaths(t *testing.T) {
+	ctx := t.Context()
+	emb, err := embed.Open("hash:256")
+	require.NoError(t, err)
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	recs := conversation()
+	ref := newRefStore(t, emb, tok, recs)
+	st := &searchStore{refStore: ref}
+	e, err := engine.New(emb, tok)
+	require.NoError(t, err)
+	for mode, want := range map[memory.Mode]string{memory.Hybrid: "both=true", memory.VectorOnly: "both=false", memory.KeywordOnly: "both=false"} {
+		st.views = nil
+		q := memory.Query{Text: "who drives the van?", K: 5, Mode: mode}
+		got, err := engine.Search(ctx, e, st, q)
+		require.NoError(t, err)
+		plain, err := engine.Search(ctx, e, ref, q)
+		require.NoError(t, err)
+		assert.Equal(t, plain, got, "%v", mode)
+		assert.Equal(t, []string{want}, st.views, "%v", mode)
+	}
+	rr, err := engine.New(emb, tok, engine.WithReranker(reverse{}, 8))
+	require.NoError(t, err)
+	st.views = nil
+	_, err = engine.Search(ctx, rr, st, memory.Query{Text: "puppy name", K: 2, Neighbours: 1})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"both=true", "both=false"}, st.views, "a reranked search with neighbours opens a second view")
+	st.views = nil
+	_, err = engine.Search(ctx, e, st, memory.Query{Text: "?!"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"both=false"}, st.views, "a query without a word")
+	st.views = nil
+	vec, err := embed.EmbedQuery(ctx, emb, recs[0].Text)
+	require.NoError(t, err)
+	_, err = engine.Similar(ctx, e, st, recs[0], recs[0].Text, vec)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"both=false"}, st.views, "Similar")
+}

@@ -152,7 +152,7 @@ func SimilarBatch[K comparable](ctx context.Context, e *Engine, st Store[K], rec
 // similarIn sets out[i] to the near-duplicates of recs[i] for each i of
 // idx, records of scope's namespace with vectors vecs[i].
 func similarIn[K comparable](ctx context.Context, e *Engine, st Store[K], scope Scope, recs []memory.Record, vecs [][]float32, idx []int, out [][]memory.Similar) error {
-	src, err := view(ctx, st, scope.Namespace)
+	src, err := view(ctx, st, scope.Namespace, false)
 	if err != nil {
 		return err
 	}
