@@ -264,12 +264,7 @@ func conversation() []memory.Record {
 // source answers, and nothing else.
 func TestSearch_SameThroughEverySource(t *testing.T) {
 	ctx := t.Context()
-	emb, err := embed.Open("hash:256")
-	require.NoError(t, err)
-	tok, err := keyword.NewTokenizer()
-	require.NoError(t, err)
-	recs := conversation()
-	ref := newRefStore(t, emb, tok, recs)
+	emb, tok, recs, ref := conversationStore(t)
 	rerank := reverse{}
 	for name, opts := range map[string][]engine.Option{
 		"defaults": nil,
@@ -313,6 +308,17 @@ func TestSearch_SameThroughEverySource(t *testing.T) {
 			}
 		})
 	}
+}
+
+// conversationStore returns hash:256, the tokenizer, conversation()'s
+// records and a refStore of them.
+func conversationStore(t *testing.T) (embed.Embedder, keyword.Tokenizer, []memory.Record, *refStore) {
+	emb, err := embed.Open("hash:256")
+	require.NoError(t, err)
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	recs := conversation()
+	return emb, tok, recs, newRefStore(t, emb, tok, recs)
 }
 
 // reverse is a reranker that reverses the candidates.
@@ -629,12 +635,7 @@ func (s *searchStore) ViewSearch(ctx context.Context, ns string, both bool) (eng
 // results are those of the plain store.
 func TestSearch_ViewForPaths(t *testing.T) {
 	ctx := t.Context()
-	emb, err := embed.Open("hash:256")
-	require.NoError(t, err)
-	tok, err := keyword.NewTokenizer()
-	require.NoError(t, err)
-	recs := conversation()
-	ref := newRefStore(t, emb, tok, recs)
+	emb, tok, recs, ref := conversationStore(t)
 	st := &searchStore{refStore: ref}
 	e, err := engine.New(emb, tok)
 	require.NoError(t, err)

@@ -23,7 +23,7 @@ import (
 // read-only transaction, so that a search reads one snapshot.
 var (
 	_ engine.SearchStore[int64] = (*Memory)(nil)
-	_ engine.During       = (*nsView)(nil)
+	_ engine.During             = (*nsView)(nil)
 )
 
 // View opens a view of the database for one search: a repeatable-read,

@@ -171,12 +171,7 @@ func TestSearchBatch_BF16Ties(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, db.Add(ctx, ids, vecs))
 		for _, k := range []int{1, 10, 81, 200} {
-			got, err := db.SearchBatch(ctx, qs, k)
-			require.NoError(t, err)
-			restore := SetNoBF16()
-			want, err := db.SearchBatch(ctx, qs, k)
-			restore()
-			require.NoError(t, err)
+			got, want := batchBothWays(t, db, qs, k)
 			require.Equal(t, want, got, "k=%d", k)
 		}
 		require.NoError(t, db.Close())
@@ -246,13 +241,20 @@ func TestSearchBatch_BF16Random(t *testing.T) {
 			qs[i][r.IntN(d)] += 1e-3
 		}
 		k := 1 + r.IntN(max(1, n/bf16Rows))
-		got, err := db.SearchBatch(ctx, qs, k)
-		require.NoError(t, err)
-		restore := SetNoBF16()
-		want, err := db.SearchBatch(ctx, qs, k)
-		restore()
-		require.NoError(t, err)
+		got, want := batchBothWays(t, db, qs, k)
 		require.Equal(t, want, got, "d=%d n=%d k=%d queries=%d", d, n, k, len(qs))
 		require.NoError(t, db.Close())
 	}
+}
+
+// batchBothWays returns db's answers to the batch qs with the bfloat16
+// pass where it runs (got) and with it off (want).
+func batchBothWays(t *testing.T, db *DB, qs [][]float32, k int) (got, want [][]vdb.Result) {
+	t.Helper()
+	got, err := db.SearchBatch(t.Context(), qs, k)
+	require.NoError(t, err)
+	defer SetNoBF16()()
+	want, err = db.SearchBatch(t.Context(), qs, k)
+	require.NoError(t, err)
+	return got, want
 }
