@@ -18,6 +18,13 @@
 // bound could still reach the current k-th score, so its results are
 // identical to the plain scan's (see encodeQuery for the proof).
 //
+// A batch ([DB.SearchBatch]) scores each block of rows against up to
+// twelve queries at a time from registers (AVX-512; three with AVX2).
+// Where the CPU has AVX-512 BF16 it scores in bfloat16 first, twice the
+// multiply-adds per instruction, and rescores in float32 only the rows
+// within a proven bound of a query's k-th score, so that its results too
+// are the plain scan's (see bf16Slack).
+//
 // Deleting moves the last row into the hole. A database smaller than one
 // segment keeps its vectors in a single array that grows by doubling; past
 // that, growing adds a segment and never copies the vectors already stored,
