@@ -77,17 +77,12 @@ func dotBF16Generic(out []float32, q, rows []uint16) {
 // c, six 32-element vectors, vector p holding chunk c of query 2p then
 // chunk c of query 2p+1. Missing queries are zeros.
 func packQueriesBF16(qs [][]float32, d int) []uint16 {
-	const pairs = tileQueries / 2
-	p := make([]uint16, d*tileQueries)
-	q16 := make([]uint16, d)
+	q16 := make([][]uint16, len(qs))
 	for i, q := range qs {
-		toBF16Generic(q16, q)
-		for c := 0; c < d/16; c++ {
-			off := c*pairs*32 + (i/2)*32 + (i%2)*16
-			copy(p[off:off+16], q16[c*16:c*16+16])
-		}
+		q16[i] = make([]uint16, d)
+		toBF16Generic(q16[i], q)
 	}
-	return p
+	return packPairs(q16, d, 16)
 }
 
 // offerBF16 offers the float32 scores of the rows [r, r+len(approx)) whose
@@ -120,9 +115,9 @@ func dotTileBF16(out *[tileQueries][blockRows]float32, t *qtile, rows16 []uint16
 		_ = t.bf16[tileQueries*d-1]
 		dotRows12BF16Asm(&out[0][0], blockRows*4, &t.bf16[0], &rows16[0], m, d)
 	}
-	for i := range t.qs {
-		if m < n {
-			dotRows(out[i][m:n], t.qs[i], rows[m*d:n*d])
+	if m < n {
+		for i, q := range t.qs {
+			dotRows(out[i][m:n], q, rows[m*d:n*d])
 		}
 	}
 }

@@ -98,13 +98,19 @@ func makeTiles(qs [][]float32, d int, bf16 bool) []qtile {
 // of 8) for the AVX-512 tile: for each 8-float chunk c, six 16-float
 // vectors, vector p holding chunk c of query 2p then chunk c of query 2p+1.
 // Missing queries are zeros.
-func packQueries(qs [][]float32, d int) []float32 {
+func packQueries(qs [][]float32, d int) []float32 { return packPairs(qs, d, 8) }
+
+// packPairs lays out up to tileQueries queries of dimension d (a multiple
+// of chunk) in pairs: for each chunk c of chunk elements, six vectors of
+// 2·chunk, vector p holding chunk c of query 2p then chunk c of query
+// 2p+1. Missing queries are zeros. (packQueries and packQueriesBF16.)
+func packPairs[T any](qs [][]T, d, chunk int) []T {
 	const pairs = tileQueries / 2
-	p := make([]float32, d*tileQueries)
+	p := make([]T, d*tileQueries)
 	for i, q := range qs {
-		for c := 0; c < d/8; c++ {
-			off := c*pairs*16 + (i/2)*16 + (i%2)*8
-			copy(p[off:off+8], q[c*8:c*8+8])
+		for c := 0; c < d/chunk; c++ {
+			off := (c*pairs+i/2)*2*chunk + (i%2)*chunk
+			copy(p[off:off+chunk], q[c*chunk:(c+1)*chunk])
 		}
 	}
 	return p

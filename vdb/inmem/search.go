@@ -131,7 +131,9 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 		// the float32 rows even where those would stay in cache.
 		useCodes = fewColumns(qs[0])
 	}
-	if useCodes && len(qs) >= bf16OverCodes && useTileBF16(db.dim, tileQueries) && n >= bf16Rows*k {
+	// The bfloat16 pass pays where k is small beside the rows (bf16Rows).
+	bf16 := n >= bf16Rows*k
+	if useCodes && bf16 && len(qs) >= bf16OverCodes && useTileBF16(db.dim, tileQueries) {
 		// A batch this large is bound by multiply-adds, not by reading
 		// the rows, and the bfloat16 pass does them faster than the
 		// codes' kernels: the same results.
@@ -162,7 +164,7 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 		}
 	}
 	if qcs == nil {
-		tiles = makeTiles(qs, db.dim, n >= bf16Rows*k)
+		tiles = makeTiles(qs, db.dim, bf16)
 	}
 	// A query whose code has few nonzero dimensions reads only their
 	// columns (WithColumns).
