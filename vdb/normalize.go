@@ -14,18 +14,25 @@ func Normalize(dst, src []float32) error {
 	if len(dst) != len(src) {
 		return fmt.Errorf("%w: dst has %d elements, src %d", ErrDimension, len(dst), len(src))
 	}
-	sum := sumSquares(src)
-	if math.IsNaN(sum) || math.IsInf(sum, 0) {
-		return badElement(src)
+	sq, err := SquaredNorm(src, len(src))
+	if err != nil {
+		return err
 	}
-	if sum == 0 {
-		return fmt.Errorf("%w: all elements are zero", ErrInvalidVector)
-	}
-	inv := 1 / math.Sqrt(sum)
+	Scale(dst, src, sq)
+	return nil
+}
+
+// Scale writes src divided by √sq into dst, which must have len(src)
+// elements (dst and src may be the same slice), sq being src's
+// SquaredNorm: what Normalize writes, without measuring src again. A
+// caller that checks a batch of vectors before it takes a lock
+// (SquaredNorm) and normalises them under it measures each once.
+func Scale(dst, src []float32, sq float64) {
+	inv := 1 / math.Sqrt(sq)
+	dst = dst[:len(src)]
 	for i, v := range src {
 		dst[i] = float32(float64(v) * inv)
 	}
-	return nil
 }
 
 // sumSquares returns Σ v², accumulated in float64. The squares of finite
@@ -63,17 +70,24 @@ func badElement(v []float32) error {
 // database of dimension dim: an error wrapping ErrDimension or
 // ErrInvalidVector, or nil.
 func CheckVector(v []float32, dim int) error {
+	_, err := SquaredNorm(v, dim)
+	return err
+}
+
+// SquaredNorm checks v as CheckVector does and returns Σ v², accumulated
+// in float64 (positive and finite when the error is nil), for Scale.
+func SquaredNorm(v []float32, dim int) (float64, error) {
 	if len(v) != dim {
-		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(v), dim)
+		return 0, fmt.Errorf("%w: got %d, want %d", ErrDimension, len(v), dim)
 	}
 	sum := sumSquares(v)
 	if math.IsNaN(sum) || math.IsInf(sum, 0) {
-		return badElement(v)
+		return 0, badElement(v)
 	}
 	if sum == 0 {
 		// Only true zeros: the smallest float32 squared is still a normal
 		// float64.
-		return fmt.Errorf("%w: all elements are zero", ErrInvalidVector)
+		return 0, fmt.Errorf("%w: all elements are zero", ErrInvalidVector)
 	}
-	return nil
+	return sum, nil
 }

@@ -42,10 +42,10 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentmem/agentmem/internal/parallel"
 	"github.com/agentmem/agentmem/vdb"
 )
 
@@ -141,7 +141,7 @@ func segmentRows(dim int) int {
 }
 
 // WithWorkers sets how many goroutines one large search uses. The default is
-// runtime.GOMAXPROCS(0); 1 makes every search single-threaded.
+// runtime.GOMAXPROCS(0); 1 makes every search, and every Add, single-threaded.
 func WithWorkers(n int) Option {
 	return func(db *DB) error {
 		if n < 1 {
@@ -209,7 +209,10 @@ func (db *DB) Close() error {
 // Add stores vecs[i], normalised, under ids[i]; an ID already present is
 // replaced, and within one batch the later vector wins. The whole batch is
 // validated before anything is stored: on error nothing was added. The
-// caller's slices are not retained.
+// caller's slices are not retained. A batch of more than a few thousand
+// vector entries is normalised and coded on up to GOMAXPROCS goroutines
+// (unless WithWorkers(1)); the vectors of a caller that changes them
+// while Add runs are undefined.
 func (db *DB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("inmem: add: %w", err)
@@ -217,12 +220,23 @@ func (db *DB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 	if len(ids) != len(vecs) {
 		return fmt.Errorf("inmem: %w: %d ids for %d vectors", vdb.ErrInvalidID, len(ids), len(vecs))
 	}
+	// A large batch is normalised and coded on helpers too (addLarge):
+	// each vector is measured once, here, and scaled under the lock.
+	large := db.workers != 1 && len(ids)*db.dim >= 2*parallelAdd
+	var sqs []float64
+	if large {
+		sqs = make([]float64, len(vecs))
+	}
 	for i, id := range ids {
 		if id < 0 {
 			return fmt.Errorf("inmem: %w: ids[%d] = %d is negative", vdb.ErrInvalidID, i, id)
 		}
-		if err := vdb.CheckVector(vecs[i], db.dim); err != nil {
+		sq, err := vdb.SquaredNorm(vecs[i], db.dim)
+		if err != nil {
 			return fmt.Errorf("inmem: vecs[%d]: %w", i, err)
+		}
+		if large {
+			sqs[i] = sq
 		}
 	}
 	db.mu.Lock()
@@ -237,68 +251,112 @@ func (db *DB) Add(ctx context.Context, ids []int64, vecs [][]float32) error {
 		}
 	}
 	db.reserve(len(db.ids) + fresh)
-	d := db.dim
-	// The rows written, to be coded after the loop, split across workers
-	// when there are many: coding costs about as much as normalising.
-	var written []int
-	if db.codes != NoCodes {
-		written = make([]int, 0, len(ids))
+	if large {
+		db.addLarge(ids, vecs, sqs)
+		return nil
 	}
-	defer func() { db.encodeRows(written) }()
 	for i, id := range ids {
-		r, ok := db.rows[id]
-		if !ok {
-			r = len(db.ids)
-			db.ids = append(db.ids, id)
-			s := r / db.segRows
-			db.segs[s] = db.segs[s][:len(db.segs[s])+d]
-			if db.codes != NoCodes {
-				db.code = db.code[:len(db.code)+d]
-				db.meta = db.meta[:len(db.meta)+1]
-			}
-			if db.cols != nil {
-				db.cols = db.cols[:db.colsLen(r+1)]
-			}
-			db.rows[id] = r
-		}
-		// Cannot fail after CheckVector, unless the caller mutates vecs
+		r, _ := db.place(id)
+		// Cannot fail after the check, unless the caller changes vecs
 		// concurrently, which is a data race on their side. (Rows already
 		// written stay, with their codes, as after a partial batch.)
-		if db.codes != NoCodes {
-			written = append(written, r) // coded, whatever happens next
-		}
 		if err := vdb.Normalize(db.row(r), vecs[i]); err != nil {
 			return fmt.Errorf("inmem: vecs[%d] changed during Add: %w", i, err)
 		}
+		db.encode(r)
 	}
 	return nil
 }
 
-// encodeRows recomputes the codes of rows (encode), across the workers
-// when there are enough rows to be worth it. Callers hold mu for writing.
-func (db *DB) encodeRows(rows []int) {
-	w := max(1, min(db.workers, len(rows)/256))
-	if w == 1 {
-		for _, r := range rows {
-			db.encode(r)
-		}
+// place returns the row of id: its own if stored (replaced true), else a
+// new one at the end. Callers hold mu for writing, with room reserved.
+func (db *DB) place(id int64) (r int, replaced bool) {
+	if r, ok := db.rows[id]; ok {
+		return r, true
+	}
+	r = len(db.ids)
+	d := db.dim
+	db.ids = append(db.ids, id)
+	s := r / db.segRows
+	db.segs[s] = db.segs[s][:len(db.segs[s])+d]
+	if db.codes != NoCodes {
+		db.code = db.code[:len(db.code)+d]
+		db.meta = db.meta[:len(db.meta)+1]
+	}
+	if db.cols != nil {
+		db.cols = db.cols[:db.colsLen(r+1)]
+	}
+	db.rows[id] = r
+	return r, false
+}
+
+// encode recomputes row r's code (and column codes) from its float32
+// vector. Callers hold mu for writing.
+func (db *DB) encode(r int) {
+	if db.codes == NoCodes {
 		return
 	}
-	// An ID given twice in a batch names its row twice: code it once, so
-	// that no two workers write the same row.
-	slices.Sort(rows)
-	rows = slices.Compact(rows)
-	var wg sync.WaitGroup
-	for i := range w {
-		part := rows[len(rows)*i/w : len(rows)*(i+1)/w]
-		wg.Go(func() {
-			for _, r := range part {
-				db.encode(r)
-			}
-		})
-	}
-	wg.Wait()
+	d := db.dim
+	db.meta[r] = encodeRow(db.code[r*d:(r+1)*d], db.row(r))
+	db.setColumns(r)
 }
+
+// addLarge is Add's write of a large batch, sqs[i] being vecs[i]'s
+// vdb.SquaredNorm: scaling a row and coding it cost about as much as each
+// other and touch only the row's floats, code and metadata, so they are
+// shared with helpers (parallel.Parts); the column codes of the rows of
+// one block share cache lines, so they are set after, by this goroutine.
+// Callers hold mu for writing, with room reserved.
+func (db *DB) addLarge(ids []int64, vecs [][]float32, sqs []float64) {
+	// rows[i] is the row vecs[i] goes to.
+	rows := make([]int, len(ids))
+	replaced := false
+	for i, id := range ids {
+		r, ok := db.place(id)
+		rows[i] = r
+		replaced = replaced || ok
+	}
+	// When the batch named a row twice (an ID given twice) or replaced
+	// one, each row is written with its last vector only (todo), so that
+	// no two goroutines write a row; otherwise every vector is (todo nil).
+	var todo []int
+	n := len(ids)
+	if replaced {
+		last := make(map[int]int, len(ids))
+		for i, r := range rows {
+			last[r] = i
+		}
+		for i, r := range rows {
+			if last[r] == i {
+				todo = append(todo, i)
+			}
+		}
+		n = len(todo)
+	}
+	d := db.dim
+	parallel.Parts(n, func(int) int { return d }, parallelAdd, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := k
+			if todo != nil {
+				i = todo[k]
+			}
+			r := rows[i]
+			vdb.Scale(db.row(r), vecs[i], sqs[i])
+			if db.codes != NoCodes {
+				db.meta[r] = encodeRow(db.code[r*d:(r+1)*d], db.row(r))
+			}
+		}
+	})
+	if db.cols != nil {
+		for _, r := range rows {
+			db.setColumns(r) // a row named twice: its last code, twice
+		}
+	}
+}
+
+// parallelAdd is the least number of vector entries for which Add gives
+// a goroutine a share of scaling and coding a batch's rows.
+const parallelAdd = 8 << 10
 
 // Delete removes the given IDs and reports how many were present. Unknown
 // IDs are not an error. The last row moves into each hole, so Delete costs
@@ -503,16 +561,6 @@ func regrow[T any](s []T, c int, huge bool) []T {
 	}
 	copy(out, s)
 	return out
-}
-
-// encode recomputes row r's code from its float32 vector. Callers hold mu.
-func (db *DB) encode(r int) {
-	if db.codes == NoCodes {
-		return
-	}
-	d := db.dim
-	db.meta[r] = encodeRow(db.code[r*d:(r+1)*d], db.row(r))
-	db.setColumns(r)
 }
 
 // encodeAll computes the codes of the n rows of a database (Import), row(r)

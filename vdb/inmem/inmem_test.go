@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -368,5 +370,68 @@ func TestSearchBatch_Tiles(t *testing.T) {
 			}
 		}
 		restore()
+	}
+}
+
+// TestAdd_BatchMatchesOneByOne checks that a batch large enough for Add to
+// share its rows with helpers, with IDs given twice and IDs already
+// stored, leaves what the same writes one at a time leave: the same
+// vectors bit for bit (Export), and the same results, scores and order, of
+// the codes' and the column codes' scans.
+func TestAdd_BatchMatchesOneByOne(t *testing.T) {
+	ctx := t.Context()
+	for _, dim := range []int{48, 384} {
+		t.Run(fmt.Sprintf("dim=%d", dim), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(dim), 3))
+			opts := []inmem.Option{inmem.WithCodes(inmem.Int8), inmem.WithColumns(), inmem.WithCodesAlways()}
+			batch, err := inmem.New(dim, opts...)
+			require.NoError(t, err)
+			t.Cleanup(func() { batch.Close() })
+			single, err := inmem.New(dim, opts...)
+			require.NoError(t, err)
+			t.Cleanup(func() { single.Close() })
+			first := testvec.Unit(1, 300, dim)
+			require.NoError(t, batch.Add(ctx, testvec.IDs(0, 300), first))
+			require.NoError(t, single.Add(ctx, testvec.IDs(0, 300), first))
+
+			// 2,000 writes: new IDs, stored ones, and IDs repeated
+			// within the batch, in random order.
+			n := 2000
+			ids := make([]int64, n)
+			for i := range ids {
+				ids[i] = int64(r.IntN(1500))
+			}
+			vecs := testvec.Unit(2, n, dim)
+			for i := range vecs {
+				if i%3 == 0 {
+					slices.Reverse(vecs[i]) // not unit-length after scaling: a different norm path
+					for j := range vecs[i] {
+						vecs[i][j] *= 3
+					}
+				}
+			}
+			require.NoError(t, batch.Add(ctx, ids, vecs))
+			for i := range ids {
+				require.NoError(t, single.Add(ctx, ids[i:i+1], vecs[i:i+1]))
+			}
+			require.Equal(t, single.Len(), batch.Len())
+
+			var a, b bytes.Buffer
+			require.NoError(t, batch.Export(ctx, &a))
+			require.NoError(t, single.Export(ctx, &b))
+			require.True(t, bytes.Equal(a.Bytes(), b.Bytes()), "the stored vectors differ")
+
+			queries := append(testvec.Unit(3, 20, dim), vecs[:5]...)
+			sparse := make([]float32, dim) // few nonzero dimensions: the column scan
+			sparse[1], sparse[dim/2] = 0.6, 0.8
+			queries = append(queries, sparse)
+			for i, q := range queries {
+				got, err := batch.Search(ctx, q, 10)
+				require.NoError(t, err)
+				want, err := single.Search(ctx, q, 10)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "query %d", i)
+			}
+		})
 	}
 }

@@ -421,7 +421,7 @@ func (x *IVF) search(ctx context.Context, ix *ivfIndex, q []float32, k int, minS
 			x.scanList(&ix.lists[probe[j]], q, &qc, qu, &tops[i], &dots)
 		}
 	}
-	if err := parallel(w, work); err != nil {
+	if err := runWorkers(w, work); err != nil {
 		return nil, 0, fmt.Errorf("inmem: search: %w", err)
 	}
 	x.scanned.Add(int64(rows))

@@ -202,7 +202,7 @@ func (db *DB) scan(ctx context.Context, qs [][]float32, k int, minScore float32)
 			}
 		}
 	}
-	if err := parallel(w, work); err != nil {
+	if err := runWorkers(w, work); err != nil {
 		return nil, fmt.Errorf("inmem: search: %w", err)
 	}
 	for j := range qs {
@@ -443,9 +443,9 @@ func (t *topK) offer(r vdb.Result) {
 	t.floor = max(t.min, t.h[0].Score)
 }
 
-// parallel runs work(0) … work(w−1), work(0) on this goroutine and the
+// runWorkers runs work(0) … work(w−1), work(0) on this goroutine and the
 // others each on its own, and returns the first error by worker number.
-func parallel(w int, work func(i int) error) error {
+func runWorkers(w int, work func(i int) error) error {
 	errs := make([]error, w)
 	var wg sync.WaitGroup
 	for i := 1; i < w; i++ {
