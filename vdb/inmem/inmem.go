@@ -3,7 +3,8 @@
 //
 // Vectors live row-major in segments of about 8 MiB of float32 (a whole
 // number of scan blocks; no per-vector heap objects), normalised on the way
-// in by [vdb.Normalize], so a search is a sequential scan of inner products
+// in as [vdb.Normalize] does (a large batch on helpers too, its codes with
+// them), so a search is a sequential scan of inner products
 // feeding a bounded top-k heap. When the
 // database is large the scan is split across GOMAXPROCS goroutines, each with
 // its own heap, merged at the end. On amd64 with AVX2 and FMA the inner
