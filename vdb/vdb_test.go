@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,6 +92,44 @@ func TestCheckVector(t *testing.T) {
 			}
 			assert.ErrorIs(t, err, tt.want)
 		})
+	}
+}
+
+// TestSquaredNormScale checks that SquaredNorm checks as CheckVector does
+// and that Scale with its sum writes what Normalize writes, bit for bit,
+// over magnitudes from subnormal to near the float32 maximum.
+func TestSquaredNormScale(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		v    []float32
+		dim  int
+	}{
+		{"Short", []float32{1, 2}, 3},
+		{"NaN", []float32{1, float32(math.NaN()), 3}, 3},
+		{"Zero", []float32{0, 0, 0}, 3},
+	} {
+		_, err := vdb.SquaredNorm(tt.v, tt.dim)
+		assert.Equal(t, vdb.CheckVector(tt.v, tt.dim), err, tt.name)
+		assert.Error(t, err, tt.name)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 200 {
+		dim := 1 + r.IntN(600)
+		scale := math.Pow(10, float64(r.IntN(70)-40))
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(r.NormFloat64() * scale)
+		}
+		v[r.IntN(dim)] = float32(scale) // never all zero
+		sq, err := vdb.SquaredNorm(v, dim)
+		require.NoError(t, err, "vector %d", i)
+		want := make([]float32, dim)
+		require.NoError(t, vdb.Normalize(want, v))
+		got := make([]float32, dim)
+		vdb.Scale(got, v, sq)
+		require.Equal(t, want, got, "vector %d (scale %g)", i, scale)
+		vdb.Scale(v, v, sq) // in place, as Normalize allows
+		require.Equal(t, want, v, "vector %d in place", i)
 	}
 }
 
