@@ -2,6 +2,7 @@ package keyword
 
 import (
 	"cmp"
+	"slices"
 	"sync"
 )
 
@@ -14,6 +15,34 @@ import (
 // chooses between a dense and a sparse accumulator. The results come in
 // no particular order, each with a positive score.
 func Score(groups []QueryGroup, p Params, n, avg float64, lo, hi int64, count int,
+	df func(term string) int, postings func(term string, each func(doc int64, tf, dl float64))) []Result {
+	return scoreInto(nil, groups, p, n, avg, lo, hi, count, df, postings)
+}
+
+// SelectScored is Score's k best documents (as [TopK] picks them: by
+// score, ties by ascending id) appended to dst[:0] in no particular order,
+// with the same scores: what a caller that only sums scores per document
+// needs, without Score's slice of every document scored (tens of
+// thousands for a common word) or a sort. It reuses dst.
+func SelectScored(dst []Result, groups []QueryGroup, p Params, n, avg float64, lo, hi int64, count, k int,
+	df func(term string) int, postings func(term string, each func(doc int64, tf, dl float64))) []Result {
+	dst = dst[:0]
+	if k <= 0 {
+		return dst
+	}
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	s.cands = scoreInto(s.cands[:0], groups, p, n, avg, lo, hi, count, df, postings)
+	cands := s.cands
+	if len(cands) > k {
+		selectBest(cands, k)
+		cands = cands[:k]
+	}
+	return append(dst, cands...)
+}
+
+// scoreInto is Score, its results appended to out.
+func scoreInto(out []Result, groups []QueryGroup, p Params, n, avg float64, lo, hi int64, count int,
 	df func(term string) int, postings func(term string, each func(doc int64, tf, dl float64))) []Result {
 	if avg == 0 {
 		avg = 1
@@ -55,8 +84,7 @@ func Score(groups []QueryGroup, p Params, n, avg float64, lo, hi int64, count in
 		main.reset()
 		parts.reset()
 	}
-	out := make([]Result, 0, scores.len())
-	scores.each(func(key int64, v float64) { out = append(out, Result{ID: key, Score: v}) })
+	out = scores.appendTo(out)
 	scores.release()
 	if main != nil {
 		main.release()
@@ -150,6 +178,21 @@ func (a *accum) len() int {
 		return len(a.m)
 	}
 	return len(a.keys)
+}
+
+// appendTo appends every key with its score to out.
+func (a *accum) appendTo(out []Result) []Result {
+	out = slices.Grow(out, a.len())
+	if a.m != nil {
+		for k, v := range a.m {
+			out = append(out, Result{ID: k, Score: v})
+		}
+		return out
+	}
+	for _, k := range a.keys {
+		out = append(out, Result{ID: k, Score: a.dense[k-a.lo]})
+	}
+	return out
 }
 
 // each calls f for every key with a score.

@@ -1,6 +1,7 @@
 package keyword
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -81,6 +82,56 @@ func TestScore_MatchesIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSelectScored_MatchesTopK checks that SelectScored keeps TopK's k
+// documents with their scores (the same bits), whatever the order, with
+// dense and map accumulators, k below, at and past the number scored, and
+// a reused dst.
+func TestSelectScored_MatchesTopK(t *testing.T) {
+	t.Parallel()
+
+	rng := rand.New(rand.NewPCG(7, 8))
+	post := map[string][][3]float64{} // term → (doc, tf, dl)
+	words := []string{"alpha", "beta", "gamma", "delta", "order"}
+	for i := range 2000 {
+		for _, w := range words {
+			if rng.IntN(3) == 0 {
+				post[w] = append(post[w], [3]float64{float64(10 + i), float64(1 + rng.IntN(3)), float64(5 + rng.IntN(40))})
+			}
+		}
+	}
+	df := func(term string) int { return len(post[term]) }
+	postings := func(term string, each func(doc int64, tf, dl float64)) {
+		for _, p := range post[term] {
+			each(int64(p[0]), p[1], p[2])
+		}
+	}
+	byID := func(a, b Result) int { return cmp.Compare(a.ID, b.ID) }
+	var dst []Result
+	for _, q := range []string{"alpha", "beta order", "gamma delta alpha", "missing"} {
+		groups := QueryGroups(nil, q)
+		for _, wide := range []bool{false, true} {
+			lo, hi := int64(10), int64(2009)
+			if wide {
+				lo, hi = 0, 1<<40 // too wide to be dense: a map
+			}
+			all := Score(groups, DefaultParams(), 2000, 25, lo, hi, 3000, df, postings)
+			for _, k := range []int{1, 10, 400, len(all), len(all) + 5} {
+				want := TopK(slices.Clone(all), k)
+				dst = SelectScored(dst, groups, DefaultParams(), 2000, 25, lo, hi, 3000, k, df, postings)
+				got := slices.Clone(dst)
+				slices.SortFunc(want, byID)
+				slices.SortFunc(got, byID)
+				if len(want) == 0 {
+					assert.Empty(t, got, "%q k=%d", q, k)
+					continue
+				}
+				assert.Equal(t, want, got, "%q wide=%v k=%d", q, wide, k)
+			}
+		}
+	}
+	assert.Empty(t, SelectScored(dst, QueryGroups(nil, "alpha"), DefaultParams(), 2000, 25, 10, 2009, 3000, 0, df, postings))
 }
 
 // TestSelectBest checks the quickselect against a full sort: the first k

@@ -67,10 +67,11 @@ func (s *nsView) postings(ctx context.Context, terms []string) (map[string][]pos
 }
 
 // score scores the namespace's records for groups (keyword.Score over its
-// postings and statistics).
-func (s *nsView) score(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params) ([]keyword.Result, error) {
+// postings and statistics): every record scored when k is 0, else the
+// best k appended to dst[:0] in no order (keyword.SelectScored).
+func (s *nsView) score(ctx context.Context, dst []keyword.Result, groups []keyword.QueryGroup, p keyword.Params, k int) ([]keyword.Result, error) {
 	if len(groups) == 0 || s.info.textDocs == 0 {
-		return nil, nil
+		return dst[:0], nil
 	}
 	terms := keyword.Terms(groups)
 	post, err := s.postings(ctx, terms)
@@ -84,24 +85,55 @@ func (s *nsView) score(ctx context.Context, groups []keyword.QueryGroup, p keywo
 			lo, hi, count = min(lo, ps[0].seq), max(hi, ps[len(ps)-1].seq), count+len(ps)
 		}
 	}
-	return keyword.Score(groups, p, n, float64(s.info.textLen)/n, lo, hi, count,
-		func(term string) int { return len(post[term]) },
-		func(term string, each func(key int64, tf, dl float64)) {
-			for _, p := range post[term] {
-				each(p.seq, float64(p.tf), float64(p.dl))
-			}
-		}), nil
+	df := func(term string) int { return len(post[term]) }
+	postings := func(term string, each func(key int64, tf, dl float64)) {
+		for _, p := range post[term] {
+			each(p.seq, float64(p.tf), float64(p.dl))
+		}
+	}
+	if k > 0 {
+		return keyword.SelectScored(dst, groups, p, n, float64(s.info.textLen)/n, lo, hi, count, k, df, postings), nil
+	}
+	return keyword.Score(groups, p, n, float64(s.info.textLen)/n, lo, hi, count, df, postings), nil
 }
 
+// better orders results best first, ties by ascending id (keyword.TopK's
+// order).
+func better(a, b keyword.Result) int {
+	return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
+}
+
+// Search is Select's results, sorted; a search whose scope filters by
+// time or validity ranks every scored record and reads which are in it
+// (bestInRange).
 func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
-	docs, err := s.score(ctx, groups, p)
-	if err != nil || !scope.Timed() && !filters([]nsInfo{s.info}, scope) {
-		return keyword.TopK(docs, k), err
+	if k <= 0 {
+		return nil, nil
 	}
-	slices.SortFunc(docs, func(a, b keyword.Result) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
-	})
+	if !scope.Timed() && !filters([]nsInfo{s.info}, scope) {
+		docs, err := s.score(ctx, nil, groups, p, k)
+		slices.SortFunc(docs, better)
+		return docs, err
+	}
+	docs, err := s.score(ctx, nil, groups, p, 0)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(docs, better)
 	return s.bestInRange(ctx, scope, docs, k)
+}
+
+// Select is Search's results in no order (engine.Selector), reusing dst:
+// the best k of the scores selected, not sorted.
+func (s *nsView) Select(ctx context.Context, dst []keyword.Result, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
+	if k <= 0 {
+		return dst[:0], nil
+	}
+	if !scope.Timed() && !filters([]nsInfo{s.info}, scope) {
+		return s.score(ctx, dst, groups, p, k)
+	}
+	docs, err := s.Search(ctx, groups, p, k, scope)
+	return append(dst[:0], docs...), err
 }
 
 // bestInRange returns the best k of ranked (sorted) whose records are in

@@ -24,6 +24,7 @@ import (
 var (
 	_ engine.SearchStore[int64] = (*Memory)(nil)
 	_ engine.During             = (*nsView)(nil)
+	_ engine.Selector           = (*nsView)(nil)
 )
 
 // View opens a view of the database for one search: a repeatable-read,
