@@ -4,11 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/internal/cputime"
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/longterm"
 	_ "github.com/agentmem/agentmem/vdb/inmem" // registers the default backend
@@ -91,7 +91,7 @@ func BenchmarkIngestRealMem(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			in := 0
 			for _, cut := range c.cuts {
 				if cut <= in {
@@ -102,7 +102,7 @@ func BenchmarkIngestRealMem(b *testing.B) {
 				}
 				in = cut
 			}
-			cpu += cpuTime() - cpu0
+			cpu += cputime.Process() - cpu0
 		}
 		b.StopTimer()
 		mem.Close()
@@ -110,13 +110,4 @@ func BenchmarkIngestRealMem(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(d.Turns))*float64(b.N)/b.Elapsed().Seconds(), "turns/s")
 	b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/op")
-}
-
-// cpuTime returns the process's user + system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/agentmem/agentmem/embed/hash"
+	"github.com/agentmem/agentmem/internal/cputime"
 	"github.com/agentmem/agentmem/keyword"
 )
 
@@ -161,7 +161,7 @@ func BenchmarkQuery(b *testing.B) {
 				b.ReportAllocs()
 				var lat []time.Duration
 				i := 0
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					t0 := time.Now()
 					_, err := m.Query(b.Context(), Query{Text: queries[i%len(queries)], Namespace: c.ns, Mode: mode, K: 10})
@@ -174,7 +174,7 @@ func BenchmarkQuery(b *testing.B) {
 				// On a loaded machine wall time mostly measures waiting
 				// for a core; CPU time per query is what an idle core
 				// would need (at most: the vector scan may use 2 cores).
-				b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+				b.ReportMetric((cputime.Process()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 				b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
@@ -206,7 +206,7 @@ func BenchmarkQueryEveryNamespace(b *testing.B) {
 	}
 	b.ReportAllocs()
 	i := 0
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		q := fmt.Sprintf("what about the %s and %s", w[i%len(w)], w[(i*7+3)%len(w)])
 		if _, err := m.Query(b.Context(), Query{Text: q, K: 5}); err != nil {
@@ -214,7 +214,7 @@ func BenchmarkQueryEveryNamespace(b *testing.B) {
 		}
 		i++
 	}
-	b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric((cputime.Process()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkOpen measures reopening a store of n memories from its snapshot
@@ -242,7 +242,7 @@ func BenchmarkOpen(b *testing.B) {
 			embedded := emb.Texts()
 			b.Run("snapshot", func(b *testing.B) {
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					m, err := Open(b.Context(), dir, emb)
 					if err != nil {
@@ -253,7 +253,7 @@ func BenchmarkOpen(b *testing.B) {
 					}
 					m.Close()
 				}
-				b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+				b.ReportMetric((cputime.Process()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
 				b.ReportMetric(float64(emb.Texts()-embedded), "re-embedded")
 			})
 			// What a command-line search pays: Open and one search of every
@@ -294,7 +294,7 @@ func BenchmarkOpen(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					m, err := Open(b.Context(), dir, emb, WithSnapshotEvery(0))
 					if err != nil {
@@ -306,18 +306,9 @@ func BenchmarkOpen(b *testing.B) {
 					crash(m)
 					m.closeIndexes()
 				}
-				b.ReportMetric((cpuTime()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
+				b.ReportMetric((cputime.Process()-cpu0).Seconds()*1000/float64(b.N), "cpu-ms/op")
 				b.ReportMetric(float64(emb.Texts()-embedded), "re-embedded")
 			})
 		})
 	}
-}
-
-// cpuTime returns the process's user + system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/internal/cputime"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/memory/postgres"
@@ -407,18 +408,18 @@ func BenchmarkVsDir(b *testing.B) {
 	for range b.N {
 		dir := openDir(b, emb)
 		pg := openWith(b, storeURL(b), emb, postgres.WithIndexAfter(postgres.DefaultIndexAfter))
-		t, cpu := time.Now(), processCPU()
+		t, cpu := time.Now(), cputime.Process()
 		for i := 0; i < n; i += 1000 {
 			_, err := dir.AddBatch(ctx, recs[i:min(i+1000, n)])
 			require.NoError(b, err)
 		}
-		dirIngest, dirCPU := time.Since(t), processCPU()-cpu
+		dirIngest, dirCPU := time.Since(t), cputime.Process()-cpu
 		server, serverOK := serverCPU()
-		t, cpu = time.Now(), processCPU()
+		t, cpu = time.Now(), cputime.Process()
 		var batches time.Duration // until the last batch committed
 		_, err := pg.Load(ctx, recs[:n], 1000, func(int) { batches = time.Since(t) })
 		require.NoError(b, err)
-		pgIngest, pgCPU := time.Since(t), processCPU()-cpu
+		pgIngest, pgCPU := time.Since(t), cputime.Process()-cpu
 		// CPU-seconds of the ingests: the directory store's, the Go
 		// process's during Load and (with a cluster of pg-test.sh) the
 		// server's.

@@ -10,10 +10,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/cputime"
 	"github.com/agentmem/agentmem/internal/latency"
 	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb"
@@ -374,12 +374,12 @@ func BenchmarkBatch(b *testing.B) {
 				for k := range backends {
 					i := (round + k) % len(backends)
 					be := backends[i]
-					c0, t0 := cpuTime(), time.Now()
+					c0, t0 := cputime.Process(), time.Now()
 					if _, err := vdb.SearchBatch(ctx, be.db, queries[:nq], benchK); err != nil {
 						b.Fatal(err)
 					}
 					times[i] = append(times[i], time.Since(t0))
-					cpus[i] = append(cpus[i], cpuTime()-c0)
+					cpus[i] = append(cpus[i], cputime.Process()-c0)
 				}
 				round++
 			}
@@ -410,14 +410,4 @@ func BenchmarkBatch(b *testing.B) {
 			b.ReportMetric(min(cpu[2], cpu[3])/cpu[0], "faiss/inmem-cpu")
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used, user and system, on all
-// its threads.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

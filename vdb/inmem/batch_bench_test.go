@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/internal/cputime"
 	"github.com/agentmem/agentmem/internal/testvec"
 	"github.com/agentmem/agentmem/vdb/inmem"
 )
@@ -22,14 +22,14 @@ func peakGFLOPs(w int) (wall, cpu float64) {
 	if !inmem.FMAPeak(1) {
 		return 0, 0
 	}
-	cpu0, start := cpuSeconds(), time.Now()
+	cpu0, start := cputime.Process().Seconds(), time.Now()
 	var wg sync.WaitGroup
 	for range w {
 		wg.Go(func() { inmem.FMAPeak(rounds) })
 	}
 	wg.Wait()
 	flops := float64(w) * 768 * rounds
-	return flops / time.Since(start).Seconds() / 1e9, flops / (cpuSeconds() - cpu0) / 1e9
+	return flops / time.Since(start).Seconds() / 1e9, flops / (cputime.Process().Seconds() - cpu0) / 1e9
 }
 
 // medianOf returns the median of x, leaving x as it was.
@@ -73,13 +73,13 @@ func BenchmarkBatchFloat32(b *testing.B) {
 					times *[]float64
 					peak  *[]float64
 				}{{db1, 1, &t1, &p1}, {db2, 2, &t2, &p2}} {
-					cpu0, start := cpuSeconds(), time.Now()
+					cpu0, start := cputime.Process().Seconds(), time.Now()
 					if _, err := c.db.SearchBatch(ctx, queries[:nq], 10); err != nil {
 						b.Fatal(err)
 					}
 					*c.times = append(*c.times, time.Since(start).Seconds())
 					if c.w == 1 {
-						c1 = append(c1, cpuSeconds()-cpu0)
+						c1 = append(c1, cputime.Process().Seconds()-cpu0)
 					}
 					wall, cpu := peakGFLOPs(c.w)
 					*c.peak = append(*c.peak, wall)
@@ -110,13 +110,4 @@ func BenchmarkBatchFloat32(b *testing.B) {
 			b.ReportMetric(bw, "membw-GB/s")
 		})
 	}
-}
-
-// cpuSeconds is the CPU time the process has used, user and system.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
