@@ -297,9 +297,15 @@ func (db *DB) encode(r int) {
 	if db.codes == NoCodes {
 		return
 	}
+	db.encodeCode(r)
+	db.setColumns(r)
+}
+
+// encodeCode is encode without the column codes, which the rows of one
+// block share cache lines for: it touches row r's code and metadata only.
+func (db *DB) encodeCode(r int) {
 	d := db.dim
 	db.meta[r] = encodeRow(db.code[r*d:(r+1)*d], db.row(r))
-	db.setColumns(r)
 }
 
 // addLarge is Add's write of a large batch, sqs[i] being vecs[i]'s
@@ -334,8 +340,7 @@ func (db *DB) addLarge(ids []int64, vecs [][]float32, sqs []float64) {
 		}
 		n = len(todo)
 	}
-	d := db.dim
-	parallel.Parts(n, func(int) int { return d }, parallelAdd, func(lo, hi int) {
+	parallel.Parts(n, func(int) int { return db.dim }, parallelAdd, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			i := k
 			if todo != nil {
@@ -344,7 +349,7 @@ func (db *DB) addLarge(ids []int64, vecs [][]float32, sqs []float64) {
 			r := rows[i]
 			vdb.Scale(db.row(r), vecs[i], sqs[i])
 			if db.codes != NoCodes {
-				db.meta[r] = encodeRow(db.code[r*d:(r+1)*d], db.row(r))
+				db.encodeCode(r)
 			}
 		}
 	})
