@@ -412,12 +412,7 @@ func (ix *Index) SelectGroups(dst []Result, groups []QueryGroup, p Params, k int
 	}
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
-	cands := ix.matches(queryGroups(groups), p, s, keep)
-	if len(cands) > k {
-		selectBest(cands, k)
-		cands = cands[:k]
-	}
-	return append(dst, cands...)
+	return appendBest(dst, ix.matches(queryGroups(groups), p, s, keep), k)
 }
 
 // searchGroups is Search's and SearchTerms' common part.

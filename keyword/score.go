@@ -33,12 +33,7 @@ func SelectScored(dst []Result, groups []QueryGroup, p Params, n, avg float64, l
 	s := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(s)
 	s.cands = scoreInto(s.cands[:0], groups, p, n, avg, lo, hi, count, df, postings)
-	cands := s.cands
-	if len(cands) > k {
-		selectBest(cands, k)
-		cands = cands[:k]
-	}
-	return append(dst, cands...)
+	return appendBest(dst, s.cands, k)
 }
 
 // scoreInto is Score, its results appended to out.

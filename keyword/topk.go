@@ -49,6 +49,17 @@ func topK(cands []Result, k int) []Result {
 	return h
 }
 
+// appendBest appends to dst the k best of cands (all of them if no more),
+// as topK picks them, in no particular order; cands is reordered.
+// (Index.SelectGroups and SelectScored.)
+func appendBest(dst, cands []Result, k int) []Result {
+	if len(cands) > k {
+		selectBest(cands, k)
+		cands = cands[:k]
+	}
+	return append(dst, cands...)
+}
+
 // selectBest reorders c so that its first k (0 < k < len(c)) are its k
 // best by better, in no particular order: a quickselect (median-of-three
 // pivots) that falls back to sorting the part left when its pivots keep
