@@ -91,10 +91,11 @@ func (s *nsView) score(ctx context.Context, dst []keyword.Result, groups []keywo
 			each(p.seq, float64(p.tf), float64(p.dl))
 		}
 	}
+	avg := float64(s.info.textLen) / n
 	if k > 0 {
-		return keyword.SelectScored(dst, groups, p, n, float64(s.info.textLen)/n, lo, hi, count, k, df, postings), nil
+		return keyword.SelectScored(dst, groups, p, n, avg, lo, hi, count, k, df, postings), nil
 	}
-	return keyword.Score(groups, p, n, float64(s.info.textLen)/n, lo, hi, count, df, postings), nil
+	return keyword.Score(groups, p, n, avg, lo, hi, count, df, postings), nil
 }
 
 // better orders results best first, ties by ascending id (keyword.TopK's
@@ -103,23 +104,31 @@ func better(a, b keyword.Result) int {
 	return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
 }
 
-// Search is Select's results, sorted; a search whose scope filters by
-// time or validity ranks every scored record and reads which are in it
-// (bestInRange).
+// ranksAll reports whether scope filters the namespace's records by time
+// or validity: a search then ranks every record scored and reads which
+// are in it (bestInRange), where otherwise the best k are selected.
+func (s *nsView) ranksAll(scope engine.Scope) bool {
+	return scope.Timed() || filters([]nsInfo{s.info}, scope)
+}
+
+// Search is Select's results, sorted.
 func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyword.Params, k int, scope engine.Scope) ([]keyword.Result, error) {
 	if k <= 0 {
 		return nil, nil
 	}
-	if !scope.Timed() && !filters([]nsInfo{s.info}, scope) {
-		docs, err := s.score(ctx, nil, groups, p, k)
-		slices.SortFunc(docs, better)
-		return docs, err
+	all := s.ranksAll(scope)
+	n := k
+	if all {
+		n = 0 // every record scored
 	}
-	docs, err := s.score(ctx, nil, groups, p, 0)
+	docs, err := s.score(ctx, nil, groups, p, n)
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(docs, better)
+	if !all {
+		return docs, nil
+	}
 	return s.bestInRange(ctx, scope, docs, k)
 }
 
@@ -129,7 +138,7 @@ func (s *nsView) Select(ctx context.Context, dst []keyword.Result, groups []keyw
 	if k <= 0 {
 		return dst[:0], nil
 	}
-	if !scope.Timed() && !filters([]nsInfo{s.info}, scope) {
+	if !s.ranksAll(scope) {
 		return s.score(ctx, dst, groups, p, k)
 	}
 	docs, err := s.Search(ctx, groups, p, k, scope)
