@@ -113,7 +113,7 @@ func dotTileBF16(out *[tileQueries][blockRows]float32, t *qtile, rows16 []uint16
 	if m > 0 {
 		_ = rows16[m*d-1]
 		_ = t.bf16[tileQueries*d-1]
-		dotRows12BF16Asm(&out[0][0], blockRows*4, &t.bf16[0], &rows16[0], m, d)
+		dotRows12BF16(&out[0][0], blockRows*4, &t.bf16[0], &rows16[0], m, d)
 	}
 	if m < n {
 		for i, q := range t.qs {

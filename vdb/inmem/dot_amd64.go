@@ -305,12 +305,6 @@ func dotRows12BF16(out *float32, ostride int, qp *uint16, rows *uint16, n int, d
 //go:noescape
 func toBF16AVX512(dst *uint16, src *float32, n int)
 
-// dotRows12BF16Asm is dotRows12BF16 (a function so that other
-// architectures can leave it out).
-func dotRows12BF16Asm(out *float32, ostride int, qp *uint16, rows *uint16, n int, d int) {
-	dotRows12BF16(out, ostride, qp, rows, n, d)
-}
-
 // toBF16 sets dst[i] to src[i] rounded to bfloat16 (toBF16Generic),
 // sixteen at a time where the CPU has AVX-512 BF16.
 func toBF16(dst []uint16, src []float32) {

@@ -86,7 +86,7 @@ func useTileBF16(d, nq int) bool { return false }
 // toBF16 sets dst[i] to src[i] rounded to bfloat16.
 func toBF16(dst []uint16, src []float32) { toBF16Generic(dst, src) }
 
-// dotRows12BF16Asm is never called here (useTileBF16 is false).
-func dotRows12BF16Asm(out *float32, ostride int, qp *uint16, rows *uint16, n int, d int) {
+// dotRows12BF16 is never called here (useTileBF16 is false).
+func dotRows12BF16(out *float32, ostride int, qp *uint16, rows *uint16, n int, d int) {
 	panic("inmem: no bfloat16 kernel in this build")
 }
