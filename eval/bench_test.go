@@ -111,3 +111,59 @@ func BenchmarkIngestRealMem(b *testing.B) {
 	b.ReportMetric(float64(len(d.Turns))*float64(b.N)/b.Elapsed().Seconds(), "turns/s")
 	b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/op")
 }
+
+// BenchmarkQueryRealMem measures the long-term memory's searches on real
+// conversations: every RealMem turn stored (hash:512, each conversation its
+// own namespace; untimed), then each question asked in its conversation
+// (K 10; op i asks question i, cycling through them), in hybrid,
+// vector and keyword. It reports each mode's p50-ms and its CPU per search
+// (cpu-ms/op: the process's, over the timed part), the figures a change to
+// the ranking's cost is checked by.
+func BenchmarkQueryRealMem(b *testing.B) {
+	d, err := Load(realMemDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	emb, err := hash.New(hash.DefaultDim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	mem, err := longterm.New(ctx, emb)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mem.Close()
+	if _, _, err := addTurns(ctx, mem, d.Turns); err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []struct {
+		name string
+		mode longterm.Mode
+	}{{"hybrid", longterm.Hybrid}, {"vector", longterm.VectorOnly}, {"keyword", longterm.KeywordOnly}} {
+		b.Run(mode.name, func(b *testing.B) {
+			ask := func(i int) {
+				q := d.Questions[i%len(d.Questions)]
+				if _, err := mem.Query(ctx, longterm.Query{Text: q.Question, Namespace: q.Conv, K: 10, Mode: mode.mode}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range len(d.Questions) {
+				ask(i) // warm: each namespace's indexes built
+			}
+			lat := make([]time.Duration, 0, b.N)
+			cpu0 := cputime.Process()
+			i := 0
+			for b.Loop() {
+				t := time.Now()
+				ask(i)
+				lat = append(lat, time.Since(t))
+				i++
+			}
+			cpu := cputime.Process() - cpu0
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(cpu.Seconds()*1000/float64(len(lat)), "cpu-ms/op")
+		})
+	}
+}
