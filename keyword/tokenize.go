@@ -214,7 +214,10 @@ func (t *tokenizer) analyzeWith(text string, withMeta, memo bool) ([]string, []t
 	}
 	i := 0
 	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
 		switch c := class(r, size); c {
 		case clWord:
 			j := wordEnd(text, i)
@@ -257,15 +260,23 @@ const (
 	clSEA // Thai, Lao, Khmer, Myanmar
 )
 
-func class(r rune, size int) charClass {
-	if r < utf8.RuneSelf {
+// asciiClass is class of each ASCII character: letters and digits are
+// word characters, _ - . @ / : ' \ connectors.
+var asciiClass = func() (t [utf8.RuneSelf]charClass) {
+	for r := range rune(utf8.RuneSelf) {
 		switch {
 		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
-			return clWord
+			t[r] = clWord
 		case r == '_' || r == '-' || r == '.' || r == '@' || r == '/' || r == ':' || r == '\'' || r == '\\':
-			return clConnector
+			t[r] = clConnector
 		}
-		return clOther
+	}
+	return t
+}()
+
+func class(r rune, size int) charClass {
+	if r < utf8.RuneSelf {
+		return asciiClass[r]
 	}
 	switch {
 	case r == utf8.RuneError && size == 1:
@@ -292,7 +303,18 @@ func class(r rune, size int) charClass {
 func wordEnd(text string, i int) int {
 	end := i
 	for j := i; j < len(text); {
-		r, size := utf8.DecodeRuneInString(text[j:])
+		// ASCII letters and digits, the most of any word, one byte at a time.
+		for j < len(text) && text[j] < utf8.RuneSelf && asciiClass[text[j]] == clWord {
+			j++
+			end = j
+		}
+		if j == len(text) {
+			break
+		}
+		r, size := rune(text[j]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[j:])
+		}
 		switch class(r, size) {
 		case clWord:
 			j += size
@@ -434,10 +456,11 @@ func (e *emitter) cjk(run string, bigramsOnly bool) {
 func (e *emitter) word(text string, i, j int) {
 	raw := text[i:j]
 	// A possessive is the word itself: Caroline's → caroline.
-	for _, suffix := range []string{"'s", "'S", "’s", "’S"} {
-		if len(raw) > len(suffix) && strings.HasSuffix(raw, suffix) {
-			raw = raw[:len(raw)-len(suffix)]
-			break
+	if n := len(raw); n > 2 && (raw[n-1] == 's' || raw[n-1] == 'S') {
+		if raw[n-2] == '\'' {
+			raw = raw[:n-2]
+		} else if n > 4 && raw[n-4:n-1] == "’" {
+			raw = raw[:n-4]
 		}
 	}
 	if e.tab != nil && plainWord(raw) {
