@@ -55,6 +55,30 @@ func BenchmarkTokens(b *testing.B) {
 	}
 }
 
+// BenchmarkTokensEach tokenizes benchTurn's sentences, as a search's
+// snippets do for the chunks of its hits: one Tokens call for each
+// (each/tokens) against one TokensEach call (each/batch).
+func BenchmarkTokensEach(b *testing.B) {
+	sents := strings.SplitAfter(benchTurn, ". ")
+	tok := newTok(b)
+	b.Run("tokens", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(benchTurn)))
+		for b.Loop() {
+			for _, s := range sents {
+				tok.Tokens(s)
+			}
+		}
+	})
+	b.Run("batch", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(benchTurn)))
+		for b.Loop() {
+			keyword.TokensEach(tok, sents)
+		}
+	})
+}
+
 // corpus makes n synthetic chunks: Zipf-distributed English and Chinese
 // words (so common terms have long posting lists), codes and numbers.
 type corpus struct {

@@ -179,6 +179,34 @@ func (t *tokenizer) Tokens(text string) []string {
 	return out
 }
 
+// TokensEach returns tok.Tokens of each of texts. The package's tokenizer
+// analyses them with one memo of words (the one a long text gets), which a
+// short text alone does not take: for the sentences of a few records it is
+// about twice as fast as a Tokens call for each.
+func TokensEach(tok Tokenizer, texts []string) [][]string {
+	out := make([][]string, len(texts))
+	t, ok := tok.(*tokenizer)
+	if !ok {
+		for i, text := range texts {
+			out[i] = tok.Tokens(text)
+		}
+		return out
+	}
+	size := 0
+	for _, text := range texts {
+		size += len(text)
+	}
+	var tab *wordTable
+	if size >= wordTableMinText {
+		tab = t.table()
+		defer t.putTable(tab)
+	}
+	for i, text := range texts {
+		out[i], _ = t.analyzeTab(text, false, tab)
+	}
+	return out
+}
+
 // termMeta says where a term came from: terms of one group are forms of one
 // word or code (LH401: lh401 whole, lh and 401 parts). [Index.Search] lets a
 // group count once, so that the parts of a code never outweigh its whole.
@@ -200,17 +228,23 @@ func (t *tokenizer) analyzeTerms(text string, withMeta bool) ([]string, []termMe
 
 // analyzeWith is analyzeTerms, with a word table if memo is set.
 func (t *tokenizer) analyzeWith(text string, withMeta, memo bool) ([]string, []termMeta) {
+	var tab *wordTable
+	if memo {
+		tab = t.table()
+		defer t.putTable(tab)
+	}
+	return t.analyzeTab(text, withMeta, tab)
+}
+
+// analyzeTab is analyzeWith with the word table tab (nil: none).
+func (t *tokenizer) analyzeTab(text string, withMeta bool, tab *wordTable) ([]string, []termMeta) {
 	if !isASCII(text) {
 		text = norm.NFKC.String(text)
 	}
 	n := len(text)/5 + 1
-	e := emitter{t: t, out: make([]string, 0, n), noMeta: !withMeta}
+	e := emitter{t: t, out: make([]string, 0, n), noMeta: !withMeta, tab: tab}
 	if withMeta {
 		e.meta = make([]termMeta, 0, n)
-	}
-	if memo {
-		e.tab = t.table()
-		defer t.putTable(e.tab)
 	}
 	i := 0
 	for i < len(text) {

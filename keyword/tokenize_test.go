@@ -3,6 +3,7 @@ package keyword_test
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
@@ -177,6 +178,32 @@ func TestNewTokenizer_BadMode(t *testing.T) {
 	_, err := keyword.NewTokenizer(keyword.WithCJK(keyword.CJKMode(7)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "unknown CJK mode")
+}
+
+// upperTokens is a Tokenizer that is not the package's: TokensEach calls
+// its Tokens for each text.
+type upperTokens struct{}
+
+func (upperTokens) Tokens(text string) []string { return strings.Fields(strings.ToUpper(text)) }
+
+func TestTokensEach(t *testing.T) {
+	t.Parallel()
+	tok := newTok(t)
+	// Short texts (below the length that takes a word memo alone) and
+	// long ones, plain words, codes, possessives, CJK, and an empty one.
+	texts := []string{
+		"Caroline's plan", "LH 401 leaves at 3:14 pm; call 138-0013-8000.", "",
+		strings.Repeat("running schedules and the knee’s recovery ", 12), "我们决定用数据库", "getUserName v1.2.3 ERR_CONN_RESET",
+		"The answers aren't obvious, but Maria’S notes are.",
+	}
+	for _, batch := range [][]string{texts, texts[:2], texts[1:2], nil} {
+		got := keyword.TokensEach(tok, batch)
+		require.Len(t, got, len(batch))
+		for i, text := range batch {
+			assert.Equal(t, tok.Tokens(text), got[i], "%q", text)
+		}
+	}
+	assert.Equal(t, [][]string{{"A", "B"}, {}}, keyword.TokensEach(upperTokens{}, []string{"a b", ""}))
 }
 
 func TestTokens_Concurrent(t *testing.T) {

@@ -42,9 +42,10 @@ func Snippets(tok keyword.Tokenizer, qterms map[string]bool, children []string, 
 	if byKeyword {
 		best := 0
 		counts := make([]int, len(children))
-		for j, ch := range children {
-			seen := map[string]bool{}
-			for _, t := range tok.Tokens(ch) {
+		seen := map[string]bool{}
+		for j, toks := range keyword.TokensEach(tok, children) {
+			clear(seen)
+			for _, t := range toks {
 				if qterms[t] && !seen[t] {
 					seen[t] = true
 					counts[j]++
