@@ -106,6 +106,16 @@ type Explanation struct {
 	// about [0, 1], comparable between namespaces); 0 when the path did
 	// not find it.
 	Keyword float64
+	// OwnKeyword is what the record's own words score on the keyword
+	// path, on Keyword's scale, before what its neighbours and its
+	// conversation lend it and the boosts for a time, a speaker or
+	// recency the query names: 0 for a record the path found only
+	// through the records around it.
+	OwnKeyword float64
+	// Answers is the text of the question the keyword path handed this
+	// record its score from (the turn before it, which asked for what it
+	// says), or "".
+	Answers string
 	// Vector is the cosine similarity of the record's best chunk to the
 	// query; 0 when the path did not find it.
 	Vector float64

@@ -352,6 +352,8 @@ type Explanation struct {
 	Paths       []string `json:"paths"`
 	Terms       []string `json:"terms"`
 	Keyword     float64  `json:"keyword"`
+	OwnKeyword  float64  `json:"own_keyword"`
+	Answers     string   `json:"answers,omitempty"`
 	Vector      float64  `json:"vector"`
 	Fused       float64  `json:"fused"`
 	BestKeyword float64  `json:"best_keyword"`
@@ -423,7 +425,7 @@ func Explain(x *memory.Explanation) *Explanation {
 	if x == nil {
 		return nil
 	}
-	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, Vector: x.Vector, Fused: x.Fused,
+	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, OwnKeyword: x.OwnKeyword, Answers: x.Answers, Vector: x.Vector, Fused: x.Fused,
 		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare}
 }
 

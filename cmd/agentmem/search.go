@@ -115,7 +115,7 @@ answer replies to).`,
 	f.IntVar(&maxTokens, "max-tokens", 0, "a budget of `T` tokens for the memories printed, with their neighbours: the most relevant that fit (long-term store only; 0: none)")
 	f.StringVar(&asOf, "as-of", "", "search what held at this time, RFC 3339 or a date: a superseded memory before its successor's time (long-term store only; default now)")
 	f.BoolVar(&history, "history", false, "search every version, superseded ones too, each marked (long-term store only)")
-	f.BoolVar(&explain, "explain", false, "print why each memory surfaced: what each path found, the search's best, the share of the query its namespace holds (long-term store only)")
+	f.BoolVar(&explain, "explain", false, "print why each memory surfaced: what each path found (on the keyword path, what its own words score and the question it answers), the search's best, the share of the query its namespace holds (long-term store only)")
 	return cmd
 }
 
@@ -201,8 +201,12 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			fmt.Fprintf(out, "   (%s; superseded by %s)\n", held(memory.Record{Time: h.Time, ValidFrom: h.ValidFrom, ValidUntil: h.ValidUntil}), cmp.Or(h.SupersededBy, "none"))
 		}
 		if x := h.Explain; x != nil {
-			fmt.Fprintf(out, "   why: found by %s; keyword %.3f (best %.3f), cosine %.3f (best %.3f), fused %.4f; the namespace holds %.0f%% of the query, the best hit %.0f%% of its words; matched terms: %s\n",
-				strings.Join(x.Paths, " and "), x.Keyword, x.BestKeyword, x.Vector, x.BestVector, x.Fused, 100*x.Coverage, 100*x.BestShare, strings.Join(x.Terms, ", "))
+			answers := ""
+			if x.Answers != "" {
+				answers = fmt.Sprintf("; it answers %q", firstLine(x.Answers, 80))
+			}
+			fmt.Fprintf(out, "   why: found by %s; keyword %.3f (its own words %.3f, best %.3f), cosine %.3f (best %.3f), fused %.4f; the namespace holds %.0f%% of the query, the best hit %.0f%% of its words; matched terms: %s%s\n",
+				strings.Join(x.Paths, " and "), x.Keyword, x.OwnKeyword, x.BestKeyword, x.Vector, x.BestVector, x.Fused, 100*x.Coverage, 100*x.BestShare, cmp.Or(strings.Join(x.Terms, ", "), "none"), answers)
 		}
 		snips := h.Snippets
 		if len(snips) == 0 {

@@ -139,8 +139,9 @@ type candidate[K comparable] struct {
 	relevance float64
 	cover     float64 // its namespace's coverage of the query (nsSearch.cover)
 	doc       Doc
-	read      bool   // doc is read (Source.Docs)
-	asked     string // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)
+	read      bool    // doc is read (Source.Docs)
+	asked     string  // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)
+	kwOwn     float64 // the keyword path's score of its own words (scored.own)
 }
 
 // CheckQuery returns an error wrapping memory.ErrInvalidArgument for a

@@ -511,6 +511,39 @@ func TestSearch_AnswerHandOff(t *testing.T) {
 		"a first-person query names the user: the user's question is not handed to the assistant's answer")
 }
 
+// TestSearch_ExplainOwnAndAnswers: an explanation tells what a hit's own
+// words score on the keyword path from what the turns around it lend, and
+// names the question a hit was handed its score from. "What dishes did
+// you recommend to me?" finds the answer t3 through the question t2 (t3
+// holds none of its words), and t2 by its own words.
+func TestSearch_ExplainOwnAndAnswers(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:256")
+	say := func(i int, speaker, text string) memory.Record {
+		return memory.Record{ID: fmt.Sprintf("t%d", i), Speaker: speaker, Text: text, Time: t0.Add(time.Duration(i) * time.Minute)}
+	}
+	_, err := lt.AddBatch(ctx, []memory.Record{
+		say(0, "User", "I have been cooking a lot lately."),
+		say(1, "Assistant", "That is great, cooking is a wonderful hobby."),
+		say(2, "User", "Do you have any recommended dishes for dinner?"),
+		say(3, "Assistant", "Try mapo tofu and kung pao chicken tonight."),
+	})
+	require.NoError(t, err)
+	hits, err := lt.Query(ctx, memory.Query{Text: "What dishes did you recommend to me?", K: 2, Mode: memory.KeywordOnly, MinRelevance: -1, Explain: true})
+	require.NoError(t, err)
+	require.Len(t, hits, 2)
+	answer, question := hits[0], hits[1]
+	require.Equal(t, "t3", answer.ID)
+	require.Equal(t, "t2", question.ID)
+	assert.Zero(t, answer.Explain.OwnKeyword, "t3 holds none of the query's words")
+	assert.Positive(t, answer.Explain.Keyword)
+	assert.Empty(t, answer.Explain.Terms)
+	assert.Equal(t, "Do you have any recommended dishes for dinner?", answer.Explain.Answers)
+	assert.Positive(t, question.Explain.OwnKeyword)
+	assert.Empty(t, question.Explain.Answers)
+	assert.ElementsMatch(t, []string{"dish", "recommend", "you"}, question.Explain.Terms)
+}
+
 // newHashLT returns a long-term memory over the hash embedder spec and
 // the time its tests' records start at.
 func newHashLT(t *testing.T, spec string) (*longterm.Memory, time.Time) {

@@ -613,7 +613,8 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 		if sc/n.bound < n.floor {
 			continue
 		}
-		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, asked: n.asked[id]})
+		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, asked: n.asked[id],
+			own: n.scratch.own.get(id) / n.bound})
 	}
 	return topScored(out, depth), nil
 }

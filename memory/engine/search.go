@@ -54,6 +54,7 @@ type scored[K comparable] struct {
 	score float64
 	cover float64 // its namespace's nsSearch.cover
 	asked string  // the question whose score it was handed (nsSearch.handOff), or ""
+	own   float64 // what its own words score, on score's scale (Explanation.OwnKeyword)
 }
 
 // candidates runs the query's paths and returns their candidates with
@@ -120,7 +121,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c := get(r.key)
 		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		c.doc.Record.ID = r.id
-		c.cover, c.asked = r.cover, r.asked
+		c.cover, c.asked, c.kwOwn = r.cover, r.asked, r.own
 		s.top.keyword = max(s.top.keyword, r.score)
 		s.top.cover = max(s.top.cover, r.cover)
 	}
@@ -295,7 +296,7 @@ func makeHits[K comparable](s *search[K], list []*candidate[K], explain bool) []
 // explanation says why c surfaced.
 func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
 	e := s.e
-	x := &memory.Explanation{Keyword: c.KWScore, Vector: c.VecScore, Fused: c.score, Coverage: c.cover,
+	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.cover,
 		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share}
 	if c.HasKW {
 		x.Paths = append(x.Paths, "keyword")
