@@ -203,8 +203,14 @@ func (m *Memory) fill(info nsInfo, c *nsCache) {
 
 // readAll reads the links of every record of info's namespace into c,
 // and the postings of all its terms if it holds at most postingRecords
-// records, in a snapshot of its own, if the namespace is at c's version
-// there.
+// records, in a snapshot of its own, or into a new cache of the version
+// it finds there when the namespace was written since c's. It keeps the
+// cache it completed unless a complete one is kept already (offer): when
+// writes outpace it (an agent's turns, each followed by a search, against
+// a read of ~100 ms), the cache kept meanwhile is an empty one of a later
+// version, and the searches of the versions that follow grow the
+// complete one with what was written since (view.cache) instead of
+// reading their terms' postings from the server until a read kept up.
 func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
 	conn, err := m.acquire(ctx)
 	if err != nil {
@@ -217,8 +223,11 @@ func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // read only
 	nss, err := namespaces(ctx, tx, info.name)
-	if err != nil || len(nss) != 1 || nss[0].id != info.id || nss[0].version() != c.version {
-		return err // written since: the next version's searches read it
+	if err != nil || len(nss) != 1 || nss[0].id != info.id {
+		return err
+	}
+	if nss[0].version() != c.version {
+		c = newCache(nss[0].version())
 	}
 	rows, err := tx.Query(ctx, `SELECT `+linkCols+` FROM records WHERE ns = $1`, info.id)
 	if err != nil {
@@ -261,7 +270,6 @@ func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
 		held += len(docs)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if post != nil { // replaced by all of them, counted in held
 		c.held -= c.postHeld
 		c.postHeld = 0
@@ -274,8 +282,27 @@ func (m *Memory) readAll(ctx context.Context, info nsInfo, c *nsCache) error {
 		c.post, c.allPost = post, true
 		c.docs, c.allDocs = docs, true
 	}
+	c.mu.Unlock()
+	m.caches.offer(info.id, c)
 	m.caches.filled.Add(1)
 	return nil
+}
+
+// offer keeps c, a complete cache of namespace id, unless the cache kept
+// is complete already (of any version: a later one has grown from it).
+// An incomplete one it replaces may be of a later version than c, which
+// its searches then grow c to, or make anew when the namespace did more
+// than grow.
+func (cs *caches) offer(id int32, c *nsCache) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cur := cs.byNS[id]; cur != nil && cur.isComplete() {
+		return
+	}
+	if cs.byNS == nil {
+		cs.byNS = map[int32]*nsCache{}
+	}
+	cs.byNS[id] = c
 }
 
 // get returns the cache of info's namespace at its version: the one kept,

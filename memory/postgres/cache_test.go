@@ -344,6 +344,34 @@ func TestCacheGrows(t *testing.T) {
 	require.Equal(t, grows, postgres.CacheGrows(a), "neither taken for growth")
 }
 
+// TestCacheFillOvertaken: a background read of a namespace's links and
+// postings that a write overtook (the namespace is at a later version
+// than the cache it was started for, as an agent's turns, each followed
+// by a search, outpace it) still leaves a complete cache, of the version
+// it read, which the next search after the next write grows instead of
+// reading its terms' postings from the server; its results are a fresh
+// handle's.
+func TestCacheFillOvertaken(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	defer postgres.SetVectorCache(0)()
+	m := open(t, u)
+	_, err := m.AddBatch(ctx, cacheRecords())
+	require.NoError(t, err)
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	add := func(id, text string, at time.Duration) {
+		_, err := m.Add(ctx, memory.Record{ID: id, Namespace: "cache", Speaker: "User", Time: t0.Add(at), Text: text})
+		require.NoError(t, err)
+	}
+	complete, err := postgres.FillOvertaken(ctx, m, "cache", func() { add("o1", "the canary rollback failed again", 70*time.Minute) })
+	require.NoError(t, err)
+	require.True(t, complete, "the fill keeps a complete cache of the version it read")
+	grows := postgres.CacheGrows(m)
+	add("o2", "a refund for the ledger, evening", 71*time.Minute)
+	require.Equal(t, results(t, open(t, u)), results(t, m))
+	require.Equal(t, grows+1, postgres.CacheGrows(m), "grown from the fill's cache")
+}
+
 // TestNewest: a namespace's newest record's time, which the keyword path
 // asks for a query that names a time, comes with its statistics and is
 // the time of its record of the highest seq after adds, a load, a

@@ -159,3 +159,29 @@ func Prefetched(m *Memory) (caches, tails int64) {
 // IndexOrder is the ORDER BY of a vector search through m's HNSW index,
 // with the query as $1.
 func IndexOrder(m *Memory) string { return m.indexExpr() + " <#> $1" }
+
+// FillOvertaken reads all of namespace ns's links and postings as a
+// background fill does for the cache of its version now, but only after
+// write has written to it (writes that outpaced the fill), and reports
+// whether m then keeps a complete cache of the namespace.
+func FillOvertaken(ctx context.Context, m *Memory, ns string, write func()) (bool, error) {
+	nss, err := namespaces(ctx, m.pool, ns)
+	if err != nil || len(nss) != 1 {
+		return false, err
+	}
+	c := m.caches.get(nss[0])
+	write()
+	// The search after the write keeps an empty cache of the new version.
+	nss, err = namespaces(ctx, m.pool, ns)
+	if err != nil || len(nss) != 1 {
+		return false, err
+	}
+	m.caches.get(nss[0])
+	if err := m.readAll(ctx, nss[0], c); err != nil {
+		return false, err
+	}
+	m.caches.mu.Lock()
+	kept := m.caches.byNS[nss[0].id]
+	m.caches.mu.Unlock()
+	return kept.isComplete(), nil
+}
