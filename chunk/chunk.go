@@ -193,8 +193,20 @@ func (s *splitter) sentences() []span {
 		start = end
 	}
 	for i := 0; i < len(text); {
+		// A run of ASCII that is neither a line break nor a stop (most
+		// of a text) changes nothing below: skipped, one unit of work a
+		// byte as for any rune.
+		k := i
+		for k < len(text) && text[k] < utf8.RuneSelf && !asciiBreak[text[k]] {
+			k++
+		}
+		s.work += k - i
+		i = k
 		if s.stopped() {
 			return nil
+		}
+		if i == len(text) {
+			break
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		s.work++
@@ -233,6 +245,15 @@ func (s *splitter) sentences() []span {
 	emit(len(text))
 	return out
 }
+
+// asciiBreak marks the ASCII runes sentences looks at: line breaks
+// (isLineBreak) and stops (isWeakStop; every strong stop is beyond ASCII).
+var asciiBreak = func() (t [utf8.RuneSelf]bool) {
+	for r := range rune(utf8.RuneSelf) {
+		t[r] = isLineBreak(r) || isWeakStop(r) || isStrongStop(r)
+	}
+	return t
+}()
 
 // isStrongStop reports a full-width stop that always ends a sentence.
 func isStrongStop(r rune) bool {
@@ -437,6 +458,10 @@ func (s *splitter) appendPiece(out []piece, start, end int) []piece {
 	n, w := 0, 0
 	for _, r := range s.text[start:end] {
 		n++
+		if r < utf8.RuneSelf {
+			w++ // runeWeight of ASCII
+			continue
+		}
 		w += runeWeight(r)
 	}
 	s.work += n
