@@ -484,9 +484,33 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 	defer c.mu.Unlock()
 	maps.Copy(c.docs, docs)
 	c.allDocs = allDocs
+	// An episode's length is the sum of its records' (add_record,
+	// writeEpisodes): one the cache holds is longer now by the lengths of
+	// the records written since that joined it, read with their postings,
+	// and one that a record written since began (its id is the record's
+	// seq) holds only records written since. A record without a term,
+	// whose length is not among the postings, has its episode's read
+	// again.
+	dl := make(map[int64]int32, len(recs))
+	for _, ps := range post {
+		for _, p := range ps {
+			dl[p.seq] = p.dl
+		}
+	}
+	for _, r := range recs {
+		if r.l.Episode == r.seq {
+			c.epLen[r.seq] = 0
+		}
+	}
 	for _, r := range recs {
 		c.table.add(r.seq, r.l)
-		delete(c.epLen, r.l.Episode) // longer now: read again
+		if l, ok := c.epLen[r.l.Episode]; ok {
+			if d, known := dl[r.seq]; known {
+				c.epLen[r.l.Episode] = l + float64(d)
+			} else {
+				delete(c.epLen, r.l.Episode)
+			}
+		}
 	}
 	n := len(recs) + len(docs)
 	for t, ps := range post {

@@ -370,6 +370,16 @@ func TestCacheFillOvertaken(t *testing.T) {
 	add("o2", "a refund for the ledger, evening", 71*time.Minute)
 	require.Equal(t, results(t, open(t, u)), results(t, m))
 	require.Equal(t, grows+1, postgres.CacheGrows(m), "grown from the fill's cache")
+	// A conversation a day later (a new episode, its length the cache's
+	// sum of its records'), then its next turn, then one more turn of it
+	// with the search between: the episodes' lengths, which the
+	// episodes' scores divide by, are a fresh handle's.
+	add("o3", "the kernel scheduler patch for latency, a day later", 26*time.Hour)
+	add("o4", "the canary deploy pipeline, the same morning", 26*time.Hour+time.Minute)
+	require.Equal(t, results(t, open(t, u)), results(t, m))
+	add("o5", "refund the invoice ledger payment, that morning too", 26*time.Hour+2*time.Minute)
+	require.Equal(t, results(t, open(t, u)), results(t, m))
+	require.Equal(t, grows+3, postgres.CacheGrows(m))
 }
 
 // TestNewest: a namespace's newest record's time, which the keyword path
