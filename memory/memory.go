@@ -108,9 +108,9 @@ type Explanation struct {
 	Keyword float64
 	// OwnKeyword is what the record's own words score on the keyword
 	// path, on Keyword's scale, before what its neighbours and its
-	// conversation lend it and the boosts for a time, a speaker or
-	// recency the query names: 0 for a record the path found only
-	// through the records around it.
+	// conversation lend it, the boosts for a time or a speaker the query
+	// names and the weight of recency: 0 for a record the path found
+	// only through the records around it.
 	OwnKeyword float64
 	// Answers is the text of the question the keyword path handed this
 	// record its score from (the turn before it, which asked for what it
