@@ -6,9 +6,10 @@ import (
 	"slices"
 )
 
-// better orders results best first: by descending score, ties by
-// ascending id.
-func better(a, b Result) int {
+// Better orders results best first: by descending score, ties by
+// ascending id, the order of TopK's results (a comparison function for
+// slices.SortFunc).
+func Better(a, b Result) int {
 	if a.Score != b.Score {
 		if a.Score > b.Score {
 			return -1
@@ -22,14 +23,14 @@ func better(a, b Result) int {
 // reordered). Past k candidates it keeps the best k in a bounded heap whose
 // root is the worst of them, and sorts only those: O(n log k) instead of
 // sorting every match (a common word matches most of a namespace, and the
-// engine asks for hundreds). better is a total order (ids are distinct), so
+// engine asks for hundreds). Better is a total order (ids are distinct), so
 // the result is the full sort's first k.
 func topK(cands []Result, k int) []Result {
 	if len(cands) == 0 {
 		return nil
 	}
 	if len(cands) <= k {
-		slices.SortFunc(cands, better)
+		slices.SortFunc(cands, Better)
 		return slices.Clone(cands)
 	}
 	h := make([]Result, k, k+1)
@@ -45,7 +46,7 @@ func topK(cands []Result, k int) []Result {
 		h[0] = c
 		siftDown(h, 0)
 	}
-	slices.SortFunc(h, better)
+	slices.SortFunc(h, Better)
 	return h
 }
 
@@ -61,25 +62,25 @@ func appendBest(dst, cands []Result, k int) []Result {
 }
 
 // selectBest reorders c so that its first k (0 < k < len(c)) are its k
-// best by better, in no particular order: a quickselect (median-of-three
+// best by Better, in no particular order: a quickselect (median-of-three
 // pivots) that falls back to sorting the part left when its pivots keep
-// splitting badly, so it stays O(n log n) at worst. better is a total
+// splitting badly, so it stays O(n log n) at worst. Better is a total
 // order (ids are distinct), so the k are topK's.
 func selectBest(c []Result, k int) {
 	lo, hi := 0, len(c)-1
 	for budget := 2 * bits.Len(uint(len(c))); lo < hi; budget-- {
 		if hi-lo < 16 || budget == 0 {
-			slices.SortFunc(c[lo:hi+1], better)
+			slices.SortFunc(c[lo:hi+1], Better)
 			return
 		}
 		m := lo + (hi-lo)/2
-		if better(c[m], c[lo]) < 0 {
+		if Better(c[m], c[lo]) < 0 {
 			c[m], c[lo] = c[lo], c[m]
 		}
-		if better(c[hi], c[lo]) < 0 {
+		if Better(c[hi], c[lo]) < 0 {
 			c[hi], c[lo] = c[lo], c[hi]
 		}
-		if better(c[hi], c[m]) < 0 {
+		if Better(c[hi], c[m]) < 0 {
 			c[hi], c[m] = c[m], c[hi]
 		}
 		c[m], c[hi] = c[hi], c[m] // the median of the three is the pivot, at hi
@@ -105,14 +106,14 @@ func selectBest(c []Result, k int) {
 }
 
 // siftDown restores the heap below i in h, a heap whose root is its worst
-// result (by better).
+// result (by Better).
 func siftDown(h []Result, i int) {
 	for {
 		l, w := 2*i+1, i
-		if l < len(h) && better(h[l], h[w]) > 0 {
+		if l < len(h) && Better(h[l], h[w]) > 0 {
 			w = l
 		}
-		if r := l + 1; r < len(h) && better(h[r], h[w]) > 0 {
+		if r := l + 1; r < len(h) && Better(h[r], h[w]) > 0 {
 			w = r
 		}
 		if w == i {

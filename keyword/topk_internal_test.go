@@ -24,7 +24,7 @@ func TestTopK_MatchesFullSort(t *testing.T) {
 		slices.SortFunc(cands, func(a, b Result) int { return int(a.ID - b.ID) })
 		cands = slices.CompactFunc(cands, func(a, b Result) bool { return a.ID == b.ID })
 		rng.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
-		want := slices.SortedFunc(slices.Values(cands), better)
+		want := slices.SortedFunc(slices.Values(cands), Better)
 		for _, k := range []int{1, 2, 3, 10, 63, 64, 100, 400, 499, 500, 600} {
 			got := TopK(slices.Clone(cands), k)
 			if len(want) == 0 {
@@ -147,7 +147,7 @@ func TestSelectBest(t *testing.T) {
 			for i := range cands {
 				cands[i] = Result{ID: int64(i * 3), Score: float64(rng.IntN(spread)) / 4}
 			}
-			want := slices.SortedFunc(slices.Values(cands), better)
+			want := slices.SortedFunc(slices.Values(cands), Better)
 			for _, order := range []string{"shuffled", "sorted", "reversed"} {
 				switch order {
 				case "shuffled":
@@ -164,9 +164,9 @@ func TestSelectBest(t *testing.T) {
 					}
 					c := slices.Clone(cands)
 					selectBest(c, k)
-					got := slices.SortedFunc(slices.Values(c[:k]), better)
+					got := slices.SortedFunc(slices.Values(c[:k]), Better)
 					assert.Equal(t, want[:k], got, "n=%d spread=%d %s k=%d", n, spread, order, k)
-					assert.Equal(t, want, slices.SortedFunc(slices.Values(c), better), "a permutation")
+					assert.Equal(t, want, slices.SortedFunc(slices.Values(c), Better), "a permutation")
 				}
 			}
 		}
@@ -201,7 +201,7 @@ func TestSelectGroups_MatchesSearch(t *testing.T) {
 				if len(want) == 0 {
 					continue
 				}
-				assert.Equal(t, want, slices.SortedFunc(slices.Values(got), better), "%q k=%d", q, k)
+				assert.Equal(t, want, slices.SortedFunc(slices.Values(got), Better), "%q k=%d", q, k)
 			}
 		}
 	}

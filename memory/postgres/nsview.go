@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -98,12 +97,6 @@ func (s *nsView) score(ctx context.Context, dst []keyword.Result, groups []keywo
 	return keyword.Score(groups, p, n, avg, lo, hi, count, df, postings), nil
 }
 
-// better orders results best first, ties by ascending id (keyword.TopK's
-// order).
-func better(a, b keyword.Result) int {
-	return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
-}
-
 // ranksAll reports whether scope filters the namespace's records by time
 // or validity: a search then ranks every record scored and reads which
 // are in it (bestInRange), where otherwise the best k are selected.
@@ -125,7 +118,7 @@ func (s *nsView) Search(ctx context.Context, groups []keyword.QueryGroup, p keyw
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(docs, better)
+	slices.SortFunc(docs, keyword.Better)
 	if !all {
 		return docs, nil
 	}
