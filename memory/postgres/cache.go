@@ -497,9 +497,11 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 			dl[p.seq] = p.dl
 		}
 	}
+	began := 0 // episodes kept that the cache did not hold
 	for _, r := range recs {
 		if r.l.Episode == r.seq {
 			c.epLen[r.seq] = 0
+			began++
 		}
 	}
 	for _, r := range recs {
@@ -512,7 +514,7 @@ func (v *view) grow(ctx context.Context, info nsInfo, cur *nsCache, inPlace bool
 			}
 		}
 	}
-	n := len(recs) + len(docs)
+	n := len(recs) + len(docs) + began
 	for t, ps := range post {
 		// In place: no view uses c, and a list's room past its length is
 		// c's alone (a copy's lists are clipped), so appending leaves
