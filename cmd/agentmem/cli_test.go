@@ -180,6 +180,9 @@ func TestCLI_Errors(t *testing.T) {
 		{"import no text field", "", []string{"import", write("notext.jsonl", "{\"content\":\"hi\"}\n")}, exitFailure, `notext.jsonl:1: the object has no "text" field`},
 		{"import empty text", "", []string{"import", write("empty.jsonl", "{\"text\":\"a\"}\n{\"text\":\"  \"}\n")}, exitFailure, `empty.jsonl:2: "text" is empty`},
 		{"import empty file", "", []string{"import", write("blank.jsonl", "\n\n")}, exitFailure, "no lines to import"},
+		{"import empty text names the flag", "", []string{"import", write("empty2.jsonl", "{\"text\":\"\"}\n")}, exitFailure, "(--skip-empty skips such lines)"},
+		{"import only empty texts", "", []string{"import", "--skip-empty", write("empties.jsonl", "{\"text\":\"\"}\n{\"text\":\" \\n\"}\n")}, exitFailure, "empties.jsonl holds no text to import (2 empty texts skipped)"},
+		{"import skip empty still checks json", "", []string{"import", "--skip-empty", write("bad2.jsonl", "{\"text\":\"\"}\n{\"text\": oops}\n")}, exitFailure, "bad2.jsonl:2: want one JSON object"},
 		{"import bad stdin", "[1,2]\n", []string{"import", "-"}, exitFailure, "standard input:1:"},
 		{"import bad batch", "", []string{"import", "--batch", "0", conversation}, exitUsage, "--batch must be positive"},
 	}
@@ -205,6 +208,34 @@ func TestCLI_ImportFromStdin(t *testing.T) {
 	r = runCLI(t, "", "search", "--store", store, "工号")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "NW-20417")
+}
+
+// An export of a chat often holds messages without text (attachments,
+// tool calls): --skip-empty stores the others and counts the empty ones,
+// in the text and the JSON report, in both kinds of store.
+func TestCLI_ImportSkipEmpty(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"short", "long"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			store := filepath.Join(t.TempDir(), "store")
+			in := `{"text":"user: my flight is LH 401"}` + "\n" + `{"text":""}` + "\n" + `{"text":"  \t "}` + "\n" + `{"text":"user: my seat is 14C"}` + "\n"
+			r := runCLI(t, in, "import", "-", "--skip-empty", "--memory", kind, "--store", store)
+			require.Equal(t, exitOK, r.code, r.stderr)
+			assert.Contains(t, r.stdout, "imported 2 ")
+			assert.Contains(t, r.stdout, "(2 empty texts skipped)")
+
+			r = runCLI(t, in, "import", "-", "--skip-empty", "--json", "--memory", kind, "--store", store)
+			require.Equal(t, exitOK, r.code, r.stderr)
+			var imp struct{ Imported, Skipped, Empty int }
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &imp))
+			assert.Equal(t, struct{ Imported, Skipped, Empty int }{0, 2, 2}, imp, "the texts are stored once, the empty ones counted again")
+
+			r = runCLI(t, "", "search", "--memory", kind, "--store", store, "--json", "seat")
+			require.Equal(t, exitOK, r.code, r.stderr)
+			assert.Contains(t, r.stdout, "14C")
+		})
+	}
 }
 
 // requireReimportSkipsAll imports the bundled conversation into store a

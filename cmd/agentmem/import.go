@@ -38,6 +38,7 @@ type importLine struct {
 func newImportCmd(a *app) *cobra.Command {
 	var batch int
 	var namespace string
+	var skipEmpty bool
 	cmd := &cobra.Command{
 		Use:   "import FILE.jsonl",
 		Short: `Remember every {"text": ...} line of a JSONL file`,
@@ -45,8 +46,11 @@ func newImportCmd(a *app) *cobra.Command {
 with a "text" field per line, e.g. one round of conversation each, and stores
 the texts as segments, embedded in batches. Blank lines are skipped; other
 fields are ignored. A line that is not such an object stops the import before
-anything is stored, with an error naming the line. Texts the store already
-holds are skipped, so importing the same file twice does not duplicate it.
+anything is stored, with an error naming the line, and so does a line whose
+"text" is empty or white space, unless --skip-empty skips and counts it (an
+export of a chat often holds messages without text: attachments, tool
+calls). Texts the store already holds are skipped, so importing the same
+file twice does not duplicate it.
 
 In a long-term store (--memory long) each line is a memory and may also
 carry these optional string fields:
@@ -63,7 +67,8 @@ e.g. {"text": "user: my flight is LH 401", "namespace": "mara",
 A progress bar is shown on standard error when it is a terminal.`,
 		Example: `  agentmem import testdata/conversation.jsonl
   jq -c '{text: .content}' chat.json | agentmem import -
-  agentmem import --memory long --namespace mara testdata/conversation.jsonl`,
+  agentmem import --memory long --namespace mara testdata/conversation.jsonl
+  agentmem import --skip-empty export.jsonl`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if batch <= 0 {
@@ -81,7 +86,7 @@ A progress bar is shown on standard error when it is a terminal.`,
 				return err
 			}
 			name := args[0]
-			lines, err := readImport(cmd, name, kind == store.Long, limit)
+			lines, empty, err := readImport(cmd, name, kind == store.Long, limit, skipEmpty)
 			if err != nil {
 				return err
 			}
@@ -127,13 +132,21 @@ A progress bar is shown on standard error when it is a terminal.`,
 					Store    string  `json:"store"`
 					Imported int     `json:"imported"`
 					Skipped  int     `json:"skipped"`
+					Empty    int     `json:"empty"`
 					Seconds  float64 `json:"seconds"`
 					Closing  float64 `json:"close_seconds"`
-				}{name, a.where(), imported, skipped, took.Seconds(), closing.Seconds()})
+				}{name, a.where(), imported, skipped, empty, took.Seconds(), closing.Seconds()})
 			}
 			fmt.Fprintf(out, "imported %d %s from %s into %s", imported, plural(imported, nouns), name, a.where())
+			var notes []string
 			if skipped > 0 {
-				fmt.Fprintf(out, " (%d already stored)", skipped)
+				notes = append(notes, fmt.Sprintf("%d already stored", skipped))
+			}
+			if empty > 0 {
+				notes = append(notes, fmt.Sprintf("%d empty %s skipped", empty, plural(empty, "text")))
+			}
+			if len(notes) > 0 {
+				fmt.Fprintf(out, " (%s)", strings.Join(notes, ", "))
 			}
 			if secs := took.Seconds(); imported > 0 && secs > 0 {
 				fmt.Fprintf(out, " in %.2fs, %.0f %s/s", secs, float64(imported)/secs, plural(2, nouns))
@@ -146,6 +159,7 @@ A progress bar is shown on standard error when it is a terminal.`,
 		},
 	}
 	cmd.Flags().IntVar(&batch, "batch", 1000, "texts per embedding call and per fsync")
+	cmd.Flags().BoolVar(&skipEmpty, "skip-empty", false, `skip (and count) lines whose "text" is empty or white space instead of stopping`)
 	cmd.Flags().StringVar(&namespace, "namespace", "", `namespace of lines without one (long-term store only; default "default")`)
 	a.maxRecordFlag(cmd)
 	return cmd
@@ -211,7 +225,7 @@ func load(cmd *cobra.Command, a *app, name string, l loader, recs []memory.Recor
 // that a huge line costs neither the memory nor the time of reading it; a
 // line that is not valid UTF-8 is refused too (add and the HTTP API refuse
 // such text; JSON decoding would silently replace it).
-func readImport(cmd *cobra.Command, name string, long bool, limit int) ([]importLine, error) {
+func readImport(cmd *cobra.Command, name string, long bool, limit int, skipEmpty bool) (lines []importLine, empty int, err error) {
 	var r io.Reader
 	if name == "-" {
 		r = cmd.InOrStdin()
@@ -219,41 +233,52 @@ func readImport(cmd *cobra.Command, name string, long bool, limit int) ([]import
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		defer f.Close()
 		r = f
 	}
-	var lines []importLine
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
 		line, err := readLine(br, limit+lineSlack)
 		if errors.Is(err, errLongLine) {
-			return nil, fmt.Errorf("%s:%d: %w: the line is longer than %d bytes; a memory may be at most %d (--max-record-bytes)",
+			return nil, 0, fmt.Errorf("%s:%d: %w: the line is longer than %d bytes; a memory may be at most %d (--max-record-bytes)",
 				name, n, memory.ErrTooLarge, limit+lineSlack, limit)
 		}
 		if i := invalidUTF8(line); i >= 0 {
-			return nil, fmt.Errorf("%s:%d: %w at byte %d of the line (convert the file to UTF-8 first, e.g. with iconv)", name, n, longterm.ErrInvalidUTF8, i+1)
+			return nil, 0, fmt.Errorf("%s:%d: %w at byte %d of the line (convert the file to UTF-8 first, e.g. with iconv)", name, n, longterm.ErrInvalidUTF8, i+1)
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			l, perr := parseImportLine(line, long)
-			if perr != nil {
-				return nil, fmt.Errorf("%s:%d: %w", name, n, perr)
+			switch {
+			case errors.Is(perr, errEmptyText) && skipEmpty:
+				empty++
+			case errors.Is(perr, errEmptyText):
+				return nil, 0, fmt.Errorf("%s:%d: %w (--skip-empty skips such lines)", name, n, perr)
+			case perr != nil:
+				return nil, 0, fmt.Errorf("%s:%d: %w", name, n, perr)
+			default:
+				lines = append(lines, l)
 			}
-			lines = append(lines, l)
 		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return nil, 0, fmt.Errorf("read %s: %w", name, err)
 		}
 	}
-	if len(lines) == 0 {
-		return nil, fmt.Errorf("%s holds no lines to import", name)
+	if len(lines) == 0 && empty > 0 {
+		return nil, 0, fmt.Errorf("%s holds no text to import (%d empty %s skipped)", name, empty, plural(empty, "text"))
 	}
-	return lines, nil
+	if len(lines) == 0 {
+		return nil, 0, fmt.Errorf("%s holds no lines to import", name)
+	}
+	return lines, empty, nil
 }
+
+// errEmptyText: an import line's "text" is empty or white space.
+var errEmptyText = errors.New(`"text" is empty`)
 
 // errLongLine: readLine met a line longer than its limit.
 var errLongLine = errors.New("line too long")
@@ -307,7 +332,7 @@ func parseImportLine(line []byte, long bool) (importLine, error) {
 		return importLine{}, errors.New(`the object has no "text" field`)
 	}
 	if strings.TrimSpace(*l.Text) == "" {
-		return importLine{}, errors.New(`"text" is empty`)
+		return importLine{}, errEmptyText
 	}
 	if l.Time != "" {
 		if _, err := time.Parse(time.RFC3339, l.Time); err != nil {
