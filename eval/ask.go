@@ -131,7 +131,7 @@ func (r *runner) unthresholded(ctx context.Context, i int, q Question, probe boo
 		for j, h := range hits[:min(len(hits), 10)] {
 			s := Sample{QID: q.QID, ID: ids[j], Mode: r.names[i], Rank: j + 1, Evidence: slices.Contains(q.Evidence, ids[j]), Probe: probe}
 			if x := h.Explain; x != nil {
-				s.Keyword, s.Vector, s.BestKeyword, s.BestVector, s.Coverage, s.BestShare = x.Keyword, x.Vector, x.BestKeyword, x.BestVector, x.Coverage, x.BestShare
+				s.Keyword, s.Vector, s.BestKeyword, s.BestVector, s.Coverage, s.BestShare, s.UnknownName = x.Keyword, x.Vector, x.BestKeyword, x.BestVector, x.Coverage, x.BestShare, len(x.UnknownNames) > 0
 			}
 			r.rep.Samples = append(r.rep.Samples, s)
 		}

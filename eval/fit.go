@@ -10,12 +10,15 @@ import (
 // BestKeyword·kwBest + SqrtBestKeyword·√kwBest + BestVector·cosBest +
 // Coverage·cover + BestShare·share, from a search's memory.Explanation
 // (BestKeyword, BestVector, Coverage, BestShare; a mode without a path has
-// 0 for its weights).
+// 0 for its weights), times UnknownNameFactor when the query names
+// something the namespace never mentions (Sample.UnknownName; 1 in vector
+// mode, which does not read the namespace's words).
 // memory/engine's relevance is this probability times the hit's strength
 // relative to the search's best.
 type Calibration struct {
 	Mode                                                                string
 	Bias, BestKeyword, SqrtBestKeyword, BestVector, Coverage, BestShare float64
+	UnknownNameFactor                                                   float64
 	Questions, Answerable                                               int
 	LogLoss, BaseLogLoss                                                float64 // per question: the model's, and a constant's (the base rate)
 }
@@ -79,9 +82,16 @@ func Fit(samples []Sample) ([]Calibration, error) {
 				c.Answerable++
 			}
 		}
+		c.UnknownNameFactor = 1
+		if mode != "vector" {
+			c.UnknownNameFactor = unknownNameFactor(w, mode, ss)
+		}
 		base := float64(c.Answerable) / float64(len(ss))
 		for _, s := range ss {
 			p := sigmoid(dot(w, features(mode, s)))
+			if s.UnknownName {
+				p *= c.UnknownNameFactor
+			}
 			c.LogLoss += logLoss(p, !s.Probe)
 			c.BaseLogLoss += logLoss(base, !s.Probe)
 		}
@@ -132,6 +142,33 @@ func logistic(mode string, ss []Sample) ([]float64, error) {
 		}
 	}
 	return w, nil
+}
+
+// unknownNameFactor returns the factor in [0, 1] of the model w's
+// probability for the searches whose query names something the namespace
+// never mentions that makes ss most likely (golden-section search: the
+// log-likelihood is concave in it).
+func unknownNameFactor(w []float64, mode string, ss []Sample) float64 {
+	loss := func(f float64) float64 {
+		l := 0.0
+		for _, s := range ss {
+			if s.UnknownName {
+				l += logLoss(f*sigmoid(dot(w, features(mode, s))), !s.Probe)
+			}
+		}
+		return l
+	}
+	lo, hi := 0.0, 1.0
+	g := (math.Sqrt(5) - 1) / 2
+	for hi-lo > 1e-4 {
+		a, b := hi-g*(hi-lo), lo+g*(hi-lo)
+		if loss(a) < loss(b) {
+			hi = b
+		} else {
+			lo = a
+		}
+	}
+	return (lo + hi) / 2
 }
 
 // solve solves a·x = b by Gaussian elimination with partial pivoting.

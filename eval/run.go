@@ -123,8 +123,11 @@ type Sample struct {
 	BestVector  float64 `json:"best_vector"`
 	Coverage    float64 `json:"coverage"`
 	BestShare   float64 `json:"best_share"`
-	Evidence    bool    `json:"evidence"`
-	Probe       bool    `json:"probe"`
+	// UnknownName: the query names something the namespace never
+	// mentions (memory.Explanation.UnknownNames).
+	UnknownName bool `json:"unknown_name"`
+	Evidence    bool `json:"evidence"`
+	Probe       bool `json:"probe"`
 }
 
 // QuestionResult is one question's top ids per mode.

@@ -132,6 +132,11 @@ type Explanation struct {
 	// out, every word alike) that the search's best hit holds: one more
 	// sign of whether the memory holds what the question is about.
 	BestShare float64
+	// UnknownNames are the names the query holds (capitalised words
+	// that do not start a sentence: "Mongolia", "NW-20417") that the
+	// hit's namespace never mentions: a search that names something the
+	// memory was never told keeps less of its relevance.
+	UnknownNames []string
 	// Paths are the paths that found it: "keyword", "vector".
 	Paths []string
 	// Terms are the query's terms (as the keyword path's tokenizer cuts

@@ -360,6 +360,8 @@ type Explanation struct {
 	BestVector  float64  `json:"best_vector"`
 	Coverage    float64  `json:"coverage"`
 	BestShare   float64  `json:"best_share"`
+	// UnknownNames: the query's names the namespace never mentions.
+	UnknownNames []string `json:"unknown_names,omitempty"`
 }
 
 // SearchResult answers a search.
@@ -426,7 +428,7 @@ func Explain(x *memory.Explanation) *Explanation {
 		return nil
 	}
 	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, OwnKeyword: x.OwnKeyword, Answers: x.Answers, Vector: x.Vector, Fused: x.Fused,
-		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare}
+		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, UnknownNames: x.UnknownNames}
 }
 
 // toMemories converts records; none is nil.

@@ -82,7 +82,11 @@ func TestHTTP_Roundtrip(t *testing.T) {
 		assert.NotEmpty(t, h.Explain.Paths, h.ID)
 	}
 	assert.Contains(t, sr.Hits[0].Explain.Terms, "lh401")
+	assert.Empty(t, sr.Hits[0].Explain.UnknownNames)
 	top := sr.Hits[0].Relevance
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "Is LH401 the flight to Oslo?", "min_relevance": -1, "explain": true})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	assert.Contains(t, string(r.body), `"unknown_names":["Oslo"]`, "the name the memory never heard of, in the JSON")
 	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "LH401", MinRelevance: min(1, top+0.001)})
 	r.decode(t, &sr)
 	assert.Empty(t, sr.Hits, "no hit is above the best one's relevance")

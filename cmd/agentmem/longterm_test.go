@@ -361,6 +361,18 @@ func TestCLI_LongTerm_Relevance(t *testing.T) {
 	assert.Empty(t, res.Hits)
 	assert.Equal(t, "no memory is relevant", res.Reason)
 
+	// A question about a place the conversation never mentions is not
+	// answered by the Berlin flight it shares its other words with (the
+	// README's example); --explain names what the namespace never
+	// mentions.
+	res = searchJSON(t, "--store", store, "When do I fly to Oslo?")
+	assert.Empty(t, res.Hits)
+	assert.Equal(t, "no memory is relevant", res.Reason)
+	assert.NotEmpty(t, searchJSON(t, "--store", store, "When do I fly to Berlin?").Hits)
+	r = runCLI(t, "", "search", "--store", store, "-k", "1", "--min-relevance", "-1", "--explain", "When do I fly to Oslo?")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "the namespace never mentions Oslo")
+
 	all := searchJSON(t, "--store", store, "-k", "50", "--min-relevance", "-1", "what did we say about the weather")
 	some := searchJSON(t, "--store", store, "-k", "50", "--min-relevance", "0.9", "what did we say about the weather")
 	assert.Greater(t, len(all.Hits), len(some.Hits), "a higher minimum relevance keeps fewer memories")

@@ -137,7 +137,8 @@ type candidate[K comparable] struct {
 	vecKids   []ranking.Child // chunks matched by the vector path, best first
 	score     float64         // fused
 	relevance float64
-	cover     float64 // its namespace's coverage of the query (nsSearch.cover)
+	cover     float64  // its namespace's coverage of the query (nsSearch.cover)
+	unknown   []string // the query's names its namespace never mentions (nsSearch.unknown)
 	doc       Doc
 	read      bool    // doc is read (Source.Docs)
 	asked     string  // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)

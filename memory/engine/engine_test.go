@@ -426,7 +426,7 @@ func TestSearch_RelevanceProperty(t *testing.T) {
 		}
 		ref := newRefStore(t, emb, tok, recs)
 		for range 25 {
-			q := memory.Query{Text: sentence(1+rng.IntN(5)) + " " + []string{"", "zebra", "xylophone"}[rng.IntN(3)], K: 1 + rng.IntN(15),
+			q := memory.Query{Text: sentence(1+rng.IntN(5)) + " " + []string{"", "zebra", "xylophone", "of Zebra", "Ann"}[rng.IntN(5)], K: 1 + rng.IntN(15),
 				Namespace: []string{"", "a", "b"}[rng.IntN(3)]}
 			for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
 				q.Mode = mode
@@ -580,6 +580,54 @@ func TestSearch_ShareHoldsSpeaker(t *testing.T) {
 	assert.InDelta(t, 1.0, m.Explain.BestShare, 1e-9, "maria and run: Maria said it")
 	assert.InDelta(t, 0.5, tom.Explain.BestShare, 1e-9, "run only: nobody named Maria speaks here")
 	assert.Greater(t, m.Relevance, tom.Relevance)
+}
+
+// TestSearch_UnknownNames: a query that names something (ranking.Names)
+// its namespace never mentions keeps unknownNameFactor of its relevance
+// (the same query with the name in lower case, the same words to the
+// paths, keeps all of it), and its explanation names it; a namespace that
+// mentions it, or whose speaker bears it, is not marked, and a search of
+// every namespace marks each hit by its own namespace.
+func TestSearch_UnknownNames(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:256")
+	_, err := lt.AddBatch(ctx, []memory.Record{
+		{ID: "o1", Namespace: "ops", Speaker: "Maria", Text: "The capital allocation plan is final.", Time: t0},
+		{ID: "o2", Namespace: "ops", Speaker: "Tom", Text: "Badge NW-20417 belongs to the night shift.", Time: t0.Add(time.Minute)},
+		{ID: "o3", Namespace: "ops", Speaker: "Maria", Text: "The night shift starts at ten.", Time: t0.Add(2 * time.Minute)},
+		{ID: "g1", Namespace: "geo", Speaker: "Ann", Text: "The capital of Mongolia is Ulaanbaatar.", Time: t0},
+		{ID: "g2", Namespace: "geo", Speaker: "Ann", Text: "The steppe is cold in winter.", Time: t0.Add(time.Minute)},
+	})
+	require.NoError(t, err)
+	best := func(text, ns string) memory.Hit {
+		t.Helper()
+		hits, err := lt.Query(ctx, memory.Query{Text: text, Namespace: ns, K: 3, MinRelevance: -1, Explain: true})
+		require.NoError(t, err)
+		require.NotEmpty(t, hits, "%q in %q", text, ns)
+		return hits[0]
+	}
+	named, plain := best("What is the capital of Mongolia?", "ops"), best("What is the capital of mongolia?", "ops")
+	assert.Equal(t, "o1", named.ID)
+	assert.Equal(t, []string{"Mongolia"}, named.Explain.UnknownNames)
+	assert.Empty(t, plain.Explain.UnknownNames, "a word in lower case is not a name")
+	assert.InDelta(t, 0.55*plain.Relevance, named.Relevance, 1e-6, "the same words, one named thing the namespace never mentions")
+
+	assert.Empty(t, best("What is the capital of Mongolia?", "geo").Explain.UnknownNames)
+	assert.Empty(t, best("When does Maria's night shift start?", "ops").Explain.UnknownNames, "Maria speaks in ops")
+	assert.Equal(t, []string{"NW-20417"}, best("Is NW-20417 cold in winter?", "geo").Explain.UnknownNames)
+	assert.Empty(t, best("Who holds badge NW-20417?", "ops").Explain.UnknownNames)
+
+	hits, err := lt.Query(ctx, memory.Query{Text: "What is the capital of Mongolia?", K: 5, MinRelevance: -1, Explain: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "g1", hits[0].ID, "the namespace that mentions it first")
+	for _, h := range hits {
+		if h.Namespace == "ops" {
+			assert.Equal(t, []string{"Mongolia"}, h.Explain.UnknownNames, h.ID)
+		} else {
+			assert.Empty(t, h.Explain.UnknownNames, h.ID)
+		}
+	}
 }
 
 // TestSearch_SnippetsAsSearched: a hit's snippets and matched terms are

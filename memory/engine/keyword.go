@@ -64,6 +64,9 @@ type nsSearch[K comparable] struct {
 	// together: the query's words (weighted by rarity) that occur in the
 	// namespace at all.
 	cover float64
+	// unknown are the query's names (ranking.Names) that the namespace
+	// never mentions (unknownNames).
+	unknown []string
 	// ids is scored's scratch.
 	ids []int64
 	// asked holds, for each record handOff gave a question's score, the
@@ -216,8 +219,11 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		return nil, err
 	}
 	var err error
-	if n.bound, n.cover, err = s.maxScore(ctx, ns, groups); err != nil {
+	if n.bound, n.cover, n.unknown, err = s.maxScore(ctx, ns, groups); err != nil {
 		return nil, err
+	}
+	if !s.known && (s.fewest == nil || len(n.unknown) < len(s.fewest)) {
+		s.fewest, s.known = n.unknown, len(n.unknown) == 0
 	}
 	if cfg.related != nil || cfg.feedbackDocs > 0 {
 		asked := map[string]bool{} // the query's own terms
@@ -467,17 +473,19 @@ func bestIDs(scores iter.Seq2[int64, float64]) []int64 {
 // (keyword.MaxScore with the namespace's statistics), and the share of it
 // that the query's words that occur in the namespace make up, its time
 // references ("on May 2nd") left out of both: a memory's time is in its
-// date, not always in its words.
-func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyword.QueryGroup) (bound, cover float64, err error) {
+// date, not always in its words. It also returns the query's names that
+// the namespace never mentions (unknownNames).
+func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyword.QueryGroup) (bound, cover float64, unknown []string, err error) {
 	terms := keyword.Terms(groups)
 	docs, df, err := ns.DocFreqs(ctx, terms)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	at := make(map[string]int, len(terms))
 	for i, t := range terms {
 		at[t] = df[i]
 	}
+	unknown = s.unknownNames(ns, at)
 	p := s.e.cfg.bm25
 	// A Chinese bigram is a guess at a word: one that occurs nowhere in
 	// the namespace most likely straddles two words ("的新" in "陈静的新电话"),
@@ -487,7 +495,7 @@ func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyw
 	})
 	bound = keyword.MaxScore(groups, p, float64(docs), func(t string) int { return at[t] })
 	if bound <= 0 {
-		return 1, 0, nil
+		return 1, 0, unknown, nil
 	}
 	timed := s.timedTerms()
 	// The groups that occur: a word whose whole or parts are in some
@@ -504,9 +512,45 @@ func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyw
 	}
 	all := keyword.MaxScore(asked, p, float64(docs), func(t string) int { return at[t] })
 	if all <= 0 {
-		return bound, 0, nil
+		return bound, 0, unknown, nil
 	}
-	return bound, keyword.MaxScore(known, p, float64(docs), func(t string) int { return at[t] }) / all, nil
+	return bound, keyword.MaxScore(known, p, float64(docs), func(t string) int { return at[t] }) / all, unknown, nil
+}
+
+// unknownNames returns the query's names (ranking.Names) none of whose
+// terms occurs in ns (df, by term: at) and that no speaker of ns bears. A
+// name with a term the keyword path does not search for (a question word)
+// is not judged.
+func (s *search[K]) unknownNames(ns Namespace[K], at map[string]int) []string {
+	if s.names == nil {
+		s.names = map[string][]string{}
+		for _, n := range ranking.Names(s.text) {
+			s.names[n] = s.e.tok.Tokens(n)
+		}
+	}
+	if len(s.names) == 0 {
+		return nil
+	}
+	var spoken map[string]bool
+	var out []string
+	for name, terms := range s.names {
+		if len(terms) == 0 || slices.ContainsFunc(terms, func(t string) bool { df, ok := at[t]; return !ok || df > 0 }) {
+			continue
+		}
+		if spoken == nil {
+			spoken = map[string]bool{}
+			for _, sp := range ns.Speakers() {
+				for _, t := range s.e.tok.Tokens(sp) {
+					spoken[t] = true
+				}
+			}
+		}
+		if !slices.ContainsFunc(terms, func(t string) bool { return spoken[t] }) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // timedTerms returns the query's terms that occur only in its time
@@ -613,7 +657,7 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 		if sc/n.bound < n.floor {
 			continue
 		}
-		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, asked: n.asked[id],
+		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, unknown: n.unknown, asked: n.asked[id],
 			own: n.scratch.own.get(id) / n.bound})
 	}
 	return topScored(out, depth), nil

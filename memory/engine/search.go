@@ -27,6 +27,15 @@ type search[K comparable] struct {
 	// coverage (nsSearch.cover), and the share of the query's words its
 	// best candidate holds (bestShare), for relevance.
 	top struct{ keyword, vector, cover, share float64 }
+	// fewest are the fewest unknown names of a namespace the keyword
+	// path searched (nsSearch.unknown): a record the vector path alone
+	// found has them, as its cover is the best namespace's; known: they
+	// are none.
+	fewest []string
+	known  bool
+	// names are the query's names (ranking.Names) with their terms, nil
+	// until unknownNames.
+	names map[string][]string
 	// timed are the query's terms that occur only in its time references
 	// (timedTerms; the keyword path's, nil until then).
 	timed map[string]bool
@@ -48,13 +57,14 @@ type search[K comparable] struct {
 
 // scored is a record the keyword path found, with its score.
 type scored[K comparable] struct {
-	key   K
-	nsID  int64 // its id in its namespace
-	id    string
-	score float64
-	cover float64 // its namespace's nsSearch.cover
-	asked string  // the question whose score it was handed (nsSearch.handOff), or ""
-	own   float64 // what its own words score, on score's scale (Explanation.OwnKeyword)
+	key     K
+	nsID    int64 // its id in its namespace
+	id      string
+	score   float64
+	cover   float64  // its namespace's nsSearch.cover
+	unknown []string // its namespace's nsSearch.unknown
+	asked   string   // the question whose score it was handed (nsSearch.handOff), or ""
+	own     float64  // what its own words score, on score's scale (Explanation.OwnKeyword)
 }
 
 // candidates runs the query's paths and returns their candidates with
@@ -121,7 +131,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c := get(r.key)
 		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		c.doc.Record.ID = r.id
-		c.cover, c.asked, c.kwOwn = r.cover, r.asked, r.own
+		c.cover, c.unknown, c.asked, c.kwOwn = r.cover, r.unknown, r.asked, r.own
 		s.top.keyword = max(s.top.keyword, r.score)
 		s.top.cover = max(s.top.cover, r.cover)
 	}
@@ -131,7 +141,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		}
 		if !c.HasKW {
 			// Found by the vector path alone: the best namespace's.
-			c.cover = s.top.cover
+			c.cover, c.unknown = s.top.cover, s.fewest
 		}
 	}
 	list := slices.Collect(maps.Values(cands))
@@ -197,8 +207,8 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 	}
 	out := list[:0]
 	// The gate depends on the search and the candidate's namespace only:
-	// computed once per namespace's coverage.
-	lastCover, lastGate := -1.0, 0.0
+	// computed once per namespace's coverage and unknown names.
+	lastCover, lastUnknown, lastGate := -1.0, false, 0.0
 	for _, c := range list {
 		cos := 0.0
 		if c.HasVec {
@@ -207,9 +217,9 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if c.KWScore <= 0 && cos <= 0 {
 			continue
 		}
-		f := features{kw: c.KWScore, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share}
-		if c.cover != lastCover {
-			lastCover, lastGate = c.cover, gate(s.mode, f)
+		f := features{kw: c.KWScore, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, unknown: len(c.unknown) > 0}
+		if c.cover != lastCover || f.unknown != lastUnknown {
+			lastCover, lastUnknown, lastGate = c.cover, f.unknown, gate(s.mode, f)
 		}
 		c.relevance = lastGate * strength(s.mode, f)
 		if float32(c.relevance) >= min { // as Hit.Relevance reports it
@@ -297,7 +307,7 @@ func makeHits[K comparable](s *search[K], list []*candidate[K], explain bool) []
 func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
 	e := s.e
 	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.cover,
-		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share}
+		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.unknown)}
 	if c.HasKW {
 		x.Paths = append(x.Paths, "keyword")
 	}
