@@ -19,15 +19,25 @@ import (
 // never mentioned it, the answer is not there, however many of the
 // question's other words the memory holds ("What is the capital of
 // Mongolia?" of a conversation about capital allocation). A script
-// without capitals has no names here.
+// without capitals has no names here, and neither has a query of three
+// or more words past its sentences' starts none of which is in lower case
+// ("WHERE IS MY BADGE?", "What Is My Flight Number?"): its capitals say
+// nothing.
 func Names(query string) []string {
 	var out []string
 	seen := map[string]bool{}
+	words, lower := 0, 0
 	for line := range strings.Lines(WithoutTimeRefs(query)) {
 		start := true
 		for w := range strings.FieldsSeq(line) {
 			core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 			first, _ := utf8.DecodeRuneInString(core)
+			if core != "" && !start && unicode.IsLetter(first) {
+				words++
+				if unicode.IsLower(first) {
+					lower++
+				}
+			}
 			if core != "" && !start && unicode.IsUpper(first) && !isI(core) && !calendarWord(core) && !seen[core] {
 				seen[core] = true
 				out = append(out, core)
@@ -36,6 +46,9 @@ func Names(query string) []string {
 				start = endsSentence(w)
 			}
 		}
+	}
+	if words >= 3 && lower == 0 {
+		return nil
 	}
 	return out
 }

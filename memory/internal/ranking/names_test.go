@@ -20,7 +20,11 @@ func TestNames(t *testing.T) {
 		"Summary:\nThe plan\n- Call Bob":                                {"Bob"},
 		"我的工号是多少？":                                                      nil,
 		"Okay, my guy, this sounds like the real deal. The other ones?": nil,
-		"": nil,
+		"":                                      nil,
+		"WHERE IS MY BADGE NW-20417?":           nil, // capitals everywhere say nothing
+		"What Is My Flight Number To Berlin?":   nil,
+		"Did Anna and Bob meet Carol in Paris?": {"Anna", "Bob", "Carol", "Paris"},
+		"Meet Anna Smith?":                      {"Anna", "Smith"},
 	} {
 		assert.Equal(t, want, ranking.Names(in), "%q", in)
 	}
