@@ -305,6 +305,11 @@ ALTER TABLE records ALTER COLUMN text SET STATISTICS 0, ALTER COLUMN terms SET S
 ALTER TABLE chunks ALTER COLUMN text SET STATISTICS 0, ALTER COLUMN embedding SET STATISTICS 0;
 ALTER TABLE posting_blocks ALTER COLUMN data SET STATISTICS 0;`
 	}},
+	{"add_record in fewer statements", func(shape) string {
+		// addone.go: a single write's server-side call, the same writes
+		// with fewer executor starts (addRecordSQL12).
+		return addRecordSQL12
+	}},
 }
 
 // hnswIndexSQL creates the HNSW index over indexed (Memory.indexExpr) of
