@@ -2,6 +2,8 @@ package ranking_test
 
 import (
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 
@@ -28,4 +30,22 @@ func TestNames(t *testing.T) {
 	} {
 		assert.Equal(t, want, ranking.Names(in), "%q", in)
 	}
+}
+
+// FuzzNames: whatever the query, every name is a word of it, written as
+// it is there, capitalised or a code, and none comes twice.
+func FuzzNames(f *testing.F) {
+	for _, s := range []string{"What is the capital of Mongolia?", "I told Bob: Alice's NW-20417.", "WHERE IS IT", "\xff Über \u00e9t\u00e9 Ärger", "a\nB c\n\n- D"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		seen := map[string]bool{}
+		for _, n := range ranking.Names(query) {
+			assert.Contains(t, query, n)
+			assert.False(t, seen[n], "%q twice", n)
+			seen[n] = true
+			first, _ := utf8.DecodeRuneInString(n)
+			assert.True(t, unicode.IsUpper(first), "%q", n)
+		}
+	})
 }
