@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -476,4 +477,69 @@ func TestHTTP_Duplicates(t *testing.T) {
 		Messages: []Message{{Role: "user", Content: "Thanks!"}, {Role: "assistant", Content: "Anytime."}, {Role: "user", Content: "Thanks!"}}})
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
 	assert.Equal(t, 5, ts.mem.Len())
+}
+
+// TestOpenAPIDescribesFields: every JSON field of the API's requests and
+// answers is a property of its schema in /openapi.json (through allOf and
+// $ref), so a client generated from the document sees all of them.
+func TestOpenAPIDescribesFields(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(openAPI, &doc))
+	type schema struct {
+		Ref        string                     `json:"$ref"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		AllOf      []json.RawMessage          `json:"allOf"`
+	}
+	var props func(raw json.RawMessage) map[string]bool
+	props = func(raw json.RawMessage) map[string]bool {
+		var s schema
+		require.NoError(t, json.Unmarshal(raw, &s))
+		out := map[string]bool{}
+		if name, ok := strings.CutPrefix(s.Ref, "#/components/schemas/"); ok {
+			require.Contains(t, doc.Components.Schemas, name)
+			return props(doc.Components.Schemas[name])
+		}
+		for p := range s.Properties {
+			out[p] = true
+		}
+		for _, a := range s.AllOf {
+			for p := range props(a) {
+				out[p] = true
+			}
+		}
+		return out
+	}
+	var fields func(typ reflect.Type) []string
+	fields = func(typ reflect.Type) []string {
+		var out []string
+		for f := range typ.Fields() {
+			if f.Anonymous {
+				out = append(out, fields(f.Type)...)
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "" && name != "-" && f.IsExported() {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	for name, v := range map[string]any{
+		"SearchRequest": SearchRequest{}, "SearchResult": SearchResult{}, "Hit": Hit{}, "Memory": Memory{}, "Explanation": Explanation{},
+		"AddRequest": AddRequest{}, "AddResult": AddResult{}, "SimilarMemory": SimilarMemory{}, "UpdateRequest": UpdateRequest{},
+		"ListResult": ListResult{}, "HistoryResult": HistoryResult{}, "Stats": Stats{},
+	} {
+		raw, ok := doc.Components.Schemas[name]
+		if !assert.True(t, ok, "no schema %s", name) {
+			continue
+		}
+		have := props(raw)
+		for _, f := range fields(reflect.TypeOf(v)) {
+			assert.True(t, have[f], "%s.%s is not in /openapi.json", name, f)
+		}
+	}
 }
