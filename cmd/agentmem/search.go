@@ -43,7 +43,9 @@ and prints each memory found with the sentences that matched; --json gives
 the whole memory too. Each hit has a relevance in [0, 1] that means the
 same in every mode and namespace (how likely it is what the query looks
 for); hits below --min-relevance are left out, so a search may print
-fewer than -k memories, or say that no memory is relevant. Scores are the
+fewer than -k memories, or say that no memory is relevant (as for a
+question that names something the namespace never mentions: "When do I fly
+to Oslo?" asked of a memory of a Berlin trip). Scores are the
 ranking's own (fused, in hybrid mode), and --min-score applies to the
 vector path's cosine only (default 0: none). --explain prints why each
 memory surfaced. --neighbours N prints with each memory up to N memories
