@@ -222,9 +222,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	if n.bound, n.cover, n.unknown, err = s.maxScore(ctx, ns, groups); err != nil {
 		return nil, err
 	}
-	if !s.known && (s.fewest == nil || len(n.unknown) < len(s.fewest)) {
-		s.fewest, s.known = n.unknown, len(n.unknown) == 0
-	}
+	s.noteUnknown(n.unknown)
 	if cfg.related != nil || cfg.feedbackDocs > 0 {
 		asked := map[string]bool{} // the query's own terms
 		for _, t := range tok.Tokens(rest) {
@@ -515,60 +513,6 @@ func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyw
 		return bound, 0, unknown, nil
 	}
 	return bound, keyword.MaxScore(known, p, float64(docs), func(t string) int { return at[t] }) / all, unknown, nil
-}
-
-// unknownNames returns the query's names (ranking.Names) none of whose
-// terms occurs in ns (df, by term: at) and that no speaker of ns bears. A
-// name with a term the keyword path does not search for (a question word)
-// is not judged.
-func (s *search[K]) unknownNames(ns Namespace[K], at map[string]int) []string {
-	if s.names == nil {
-		s.names = map[string][]string{}
-		for _, n := range ranking.Names(s.text) {
-			s.names[n] = s.e.tok.Tokens(n)
-		}
-	}
-	if len(s.names) == 0 {
-		return nil
-	}
-	var spoken map[string]bool
-	var out []string
-	for name, terms := range s.names {
-		if len(terms) == 0 || slices.ContainsFunc(terms, func(t string) bool { df, ok := at[t]; return !ok || df > 0 }) {
-			continue
-		}
-		if spoken == nil {
-			spoken = map[string]bool{}
-			for _, sp := range ns.Speakers() {
-				for _, t := range s.e.tok.Tokens(sp) {
-					spoken[t] = true
-				}
-			}
-		}
-		if !slices.ContainsFunc(terms, func(t string) bool { return spoken[t] }) {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// timedTerms returns the query's terms that occur only in its time
-// references ("may", "2nd" in "On May 2nd, what …"), found once a search.
-func (s *search[K]) timedTerms() map[string]bool {
-	if s.timed != nil {
-		return s.timed
-	}
-	s.timed = map[string]bool{}
-	if q := ranking.WithoutTimeRefs(s.text); q != s.text {
-		for _, t := range s.e.tok.Tokens(s.text) {
-			s.timed[t] = true
-		}
-		for _, t := range s.e.tok.Tokens(q) {
-			delete(s.timed, t)
-		}
-	}
-	return s.timed
 }
 
 // addEpisodes adds to scores what the records' conversations (episodes)

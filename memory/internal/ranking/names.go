@@ -30,7 +30,7 @@ func Names(query string) []string {
 	for line := range strings.Lines(WithoutTimeRefs(query)) {
 		start := true
 		for w := range strings.FieldsSeq(line) {
-			core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			core := trimWord(w)
 			first, _ := utf8.DecodeRuneInString(core)
 			if core != "" && !start && unicode.IsLetter(first) {
 				words++

@@ -56,8 +56,13 @@ func WithoutQuestionWords(query string) string {
 // with a typographic apostrophe made plain ("What’s?" → "what's"): the
 // form the word lists here are written in.
 func wordCore(w string) string {
-	core := strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	return strings.ToLower(strings.ReplaceAll(core, "’", "'"))
+	return strings.ToLower(strings.ReplaceAll(trimWord(w), "’", "'"))
+}
+
+// trimWord returns w without the characters around it that are neither
+// letters nor digits ("'Whisper'," → "Whisper").
+func trimWord(w string) string {
+	return strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 // hasWord reports whether s has a letter or a digit.
