@@ -53,8 +53,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func crc(s string) uint32 { return crc32.Checksum([]byte(s), castagnoli) }
 
-// tokenizerName is what a snapshot records about the tokenizer.
-func tokenizerName(t Tokenizer) string {
+// TokenizerName identifies what t does: the Name of a tokenizer that has
+// one (NewTokenizer's: its version, Chinese mode, stop words and
+// stemming), its type otherwise. A store records it beside the terms it
+// keeps, so that terms cut by another tokenizer are not read as this
+// one's (a snapshot records it; memory/postgres's manifest too).
+func TokenizerName(t Tokenizer) string {
 	if n, ok := t.(interface{ Name() string }); ok {
 		return n.Name()
 	}
@@ -77,7 +81,7 @@ func (ix *Index) Export(w io.Writer) error {
 
 	bw.WriteString(magic)
 	binary.Write(bw, binary.LittleEndian, [2]uint16{formatVersion, 0})
-	str(tokenizerName(ix.tok))
+	str(TokenizerName(ix.tok))
 
 	// Documents in id order; rank maps a slot to its number in that order.
 	ids := make([]int64, 0, len(ix.slots))
@@ -156,7 +160,7 @@ func (ix *Index) Import(r io.Reader) error {
 	}
 	d := decoder{b: body, off: 8}
 	name := d.str()
-	if want := tokenizerName(ix.tok); d.err == nil && name != want {
+	if want := TokenizerName(ix.tok); d.err == nil && name != want {
 		return fmt.Errorf("%w: snapshot %q, index %q", ErrTokenizer, name, want)
 	}
 	st, err := d.state()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/internal/cputime"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/longterm"
 	"github.com/agentmem/agentmem/memory/postgres"
@@ -363,6 +364,50 @@ func BenchmarkMigrateFromV9(b *testing.B) {
 		return downgradeToV9(ctx, conn)
 	})
 }
+
+// BenchmarkReindex measures the open of a store whose terms another
+// tokenizer cut (one that adds a term to every text, so that every record
+// changes: the worst case), AGENTMEM_BENCH_N records (default 10,000) in
+// one namespace loaded as import loads them: every record's text cut
+// again, every row rewritten, the namespace's statistics summed and its
+// postings packed into blocks again. Reported: reindex-s (the Open) and
+// changed-records.
+func BenchmarkReindex(b *testing.B) {
+	n := benchN(b)
+	ctx := context.Background()
+	emb := hashEmb(b, 512)
+	tok, err := keyword.NewTokenizer()
+	require.NoError(b, err)
+	old := extraTermTokenizer{tok}
+	recs := benchRecords(n)
+	for range b.N {
+		u := storeURL(b)
+		m, err := postgres.Open(ctx, u, emb, postgres.WithCreate(), postgres.WithTokenizer(old))
+		require.NoError(b, err)
+		_, err = m.Load(ctx, recs, 1000, nil)
+		require.NoError(b, err)
+		_, err = m.Pool().Exec(ctx, `CREATE TABLE bench_terms AS SELECT seq, terms FROM records`)
+		require.NoError(b, err)
+		require.NoError(b, m.Close())
+		t := time.Now()
+		m, err = postgres.Open(ctx, u, emb)
+		require.NoError(b, err)
+		b.ReportMetric(time.Since(t).Seconds(), "reindex-s")
+		var changed int
+		require.NoError(b, m.Pool().QueryRow(ctx, `SELECT count(*) FROM records r JOIN bench_terms o USING (seq) WHERE r.terms <> o.terms`).Scan(&changed))
+		b.ReportMetric(float64(changed), "changed-records")
+		require.NoError(b, m.Close())
+	}
+}
+
+// extraTermTokenizer cuts as the tokenizer it wraps and adds a term.
+type extraTermTokenizer struct{ keyword.Tokenizer }
+
+func (t extraTermTokenizer) Tokens(text string) []string {
+	return append(t.Tokenizer.Tokens(text), "extraterm")
+}
+
+func (t extraTermTokenizer) Name() string { return "extra-term" }
 
 // benchMigrate loads AGENTMEM_BENCH_N records into a new store (in one
 // AddBatch, the HNSW index built at its end when due), turns the store

@@ -5,7 +5,18 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/keyword"
 )
+
+// WithTokenizer makes the store cut terms with tok instead of
+// keyword.NewTokenizer()'s, as a build with another tokenizer did.
+func WithTokenizer(tok keyword.Tokenizer) Option {
+	return func(o *options) error {
+		o.tokenizer = tok
+		return nil
+	}
+}
 
 // MigrationSQL returns migration i's SQL (0: the first) for dimension dim.
 func MigrationSQL(i, dim int) string { return migrations[i].sql(shape{dim: dim}) }

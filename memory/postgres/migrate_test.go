@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/embed"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/postgres"
 )
@@ -276,6 +277,7 @@ func downgradeToV9(ctx context.Context, conn *pgx.Conn) error {
 		`DROP INDEX IF EXISTS chunks_hnsw`,
 		fmt.Sprintf(`ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(%d) USING embedding::vector(%d)`, dim, dim),
 		`ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN`,
+		`ALTER TABLE manifest DROP COLUMN tokenizer`,
 	}
 	if indexed {
 		sqls = append(sqls, `CREATE INDEX chunks_hnsw ON chunks USING hnsw (embedding vector_ip_ops) WHERE NOT pending`)
@@ -517,4 +519,66 @@ func TestMigrateFromVersion10(t *testing.T) {
 	for _, c := range noStatistics {
 		assert.NotContains(t, analyzed, c)
 	}
+}
+
+// TestReindexWhenTokenizerChanges: a store whose terms another tokenizer
+// cut (plural-only stemming, as an older build's; the manifest names it)
+// opens with this build's tokenizer having cut them again: the same rows
+// (terms, token counts, episodes' and namespaces' statistics) and the same
+// hits and scores in every mode as a store this build wrote, posting
+// blocks packed again and verified clean; the manifest then names this
+// build's tokenizer, and the next open rewrites nothing.
+func TestReindexWhenTokenizerChanges(t *testing.T) {
+	t.Cleanup(postgres.SetBlocks(3, 4))
+	ctx := t.Context()
+	recs := parityRecords()
+	fresh := open(t, storeURL(t))
+	_, err := fresh.AddBatch(ctx, recs)
+	require.NoError(t, err)
+
+	plural, err := keyword.NewTokenizer(keyword.WithStemming(keyword.PluralsOnly))
+	require.NoError(t, err)
+	u := storeURL(t)
+	old := open(t, u, postgres.WithTokenizer(plural))
+	for i := 0; i < len(recs); i += 5 { // batches, so that blocks are packed between them
+		_, err = old.AddBatch(ctx, recs[i:min(i+5, len(recs))])
+		require.NoError(t, err)
+	}
+	want := storeRows(t, fresh)
+	require.NotEqual(t, want["terms"], storeRows(t, old)["terms"], "the two tokenizers cut these records alike: the test tests nothing")
+	var blocks int
+	require.NoError(t, old.Pool().QueryRow(ctx, `SELECT count(*) FROM posting_blocks`).Scan(&blocks))
+	require.Positive(t, blocks)
+	require.NoError(t, old.Close())
+
+	m := open(t, u)
+	assert.Equal(t, want, storeRows(t, m))
+	checkStats(t, m)
+	require.NoError(t, postgres.CheckBlocks(ctx, m))
+	var tokName string
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT tokenizer FROM manifest`).Scan(&tokName))
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	assert.Equal(t, keyword.TokenizerName(tok), tokName)
+	for _, mode := range []memory.Mode{memory.Hybrid, memory.KeywordOnly, memory.VectorOnly} {
+		for _, q := range []string{"who drives the van", "lake weather", "invoices arriving", "paid for games"} {
+			query := memory.Query{Text: q, Mode: mode, K: 5}
+			w, err := fresh.Query(ctx, query)
+			require.NoError(t, err)
+			got, err := m.Query(ctx, query)
+			require.NoError(t, err)
+			assert.Equal(t, hitIDs(w), hitIDs(got), "%s %q", mode, q)
+			for j := range min(len(w), len(got)) {
+				assert.InDelta(t, w[j].Score, got[j].Score, 1e-6, "%s %q hit %d", mode, q, j)
+			}
+		}
+	}
+
+	var xmins string
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT string_agg(xmin::text, ',' ORDER BY seq) FROM records`).Scan(&xmins))
+	require.NoError(t, m.Close())
+	m = open(t, u)
+	var again string
+	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT string_agg(xmin::text, ',' ORDER BY seq) FROM records`).Scan(&again))
+	assert.Equal(t, xmins, again, "a second open rewrote records")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmem/agentmem/chunk"
 	"github.com/agentmem/agentmem/internal/errs"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/setting"
@@ -46,6 +47,9 @@ type options struct {
 	foldAfter      int // chunks
 	vectorCache    int // chunks
 	indexAfter     int // records
+	// tokenizer replaces keyword.NewTokenizer() (tests: a store whose
+	// terms another tokenizer cut, export_test.go).
+	tokenizer keyword.Tokenizer
 }
 
 func defaultOptions() options {

@@ -28,7 +28,8 @@
 // # Schema
 //
 // A store is one PostgreSQL schema (DefaultSchema, or schema=NAME in the
-// URL): tables manifest (embedder and dimension), schema_migrations,
+// URL): tables manifest (embedder, dimension and, since schema version
+// 13, the keyword tokenizer that cut the records' terms), schema_migrations,
 // namespaces (with the BM25 statistics), records, chunks (text,
 // vector(dim) — sparsevec(dim) for a lexical embedder of at most 1,000
 // dimensions, since schema version 10 (sparse.go) — and whether it is
@@ -40,8 +41,13 @@
 // its postings packed into blocks, one pass over them per namespace, one
 // from before version 6 its HNSW index built again as the partial one,
 // and one from before version 10 of a lexical embedder its vectors
-// converted to sparsevec and its HNSW index built again over them); a
-// schema newer than this build is
+// converted to sparsevec and its HNSW index built again over them). A
+// store whose manifest names another tokenizer than this build's (or,
+// from before version 13, none) has every record's text cut into terms
+// again in the same transaction, and the namespaces whose terms changed
+// their statistics summed and postings packed again (reindex.go): every
+// process that opens a store must run the same build, as with any
+// migration. A schema newer than this build is
 // memory.ErrVersion, a store built with another embedder or dimension
 // memory.ErrEmbedderMismatch.
 //
@@ -243,9 +249,11 @@ func open(ctx context.Context, url string, emb embed.Embedder, opts []Option) (*
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	tok, err := keyword.NewTokenizer()
-	if err != nil {
-		return nil, fmt.Errorf("postgres: keyword tokenizer: %w", err)
+	tok := o.tokenizer
+	if tok == nil {
+		if tok, err = keyword.NewTokenizer(); err != nil {
+			return nil, fmt.Errorf("postgres: keyword tokenizer: %w", err)
+		}
 	}
 	if o.engine, err = engine.New(emb, tok, o.ranking...); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)

@@ -8,12 +8,15 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/internal/redact"
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/vdb/pgvector"
 )
 
@@ -310,6 +313,11 @@ ALTER TABLE posting_blocks ALTER COLUMN data SET STATISTICS 0;`
 		// with fewer executor starts (addRecordSQL12).
 		return addRecordSQL12
 	}},
+	{"the manifest names the keyword tokenizer that cut the records' terms", func(shape) string {
+		// NULL until migrate sets it: terms cut before the tokenizer was
+		// recorded are checked against this build's (reindex.go).
+		return `ALTER TABLE manifest ADD COLUMN IF NOT EXISTS tokenizer text;`
+	}},
 }
 
 // hnswIndexSQL creates the HNSW index over indexed (Memory.indexExpr) of
@@ -387,10 +395,12 @@ func (m *Memory) migrate(ctx context.Context, create bool) error {
 	}
 	var embedder string
 	var dim int
-	err = tx.QueryRow(ctx, `SELECT embedder, dim FROM manifest`).Scan(&embedder, &dim)
+	var tokenizer pgtype.Text
+	tokName := keyword.TokenizerName(m.tok)
+	err = tx.QueryRow(ctx, `SELECT embedder, dim, tokenizer FROM manifest`).Scan(&embedder, &dim, &tokenizer)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		if _, err := tx.Exec(ctx, `INSERT INTO manifest (embedder, dim) VALUES ($1, $2)`, m.emb.Name(), m.dim); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO manifest (embedder, dim, tokenizer) VALUES ($1, $2, $3)`, m.emb.Name(), m.dim, tokName); err != nil {
 			return m.wrap(ctx, "migrate: write manifest", err)
 		}
 	case err != nil:
@@ -398,6 +408,21 @@ func (m *Memory) migrate(ctx context.Context, create bool) error {
 	case embedder != m.emb.Name() || dim != m.dim:
 		return fmt.Errorf("postgres: %w: schema %q of %s was built with embedder %s (dimension %d), opened with %s (dimension %d): open it with %s, or use another schema (schema=NAME in the URL)",
 			errs.EmbedderMismatch, m.schema, m.dsn, embedder, dim, m.emb.Name(), m.dim, embedder)
+	case tokenizer.String != tokName:
+		// Another tokenizer cut the stored terms (an older build's, or
+		// none recorded): cut them again, once, in this transaction.
+		start := time.Now()
+		n, changed, err := m.reindex(ctx, tx)
+		if err != nil {
+			return m.wrap(ctx, "migrate: reindex the records' terms", err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE manifest SET tokenizer = $1`, tokName); err != nil {
+			return m.wrap(ctx, "migrate: write manifest", err)
+		}
+		if changed > 0 {
+			m.opts.logger.Info("postgres: the keyword tokenizer changed; records' terms cut again",
+				"schema", m.schema, "records", n, "changed", changed, "took", time.Since(start).Round(time.Millisecond))
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return m.wrap(ctx, "migrate: commit", err)
