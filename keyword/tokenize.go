@@ -146,7 +146,7 @@ func NewTokenizer(opts ...TokenizerOption) (Tokenizer, error) {
 
 // tokenizerVersion changes whenever Tokens changes its output for some
 // text, so that snapshots made by an older tokenizer are refused.
-const tokenizerVersion = 5
+const tokenizerVersion = 6
 
 // Name identifies the tokenizer's behaviour; an index snapshot records it so
 // that a snapshot is never read with a tokenizer that cuts differently.
@@ -497,6 +497,9 @@ func (e *emitter) word(text string, i, j int) {
 			raw = raw[:n-4]
 		}
 	}
+	if acronymPlural(raw) {
+		raw = raw[:len(raw)-1]
+	}
 	if e.tab != nil && plainWord(raw) {
 		// What the general path below does for such a word, memoised.
 		e.prevEnd = j
@@ -607,6 +610,23 @@ func (e *emitter) word(text string, i, j int) {
 	if single && len(w) <= 4 && allLetters(w) && raw != w && strings.ToUpper(raw) == raw {
 		e.letters, e.lettersStart, e.lettersGroup = w, wordStart, e.group
 	}
+}
+
+// acronymPlural reports whether raw is an acronym's plural, two or more
+// capitals and a lower-case s: KPIs, PDFs, LLMs. The acronym is the word
+// (KPIs → kpi, as KPI → kpi), where the stemmer, given "kpis", cannot tell
+// it from a word whose s is its own.
+func acronymPlural(raw string) bool {
+	n := len(raw)
+	if n < 3 || raw[n-1] != 's' {
+		return false
+	}
+	for i := 0; i < n-1; i++ {
+		if c := raw[i]; c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // joinable reports whether the gap between two words lets them join: a

@@ -54,6 +54,8 @@ func TestTokens(t *testing.T) {
 		{"contraction", "I'm here", []string{"i'm", "here"}},
 		{"possessive", "Caroline's sister’s DOG'S bowl", []string{"caroline", "sister", "dog", "bowl"}},
 		{"plurals", "Meetings queries boxes shoes glass virus toes bus KEYS", []string{"meeting", "query", "boxe", "shoe", "glass", "virus", "toe", "bus", "key"}},
+		{"an acronym's plural is the acronym", "KPIs PDFs LLMs APIs KPI", []string{"kpi", "pdf", "llm", "api", "kpi"}},
+		{"acronym plural rule leaves other words alone", "Gus GPUS iOS", []string{"gus", "gpus", "ios", "os"}},
 		{"plural rule leaves codes alone", "ERRORS_X A1S", []string{"errors_x", "error", "a1s", "1"}},
 		{"version", "v1.2.3", []string{"v1.2.3", "v1", "1", "2", "3", "1.2.3"}},
 		{"decimal", "3.14", []string{"3.14", "3", "14"}},
