@@ -400,8 +400,13 @@ func readPostings(ctx context.Context, tx querier, ns nsInfo, terms []string) (m
 func comparePostings(a, b posting) int { return cmp.Compare(a.seq, b.seq) }
 
 // packTails packs the tail of every namespace that holds at least
-// mergeRecords records there (a store migrated from schema version 4 has
-// all its postings in the tail), each in a transaction of its own.
+// mergeRecords records there (a store migrated from schema version 4, or
+// whose terms reindex cut again, has all its postings in the tail), each
+// loadMergeRecords records at a time, oldest first, in a transaction of
+// their own: a pass holds at most that many records' postings in memory
+// (all of a namespace's at once would be gigabytes at a million records),
+// and blocks and tail hold the namespace's postings at every commit, so a
+// pack that stops is taken up by the next open.
 func (m *Memory) packTails(ctx context.Context) error {
 	rows, err := m.pool.Query(ctx, `SELECT name FROM namespaces WHERE tail_docs >= $1 ORDER BY name`, mergeRecords)
 	if err != nil {
@@ -412,25 +417,37 @@ func (m *Memory) packTails(ctx context.Context) error {
 		return m.wrap(ctx, "pack postings", err)
 	}
 	for _, name := range names {
-		if err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-			nss, err := lockNamespaces(ctx, tx, map[string]bool{name: true})
+		for more := true; more; {
+			err := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
+				more = false
+				nss, err := lockNamespaces(ctx, tx, map[string]bool{name: true})
+				if err != nil {
+					return err
+				}
+				ns := nss[name]
+				if ns.tailDocs < mergeRecords {
+					return nil
+				}
+				rows, err := tx.Query(ctx, `SELECT seq FROM records WHERE ns = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+					ns.id, ns.mergedSeq, loadMergeRecords)
+				if err != nil {
+					return err
+				}
+				seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+				if err != nil || len(seqs) == 0 {
+					return err
+				}
+				left := max(ns.tailDocs-int64(len(seqs)), 0)
+				if err := mergeTail(ctx, tx, ns, seqs[len(seqs)-1], seqs[len(seqs)-1], nil); err != nil {
+					return err
+				}
+				ns.tailDocs = left
+				more = left >= mergeRecords
+				return writeStats(ctx, tx, nss)
+			})
 			if err != nil {
-				return err
+				return m.wrap(ctx, fmt.Sprintf("pack postings of namespace %q", name), err)
 			}
-			ns := nss[name]
-			var upTo int64
-			if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM records WHERE ns = $1`, ns.id).Scan(&upTo); err != nil {
-				return err
-			}
-			if ns.tailDocs < mergeRecords || upTo <= ns.mergedSeq {
-				return nil
-			}
-			if err := mergeTail(ctx, tx, ns, upTo, upTo, nil); err != nil {
-				return err
-			}
-			return writeStats(ctx, tx, nss)
-		}); err != nil {
-			return m.wrap(ctx, fmt.Sprintf("pack postings of namespace %q", name), err)
 		}
 	}
 	return nil

@@ -530,6 +530,7 @@ func TestMigrateFromVersion10(t *testing.T) {
 // build's tokenizer, and the next open rewrites nothing.
 func TestReindexWhenTokenizerChanges(t *testing.T) {
 	t.Cleanup(postgres.SetBlocks(3, 4))
+	t.Cleanup(postgres.SetLoadMerge(5)) // the open packs a namespace's tail 5 records at a time
 	ctx := t.Context()
 	recs := parityRecords()
 	fresh := open(t, storeURL(t))
@@ -555,6 +556,13 @@ func TestReindexWhenTokenizerChanges(t *testing.T) {
 	assert.Equal(t, want, storeRows(t, m))
 	checkStats(t, m)
 	require.NoError(t, postgres.CheckBlocks(ctx, m))
+	rows, err := m.Pool().Query(ctx, `SELECT tail_docs FROM namespaces`)
+	require.NoError(t, err)
+	tails, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	for _, n := range tails {
+		assert.Less(t, n, int64(4), "a tail left unpacked")
+	}
 	var tokName string
 	require.NoError(t, m.Pool().QueryRow(ctx, `SELECT tokenizer FROM manifest`).Scan(&tokName))
 	tok, err := keyword.NewTokenizer()

@@ -25,8 +25,10 @@ const reindexPage = 4096
 // packTails then packs into blocks again, as it does for a store migrated
 // from schema version 4; blocks and tail hold the namespace's postings at
 // every commit. The namespaces' rows are locked first, as writers lock
-// them, so that no record is written meanwhile. It returns how many
-// records it read and how many it changed.
+// them, so that no record is written meanwhile. A page of records at a
+// time is read, cut and its changed rows copied to a temporary table, so
+// that memory does not grow with the store. It returns how many records
+// it read and how many it changed.
 func (m *Memory) reindex(ctx context.Context, tx pgx.Tx) (read, changed int, err error) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM namespaces ORDER BY name FOR UPDATE`); err != nil {
 		return 0, 0, err
@@ -37,7 +39,10 @@ func (m *Memory) reindex(ctx context.Context, tx pgx.Tx) (read, changed int, err
 		tfs     []int32
 		textLen int32
 	}
-	var out [][]any
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE reindexed (seq bigint PRIMARY KEY, terms text[] NOT NULL, tfs int[] NOT NULL,
+		text_len int NOT NULL) ON COMMIT DROP`); err != nil {
+		return 0, 0, err
+	}
 	touched := map[string]bool{}
 	var last int64
 	for {
@@ -64,6 +69,7 @@ func (m *Memory) reindex(ctx context.Context, tx pgx.Tx) (read, changed int, err
 		if len(recs) == 0 {
 			break
 		}
+		var out [][]any
 		texts := make([]string, len(recs))
 		for i := range recs {
 			texts[i] = m.header(&recs[i]) + recs[i].Text
@@ -78,22 +84,20 @@ func (m *Memory) reindex(ctx context.Context, tx pgx.Tx) (read, changed int, err
 			out = append(out, []any{s.seq, terms, tfs, int32(len(toks))})
 			touched[recs[i].Namespace] = true
 		}
-		read += len(recs)
+		if len(out) > 0 {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"reindexed"}, []string{"seq", "terms", "tfs", "text_len"}, pgx.CopyFromRows(out)); err != nil {
+				return 0, 0, err
+			}
+		}
+		read, changed = read+len(recs), changed+len(out)
 		last = stored[len(stored)-1].seq
 	}
-	if len(out) == 0 {
+	if changed == 0 {
 		return read, 0, nil
 	}
 	names := make([]string, 0, len(touched))
 	for n := range touched {
 		names = append(names, n)
-	}
-	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE reindexed (seq bigint PRIMARY KEY, terms text[] NOT NULL, tfs int[] NOT NULL,
-		text_len int NOT NULL) ON COMMIT DROP`); err != nil {
-		return 0, 0, err
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"reindexed"}, []string{"seq", "terms", "tfs", "text_len"}, pgx.CopyFromRows(out)); err != nil {
-		return 0, 0, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE records r SET terms = x.terms, tfs = x.tfs, text_len = x.text_len FROM reindexed x WHERE r.seq = x.seq`); err != nil {
 		return 0, 0, err
@@ -111,5 +115,5 @@ func (m *Memory) reindex(ctx context.Context, tx pgx.Tx) (read, changed int, err
 			return 0, 0, err
 		}
 	}
-	return read, len(out), nil
+	return read, changed, nil
 }
