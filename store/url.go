@@ -193,7 +193,10 @@ type VerifyReport struct {
 	SchemaVersion int    `json:"schema_version,omitempty"`
 	Embedder      string `json:"embedder,omitempty"`
 	Dim           int    `json:"dim,omitempty"`
-	Chunks        int    `json:"chunks,omitempty"`
+	// Tokenizer names the keyword tokenizer that cut the records' terms
+	// (postgres.Manifest.Tokenizer), after the open.
+	Tokenizer string `json:"tokenizer,omitempty"`
+	Chunks    int    `json:"chunks,omitempty"`
 }
 
 // verifyPostgres checks the PostgreSQL store at url: its schema version
@@ -243,6 +246,18 @@ func verifyPostgres(ctx context.Context, url string, cfg Config) (VerifyReport, 
 	if man.Version < postgres.SchemaVersion {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("schema %q was at version %d; opening it migrated it to %d", man.Schema, man.Version, postgres.SchemaVersion))
 		rep.SchemaVersion = postgres.SchemaVersion
+	}
+	opened, err := postgres.ReadManifest(ctx, url)
+	if err != nil {
+		return rep, redactError(fmt.Errorf("store: %w", err), url)
+	}
+	rep.Tokenizer = opened.Tokenizer
+	if man.Tokenizer != opened.Tokenizer {
+		was := "no tokenizer recorded"
+		if man.Tokenizer != "" {
+			was = "tokenizer " + man.Tokenizer
+		}
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("schema %q's terms were cut by %s; opening cut them again with %s", man.Schema, was, opened.Tokenizer))
 	}
 	if rep.Records, rep.Chunks, err = p.Counts(ctx); err != nil {
 		return rep, redactError(fmt.Errorf("store: %w", err), url)

@@ -244,6 +244,36 @@ func TestCLI_Postgres_VerifyNamesDamage(t *testing.T) {
 	assert.Contains(t, r.stderr, "upgrade agentmem")
 }
 
+// TestCLI_Postgres_VerifyReindexes: a store whose manifest names another
+// tokenizer (an older build's; its terms cut as that one cut them) is not
+// damage: verify cuts the terms again, warns that it did, names the
+// tokenizer and exits 0, and the records' terms are this build's ("KPIs"
+// found by "KPI").
+func TestCLI_Postgres_VerifyReindexes(t *testing.T) {
+	t.Parallel()
+	run, st, _ := pgCLI(t)
+	r := run("add", "We review our KPIs every Monday with the team")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	schema := schemaOf(t, st)
+	conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
+	require.NoError(t, err)
+	_, err = conn.Exec(t.Context(), `UPDATE `+pgx.Identifier{schema, "manifest"}.Sanitize()+` SET tokenizer = 'agentmem-keyword/5';
+		UPDATE `+pgx.Identifier{schema, "records"}.Sanitize()+` SET terms = array_replace(terms, 'kpi', 'kpis')`)
+	require.NoError(t, conn.Close(t.Context()))
+	require.NoError(t, err)
+
+	r = run("verify")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "terms were cut by tokenizer agentmem-keyword/5; opening cut them again with agentmem-keyword/")
+	assert.Regexp(t, `tokenizer  agentmem-keyword/\d+ `, r.stdout)
+	r = run("verify")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	assert.NotContains(t, r.stdout, "warning", "the second verify finds the terms cut by this build")
+	r = run("search", "--mode", "keyword", "KPI")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "We review our KPIs")
+}
+
 // schemaOf returns the schema=NAME of a store URL.
 func schemaOf(t *testing.T, url string) string {
 	t.Helper()

@@ -52,6 +52,9 @@ that are gone). Each kind of damage is one DAMAGE line; exit 1 on any.`,
 				if store.IsURL(a.store) {
 					if rep.Schema != "" { // the manifest was read
 						fmt.Fprintf(out, "schema     %s (version %d)\nembedder   %s (dim %d)\n", rep.Schema, rep.SchemaVersion, rep.Embedder, rep.Dim)
+						if rep.Tokenizer != "" {
+							fmt.Fprintf(out, "tokenizer  %s\n", rep.Tokenizer)
+						}
 					}
 					if verr == nil { // it opened: the counts are its
 						fmt.Fprintf(out, "memories   %d\nchunks     %d\n", rep.Records, rep.Chunks)

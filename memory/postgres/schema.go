@@ -452,6 +452,10 @@ type Manifest struct {
 	Version  int    // the schema version (migrations applied)
 	Embedder string // the embedder's name, an embed.Open spec
 	Dim      int
+	// Tokenizer names the keyword tokenizer that cut the records' terms
+	// (keyword.TokenizerName); empty before schema version 13, which
+	// records it.
+	Tokenizer string
 }
 
 // ReadManifest reads what the store at url was built with, without
@@ -489,6 +493,13 @@ func readManifest(ctx context.Context, url string) (Manifest, error) {
 	}
 	if err != nil {
 		return Manifest{}, pgvector.WrapError(ctx, dsn, "read manifest", err)
+	}
+	if man.Version >= 13 {
+		var tok pgtype.Text
+		if err := pool.QueryRow(ctx, `SELECT tokenizer FROM `+pgx.Identifier{schema, "manifest"}.Sanitize()).Scan(&tok); err != nil {
+			return Manifest{}, pgvector.WrapError(ctx, dsn, "read manifest", err)
+		}
+		man.Tokenizer = tok.String
 	}
 	return man, nil
 }
