@@ -213,24 +213,16 @@ func TestCLI_Postgres_VerifyNamesDamage(t *testing.T) {
 	r := run("add", "a memory")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	schema := schemaOf(t, st)
-	execSQL := func(sql string) {
-		t.Helper()
-		conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
-		require.NoError(t, err)
-		_, err = conn.Exec(t.Context(), sql)
-		require.NoError(t, conn.Close(t.Context()))
-		require.NoError(t, err)
-	}
 	manifest := pgx.Identifier{schema, "manifest"}.Sanitize()
 
-	execSQL(`UPDATE ` + manifest + ` SET dim = 7`)
+	execPG(t, `UPDATE ` + manifest + ` SET dim = 7`)
 	r = run("verify")
 	assert.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "DAMAGE")
 	assert.Contains(t, r.stdout, "dimension 7")
 	assert.NotContains(t, r.stdout, "\nok\n")
 
-	execSQL(`UPDATE ` + manifest + ` SET dim = 512; INSERT INTO ` + pgx.Identifier{schema, "schema_migrations"}.Sanitize() + ` (version, name) VALUES (999, 'future')`)
+	execPG(t, `UPDATE ` + manifest + ` SET dim = 512; INSERT INTO ` + pgx.Identifier{schema, "schema_migrations"}.Sanitize() + ` (version, name) VALUES (999, 'future')`)
 	r = run("--json", "verify")
 	assert.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
 	var rep struct {
@@ -255,12 +247,8 @@ func TestCLI_Postgres_VerifyReindexes(t *testing.T) {
 	r := run("add", "We review our KPIs every Monday with the team")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	schema := schemaOf(t, st)
-	conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
-	require.NoError(t, err)
-	_, err = conn.Exec(t.Context(), `UPDATE `+pgx.Identifier{schema, "manifest"}.Sanitize()+` SET tokenizer = 'agentmem-keyword/5';
+	execPG(t, `UPDATE `+pgx.Identifier{schema, "manifest"}.Sanitize()+` SET tokenizer = 'agentmem-keyword/5';
 		UPDATE `+pgx.Identifier{schema, "records"}.Sanitize()+` SET terms = array_replace(terms, 'kpi', 'kpis')`)
-	require.NoError(t, conn.Close(t.Context()))
-	require.NoError(t, err)
 
 	r = run("verify")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
@@ -272,6 +260,17 @@ func TestCLI_Postgres_VerifyReindexes(t *testing.T) {
 	r = run("search", "--mode", "keyword", "KPI")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "We review our KPIs")
+}
+
+// execPG runs sql on the test cluster, as an operator (or damage) would
+// change a store behind its back.
+func execPG(t *testing.T, sql string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
+	require.NoError(t, err)
+	_, err = conn.Exec(t.Context(), sql)
+	require.NoError(t, conn.Close(t.Context()))
+	require.NoError(t, err)
 }
 
 // schemaOf returns the schema=NAME of a store URL.
@@ -300,12 +299,8 @@ func TestCLI_Postgres_VerifyNamesRowDamage(t *testing.T) {
 	r := run("verify")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
 	schema := pgx.Identifier{schemaOf(t, st)}.Sanitize()
-	conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
-	require.NoError(t, err)
-	_, err = conn.Exec(t.Context(), `UPDATE `+schema+`.namespaces SET text_len = text_len + 3;
+	execPG(t, `UPDATE `+schema+`.namespaces SET text_len = text_len + 3;
 		DELETE FROM `+schema+`.chunks WHERE seq = (SELECT min(seq) FROM `+schema+`.records)`)
-	require.NoError(t, conn.Close(t.Context()))
-	require.NoError(t, err)
 
 	r = run("verify")
 	assert.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
