@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/postgres"
 	"github.com/agentmem/agentmem/server"
@@ -292,7 +293,10 @@ func TestNamedErrors(t *testing.T) {
 	require.NoError(t, err)
 	man, err := postgres.ReadManifest(ctx, url)
 	require.NoError(t, err)
-	assert.Equal(t, postgres.Manifest{Schema: m.Schema(), Version: postgres.SchemaVersion, Embedder: emb.Name(), Dim: 256}, man)
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	assert.Equal(t, postgres.Manifest{Schema: m.Schema(), Version: postgres.SchemaVersion, Embedder: emb.Name(), Dim: 256,
+		Tokenizer: keyword.TokenizerName(tok)}, man)
 
 	// Another dimension, another embedder name: named, with both.
 	_, err = postgres.Open(ctx, url, hashEmb(t, 128))
