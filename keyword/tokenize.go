@@ -146,7 +146,7 @@ func NewTokenizer(opts ...TokenizerOption) (Tokenizer, error) {
 
 // tokenizerVersion changes whenever Tokens changes its output for some
 // text, so that snapshots made by an older tokenizer are refused.
-const tokenizerVersion = 6
+const tokenizerVersion = 7
 
 // Name identifies the tokenizer's behaviour; an index snapshot records it so
 // that a snapshot is never read with a tokenizer that cuts differently.
@@ -546,10 +546,11 @@ func (e *emitter) word(text string, i, j int) {
 				e.addPart(sc)
 			}
 		}
-		joined, digitsOnly, hasDigit, hyphens := "", true, false, true
+		joined, digitsOnly, hasDigit, hyphens, letters := "", true, false, true, true
 		for _, a := range atoms {
 			fa := fold(a)
 			e.addPart(fa)
+			letters = letters && utf8.RuneCountInString(fa) == 1 && unicode.IsLetter([]rune(fa)[0])
 			if parts := subParts(a); len(parts) > 1 {
 				for _, p := range parts {
 					e.addPart(fold(p))
@@ -566,6 +567,11 @@ func (e *emitter) word(text string, i, j int) {
 		}
 		if hasDigit && hyphens {
 			e.add(joined) // 138-0013-8000 → 13800138000, LH-401 → lh401
+		}
+		if letters && strings.Trim(w, "abcdefghijklmnopqrstuvwxyz.") == "" && joined != "am" && joined != "pm" {
+			// U.S. → us, as US: an acronym written with dots (not a.m. and
+			// p.m., times whose letters joined are other words).
+			e.addPart(joined)
 		}
 		if digitsOnly && hyphens {
 			digitGroup = joined
@@ -611,6 +617,36 @@ func (e *emitter) word(text string, i, j int) {
 		e.letters, e.lettersStart, e.lettersGroup = w, wordStart, e.group
 	}
 }
+
+// bare returns w with the diacritics of its Latin letters removed (each
+// letter decomposed, its combining marks dropped) and the Latin letters
+// that do not decompose written as ASCII (ß ss, æ ae, œ oe, ø o, ł l, đ d,
+// þ th, ð d); other scripts are kept as they are.
+func bare(w string) string {
+	var b strings.Builder
+	for _, r := range w {
+		if r < 0xC0 || r > 0x24F && (r < 0x1E00 || r > 0x1EFF) {
+			b.WriteRune(r) // ASCII, or not a Latin letter with marks
+			continue
+		}
+		if s, ok := latinLetters[r]; ok {
+			b.WriteString(s)
+			continue
+		}
+		d := norm.NFD.String(string(r))
+		base, size := utf8.DecodeRuneInString(d)
+		if base < utf8.RuneSelf && strings.IndexFunc(d[size:], func(m rune) bool { return !unicode.Is(unicode.Mn, m) }) < 0 {
+			b.WriteRune(base)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// latinLetters are the Latin letters (lower case) that have no
+// decomposition, with the ASCII they are written with.
+var latinLetters = map[rune]string{'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 'ł': "l", 'đ': "d", 'þ': "th", 'ð': "d", 'ı': "i"}
 
 // acronymPlural reports whether raw is an acronym's plural, two or more
 // capitals and a lower-case s: KPIs, PDFs, LLMs. The acronym is the word
@@ -699,13 +735,21 @@ func versionTail(w string) string {
 	return tail
 }
 
-// fold case-folds s (after NFKC normalisation, done once per text).
+// fold case-folds s (after NFKC normalisation, done once per text) and
+// takes the diacritics off its Latin letters (bare): Zürich, ZURICH and
+// Zurich are one word, as a question typed on an English keyboard spells
+// it, and so are José and Jose, Straße and Strasse.
 func fold(s string) string {
+	upper := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
-			return strings.ToLower(s)
+		if c >= utf8.RuneSelf {
+			return bare(strings.ToLower(s))
 		}
+		upper = upper || 'A' <= c && c <= 'Z'
+	}
+	if upper {
+		return strings.ToLower(s)
 	}
 	return s
 }
