@@ -215,14 +215,14 @@ func TestCLI_Postgres_VerifyNamesDamage(t *testing.T) {
 	schema := schemaOf(t, st)
 	manifest := pgx.Identifier{schema, "manifest"}.Sanitize()
 
-	execPG(t, `UPDATE ` + manifest + ` SET dim = 7`)
+	execPG(t, `UPDATE `+manifest+` SET dim = 7`)
 	r = run("verify")
 	assert.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "DAMAGE")
 	assert.Contains(t, r.stdout, "dimension 7")
 	assert.NotContains(t, r.stdout, "\nok\n")
 
-	execPG(t, `UPDATE ` + manifest + ` SET dim = 512; INSERT INTO ` + pgx.Identifier{schema, "schema_migrations"}.Sanitize() + ` (version, name) VALUES (999, 'future')`)
+	execPG(t, `UPDATE `+manifest+` SET dim = 512; INSERT INTO `+pgx.Identifier{schema, "schema_migrations"}.Sanitize()+` (version, name) VALUES (999, 'future')`)
 	r = run("--json", "verify")
 	assert.Equal(t, exitFailure, r.code, r.stdout+r.stderr)
 	var rep struct {
