@@ -186,7 +186,8 @@ func openPostgres(ctx context.Context, url string, cfg Config) (*Postgres, postg
 
 // VerifyReport is what [Verify] found. A store directory's report is
 // longterm's; a PostgreSQL store's has Dir (the URL without its password),
-// Records, Problems and Warnings of it, and the fields below.
+// Opened (it opened: Records counts its memories), Records, Problems and
+// Warnings of it, and the fields below.
 type VerifyReport struct {
 	longterm.VerifyReport
 	Schema        string `json:"schema,omitempty"`
@@ -243,6 +244,7 @@ func verifyPostgres(ctx context.Context, url string, cfg Config) (VerifyReport, 
 		return rep, redactError(err, url)
 	}
 	defer p.Close()
+	rep.Opened = true
 	if man.Version < postgres.SchemaVersion {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("schema %q was at version %d; opening it migrated it to %d", man.Schema, man.Version, postgres.SchemaVersion))
 		rep.SchemaVersion = postgres.SchemaVersion

@@ -257,6 +257,17 @@ func TestCLI_Postgres_VerifyReindexes(t *testing.T) {
 	r = run("verify")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
 	assert.NotContains(t, r.stdout, "warning", "the second verify finds the terms cut by this build")
+	r = run("--json", "verify")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	var rep struct {
+		Opened    bool   `json:"opened"`
+		Records   int    `json:"records"`
+		Tokenizer string `json:"tokenizer"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	assert.True(t, rep.Opened, "records counts the open store's: %s", r.stdout)
+	assert.Equal(t, 1, rep.Records)
+	assert.Contains(t, rep.Tokenizer, "agentmem-keyword/")
 	r = run("search", "--mode", "keyword", "KPI")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "We review our KPIs")
