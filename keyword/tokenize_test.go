@@ -227,7 +227,7 @@ func TestTokens_Concurrent(t *testing.T) {
 }
 
 func FuzzTokens(f *testing.F) {
-	for _, s := range []string{"ERR_CONN_RESET v1.2.3", "LH 401 138-0013-8000", "我们决定用数据库", "今日は", "서울", "a@b.c/d:e", "\xff\xfe"} {
+	for _, s := range []string{"ERR_CONN_RESET v1.2.3", "LH 401 138-0013-8000", "我们决定用数据库", "今日は", "서울", "a@b.c/d:e", "\xff\xfe", "Zürich U.S. Łódź ÆSIR ǅemal Ệ KPIs"} {
 		f.Add(s)
 	}
 	tok, err := keyword.NewTokenizer(keyword.WithCJK(keyword.Bigrams))
