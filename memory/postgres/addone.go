@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -249,7 +248,7 @@ const addRecordCall = `SELECT add_record($1, $2, $3, $4, $5, $6, $7, $8, $9, $10
 // addRecordArgs returns add_record's arguments for p.
 func (m *Memory) addRecordArgs(p *prepared, pending bool) []any {
 	r := &p.rec
-	terms, tfs := p.termArrays()
+	terms, tfs := p.termList, p.tfs
 	starts := make([]int32, len(p.chunks))
 	ends := make([]int32, len(p.chunks))
 	texts := make([]string, len(p.chunks))
@@ -332,27 +331,4 @@ func addInTx(ctx context.Context, c *pgxpool.Conn, batch []*prepared, args func(
 		return false, err
 	}
 	return true, tx.Commit(ctx)
-}
-
-// termArrays returns the record's distinct terms in byte order and each
-// one's count: its row's terms and tfs.
-func (p *prepared) termArrays() ([]string, []int32) {
-	if p.termList != nil || len(p.terms) == 0 {
-		return p.termList, p.tfs
-	}
-	return p.sortTerms()
-}
-
-// sortTerms computes termArrays' result from terms.
-func (p *prepared) sortTerms() ([]string, []int32) {
-	terms := make([]string, 0, len(p.terms))
-	for t := range p.terms {
-		terms = append(terms, t)
-	}
-	slices.Sort(terms)
-	tfs := make([]int32, len(terms))
-	for i, t := range terms {
-		tfs[i] = int32(p.terms[t])
-	}
-	return terms, tfs
 }

@@ -75,7 +75,7 @@ func (m *Memory) near(ctx context.Context, preps []prepared) error {
 		recs[i] = preps[i].rec
 	}
 	sims, into, err := fact.Near(ctx, m.opts.engine, m, recs, func(i int) bool { return preps[i].dedup },
-		func(r *memory.Record) string { return m.header(r) + r.Text }, func(i int) []float32 { return fact.WholeVector(preps[i].rec.Text, preps[i].chunks, preps[i].vecs) })
+		m.keywordText, func(i int) []float32 { return fact.WholeVector(preps[i].rec.Text, preps[i].chunks, preps[i].vecs) })
 	if err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}

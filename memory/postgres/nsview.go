@@ -396,7 +396,7 @@ func (s *nsView) Terms(ctx context.Context, seq int64) ([]keyword.TermCount, int
 	if err != nil {
 		return nil, 0, s.wrap(ctx, "query: record terms", err)
 	}
-	toks := s.v.m.tok.Tokens(s.v.m.header(&r) + r.Text)
+	toks := s.v.m.tok.Tokens(s.v.m.keywordText(&r))
 	counts := termCounts(toks)
 	out := make([]keyword.TermCount, 0, len(counts))
 	for t, n := range counts {

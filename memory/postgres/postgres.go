@@ -437,10 +437,10 @@ type prepared struct {
 	rec     memory.Record
 	chunks  []chunk.Chunk
 	vecs    [][]float32 // normalised
-	terms   map[string]int
 	textLen int
-	// termList and tfs are terms in byte order and their counts (the
-	// row's terms and tfs); textKey is fact.Key of the text. prepare
+	// termList and tfs are its distinct terms in byte order and their
+	// counts (the row's terms and tfs: termArrays); textKey is fact.Key
+	// of the text. prepare
 	// computes them, which Load does for a batch while the one before it
 	// is written.
 	termList []string
@@ -611,10 +611,9 @@ func (m *Memory) prepare(rec memory.Record, out *prepared) error {
 	if len(out.chunks) == 0 {
 		out.chunks = []chunk.Chunk{{Text: strings.TrimSpace(rec.Text), Start: 0, End: len(rec.Text)}}
 	}
-	toks := m.tok.Tokens(m.header(&rec) + rec.Text)
-	out.terms = termCounts(toks)
+	toks := m.tok.Tokens(m.keywordText(&rec))
 	out.textLen = len(toks)
-	out.termList, out.tfs = out.sortTerms()
+	out.termList, out.tfs = termArrays(toks)
 	out.textKey, _ = fact.Key(rec.Text)
 	return nil
 }
@@ -626,6 +625,26 @@ func termCounts(toks []string) map[string]int {
 	}
 	return tf
 }
+
+// termArrays returns the distinct terms of toks in byte order and each
+// one's count: a record's row's terms and tfs.
+func termArrays(toks []string) ([]string, []int32) {
+	counts := termCounts(toks)
+	terms := make([]string, 0, len(counts))
+	for t := range counts {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	tfs := make([]int32, len(terms))
+	for i, t := range terms {
+		tfs[i] = int32(counts[t])
+	}
+	return terms, tfs
+}
+
+// keywordText is what the keyword path cuts r's terms from: its header
+// (WithHeader) and its text.
+func (m *Memory) keywordText(r *memory.Record) string { return m.header(r) + r.Text }
 
 func (m *Memory) header(r *memory.Record) string {
 	if m.opts.header == nil {

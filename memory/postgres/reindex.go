@@ -72,11 +72,10 @@ func (m *Memory) reindex(ctx context.Context, tx pgx.Tx) (read, changed int, err
 		var out [][]any
 		texts := make([]string, len(recs))
 		for i := range recs {
-			texts[i] = m.header(&recs[i]) + recs[i].Text
+			texts[i] = m.keywordText(&recs[i])
 		}
 		for i, toks := range keyword.TokensEach(m.tok, texts) {
-			p := prepared{terms: termCounts(toks)}
-			terms, tfs := p.sortTerms()
+			terms, tfs := termArrays(toks)
 			s := stored[i]
 			if int(s.textLen) == len(toks) && slices.Equal(s.terms, terms) && slices.Equal(s.tfs, tfs) {
 				continue

@@ -196,8 +196,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 		d := ns.episode(episode)
 		d.len += int64(p.textLen)
 		d.records++
-		terms, tfs := p.termArrays()
-		wrote[ns.id] = append(wrote[ns.id], written{seq: seq, episode: episode, dl: int32(p.textLen), terms: terms, tfs: tfs})
+		wrote[ns.id] = append(wrote[ns.id], written{seq: seq, episode: episode, dl: int32(p.textLen), terms: p.termList, tfs: p.tfs})
 		if r.Speaker != "" {
 			ns.speakers[r.Speaker]++
 		}
@@ -214,7 +213,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 		key := p.textKey
 		from, until := nullTime(r.ValidFrom), nullTime(r.ValidUntil)
 		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev, episode,
-			from, until, r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key, terms, tfs})
+			from, until, r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key, p.termList, p.tfs})
 		for j, ch := range p.chunks {
 			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, m.vecArg(p.vecs[j]), from, until})
 		}
