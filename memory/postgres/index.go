@@ -9,7 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The HNSW index of a small store. Below WithIndexAfter's records the
+// The HNSW index of a small store. Below WithIndexAfter's size (its
+// records, or more chunks than the process's copies hold: indexDue) the
 // store has none: its vector path scans the chunks exactly (Vectors), and
 // its writes store their chunks as indexed (not pending: there is nothing
 // to fold them into). m.indexed is whether this process last found the
@@ -81,10 +82,48 @@ func (m *Memory) indexTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 }
 
 // indexStateSQL reads whether the index exists and is valid (a failed
-// concurrent build leaves an invalid one), and the store's records.
+// concurrent build leaves an invalid one), the store's records and the
+// planner's estimate of its chunks (ANALYZE's, a load's last step, or
+// autovacuum's; 0 before any: -1 in pg_class).
 const indexStateSQL = `SELECT to_regclass('chunks_hnsw') IS NOT NULL,
 	coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('chunks_hnsw')), false),
-	(SELECT coalesce(sum(text_docs), 0) FROM namespaces)`
+	(SELECT coalesce(sum(text_docs), 0) FROM namespaces),
+	(SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = to_regclass('chunks'))`
+
+// indexState is what indexStateSQL reads.
+type indexState struct {
+	exists, valid   bool
+	records, chunks int64
+}
+
+// readIndexState runs indexStateSQL on q.
+func readIndexState(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) (s indexState, err error) {
+	err = q.QueryRow(ctx, indexStateSQL).Scan(&s.exists, &s.valid, &s.records, &s.chunks)
+	return s, err
+}
+
+// indexDue reports whether the store in state s should have its HNSW index
+// built (again): it has none, or an invalid one, and it holds
+// WithIndexAfter's records or more chunks than WithVectorCache lets a
+// process keep (DefaultVectorCache's when that is 0). The index serves the
+// searches that reach the server: of a namespace whose copy is not in
+// the process (not read yet, or past the copies' bound) and of all
+// namespaces; below both sizes those scan the chunks exactly.
+func (m *Memory) indexDue(s indexState) bool {
+	if s.exists && s.valid {
+		return false
+	}
+	if s.exists {
+		return true
+	}
+	bound := int64(m.opts.vectorCache)
+	if bound == 0 {
+		bound = DefaultVectorCache
+	}
+	return s.records >= int64(m.opts.indexAfter) || s.chunks > bound
+}
 
 // indexIfDue builds the HNSW index when it is missing and the store
 // holds at least WithIndexAfter's records, in a transaction under the
@@ -98,12 +137,12 @@ func (m *Memory) indexIfDue(ctx context.Context) error {
 	var exists bool
 	// One opener builds it; the others wait and find it.
 	err := m.indexTx(ctx, func(tx pgx.Tx) error {
-		var valid bool
-		var stored int64
-		if err := tx.QueryRow(ctx, indexStateSQL).Scan(&exists, &valid, &stored); err != nil {
+		s, err := readIndexState(ctx, tx)
+		if err != nil {
 			return err
 		}
-		if exists && valid || !exists && stored < int64(m.opts.indexAfter) {
+		exists = s.exists
+		if !m.indexDue(s) {
 			return nil
 		}
 		if exists { // left invalid by a concurrent build that failed
@@ -161,16 +200,15 @@ func (m *Memory) indexConcurrently(ctx context.Context) error {
 			drop()
 		}
 	}()
-	var exists, valid bool
-	var stored int64
-	if err := c.QueryRow(ctx, indexStateSQL).Scan(&exists, &valid, &stored); err != nil {
+	s, err := readIndexState(ctx, c)
+	if err != nil {
 		return m.wrap(ctx, "create HNSW index", err)
 	}
-	if exists && valid || !exists && stored < int64(m.opts.indexAfter) {
-		m.indexed.Store(exists)
+	if !m.indexDue(s) {
+		m.indexed.Store(s.exists)
 		return nil
 	}
-	if exists { // left invalid by a concurrent build that failed
+	if s.exists { // left invalid by a concurrent build that failed
 		if _, err := c.Exec(ctx, `DROP INDEX CONCURRENTLY chunks_hnsw`); err != nil {
 			return m.wrap(ctx, "create HNSW index: drop the invalid one", err)
 		}

@@ -25,8 +25,8 @@ const indexRebuildTimeout = 30 * time.Minute
 // the HNSW index one at a time would cost pgvector more than building the
 // index once over every chunk, so Load drops the index, copies the
 // batches without it and builds it at the end (with
-// WithMaintenanceWorkMem) if the store then holds WithIndexAfter's
-// records (a smaller store has none; a smaller load that brings the
+// WithMaintenanceWorkMem) if the store is then at WithIndexAfter's
+// size (a smaller store has none; a smaller load that brings the
 // store to that size builds it at its end too). It does the same with the indexes of the
 // chunks table (building an index once sorts the rows instead of
 // inserting each), recording their definitions in deferred_indexes in the
@@ -35,7 +35,8 @@ const indexRebuildTimeout = 30 * time.Minute
 // hits, more slowly. A load
 // that fails keeps the batches it committed, and still builds the
 // indexes (the next Open builds them otherwise). A load that succeeds
-// ends with ANALYZE of the tables it wrote. Its batches pack their
+// runs ANALYZE of the tables it wrote before the HNSW index's build,
+// whose rule reads the chunks' number from it. Its batches pack their
 // namespaces' postings into blocks (blocks.go) every loadMergeRecords
 // records and at the load's end rather than every mergeRecords (see
 // loadTails). Smaller loads are
@@ -108,33 +109,35 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 	if ahead != nil {
 		<-ahead // a batch prepared for nothing: the load stopped
 	}
+	bctx := ctx
+	if err != nil {
+		var cancel context.CancelFunc
+		bctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), indexRebuildTimeout)
+		defer cancel()
+	}
+	var berr error
 	if deferIndex {
-		bctx := ctx
-		if err != nil {
-			var cancel context.CancelFunc
-			bctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), indexRebuildTimeout)
-			defer cancel()
-		}
-		berr := m.buildDeferred(bctx)
-		if berr == nil {
-			berr = m.indexIfDue(bctx)
-		}
-		if berr != nil && err == nil {
-			err = m.wrap(ctx, "load: build indexes (the next open builds them)", berr)
-		}
-	} else if err == nil && !m.indexed.Load() {
-		// The load may have brought the store to the HNSW index's size.
-		if berr := m.indexIfDue(ctx); berr != nil {
-			err = m.wrap(ctx, "load: build the HNSW index (the next open builds it)", berr)
-		}
+		berr = m.buildDeferred(bctx)
 	}
 	if err == nil && len(ids) > 0 {
 		// The planner's statistics of a fresh load are empty until
 		// autovacuum's next round: gather them now, so that the first
-		// queries are planned for the tables' real sizes.
+		// queries are planned for the tables' real sizes (and the HNSW
+		// index's rule below reads the chunks' number).
 		if _, aerr := m.pool.Exec(ctx, analyzeLoadSQL); aerr != nil {
 			err = m.wrap(ctx, "load: analyze", aerr)
 		}
+	}
+	if deferIndex && berr == nil || !deferIndex && err == nil && !m.indexed.Load() {
+		// The load may have brought the store to the HNSW index's size.
+		berr = m.indexIfDue(bctx)
+	}
+	if berr != nil && err == nil {
+		what := "build the HNSW index (the next open builds it)"
+		if deferIndex {
+			what = "build indexes (the next open builds them)"
+		}
+		err = m.wrap(ctx, "load: "+what, berr)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("postgres: load: stored %d of %d records, then: %w", len(ids), len(recs), err)

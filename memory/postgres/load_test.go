@@ -214,6 +214,36 @@ func TestIndexAfter(t *testing.T) {
 	require.Eventually(t, func() bool { return validIndex(t, small) }, 30*time.Second, 20*time.Millisecond, "rebuilt in the background")
 }
 
+// TestIndexAfterChunks: a store below WithIndexAfter's records gets its
+// HNSW index once it holds more chunks than WithVectorCache lets a process
+// keep (some namespaces' searches then reach the server): at the end of
+// the load that passes them, and in the background after small writes
+// once ANALYZE (a load's, or autovacuum's) has counted them.
+func TestIndexAfterChunks(t *testing.T) {
+	ctx := t.Context()
+	recs := loadRecords(60) // two chunks each
+	fits := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(200))
+	_, err := fits.Load(ctx, recs, 30, nil)
+	require.NoError(t, err)
+	assert.False(t, hasIndex(t, fits), "120 chunks, within a copy of 200")
+
+	past := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100))
+	_, err = past.Load(ctx, recs, 30, nil)
+	require.NoError(t, err)
+	assert.True(t, hasIndex(t, past), "120 chunks, past a copy of 100")
+	assert.True(t, postgres.Indexed(past))
+
+	small := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100), postgres.WithFoldAfter(1))
+	for _, r := range recs {
+		_, err := small.Add(ctx, r)
+		require.NoError(t, err)
+	}
+	_, err = small.Pool().Exec(ctx, `ANALYZE chunks`)
+	require.NoError(t, err)
+	postgres.RecheckIndex(small)
+	require.Eventually(t, func() bool { return hasIndex(t, small) && postgres.Indexed(small) }, 30*time.Second, 20*time.Millisecond)
+}
+
 // validIndex reports whether m's store has a valid HNSW index.
 func validIndex(t *testing.T, m *postgres.Memory) bool {
 	t.Helper()

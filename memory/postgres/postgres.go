@@ -34,7 +34,7 @@
 // vector(dim) — sparsevec(dim) for a lexical embedder of at most 1,000
 // dimensions, since schema version 10 (sparse.go) — and whether it is
 // pending, with an HNSW index over the chunks that are not unless exact=1
-// or the store holds fewer than WithIndexAfter's records), postings,
+// or the store is below WithIndexAfter's size), postings,
 // posting_blocks, episodes and speakers.
 // Open creates and migrates it (versioned migrations in one transaction,
 // under an advisory lock; a store from before schema version 5 then has
@@ -79,7 +79,7 @@
 // A query of one namespace of up to 5,000 records scans its chunks'
 // vectors exactly (through the ns index); a larger namespace, or a query
 // of all of them, searches the HNSW index, which a store gets once it
-// holds WithIndexAfter's records (before, every query scans exactly). The index is what a write would
+// reaches WithIndexAfter's size (before, every query scans exactly). The index is what a write would
 // pay for: pgvector inserts into the graph one vector at a time, several
 // milliseconds each, about eight times what building the index over the
 // same vectors at once costs (measured on two cores), two thirds of a
