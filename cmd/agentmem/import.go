@@ -101,7 +101,8 @@ A progress bar is shown on standard error when it is a terminal.`,
 				if err != nil {
 					return err
 				}
-				if l, ok := st.(loader); ok {
+				l, loads := st.(loader)
+				if loads {
 					took, err = load(cmd, a, name, l, todo, batch)
 				} else {
 					took, err = importBatches(cmd, a, name, len(todo), batch, func(lo, hi int) error {
@@ -113,7 +114,7 @@ A progress bar is shown on standard error when it is a terminal.`,
 					return err
 				}
 				imported, skipped, nouns = len(todo), skip, noun(st)
-				if f := terminal(cmd, a); f != nil && imported > 0 {
+				if f := terminal(cmd, a); f != nil && imported > 0 && !loads {
 					// Closing a store directory may write its snapshot
 					// (seconds for a large import): say so on the terminal.
 					fmt.Fprintln(f, "saving the store…")
@@ -202,20 +203,31 @@ type loader interface {
 func load(cmd *cobra.Command, a *app, name string, l loader, recs []memory.Record, batch int) (time.Duration, error) {
 	start := time.Now()
 	bar := newBar(cmd, a, len(recs))
-	done := 0
+	done, finished := 0, false
+	finish := func() {
+		if bar != nil && !finished {
+			bar.Finish()
+			fmt.Fprintln(cmd.ErrOrStderr())
+		}
+		finished = true
+	}
 	_, err := l.Load(cmd.Context(), recs, batch, func(stored int) {
 		if bar != nil {
 			bar.Add(stored - done)
 		}
 		done = stored
+		if stored == len(recs) && bar != nil {
+			// The load ends by building its indexes (minutes for
+			// PostgreSQL's HNSW index at a million chunks): say so on
+			// the terminal.
+			finish()
+			fmt.Fprintln(cmd.ErrOrStderr(), "building the indexes…")
+		}
 	})
 	if err != nil {
 		return 0, fmt.Errorf("import %s: %w", name, recordError(err))
 	}
-	if bar != nil {
-		bar.Finish()
-		fmt.Fprintln(cmd.ErrOrStderr())
-	}
+	finish()
 	return time.Since(start), nil
 }
 

@@ -1,7 +1,9 @@
 package postgres_test
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -227,11 +229,17 @@ func TestIndexAfterChunks(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, hasIndex(t, fits), "120 chunks, within a copy of 200")
 
-	past := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100))
+	var log bytes.Buffer
+	past := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100),
+		postgres.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	_, err = past.Load(ctx, recs, 30, nil)
 	require.NoError(t, err)
 	assert.True(t, hasIndex(t, past), "120 chunks, past a copy of 100")
 	assert.True(t, postgres.Indexed(past))
+	// The build, which writers wait for, is announced (minutes at a
+	// million chunks).
+	assert.Contains(t, log.String(), "level=WARN msg=\"postgres: building the HNSW index, once")
+	assert.Contains(t, log.String(), "records=60 chunks=120")
 
 	small := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100), postgres.WithFoldAfter(1))
 	for _, r := range recs {
