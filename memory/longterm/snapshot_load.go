@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/semantic"
 	"github.com/agentmem/agentmem/vdb"
 )
@@ -152,8 +153,16 @@ func (m *Memory) loadTurnsCache(meta *snapMeta) {
 	if meta.Turns != "" {
 		if err := m.loadTurns(filepath.Join(m.dir, meta.Turns)); err != nil {
 			m.turnsUnused = fmt.Errorf("%s: %w", meta.Turns, err)
-			m.opts.logger.Warn("longterm: snapshot's turn index not used; it is built from the records on first search",
-				"dir", m.dir, "file", meta.Turns, "err", err)
+			msg := "longterm: snapshot's turn index not used; it is built from the records on first search"
+			if errors.Is(err, keyword.ErrTokenizer) {
+				// Not damage: a build whose tokenizer cuts terms
+				// differently (an upgrade) opened the store, and every
+				// open builds the index again until one that writes
+				// closes it: say how that ends.
+				msg = "longterm: snapshot's turn index not used: another version's tokenizer cut its terms; it is built " +
+					"from the records on first search, at each open until a command that writes (add, import, serve) closes the store"
+			}
+			m.opts.logger.Warn(msg, "dir", m.dir, "file", meta.Turns, "err", err)
 		}
 	}
 	ti := m.turnIdx()

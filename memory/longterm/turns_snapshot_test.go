@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmem/agentmem/internal/embedtest"
+	"github.com/agentmem/agentmem/keyword"
 )
 
 // conversations returns records of three namespaces, each two
@@ -321,4 +322,35 @@ func TestTurnIndex_BuiltTogether(t *testing.T) {
 	assert.True(t, together.turnIdx().built("ns0") && together.turnIdx().built("ns1") && together.turnIdx().built("ns2"), "one search of every namespace builds them all")
 	assert.False(t, alone.turnIdx().built("ns1"), "no search yet")
 	assert.Equal(t, rankings(t, alone), rankings(t, together))
+}
+
+// TestSnapshot_TurnIndexOfAnotherTokenizer: a snapshot whose turn index
+// another tokenizer cut (a store written before an upgrade) is not used,
+// and the warning says why and what ends it: a writer's close saves the
+// index again, after which opening warns no more.
+func TestSnapshot_TurnIndexOfAnotherTokenizer(t *testing.T) {
+	ctx := t.Context()
+	emb := newCounting(t, 64)
+	dir := t.TempDir()
+	plurals, err := keyword.NewTokenizer(keyword.WithStemming(keyword.PluralsOnly))
+	require.NoError(t, err)
+	m := openStore(t, dir, emb, WithTokenizer(plurals))
+	_, err = m.AddBatch(ctx, conversations())
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
+
+	open := func(opts ...Option) string {
+		var logs bytes.Buffer
+		m := openStore(t, dir, emb, append(opts, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))...)
+		rankings(t, m)
+		require.NoError(t, m.Close())
+		return logs.String()
+	}
+	for range 2 {
+		logs := open(WithReadOnly())
+		assert.Contains(t, logs, "another version's tokenizer cut its terms")
+		assert.Contains(t, logs, "until a command that writes (add, import, serve) closes the store")
+	}
+	open() // a writer: its close saves the index
+	assert.NotContains(t, open(WithReadOnly()), "turn index not used")
 }
