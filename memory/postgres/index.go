@@ -125,8 +125,8 @@ func (m *Memory) indexDue(s indexState) bool {
 	return s.records >= int64(m.opts.indexAfter) || s.chunks > bound
 }
 
-// indexIfDue builds the HNSW index when it is missing and the store
-// holds at least WithIndexAfter's records, in a transaction under the
+// indexIfDue builds the HNSW index when it is due (indexDue: missing or
+// invalid, and the store at WithIndexAfter's size), in a transaction under the
 // schema and index locks (writers of the chunks table wait for the
 // build, as for Open's), and records whether the index exists
 // (m.indexed).
