@@ -151,14 +151,19 @@ func (m *Memory) indexIfDue(ctx context.Context) error {
 			}
 		}
 		// Minutes at a million chunks, while writers wait: say so (a
-		// command-line user otherwise sees a command that hangs).
-		m.opts.logger.Warn("postgres: building the HNSW index, once: writes wait until it is built (WithIndexAfter)",
-			"schema", m.schema, "records", s.records, "chunks", s.chunks)
+		// command-line user otherwise sees a command that hangs); a
+		// store's first, empty, index (WithIndexAfter(0)) costs nothing.
+		if s.records > 0 {
+			m.opts.logger.Warn("postgres: building the HNSW index, once: writes wait until it is built (WithIndexAfter)",
+				"schema", m.schema, "records", s.records, "chunks", s.chunks)
+		}
 		t := time.Now()
 		if err := m.createIndex(ctx, tx); err != nil {
 			return err
 		}
-		m.opts.logger.Info("postgres: built the HNSW index", "schema", m.schema, "seconds", time.Since(t).Seconds())
+		if s.records > 0 {
+			m.opts.logger.Info("postgres: built the HNSW index", "schema", m.schema, "seconds", time.Since(t).Seconds())
+		}
 		exists = true
 		return nil
 	})

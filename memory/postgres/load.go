@@ -123,8 +123,15 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 		// The planner's statistics of a fresh load are empty until
 		// autovacuum's next round: gather them now, so that the first
 		// queries are planned for the tables' real sizes (and the HNSW
-		// index's rule below reads the chunks' number).
-		if _, aerr := m.pool.Exec(ctx, analyzeLoadSQL); aerr != nil {
+		// index's rule below reads the chunks' number). Under the index
+		// lock (indexTx): a concurrent build of the index that the
+		// batches set off in the background waits for the transactions
+		// older than it, ANALYZE among them, while ANALYZE would wait
+		// for the build's lock on the chunks table: a deadlock.
+		if aerr := m.indexTx(ctx, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, analyzeLoadSQL)
+			return err
+		}); aerr != nil {
 			err = m.wrap(ctx, "load: analyze", aerr)
 		}
 	}
