@@ -196,3 +196,12 @@ func FillOvertaken(ctx context.Context, m *Memory, ns string, write func()) (boo
 	m.caches.mu.Unlock()
 	return kept.isComplete(), nil
 }
+
+// WithBigNamespace sets the size (records) past which the HNSW index's
+// rule counts a namespace's chunks (exactRecords otherwise).
+func WithBigNamespace(records int) Option {
+	return func(o *options) error {
+		o.bigNamespace = records
+		return nil
+	}
+}

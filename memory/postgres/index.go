@@ -82,35 +82,41 @@ func (m *Memory) indexTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 }
 
 // indexStateSQL reads whether the index exists and is valid (a failed
-// concurrent build leaves an invalid one), the store's records and the
-// planner's estimate of its chunks (ANALYZE's, a load's last step, or
-// autovacuum's; 0 before any: -1 in pg_class).
+// concurrent build leaves an invalid one), the store's records, those of
+// its namespaces of more than $1 records, and the planner's estimate of
+// its chunks (ANALYZE's, a load's last step, or autovacuum's; 0 before
+// any: -1 in pg_class).
 const indexStateSQL = `SELECT to_regclass('chunks_hnsw') IS NOT NULL,
 	coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('chunks_hnsw')), false),
 	(SELECT coalesce(sum(text_docs), 0) FROM namespaces),
+	(SELECT coalesce(sum(text_docs), 0) FROM namespaces WHERE text_docs > $1),
 	(SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = to_regclass('chunks'))`
 
 // indexState is what indexStateSQL reads.
 type indexState struct {
-	exists, valid   bool
-	records, chunks int64
+	exists, valid        bool
+	records, big, chunks int64
 }
 
-// readIndexState runs indexStateSQL on q.
-func readIndexState(ctx context.Context, q interface {
+// readIndexState runs indexStateSQL on q, big being the records of the
+// namespaces of more than exactRecords (options.bigNamespace).
+func (m *Memory) readIndexState(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }) (s indexState, err error) {
-	err = q.QueryRow(ctx, indexStateSQL).Scan(&s.exists, &s.valid, &s.records, &s.chunks)
+	err = q.QueryRow(ctx, indexStateSQL, m.opts.bigNamespace).Scan(&s.exists, &s.valid, &s.records, &s.big, &s.chunks)
 	return s, err
 }
 
 // indexDue reports whether the store in state s should have its HNSW index
 // built (again): it has none, or an invalid one, and it holds
-// WithIndexAfter's records or more chunks than WithVectorCache lets a
-// process keep (DefaultVectorCache's when that is 0). The index serves the
-// searches that reach the server: of a namespace whose copy is not in
-// the process (not read yet, or past the copies' bound) and of all
-// namespaces; below both sizes those scan the chunks exactly.
+// WithIndexAfter's records, or its namespaces of more than exactRecords
+// records hold more chunks than WithVectorCache lets a process keep
+// (DefaultVectorCache's when that is 0; their chunks estimated at the
+// store's mean per record). The index serves the searches that reach
+// the server: of all namespaces, and of a namespace of more than
+// exactRecords records whose copy is not in the process (not read yet,
+// or past the copies' bound); a smaller namespace is always scanned
+// exactly. Below both sizes those scan the chunks exactly.
 func (m *Memory) indexDue(s indexState) bool {
 	if s.exists && s.valid {
 		return false
@@ -118,11 +124,14 @@ func (m *Memory) indexDue(s indexState) bool {
 	if s.exists {
 		return true
 	}
-	bound := int64(m.opts.vectorCache)
+	if s.records >= int64(m.opts.indexAfter) {
+		return true
+	}
+	bound := float64(m.opts.vectorCache)
 	if bound == 0 {
 		bound = DefaultVectorCache
 	}
-	return s.records >= int64(m.opts.indexAfter) || s.chunks > bound
+	return s.records > 0 && float64(s.chunks)*float64(s.big)/float64(s.records) > bound
 }
 
 // indexIfDue builds the HNSW index when it is due (indexDue: missing or
@@ -137,7 +146,7 @@ func (m *Memory) indexIfDue(ctx context.Context) error {
 	var exists bool
 	// One opener builds it; the others wait and find it.
 	err := m.indexTx(ctx, func(tx pgx.Tx) error {
-		s, err := readIndexState(ctx, tx)
+		s, err := m.readIndexState(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -211,7 +220,7 @@ func (m *Memory) indexConcurrently(ctx context.Context) error {
 			drop()
 		}
 	}()
-	s, err := readIndexState(ctx, c)
+	s, err := m.readIndexState(ctx, c)
 	if err != nil {
 		return m.wrap(ctx, "create HNSW index", err)
 	}

@@ -217,20 +217,28 @@ func TestIndexAfter(t *testing.T) {
 }
 
 // TestIndexAfterChunks: a store below WithIndexAfter's records gets its
-// HNSW index once it holds more chunks than WithVectorCache lets a process
-// keep (some namespaces' searches then reach the server): at the end of
-// the load that passes them, and in the background after small writes
-// once ANALYZE (a load's, or autovacuum's) has counted them.
+// HNSW index once its namespaces large enough to search through it (here
+// of more than 10 records) hold more chunks than WithVectorCache lets a
+// process keep (their searches then reach the server): at the end of the
+// load that passes them, and in the background after small writes once
+// ANALYZE (a load's, or autovacuum's) has counted them. Namespaces small
+// enough to be scanned exactly whatever their number get none.
 func TestIndexAfterChunks(t *testing.T) {
 	ctx := t.Context()
-	recs := loadRecords(60) // two chunks each
-	fits := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(200))
+	recs := loadRecords(60) // two chunks each, three namespaces of 20
+	big := postgres.WithBigNamespace(10)
+	fits := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(200), big)
 	_, err := fits.Load(ctx, recs, 30, nil)
 	require.NoError(t, err)
 	assert.False(t, hasIndex(t, fits), "120 chunks, within a copy of 200")
 
+	smallNS := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100))
+	_, err = smallNS.Load(ctx, recs, 30, nil)
+	require.NoError(t, err)
+	assert.False(t, hasIndex(t, smallNS), "120 chunks past a copy of 100, but in namespaces scanned exactly")
+
 	var log bytes.Buffer
-	past := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100),
+	past := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100), big,
 		postgres.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	_, err = past.Load(ctx, recs, 30, nil)
 	require.NoError(t, err)
@@ -241,7 +249,7 @@ func TestIndexAfterChunks(t *testing.T) {
 	assert.Contains(t, log.String(), "level=WARN msg=\"postgres: building the HNSW index, once")
 	assert.Contains(t, log.String(), "records=60 chunks=120")
 
-	small := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100), postgres.WithFoldAfter(1))
+	small := open(t, storeURL(t), postgres.WithIndexAfter(1000), postgres.WithVectorCache(100), big, postgres.WithFoldAfter(1))
 	for _, r := range recs {
 		_, err := small.Add(ctx, r)
 		require.NoError(t, err)

@@ -46,6 +46,7 @@ type options struct {
 	bulkRecords    int
 	foldAfter      int // chunks
 	vectorCache    int // chunks
+	bigNamespace   int // records: exactRecords (a test sets another: export_test.go)
 	indexAfter     int // records
 	// tokenizer replaces keyword.NewTokenizer() (tests: a store whose
 	// terms another tokenizer cut, export_test.go).
@@ -60,6 +61,7 @@ func defaultOptions() options {
 		bulkRecords:    DefaultBulkRecords,
 		foldAfter:      DefaultFoldAfter,
 		vectorCache:    DefaultVectorCache,
+		bigNamespace:   exactRecords,
 		indexAfter:     defaultIndexAfter,
 	}
 }
@@ -258,13 +260,14 @@ var defaultIndexAfter = DefaultIndexAfter
 
 // WithIndexAfter sets how many records (≥ 0; 0: from the first;
 // DefaultIndexAfter) the store holds, over all namespaces, before it gets
-// its HNSW index; it gets it sooner once it holds more chunks than
-// WithVectorCache lets a process keep (400,000 by default: some 130,000
-// records of three chunks, 40,000 of ten). The index serves the searches
-// that reach the server: of all namespaces, and of a namespace of more
-// than 5,000 records whose copy the process does not hold (not read yet
-// after an open, or past the copies' bound). Below both sizes those scan
-// the chunks exactly (about 0.5 µs a chunk on two cores: 0.16 s for a
+// its HNSW index; it gets it sooner once its namespaces of more than
+// 5,000 records hold more chunks than WithVectorCache lets a process keep
+// (400,000 by default: some 130,000 records of three chunks, 40,000 of
+// ten). The index serves the searches that reach the server: of all
+// namespaces, and of a namespace of more than 5,000 records whose copy
+// the process does not hold (not read yet after an open, or past the
+// copies' bound); a smaller namespace is scanned exactly whatever the
+// store's size. Below both sizes those scan the chunks exactly (about 0.5 µs a chunk on two cores: 0.16 s for a
 // namespace of 100,000 records of three chunks), a namespace being
 // searched in the process once its copy is read, and building the index
 // is most of what a load costs (measured at 100,000 records of three
