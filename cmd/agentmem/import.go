@@ -203,31 +203,26 @@ type loader interface {
 func load(cmd *cobra.Command, a *app, name string, l loader, recs []memory.Record, batch int) (time.Duration, error) {
 	start := time.Now()
 	bar := newBar(cmd, a, len(recs))
-	done, finished := 0, false
-	finish := func() {
-		if bar != nil && !finished {
+	done := 0
+	_, err := l.Load(cmd.Context(), recs, batch, func(stored int) {
+		if bar == nil {
+			return
+		}
+		bar.Add(stored - done)
+		done = stored
+		if stored == len(recs) {
+			// The last batch is in (a bar has at least one record):
+			// the load ends by building its indexes (minutes for
+			// PostgreSQL's HNSW index at a million chunks), so say so
+			// on the terminal.
 			bar.Finish()
 			fmt.Fprintln(cmd.ErrOrStderr())
-		}
-		finished = true
-	}
-	_, err := l.Load(cmd.Context(), recs, batch, func(stored int) {
-		if bar != nil {
-			bar.Add(stored - done)
-		}
-		done = stored
-		if stored == len(recs) && bar != nil {
-			// The load ends by building its indexes (minutes for
-			// PostgreSQL's HNSW index at a million chunks): say so on
-			// the terminal.
-			finish()
 			fmt.Fprintln(cmd.ErrOrStderr(), "building the indexes…")
 		}
 	})
 	if err != nil {
 		return 0, fmt.Errorf("import %s: %w", name, recordError(err))
 	}
-	finish()
 	return time.Since(start), nil
 }
 

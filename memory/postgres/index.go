@@ -116,7 +116,7 @@ func (m *Memory) readIndexState(ctx context.Context, q interface {
 // the server: of all namespaces, and of a namespace of more than
 // exactRecords records whose copy is not in the process (not read yet,
 // or past the copies' bound); a smaller namespace is always scanned
-// exactly. Below both sizes those scan the chunks exactly.
+// exactly, and without the index so are those searches.
 func (m *Memory) indexDue(s indexState) bool {
 	if s.exists && s.valid {
 		return false

@@ -267,12 +267,13 @@ var defaultIndexAfter = DefaultIndexAfter
 // namespaces, and of a namespace of more than 5,000 records whose copy
 // the process does not hold (not read yet after an open, or past the
 // copies' bound); a smaller namespace is scanned exactly whatever the
-// store's size. Below both sizes those scan the chunks exactly (about 0.5 µs a chunk on two cores: 0.16 s for a
-// namespace of 100,000 records of three chunks), a namespace being
-// searched in the process once its copy is read, and building the index
-// is most of what a load costs (measured at 100,000 records of three
-// chunks: 190 s of a 206 s load on two cores; 25 minutes for 1.16 million
-// chunks). The index is built, once, by the Open, Load or large AddBatch
+// store's size. Without the index those searches scan the chunks
+// exactly (about 0.5 µs a chunk on two cores: 0.16 s for a namespace of
+// 100,000 records of three chunks), a namespace being searched in the
+// process once its copy is read, and building the index is most of what
+// a load costs (measured at 100,000 records of three chunks: 190 s of a
+// 206 s load on two cores; 25 minutes for 1.16 million chunks). The
+// index is built, once, by the Open, Load or large AddBatch
 // (WithBulkLoad) that finds the store at the size, or in the background
 // (the fold's goroutine, WithFoldAfter; CREATE INDEX CONCURRENTLY, so
 // writes go on) after small writes reach it; it is kept when the store
