@@ -83,6 +83,7 @@ func VectorCacheSearches(m *Memory) int64 {
 	m.vecs.mu.Lock()
 	for _, nv := range m.vecs.byNS {
 		nv.next.Store(0)
+		nv.nextAppend.Store(0)
 	}
 	m.vecs.mu.Unlock()
 	return m.vecs.searched.Load()
@@ -137,6 +138,20 @@ func SetLoadMerge(records int64) (restore func()) {
 // HoldVectorRefreshes keeps m's vector copies as they are, not refreshed,
 // until VectorCacheSearches lets them be again.
 func HoldVectorRefreshes(m *Memory) {
+	m.vecs.wg.Wait()
+	m.vecs.mu.Lock()
+	defer m.vecs.mu.Unlock()
+	for _, nv := range m.vecs.byNS {
+		nv.next.Store(time.Now().Add(time.Hour).UnixNano())
+		nv.nextAppend.Store(time.Now().Add(time.Hour).UnixNano())
+	}
+}
+
+// HoldVectorReads waits for m's vector copies' refreshes to end and keeps
+// the next ones from reading a copy again for an hour, as after a read
+// that took six minutes, until VectorCacheSearches lets them be again: a
+// refresh that adds the chunks written since a copy still may.
+func HoldVectorReads(m *Memory) {
 	m.vecs.wg.Wait()
 	m.vecs.mu.Lock()
 	defer m.vecs.mu.Unlock()

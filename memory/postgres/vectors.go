@@ -74,8 +74,14 @@ type nsVectors struct {
 	// next is when the next refresh may start (UnixNano): ten times the
 	// last one's time after it started, so that a namespace written to
 	// all the time costs at most a tenth of a core in refreshes whose
-	// copy no search reads (each write makes it stale again).
-	next atomic.Int64
+	// copy no search reads (each write makes it stale again). nextAppend
+	// is the same for a refresh of a namespace that only grew since the
+	// copy, which adds the chunks written since (appendVectors): after
+	// one that did, ten times its time; after one that read the copy,
+	// as next. A copy just read (seconds at 100,000 records) would
+	// otherwise keep the first writes after it from being added for ten
+	// times that, while every search scans them in the server.
+	next, nextAppend atomic.Int64
 }
 
 // vectorCaches are a Memory's copies of namespaces' vectors.
@@ -212,14 +218,14 @@ func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope e
 	tailAll := true // the chunks written since the copy: all found
 	if !nv.ready || nv.version != info.version() {
 		if !nv.ready || !nv.version.mayGrowTo(info) {
-			m.refreshVectors(info.name, nv)
+			m.refreshVectors(info.name, nv, false)
 			return nil, false, false, nil, nil
 		}
 		whole := info.textDocs-nv.version.textDocs <= inlineTail
 		chunks, last, grown, err := v.tailVectors(ctx, info, nv, scope, filter, unit, d, whole)
 		if err != nil || !grown {
 			if err == nil {
-				m.refreshVectors(info.name, nv)
+				m.refreshVectors(info.name, nv, false)
 			}
 			return nil, false, err != nil, nil, err
 		}
@@ -239,7 +245,7 @@ func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope e
 			// Ordered by score: past a chunk cut by minScore, or the
 			// last of fewer than d, there is none to find.
 			tailAll = found < d || len(kept) < found
-			m.refreshVectors(info.name, nv)
+			m.refreshVectors(info.name, nv, true)
 		}
 		m.vecs.tailSearched.Add(1)
 	}
@@ -462,17 +468,31 @@ func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scop
 }
 
 // refreshVectors brings the copy nv of namespace name up to date in the
-// background, unless a refresh of it is running already.
-func (m *Memory) refreshVectors(name string, nv *nsVectors) {
+// background, unless a refresh of it is running already or the last one
+// was too recent (nsVectors.next; nextAppend when grown: the namespace
+// only grew since the copy, as far as the search that asks knows).
+func (m *Memory) refreshVectors(name string, nv *nsVectors, grown bool) {
 	vc := &m.vecs
-	if vc.ctx == nil || vc.ctx.Err() != nil || time.Now().UnixNano() < nv.next.Load() || !nv.refreshing.CompareAndSwap(false, true) {
+	next := &nv.next
+	if grown {
+		next = &nv.nextAppend
+	}
+	if vc.ctx == nil || vc.ctx.Err() != nil || time.Now().UnixNano() < next.Load() || !nv.refreshing.CompareAndSwap(false, true) {
 		return
 	}
 	started := m.background(func(ctx context.Context) {
 		defer nv.refreshing.Store(false)
 		start := time.Now()
-		defer func() { nv.next.Store(start.Add(10 * time.Since(start)).UnixNano()) }()
-		if err := m.loadVectors(ctx, name, nv); err != nil && ctx.Err() == nil {
+		appended := false
+		defer func() {
+			next := start.Add(10 * time.Since(start)).UnixNano()
+			nv.nextAppend.Store(next)
+			if !appended {
+				nv.next.Store(next)
+			}
+		}()
+		var err error
+		if appended, err = m.loadVectors(ctx, name, nv); err != nil && ctx.Err() == nil {
 			m.opts.logger.Warn("postgres: keeping a namespace's vectors in process", "namespace", name, "err", m.wrap(ctx, "read vectors", err))
 		}
 	})
@@ -505,20 +525,22 @@ func (m *Memory) background(f func(ctx context.Context)) bool {
 // loadVectors reads namespace name's chunks in a snapshot of their own
 // and makes nv a copy of them at that snapshot's version: the vectors of
 // the chunks it does not hold are read, those of chunks gone are dropped.
-func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) error {
+// appended reports that it only read the chunks written since the copy
+// (appendVectors).
+func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) (appended bool, err error) {
 	c, err := m.acquire(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer c.Release()
 	tx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // read only
 	nss, err := namespaces(ctx, tx, name)
 	if err != nil || len(nss) != 1 || nss[0].textDocs > m.vecs.records {
-		return err
+		return false, err
 	}
 	info := nss[0]
 	nv.mu.RLock()
@@ -526,39 +548,39 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 	grow := nv.ready && !same && nv.version.mayGrowTo(info)
 	nv.mu.RUnlock()
 	if same {
-		return nil
+		return false, nil
 	}
 	if grow {
 		if done, err := m.appendVectors(ctx, tx, info, nv); err != nil || done {
-			return err
+			return err == nil, err
 		}
 	}
 	var lastSeq int64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM records WHERE ns = $1`, info.id).Scan(&lastSeq); err != nil {
-		return err
+		return false, err
 	}
 	nv.mu.RLock()
 	empty := len(nv.meta) == 0
 	nv.mu.RUnlock()
 	if empty {
-		return m.readCopy(ctx, tx, info, lastSeq, nv)
+		return false, m.readCopy(ctx, tx, info, lastSeq, nv)
 	}
 	rows, err := tx.Query(ctx, `SELECT `+chunkMetaCols+` FROM chunks WHERE ns = $1`, info.id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	meta := map[int64]chunkMeta{}
 	for rows.Next() {
 		id, c, err := scanChunk(rows)
 		if err != nil {
 			rows.Close()
-			return err
+			return false, err
 		}
 		meta[id] = c
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return false, err
 	}
 	nv.mu.RLock()
 	var need, gone []int64
@@ -576,7 +598,7 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 	nv.mu.RUnlock()
 	vc := &m.vecs
 	if !vc.reserve(grown) {
-		return nil
+		return false, nil
 	}
 	done := false
 	defer func() {
@@ -590,7 +612,7 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 		part := need[i:min(i+4096, len(need))]
 		rows, err := tx.Query(ctx, `SELECT embedding FROM chunks WHERE id = ANY($1) ORDER BY id`, part)
 		if err != nil {
-			return err
+			return false, err
 		}
 		got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) ([]float32, error) {
 			v := vecScan{sparse: m.sparse}
@@ -598,10 +620,10 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 			return v.slice(), err
 		})
 		if err != nil {
-			return err
+			return false, err
 		}
 		if len(got) != len(part) {
-			return fmt.Errorf("read %d vectors of %d chunks", len(got), len(part))
+			return false, fmt.Errorf("read %d vectors of %d chunks", len(got), len(part))
 		}
 		vecs = append(vecs, got...)
 	}
@@ -611,17 +633,17 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) er
 	nv.ready = false
 	if len(gone) > 0 {
 		if _, err := nv.db.Delete(ctx, gone...); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if len(need) > 0 {
 		if err := nv.db.Add(ctx, need, vecs); err != nil {
-			return err
+			return false, err
 		}
 	}
 	nv.meta, nv.version, nv.lastSeq, nv.ready = meta, info.version(), lastSeq, true
 	done = true
-	return nil
+	return false, nil
 }
 
 // newCopy returns an empty copy of a namespace's vectors, with room for n:
