@@ -22,8 +22,9 @@ import (
 //     counts positive and summing to its length), the episodes' lengths and
 //     counts, the speakers' counts, the posting blocks against the records'
 //     terms;
-//   - orphans: chunks, blocks, episodes and speakers of no record or
-//     namespace, records without chunks, links to a record that is gone.
+//   - orphans: records, chunks, blocks, episodes and speakers of no
+//     namespace, chunks of no record, records without chunks, links to a
+//     record that is gone.
 //
 // No problems is a store whose rows agree. The error is for checks that
 // could not run (a server that cannot be reached wraps
@@ -162,8 +163,8 @@ SELECT count(*), min(format('chunk %s: record seq %s', c.id, c.seq)) FROM chunks
 WHERE r.seq IS NULL OR r.ns <> c.ns OR r.time <> c.time`},
 	{"rows of a namespace that does not exist", `
 SELECT count(*), min(format('%s of namespace %s', t, ns)) FROM (
-	SELECT 'a posting block' AS t, ns FROM posting_blocks UNION ALL SELECT 'an episode', ns FROM episodes UNION ALL
-	SELECT 'a speaker', ns FROM speakers UNION ALL SELECT 'a chunk', ns FROM chunks) x
+	SELECT 'a record' AS t, ns FROM records UNION ALL SELECT 'a posting block', ns FROM posting_blocks UNION ALL
+	SELECT 'an episode', ns FROM episodes UNION ALL SELECT 'a speaker', ns FROM speakers UNION ALL SELECT 'a chunk', ns FROM chunks) x
 WHERE NOT EXISTS (SELECT 1 FROM namespaces n WHERE n.id = x.ns)`},
 	{"speakers whose record count disagrees with their records", `
 SELECT count(*), min(format('speaker %s of namespace %s: n %s, %s records', speaker, ` + nsName("ns") + `, coalesce(s.n, 0), coalesce(r.n, 0)))

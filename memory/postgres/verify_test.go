@@ -86,6 +86,16 @@ func TestVerify(t *testing.T) {
 	}
 	assert.Len(t, problems, len(damage), "each damage is one problem")
 
+	// Records have no foreign key to their namespace (schema version
+	// 14): one of a namespace that does not exist is found as the
+	// other tables' rows are.
+	exec(`UPDATE records SET ns = 424243 WHERE id = 'r22'`)
+	problems, err = m.Verify(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, problems, "rows of a namespace that does not exist: 2 (first: a record of namespace 424243)")
+	exec(`DELETE FROM speakers WHERE ns = 424242`)
+	exec(`UPDATE records SET ns = (SELECT id FROM namespaces WHERE name = 'a') WHERE id = 'r22'`)
+
 	// A lexical embedder's vectors are sparsevec since version 10.
 	exec(`ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(256) USING embedding::vector(256)`)
 	problems, err = m.Verify(ctx)
