@@ -32,19 +32,51 @@ func newLinkTable(links map[int64]engine.Link) *linkTable {
 	return t
 }
 
-// find returns the position of seq, or -1.
+// find returns the position of seq, or -1: at seq's offset from the
+// first seq when the seqs are consecutive (a namespace written alone),
+// else near where its value puts it between the first and the last (the
+// namespaces of a store written in turns: at 10 of them, 1,000 records
+// each, a search of all found each link by binary search, 0.4 ms of its
+// 7.9, BenchmarkAllNamespaces), else by binary search.
 func (t *linkTable) find(seq int64) int {
 	n := len(t.seqs)
 	if n == 0 {
 		return -1
 	}
-	if i := seq - t.seqs[0]; i >= 0 && i < int64(n) && t.seqs[i] == seq {
-		return int(i)
+	first, last := t.seqs[0], t.seqs[n-1]
+	if seq < first || seq > last {
+		return -1
 	}
-	if i, ok := slices.BinarySearch(t.seqs, seq); ok {
-		return i
+	i := int(seq - first)
+	if span := last - first; span != int64(n-1) {
+		i = int((seq - first) * int64(n-1) / span)
+	}
+	lo, hi := 0, n
+	for range 4 {
+		switch s := t.seqs[i]; {
+		case s == seq:
+			return i
+		case s < seq:
+			lo, i = i+1, i+1
+		default:
+			hi, i = i, i-1
+		}
+		if i < lo || i >= hi {
+			return -1
+		}
+	}
+	if j, ok := slices.BinarySearch(t.seqs[lo:hi], seq); ok {
+		return lo + j
 	}
 	return -1
+}
+
+// at returns seq's link in t, or nil.
+func (t *linkTable) at(seq int64) *engine.Link {
+	if i := t.find(seq); i >= 0 {
+		return &t.links[i]
+	}
+	return nil
 }
 
 // get returns the link of seq.

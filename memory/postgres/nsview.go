@@ -272,11 +272,23 @@ func (s *nsView) episodeLens(ctx context.Context, eps []int64) (map[int64]float6
 }
 
 func (s *nsView) EpisodeOf(seq int64) int64 {
+	if s.table != nil { // without copying the whole link
+		if l := s.table.at(seq); l != nil {
+			return l.Episode
+		}
+		return 0
+	}
 	l, _ := s.Link(seq)
 	return l.Episode
 }
 
 func (s *nsView) Owner(seq int64) (string, string, bool) {
+	if s.table != nil {
+		if l := s.table.at(seq); l != nil {
+			return l.ID, l.Speaker, true
+		}
+		return "", "", false
+	}
 	l, ok := s.Link(seq)
 	return l.ID, l.Speaker, ok
 }
