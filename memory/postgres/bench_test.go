@@ -703,3 +703,63 @@ func BenchmarkVsDirQueries(b *testing.B) {
 		b.ReportMetric(float64(copies), "pg-vector-copy-searches")
 	}
 }
+
+// BenchmarkAllNamespaces measures hybrid searches of every namespace (a
+// query without one, as `agentmem search` asks by default) on
+// AGENTMEM_BENCH_N records (default 10,000) in 10 namespaces written in
+// turns (record i in namespace i mod 10, so each one's seqs are spread),
+// loaded into a directory store and into PostgreSQL as BenchmarkVsDir
+// loads them: BenchmarkStores' 200 queries, searched once through on
+// both (PostgreSQL's copies of the namespaces and its caches of their
+// records read), then again, the two stores taking turns. It reports
+// both stores' p50 and p95 of that round and their ratios (pg/dir), and
+// the same of the queries asked in one namespace (one-).
+func BenchmarkAllNamespaces(b *testing.B) {
+	n := benchN(b)
+	recs := benchRecords(n)
+	for i := range recs {
+		recs[i].Namespace = fmt.Sprintf("ns%02d", i%10)
+	}
+	queries := benchQueries(recs)
+	ctx := context.Background()
+	emb := hashEmb(b, 512)
+	p := func(l []time.Duration, q int) float64 { return ms(l[len(l)*q/100]) }
+	for range b.N {
+		b.StopTimer()
+		dir := openDir(b, emb)
+		pg := openWith(b, storeURL(b), emb, postgres.WithIndexAfter(postgres.DefaultIndexAfter))
+		for i := 0; i < n; i += 1000 {
+			_, err := dir.AddBatch(ctx, recs[i:min(i+1000, n)])
+			require.NoError(b, err)
+		}
+		_, err := pg.Load(ctx, recs, 1000, nil)
+		require.NoError(b, err)
+		b.StartTimer()
+		for _, scope := range []struct{ ns, prefix string }{{"", ""}, {"ns03", "one-"}} {
+			round := func() (dirQ, pgQ []time.Duration) {
+				for _, q := range queries {
+					for _, s := range []struct {
+						m   benchStore
+						lat *[]time.Duration
+					}{{dir, &dirQ}, {pg, &pgQ}} {
+						t := time.Now()
+						_, err := s.m.Query(ctx, memory.Query{Text: q, Namespace: scope.ns, K: 10})
+						require.NoError(b, err)
+						*s.lat = append(*s.lat, time.Since(t))
+					}
+				}
+				slices.Sort(dirQ)
+				slices.Sort(pgQ)
+				return dirQ, pgQ
+			}
+			round()
+			postgres.VectorCacheSearches(pg) // waits for the copies' reads
+			postgres.LinkFills(pg)           // and the caches'
+			dirQ, pgQ := round()
+			b.ReportMetric(p(dirQ, 50), scope.prefix+"dir-hybrid-p50-ms")
+			b.ReportMetric(p(pgQ, 50), scope.prefix+"pg-hybrid-p50-ms")
+			b.ReportMetric(p(pgQ, 50)/p(dirQ, 50), scope.prefix+"hybrid-p50-pg/dir")
+			b.ReportMetric(p(pgQ, 95)/p(dirQ, 95), scope.prefix+"hybrid-p95-pg/dir")
+		}
+	}
+}

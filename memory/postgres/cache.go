@@ -323,6 +323,19 @@ func (cs *caches) getFor(v *view, info nsInfo) *nsCache {
 	return c
 }
 
+// kept returns the cache kept of info's namespace, counted as used by v
+// (useLocked), if it is of info's version; nil otherwise.
+func (cs *caches) kept(v *view, info nsInfo) *nsCache {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.byNS[info.id]
+	if c == nil || c.version != info.version() || c.full.Load() {
+		return nil
+	}
+	cs.useLocked(v, c)
+	return c
+}
+
 // useLocked counts c as used by v until v closes (release). Under cs.mu.
 func (cs *caches) useLocked(v *view, c *nsCache) {
 	c.users++

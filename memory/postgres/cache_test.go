@@ -185,6 +185,77 @@ func TestVectorCache(t *testing.T) {
 	require.Greater(t, postgres.VectorCacheSearches(kept), n)
 }
 
+// allResults is vectorResults' queries over every namespace.
+func allResults(t *testing.T, m *postgres.Memory) [][]string {
+	t.Helper()
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	var out [][]string
+	for _, q := range cacheQueries {
+		for _, mq := range []memory.Query{
+			{Text: q, K: 8, Mode: memory.VectorOnly},
+			{Text: q, K: 8, Mode: memory.VectorOnly, From: t0.Add(10 * time.Minute), To: t0.Add(40 * time.Minute)},
+			{Text: q, K: 8, Mode: memory.VectorOnly, AsOf: t0.Add(30 * time.Minute)},
+			{Text: q, K: 8},
+		} {
+			hits, err := m.Query(context.Background(), mq)
+			require.NoError(t, err)
+			var row []string
+			for _, h := range hits {
+				row = append(row, fmt.Sprintf("%s %s %.5f %q", h.ID, h.Namespace, h.Score, h.Text))
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// A search of every namespace reads their copies of the vectors, once
+// each is of the search's version, and their caches of the records (the
+// namespaces written in turns, so that each one's seqs are spread): the
+// same hits as the server's exact search; a write to one of them is not
+// missed.
+func TestVectorCacheAllNamespaces(t *testing.T) {
+	ctx := context.Background()
+	u := storeURL(t)
+	restore := postgres.SetVectorCache(0)
+	server := open(t, u) // searches in the server only
+	restore()
+	kept := open(t, u)
+	recs := cacheRecords()
+	for i := range recs {
+		recs[i].Namespace = []string{"cache-a", "cache-b", "cache-c"}[i%3]
+	}
+	recs[4].ValidUntil = recs[4].Time.Add(20 * time.Minute) // a filter by validity
+	_, err := kept.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	want := allResults(t, server)
+	require.Equal(t, want, allResults(t, kept), "before the copies are read")
+	n := postgres.VectorCacheSearches(kept) // waits for them
+	postgres.LinkFills(kept)
+	reads := postgres.DocReads(kept)
+	require.Equal(t, want, allResults(t, kept), "from the copies")
+	require.Greater(t, postgres.VectorCacheSearches(kept), n+int64(3*len(cacheQueries)), "each namespace's copy searched")
+	require.Equal(t, reads, postgres.DocReads(kept), "the records read from the namespaces' caches")
+	require.Zero(t, postgres.VectorCacheSearches(server))
+
+	_, err = open(t, u).Add(ctx, memory.Record{ID: "c-new", Namespace: "cache-b", Speaker: "User",
+		Time: time.Date(2025, 3, 1, 9, 20, 0, 0, time.UTC), Text: "the canary rollback of the ledger, again"})
+	require.NoError(t, err)
+	want = allResults(t, server)
+	require.Equal(t, want, allResults(t, kept), "a stale copy is not read")
+	n = postgres.VectorCacheSearches(kept)
+	require.Equal(t, want, allResults(t, kept), "from the refreshed copies")
+	require.Greater(t, postgres.VectorCacheSearches(kept), n)
+
+	// Copies of 40 chunks in all: two namespaces' of 20 fit, the third's
+	// does not, and the server answers.
+	small := open(t, u, postgres.WithVectorCache(40))
+	require.Equal(t, want, allResults(t, small))
+	postgres.VectorCacheSearches(small)
+	require.Equal(t, want, allResults(t, small))
+	require.Zero(t, postgres.VectorCacheSearches(small))
+}
+
 // A copy of a namespace's vectors that the namespace only grew from is
 // read with the chunks written since scanned in the server, and answers
 // as the server's exact search does: a few of them are added to the copy

@@ -199,16 +199,13 @@ func migrationStore(t *testing.T, u string) (*postgres.Memory, [][]memory.Hit) {
 }
 
 // sameHits asserts that m answers migrationQueries with want's hits and
-// scores.
+// scores (hitsAlike).
 func sameHits(t *testing.T, m *postgres.Memory, want [][]memory.Hit) {
 	t.Helper()
 	for i, q := range migrationQueries {
 		hits, err := m.Query(t.Context(), q)
 		require.NoError(t, err)
-		assert.Equal(t, hitIDs(want[i]), hitIDs(hits), q.Text)
-		for j := range hits {
-			assert.InDelta(t, want[i][j].Score, hits[j].Score, 1e-6, "%q hit %d", q.Text, j)
-		}
+		hitsAlike(t, want[i], hits, q.Text)
 	}
 }
 

@@ -297,10 +297,12 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	if err := vdb.Normalize(unit, qvec); err != nil {
 		return nil, false, fmt.Errorf("postgres: query vector: %w", err)
 	}
-	if scope.Namespace != "" {
+	if scope.Namespace != "" || len(nss) == 1 {
 		if out, exhausted, ok, err := v.cachedVectors(ctx, nss[0], scope, unit, n, minScore); ok || err != nil {
 			return out, exhausted, err
 		}
+	} else if out, exhausted, ok, err := v.copiesVectors(ctx, nss, scope, unit, n, minScore); ok || err != nil {
+		return out, exhausted, err
 	}
 	m.recheckIndex()
 	exact := m.opts.exact || !m.indexed.Load() || scope.Namespace != "" && nss[0].textDocs <= exactRecords
@@ -403,63 +405,95 @@ func (v *view) Vectors(ctx context.Context, scope engine.Scope, qvec []float32, 
 	return out, exhausted, nil
 }
 
-// single returns the one namespace the view read, if it read one only:
-// the records it was asked about are that namespace's.
-func (v *view) single() (nsInfo, bool) {
-	var one []nsInfo
+// read returns the namespaces the view read, each once, when it read
+// each at one version: the records it was asked about are theirs.
+func (v *view) read() ([]nsInfo, bool) {
+	var all []nsInfo
 	if v.pre != nil {
-		one = append(one, v.pre.infos...)
+		all = append(all, v.pre.infos...)
 	}
 	for _, m := range []map[string][]nsInfo{v.nss, v.nss2} {
 		for _, infos := range m {
-			one = append(one, infos...)
+			all = append(all, infos...)
 		}
 	}
-	if len(one) == 0 || slices.ContainsFunc(one, func(i nsInfo) bool { return i.id != one[0].id || i.version() != one[0].version() }) {
-		return nsInfo{}, false
+	byID := map[int32]nsInfo{}
+	var out []nsInfo
+	for _, info := range all {
+		if seen, ok := byID[info.id]; ok {
+			if seen.version() != info.version() {
+				return nil, false
+			}
+			continue
+		}
+		byID[info.id] = info
+		out = append(out, info)
 	}
-	return one[0], true
+	return out, len(out) > 0
 }
 
-// Docs reads the records of seqs with their chunks' texts; those of a
-// view of one namespace are kept in its cache (cache.go), where a
+// Docs reads the records of seqs with their chunks' texts; those of the
+// namespaces the view read are kept in their caches (cache.go), where a
 // background read (fill) may have put all of them, grown from the
 // version before as the keyword path grows it (a vector search after a
 // write keeps the namespace's cache, rather than starting an empty one).
+// A search of several namespaces reads their caches alike (before, it
+// read its hits from the server each time: 11 statements and 4 ms of a
+// search of 10 namespaces of 1,000 records).
 func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
 	bySeq := make(map[int64]engine.Doc, len(seqs))
-	var c *nsCache
 	need := seqs
-	if info, ok := v.single(); ok {
-		var err error
-		if c, err = v.cache(ctx, info); err != nil {
-			return nil, err
+	var caches map[string]*nsCache // by namespace name
+	if infos, ok := v.read(); ok {
+		caches = make(map[string]*nsCache, len(infos))
+		all := true // every cache holds all its namespace's records
+		for _, info := range infos {
+			// One namespace's cache is got as the keyword path gets it
+			// (grown from the version before, if need be); of several,
+			// those kept at the view's versions only.
+			c := v.m.caches.kept(v, info)
+			if len(infos) == 1 {
+				var err error
+				if c, err = v.cache(ctx, info); err != nil {
+					return nil, err
+				}
+			}
+			if c == nil {
+				all = false
+				continue
+			}
+			caches[info.name] = c
+			c.mu.Lock()
+			all = all && c.allDocs
+			for _, s := range need {
+				if d, ok := c.docs[s]; ok {
+					bySeq[s] = d
+				}
+			}
+			c.mu.Unlock()
 		}
 		need = nil
-		c.mu.Lock()
-		for _, s := range seqs {
-			if d, ok := c.docs[s]; ok {
-				bySeq[s] = d
-			} else if !c.allDocs {
-				need = append(need, s)
+		if !all {
+			for _, s := range seqs {
+				if _, ok := bySeq[s]; !ok {
+					need = append(need, s)
+				}
 			}
 		}
-		c.mu.Unlock()
 	}
 	if len(need) > 0 {
 		v.m.caches.docReads.Add(1)
 		if err := v.readDocs(ctx, need, bySeq); err != nil {
 			return nil, err
 		}
-		if c != nil {
-			c.mu.Lock()
-			c.room(len(need))
-			for _, s := range need {
-				if d, ok := bySeq[s]; ok {
-					c.docs[s] = d
-				}
+		for _, s := range need {
+			d, ok := bySeq[s]
+			if c := caches[d.Record.Namespace]; ok && c != nil {
+				c.mu.Lock()
+				c.room(1)
+				c.docs[s] = d
+				c.mu.Unlock()
 			}
-			c.mu.Unlock()
 		}
 	}
 	out := make([]engine.Doc, len(seqs))

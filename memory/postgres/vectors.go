@@ -106,6 +106,8 @@ type vectorCaches struct {
 	appended atomic.Int64
 	// prefetched counts the tails a search took from its view's since.
 	prefetched atomic.Int64
+	// copying: refreshCopies is reading copies.
+	copying atomic.Bool
 }
 
 // reserve counts n more chunks as held by the copies if they then fit in
@@ -183,12 +185,115 @@ func (v *view) cachedVectors(ctx context.Context, info nsInfo, scope engine.Scop
 	if !nv.mu.TryRLock() {
 		return nil, false, false, nil
 	}
-	out, exhausted, ok, add, err := v.fromCopy(ctx, nv, info, scope, unit, n, minScore)
+	hits, exhausted, ok, add, err := v.fromCopy(ctx, nv, info, scope, unit, n, minScore)
 	nv.mu.RUnlock()
 	if add != nil {
 		m.appendTail(ctx, nv, info, add)
 	}
-	return out, exhausted, ok, err
+	return chunksOf(hits), exhausted, ok, err
+}
+
+// copiesVectors answers the vector path of a search of several
+// namespaces (nss, as the search's snapshot sees them) from their copies,
+// with ok, when every one is of that version: the best d of each, merged
+// in the order of the server's exact search of them all. Otherwise it
+// asks for the others to be read, one after another (refreshCopies), and
+// answers !ok: the server searches them. The namespaces together may hold
+// as many records as one namespace's copy may, and as many chunks as the
+// copies may (WithVectorCache; estimated from the chunks a record of the
+// copies read so far). Measured
+// (BenchmarkAllNamespaces, 10,000 records in 10 namespaces): hybrid p50 of
+// a search of all of them 6.5–7.0× a store directory's, the server's
+// exact scan of their 30,000 chunks 33 ms of it, before.
+func (v *view) copiesVectors(ctx context.Context, nss []nsInfo, scope engine.Scope, unit []float32, n int, minScore float32) (_ []engine.Chunk[int64], exhausted, ok bool, err error) {
+	m := v.m
+	if m.vecs.chunks <= 0 {
+		return nil, false, false, nil
+	}
+	var records int64
+	for _, info := range nss {
+		records += info.textDocs
+	}
+	if records > m.vecs.records {
+		return nil, false, false, nil
+	}
+	nvs := make([]*nsVectors, 0, len(nss))
+	defer func() {
+		for _, nv := range nvs {
+			nv.mu.RUnlock()
+		}
+	}()
+	var stale []nsInfo
+	var held, heldRecords int64 // by the copies read
+	for _, info := range nss {
+		nv := m.vecs.get(info.id)
+		// A refresh holding a copy is not waited for.
+		if !nv.mu.TryRLock() {
+			return nil, false, false, nil
+		}
+		nvs = append(nvs, nv)
+		if nv.ready {
+			held, heldRecords = held+int64(len(nv.meta)), heldRecords+nv.version.textDocs
+		}
+		if !nv.ready || nv.version != info.version() {
+			stale = append(stale, info)
+		}
+	}
+	// Namespaces whose chunks would not fit, by the copies' chunks a
+	// record, are not read.
+	if heldRecords > 0 && records*held/heldRecords > int64(m.vecs.chunks) {
+		return nil, false, false, nil
+	}
+	if len(stale) > 0 {
+		m.refreshCopies(stale)
+		return nil, false, false, nil
+	}
+	d := min(n, maxVectorFetch)
+	var all []copyHit
+	// Once d chunks are found, the d-th best score is a floor for the
+	// namespaces that follow: a chunk below it cannot make the first d
+	// (one that ties may, by its id), and a scan that knows it skips
+	// blocks of rows (as a store directory searches its namespaces).
+	exhausted = true
+	floor, floored := minScore, false
+	for i, info := range nss {
+		hits, ex, _, _, err := v.fromCopy(ctx, nvs[i], info, scope, unit, n, floor)
+		if err != nil {
+			return nil, false, true, err
+		}
+		all = append(all, hits...)
+		exhausted = exhausted && ex
+		if len(all) >= d && i < len(nss)-1 {
+			slices.SortFunc(all, byScore)
+			all = all[:d]
+			floor, floored = max(floor, all[d-1].score), true
+		}
+	}
+	slices.SortFunc(all, byScore)
+	exhausted = exhausted && !floored && len(all) <= d || d >= maxVectorFetch
+	return chunksOf(all[:min(len(all), d)]), exhausted, true, nil
+}
+
+// copyHit is a chunk a search found in a copy, with its score.
+type copyHit struct {
+	id    int64
+	c     chunkMeta
+	score float32
+}
+
+// byScore orders hits as the server's searches do: by score, then chunk
+// id.
+func byScore(a, b copyHit) int {
+	return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id))
+}
+
+// chunksOf returns hits as the engine's chunks.
+func chunksOf(hits []copyHit) []engine.Chunk[int64] {
+	out := make([]engine.Chunk[int64], len(hits))
+	for i, h := range hits {
+		out[i] = engine.Chunk[int64]{Record: h.c.seq, Index: int(h.c.ord), Score: float64(h.score)}
+	}
+	return out
 }
 
 // tail is what a search read of the chunks written since a copy, all of
@@ -200,21 +305,17 @@ type tail struct {
 	chunks []tailChunk
 }
 
-// fromCopy is cachedVectors under nv.mu's read lock. add is the tail to
-// add to the copy, if the search read one whole.
-func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope engine.Scope, unit []float32, n int, minScore float32) (out []engine.Chunk[int64], exhausted, ok bool, add *tail, err error) {
+// fromCopy is cachedVectors under nv.mu's read lock, its hits in order
+// (byScore). add is the tail to add to the copy, if the search read one
+// whole.
+func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope engine.Scope, unit []float32, n int, minScore float32) (out []copyHit, exhausted, ok bool, add *tail, err error) {
 	m := v.m
 	filter := filters([]nsInfo{info}, scope)
 	keep := func(c chunkMeta) bool {
 		return scope.Contains(c.time) && (!filter || !scope.AsOf.Before(c.since) && (c.until.IsZero() || scope.AsOf.Before(c.until)))
 	}
 	d := min(n, maxVectorFetch)
-	type hit struct {
-		id    int64
-		c     chunkMeta
-		score float32
-	}
-	var kept []hit
+	var kept []copyHit
 	tailAll := true // the chunks written since the copy: all found
 	if !nv.ready || nv.version != info.version() {
 		if !nv.ready || !nv.version.mayGrowTo(info) {
@@ -236,7 +337,7 @@ func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope e
 			}
 			found++
 			if t.score >= minScore {
-				kept = append(kept, hit{t.id, t.c, t.score})
+				kept = append(kept, copyHit{t.id, t.c, t.score})
 			}
 		}
 		if whole {
@@ -255,7 +356,7 @@ func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope e
 	if filter || scope.Timed() {
 		fetch = 2 * d
 	}
-	var own []hit
+	var own []copyHit
 	all := false // the last search found every chunk it could
 	for {
 		fetch = min(fetch, total)
@@ -270,7 +371,7 @@ func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope e
 		own = own[:0]
 		for _, r := range res {
 			if c, ok := nv.meta[r.ID]; ok && keep(c) {
-				own = append(own, hit{r.ID, c, r.Score})
+				own = append(own, copyHit{r.ID, c, r.Score})
 			}
 		}
 		all = len(res) < fetch || fetch >= total
@@ -281,16 +382,9 @@ func (v *view) fromCopy(ctx context.Context, nv *nsVectors, info nsInfo, scope e
 	}
 	kept = append(kept, own...)
 	// Ties by chunk id, as the server's searches order them.
-	slices.SortStableFunc(kept, func(a, b hit) int {
-		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id))
-	})
+	slices.SortStableFunc(kept, byScore)
 	exhausted = all && tailAll && len(kept) <= d || d >= maxVectorFetch
-	kept = kept[:min(len(kept), d)]
-	out = make([]engine.Chunk[int64], len(kept))
-	for i, h := range kept {
-		out[i] = engine.Chunk[int64]{Record: h.c.seq, Index: int(h.c.ord), Score: float64(h.score)}
-	}
-	return out, exhausted, true, add, nil
+	return kept[:min(len(kept), d)], exhausted, true, add, nil
 }
 
 // inlineTail is the most records written since a copy whose chunks a
@@ -472,32 +566,78 @@ func (v *view) tailVectors(ctx context.Context, info nsInfo, nv *nsVectors, scop
 // was too recent (nsVectors.next; nextAppend when grown: the namespace
 // only grew since the copy, as far as the search that asks knows).
 func (m *Memory) refreshVectors(name string, nv *nsVectors, grown bool) {
+	if !m.mayRefresh(nv, grown) {
+		return
+	}
+	if !m.background(func(ctx context.Context) { m.refresh(ctx, name, nv) }) {
+		nv.refreshing.Store(false)
+	}
+}
+
+// mayRefresh reports whether a refresh of the copy nv may start now (see
+// refreshVectors), and if so marks it running (nv.refreshing): the
+// caller runs refresh.
+func (m *Memory) mayRefresh(nv *nsVectors, grown bool) bool {
 	vc := &m.vecs
 	next := &nv.next
 	if grown {
 		next = &nv.nextAppend
 	}
-	if vc.ctx == nil || vc.ctx.Err() != nil || time.Now().UnixNano() < next.Load() || !nv.refreshing.CompareAndSwap(false, true) {
+	return vc.ctx != nil && vc.ctx.Err() == nil && time.Now().UnixNano() >= next.Load() && nv.refreshing.CompareAndSwap(false, true)
+}
+
+// refresh brings the copy nv of namespace name up to date (loadVectors)
+// and sets when the next refresh may start; mayRefresh marked it running.
+func (m *Memory) refresh(ctx context.Context, name string, nv *nsVectors) {
+	defer nv.refreshing.Store(false)
+	start := time.Now()
+	appended := false
+	defer func() {
+		next := start.Add(10 * time.Since(start)).UnixNano()
+		nv.nextAppend.Store(next)
+		if !appended {
+			nv.next.Store(next)
+		}
+	}()
+	var err error
+	if appended, err = m.loadVectors(ctx, name, nv); err != nil && ctx.Err() == nil {
+		m.opts.logger.Warn("postgres: keeping a namespace's vectors in process", "namespace", name, "err", m.wrap(ctx, "read vectors", err))
+	}
+}
+
+// refreshCopies brings the copies of nss up to date in the background,
+// one namespace after another (a search of many small namespaces would
+// otherwise set off as many reads at once, each holding a connection of
+// the pool), unless such a run is going on already; each namespace's
+// refresh waits as refreshVectors' does.
+func (m *Memory) refreshCopies(nss []nsInfo) {
+	vc := &m.vecs
+	if !vc.copying.CompareAndSwap(false, true) {
 		return
 	}
-	started := m.background(func(ctx context.Context) {
-		defer nv.refreshing.Store(false)
-		start := time.Now()
-		appended := false
-		defer func() {
-			next := start.Add(10 * time.Since(start)).UnixNano()
-			nv.nextAppend.Store(next)
-			if !appended {
-				nv.next.Store(next)
+	if !m.background(func(ctx context.Context) {
+		defer vc.copying.Store(false)
+		for _, info := range nss {
+			if ctx.Err() != nil {
+				return
 			}
-		}()
-		var err error
-		if appended, err = m.loadVectors(ctx, name, nv); err != nil && ctx.Err() == nil {
-			m.opts.logger.Warn("postgres: keeping a namespace's vectors in process", "namespace", name, "err", m.wrap(ctx, "read vectors", err))
+			nv := vc.get(info.id)
+			nv.mu.RLock()
+			grown := nv.ready && nv.version != info.version() && nv.version.mayGrowTo(info)
+			nv.mu.RUnlock()
+			if !m.mayRefresh(nv, grown) {
+				continue
+			}
+			m.refresh(ctx, info.name, nv)
+			nv.mu.RLock()
+			ready := nv.ready
+			nv.mu.RUnlock()
+			if !ready {
+				return // it did not fit (WithVectorCache): nor do the namespaces together
+			}
 		}
-	})
-	if !started {
-		nv.refreshing.Store(false)
+	}) {
+		vc.copying.Store(false)
 	}
 }
 
