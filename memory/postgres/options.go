@@ -298,7 +298,10 @@ const DefaultVectorCache = 400_000
 // through the server's HNSW index: exact, and faster at such sizes. A
 // namespace's copy is read in the background after a search finds it
 // missing or out of date (a write since); until then searches ask the
-// server, and a write costs nothing more.
+// server, and a write costs nothing more. A search of several namespaces
+// (all of them: no namespace named) is answered from their copies when
+// they hold at most 150,000 records together and their chunks fit: it
+// has them read, one after another.
 func WithVectorCache(chunks int) Option {
 	return func(o *options) error {
 		return setting.IntIn(&o.vectorCache, "vector cache (chunks)", chunks, 0, math.MaxInt32)
