@@ -25,8 +25,14 @@ func TestMain(m *testing.M) {
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
 	}
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
 	os.Exit(code)
 }
+
+// builtDir holds the CLI that buildAgentmem built, if it did.
+var builtDir string
 
 var benchWords = []string{"flight", "invoice", "doctor", "birthday", "deploy", "garden", "piano", "tax", "holiday", "router",
 	"coffee", "contract", "meeting", "dentist", "kernel", "novel", "bicycle", "salary", "wedding", "backup"}

@@ -272,12 +272,15 @@ func TestMCP_AuthAndPinning(t *testing.T) {
 	assert.Equal(t, "alice's locker code is 4417", rec.Text)
 }
 
-// buildAgentmem builds ./cmd/agentmem once per test binary.
+// buildAgentmem builds ./cmd/agentmem once per test binary, into
+// builtDir, which TestMain removes after the tests (every test that uses
+// the binary, in every run of -count).
 var buildAgentmem = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "agentmem-server-test-")
 	if err != nil {
 		return "", err
 	}
+	builtDir = dir
 	bin := filepath.Join(dir, "agentmem")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/agentmem").CombinedOutput()
 	if err != nil {
@@ -304,7 +307,6 @@ func agentmemBinary(t *testing.T) string {
 	}
 	bin, err := buildAgentmem()
 	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
 	out, err := exec.Command(bin, "serve", "--help").CombinedOutput()
 	require.NoError(t, err, "agentmem serve --help: %s", out)
 	return bin

@@ -344,6 +344,9 @@ func TestMemory_NotDurable(t *testing.T) {
 
 func TestMemory_WithBackend(t *testing.T) {
 	ctx := t.Context()
+	openedMu.Lock()
+	clear(openedByNS) // another test's, or this one's in an earlier run (-count)
+	openedMu.Unlock()
 	m := newMem(t, WithBackend("test-counting"))
 	_, err := m.AddBatch(ctx, []Record{{Text: "a b c", Namespace: "x"}, {Text: "d e f", Namespace: "y"}})
 	require.NoError(t, err)

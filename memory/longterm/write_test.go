@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,10 +176,15 @@ func (b blockingDB) Add(ctx context.Context, ids []int64, vecs [][]float32) erro
 // group commit, the calls committed with it return an error instead of
 // waiting forever, the panic reaches the writer that caused it, and the
 // memory refuses writes (and snapshots) from then on while reads go on.
+// blockingRuns numbers TestCommit_PanicFailsTheGroupNotHangs's runs.
+var blockingRuns atomic.Int64
+
 func TestCommit_PanicFailsTheGroupNotHangs(t *testing.T) {
 	ctx := t.Context()
 	entered, release := make(chan struct{}), make(chan struct{})
-	spec := fmt.Sprintf("test-blocking-%p", t)
+	// A backend of this run's own (a registry holds a name once; a
+	// *testing.T's address may come back in a later run of -count).
+	spec := fmt.Sprintf("test-blocking-%d", blockingRuns.Add(1))
 	vdb.Register(spec, func(_ context.Context, cfg vdb.Config) (vdb.VectorDatabase, error) {
 		db, err := inmem.New(cfg.Dim)
 		return blockingDB{DB: db, ns: cfg.Namespace, entered: entered, release: release}, err
