@@ -128,6 +128,7 @@ type view struct {
 	held     []*nsCache          // caches got (caches.getFor), under caches.mu
 	pre      *preRead            // read when the view opened, for both paths
 	since    *since              // records written since the caches, read when it opened
+	docs     *docCaches          // got by Docs
 	// gen is the write to namespace genNS that this process made last
 	// before the view opened (caches.written), if any.
 	gen   uint64
@@ -442,38 +443,39 @@ func (v *view) read() ([]nsInfo, bool) {
 // search of 10 namespaces of 1,000 records).
 func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
 	bySeq := make(map[int64]engine.Doc, len(seqs))
+	caches, err := v.docCaches(ctx)
+	if err != nil {
+		return nil, err
+	}
 	need := seqs
-	var caches map[string]*nsCache // by namespace name
-	if infos, ok := v.read(); ok {
-		caches = make(map[string]*nsCache, len(infos))
-		all := true // every cache holds all its namespace's records
-		for _, info := range infos {
-			// One namespace's cache is got as the keyword path gets it
-			// (grown from the version before, if need be); of several,
-			// those kept at the view's versions only.
-			c := v.m.caches.kept(v, info)
-			if len(infos) == 1 {
-				var err error
-				if c, err = v.cache(ctx, info); err != nil {
-					return nil, err
-				}
-			}
-			if c == nil {
-				all = false
-				continue
-			}
-			caches[info.name] = c
+	if caches != nil {
+		// The cache that held the last call's records first: a search
+		// asks for one namespace's records at a time.
+		all := caches.complete // until a cache lacks some of its records
+		found := 0
+		for i, c := range caches.order {
 			c.mu.Lock()
 			all = all && c.allDocs
-			for _, s := range need {
+			n := found
+			for _, s := range seqs {
+				if _, ok := bySeq[s]; ok {
+					continue
+				}
 				if d, ok := c.docs[s]; ok {
 					bySeq[s] = d
+					found++
 				}
 			}
 			c.mu.Unlock()
+			if found > n && i > 0 {
+				caches.order[0], caches.order[i] = caches.order[i], caches.order[0]
+			}
+			if found == len(seqs) {
+				break
+			}
 		}
 		need = nil
-		if !all {
+		if !all && found < len(seqs) {
 			for _, s := range seqs {
 				if _, ok := bySeq[s]; !ok {
 					need = append(need, s)
@@ -488,7 +490,7 @@ func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
 		}
 		for _, s := range need {
 			d, ok := bySeq[s]
-			if c := caches[d.Record.Namespace]; ok && c != nil {
+			if c := caches.get(d.Record.Namespace); ok && c != nil {
 				c.mu.Lock()
 				c.room(1)
 				c.docs[s] = d
@@ -501,6 +503,56 @@ func (v *view) Docs(ctx context.Context, seqs []int64) ([]engine.Doc, error) {
 		out[i] = bySeq[s]
 	}
 	return out, nil
+}
+
+// docCaches are the caches Docs reads a view's records from: by
+// namespace name, and in the order Docs tries them.
+type docCaches struct {
+	byName map[string]*nsCache
+	order  []*nsCache
+	// infos is how many namespaces the view had read when they were got;
+	// complete: each of them has its cache.
+	infos    int
+	complete bool
+}
+
+// get returns the cache of namespace name, or nil.
+func (dc *docCaches) get(name string) *nsCache {
+	if dc == nil {
+		return nil
+	}
+	return dc.byName[name]
+}
+
+// docCaches returns the caches of the namespaces the view read (nil when
+// it read one at two versions), got once a view: one namespace's as the
+// keyword path gets it (grown from the version before, if need be); of
+// several, those kept at the view's versions only.
+func (v *view) docCaches(ctx context.Context) (*docCaches, error) {
+	infos, ok := v.read()
+	if !ok {
+		return nil, nil
+	}
+	if v.docs != nil && v.docs.infos == len(infos) {
+		return v.docs, nil
+	}
+	dc := &docCaches{byName: make(map[string]*nsCache, len(infos)), infos: len(infos)}
+	for _, info := range infos {
+		var c *nsCache
+		if len(infos) == 1 {
+			var err error
+			if c, err = v.cache(ctx, info); err != nil {
+				return nil, err
+			}
+		} else if c = v.m.caches.kept(v, info); c == nil {
+			continue
+		}
+		dc.byName[info.name] = c
+		dc.order = append(dc.order, c)
+	}
+	dc.complete = len(dc.order) == len(infos)
+	v.docs = dc
+	return dc, nil
 }
 
 // readDocs reads the records of seqs with their chunks' texts into bySeq.

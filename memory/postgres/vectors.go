@@ -263,7 +263,8 @@ func (v *view) copiesVectors(ctx context.Context, nss []nsInfo, scope engine.Sco
 		}
 		all = append(all, hits...)
 		exhausted = exhausted && ex
-		if len(all) >= d && i < len(nss)-1 {
+		// Cut to the best d once twice that many are held: each cut sorts.
+		if len(all) >= 2*d && i < len(nss)-1 {
 			slices.SortFunc(all, byScore)
 			all = all[:d]
 			floor, floored = max(floor, all[d-1].score), true
