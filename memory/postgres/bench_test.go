@@ -706,8 +706,9 @@ func BenchmarkVsDirQueries(b *testing.B) {
 
 // BenchmarkAllNamespaces measures hybrid searches of every namespace (a
 // query without one, as `agentmem search` asks by default) on
-// AGENTMEM_BENCH_N records (default 10,000) in 10 namespaces written in
-// turns (record i in namespace i mod 10, so each one's seqs are spread),
+// AGENTMEM_BENCH_N records (default 10,000) in AGENTMEM_BENCH_NS
+// namespaces (default 10) written in turns (record i in namespace i mod
+// their number, so each one's seqs are spread),
 // loaded into a directory store and into PostgreSQL as BenchmarkVsDir
 // loads them: BenchmarkStores' 200 queries, searched once through on
 // both (PostgreSQL's copies of the namespaces and its caches of their
@@ -716,9 +717,16 @@ func BenchmarkVsDirQueries(b *testing.B) {
 // the same of the queries asked in one namespace (one-).
 func BenchmarkAllNamespaces(b *testing.B) {
 	n := benchN(b)
+	nss := 10
+	if v := os.Getenv("AGENTMEM_BENCH_NS"); v != "" {
+		var err error
+		nss, err = strconv.Atoi(v)
+		require.NoError(b, err, "AGENTMEM_BENCH_NS")
+		require.Positive(b, nss, "AGENTMEM_BENCH_NS")
+	}
 	recs := benchRecords(n)
 	for i := range recs {
-		recs[i].Namespace = fmt.Sprintf("ns%02d", i%10)
+		recs[i].Namespace = fmt.Sprintf("ns%02d", i%nss)
 	}
 	queries := benchQueries(recs)
 	ctx := context.Background()

@@ -256,6 +256,46 @@ func TestVectorCacheAllNamespaces(t *testing.T) {
 	require.Zero(t, postgres.VectorCacheSearches(small))
 }
 
+// A namespace written in turns with a larger one has its seqs spread
+// over more than the scores' slice takes: its complete cache keys them by
+// their positions in its table instead (nsView.score), with the hits and
+// scores of a search that keys them by seq.
+func TestKeywordScoresBySpreadSeqs(t *testing.T) {
+	ctx := context.Background()
+	m := open(t, storeURL(t))
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	subjects := []string{"deploy pipeline canary rollback", "invoice ledger payment refund", "kernel scheduler latency patch"}
+	var recs []memory.Record
+	for i := range 1500 {
+		ns := "big"
+		if i%50 == 0 {
+			ns = "spread"
+		}
+		recs = append(recs, memory.Record{ID: fmt.Sprintf("s%04d", i), Namespace: ns, Time: t0.Add(time.Duration(i) * time.Minute),
+			Text: fmt.Sprintf("note %d on the %s, item %d", i, subjects[i%len(subjects)], i%7)})
+	}
+	_, err := m.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	search := func() [][]string {
+		var out [][]string
+		for _, q := range cacheQueries {
+			for _, mode := range []memory.Mode{memory.KeywordOnly, memory.Hybrid} {
+				hits, err := m.Query(ctx, memory.Query{Text: q + " item 3", Namespace: "spread", K: 8, Mode: mode})
+				require.NoError(t, err)
+				var row []string
+				for _, h := range hits {
+					row = append(row, fmt.Sprintf("%s %.6f", h.ID, h.Score))
+				}
+				out = append(out, row)
+			}
+		}
+		return out
+	}
+	bySeq := search() // before the namespace's cache is complete
+	require.Positive(t, postgres.LinkFills(m))
+	require.Equal(t, bySeq, search(), "keyed by position")
+}
+
 // A copy of a namespace's vectors that the namespace only grew from is
 // read with the chunks written since scanned in the server, and answers
 // as the server's exact search does: a few of them are added to the copy
