@@ -87,14 +87,15 @@ func (s *nsView) score(ctx context.Context, dst []keyword.Result, groups []keywo
 	df := func(term string) int { return len(post[term]) }
 	avg := float64(s.info.textLen) / n
 	// The scores are summed by key in a slice over the keys' range when
-	// it is dense enough (keyword.Score), else in a map: the seqs of a
-	// namespace written in turns with others are spread, so the records
-	// are keyed by their positions in the complete cache's table, in the
-	// same order (ties by seq alike), when it holds every one (at 40
-	// namespaces of 500 records, the maps cost 4.5 times the directory
-	// store's scoring, BenchmarkAllNamespaces).
-	if t := s.table; t != nil && hi-lo >= 4*int64(count)+1024 && t.find(lo) >= 0 && t.find(hi) >= 0 {
-		missing := false
+	// it is dense enough (keyword.Score: less than 4·count + 1,024 keys),
+	// else in a map: the seqs of a namespace written in turns with others
+	// are spread, so the records are keyed by their positions in the
+	// complete cache's table, in the same order (ties by seq alike), when
+	// it holds every one (at 40 namespaces of 500 records, the maps cost
+	// 4.5 times the directory store's scoring, BenchmarkAllNamespaces).
+	if t := s.table; t != nil && hi-lo >= 4*int64(count)+1024 {
+		first, last := int64(t.find(lo)), int64(t.find(hi))
+		missing := first < 0 || last < 0
 		postings := func(term string, each func(key int64, tf, dl float64)) {
 			for _, p := range post[term] {
 				if i := t.find(p.seq); i >= 0 {
@@ -104,11 +105,12 @@ func (s *nsView) score(ctx context.Context, dst []keyword.Result, groups []keywo
 				}
 			}
 		}
-		first, last := int64(t.find(lo)), int64(t.find(hi))
 		var out []keyword.Result
-		if k > 0 {
+		switch {
+		case missing: // an end the table lacks: by seqs, below
+		case k > 0:
 			out = keyword.SelectScored(dst, groups, p, n, avg, first, last, count, k, df, postings)
-		} else {
+		default:
 			out = keyword.Score(groups, p, n, avg, first, last, count, df, postings)
 		}
 		if !missing {
@@ -117,7 +119,9 @@ func (s *nsView) score(ctx context.Context, dst []keyword.Result, groups []keywo
 			}
 			return out, nil
 		}
-		dst = out // a posting of a record the table lacks: by seqs
+		if out != nil {
+			dst = out // a posting of a record the table lacks: by seqs
+		}
 	}
 	postings := func(term string, each func(key int64, tf, dl float64)) {
 		for _, p := range post[term] {
