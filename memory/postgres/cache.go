@@ -139,6 +139,13 @@ type caches struct {
 	// fillNext is when a namespace's next fillLinks may start: ten times
 	// the last one's time after it started (as for the vectors' copies).
 	fillNext map[int32]time.Time
+	// filling is held by the read of fill that runs: one at a time, so
+	// that a search of many namespaces, which asks for each one's, does
+	// not have them take the pool's connections from the searches
+	// (BenchmarkAllNamespaces, 40 namespaces of 500 records, a fresh
+	// Memory's first 30 searches: 2.23–2.50 s against 2.95–3.26 s, 3
+	// pairs).
+	filling  chan struct{}
 	filled   atomic.Int64 // fillLinks that completed a cache (tests)
 	grown    atomic.Int64 // caches made by grow (tests)
 	docReads atomic.Int64 // reads of records a search's cache lacked (tests)
@@ -183,6 +190,13 @@ func (m *Memory) fill(info nsInfo, c *nsCache) {
 	}
 	cs.mu.Unlock()
 	started := m.background(func(ctx context.Context) {
+		select { // one read at a time (caches.filling)
+		case cs.filling <- struct{}{}:
+			defer func() { <-cs.filling }()
+		case <-ctx.Done():
+			c.filling.Store(false)
+			return
+		}
 		start := time.Now()
 		defer func() {
 			cs.mu.Lock()
