@@ -86,6 +86,27 @@ func (s *nsView) score(ctx context.Context, dst []keyword.Result, groups []keywo
 	}
 	df := func(term string) int { return len(post[term]) }
 	avg := float64(s.info.textLen) / n
+	// scoreBy scores the records keyed by key(seq) within [klo, khi] (by
+	// seq when key is nil: no call a posting), and reports whether key
+	// found every one.
+	scoreBy := func(dst []keyword.Result, klo, khi int64, key func(seq int64) (int64, bool)) ([]keyword.Result, bool) {
+		found := true
+		postings := func(term string, each func(key int64, tf, dl float64)) {
+			for _, p := range post[term] {
+				if key == nil {
+					each(p.seq, float64(p.tf), float64(p.dl))
+				} else if k, ok := key(p.seq); ok {
+					each(k, float64(p.tf), float64(p.dl))
+				} else {
+					found = false
+				}
+			}
+		}
+		if k > 0 {
+			return keyword.SelectScored(dst, groups, p, n, avg, klo, khi, count, k, df, postings), found
+		}
+		return keyword.Score(groups, p, n, avg, klo, khi, count, df, postings), found
+	}
 	// The scores are summed by key in a slice over the keys' range when
 	// it is dense enough (keyword.Score: less than 4·count + 1,024 keys),
 	// else in a map: the seqs of a namespace written in turns with others
@@ -94,44 +115,22 @@ func (s *nsView) score(ctx context.Context, dst []keyword.Result, groups []keywo
 	// it holds every one (at 40 namespaces of 500 records, the maps cost
 	// 4.5 times the directory store's scoring, BenchmarkAllNamespaces).
 	if t := s.table; t != nil && hi-lo >= 4*int64(count)+1024 {
-		first, last := int64(t.find(lo)), int64(t.find(hi))
-		missing := first < 0 || last < 0
-		postings := func(term string, each func(key int64, tf, dl float64)) {
-			for _, p := range post[term] {
-				if i := t.find(p.seq); i >= 0 {
-					each(int64(i), float64(p.tf), float64(p.dl))
-				} else {
-					missing = true
+		if first, last := t.find(lo), t.find(hi); first >= 0 && last >= 0 {
+			out, all := scoreBy(dst, int64(first), int64(last), func(seq int64) (int64, bool) {
+				i := t.find(seq)
+				return int64(i), i >= 0
+			})
+			if all {
+				for i := range out {
+					out[i].ID = t.seqs[out[i].ID]
 				}
+				return out, nil
 			}
-		}
-		var out []keyword.Result
-		switch {
-		case missing: // an end the table lacks: by seqs, below
-		case k > 0:
-			out = keyword.SelectScored(dst, groups, p, n, avg, first, last, count, k, df, postings)
-		default:
-			out = keyword.Score(groups, p, n, avg, first, last, count, df, postings)
-		}
-		if !missing {
-			for i := range out {
-				out[i].ID = t.seqs[out[i].ID]
-			}
-			return out, nil
-		}
-		if out != nil {
 			dst = out // a posting of a record the table lacks: by seqs
 		}
 	}
-	postings := func(term string, each func(key int64, tf, dl float64)) {
-		for _, p := range post[term] {
-			each(p.seq, float64(p.tf), float64(p.dl))
-		}
-	}
-	if k > 0 {
-		return keyword.SelectScored(dst, groups, p, n, avg, lo, hi, count, k, df, postings), nil
-	}
-	return keyword.Score(groups, p, n, avg, lo, hi, count, df, postings), nil
+	out, _ := scoreBy(dst, lo, hi, nil)
+	return out, nil
 }
 
 // ranksAll reports whether scope filters the namespace's records by time
@@ -309,41 +308,38 @@ func (s *nsView) episodeLens(ctx context.Context, eps []int64) (map[int64]float6
 }
 
 func (s *nsView) EpisodeOf(seq int64) int64 {
-	if s.table != nil { // without copying the whole link
-		if l := s.table.at(seq); l != nil {
-			return l.Episode
-		}
-		return 0
+	if l, ok := s.linkAt(seq); ok {
+		return l.Episode
 	}
-	l, _ := s.Link(seq)
-	return l.Episode
+	return 0
 }
 
 // Adjacent returns the records before and after seq (engine.Adjacent),
-// -1 for none, without copying its link when the cache is complete.
+// -1 for none.
 func (s *nsView) Adjacent(seq int64) (prev, next int64) {
-	if s.table != nil {
-		if l := s.table.at(seq); l != nil {
-			return l.Prev, l.Next
-		}
-		return -1, -1
+	if l, ok := s.linkAt(seq); ok {
+		return l.Prev, l.Next
 	}
-	l, ok := s.Link(seq)
-	if !ok {
-		return -1, -1
-	}
-	return l.Prev, l.Next
+	return -1, -1
 }
 
 func (s *nsView) Owner(seq int64) (string, string, bool) {
+	if l, ok := s.linkAt(seq); ok {
+		return l.ID, l.Speaker, true
+	}
+	return "", "", false
+}
+
+// linkAt is Link without copying the link when the cache is complete: in
+// place in its table (a link is 128 bytes, and a search asks for
+// thousands).
+func (s *nsView) linkAt(seq int64) (*engine.Link, bool) {
 	if s.table != nil {
-		if l := s.table.at(seq); l != nil {
-			return l.ID, l.Speaker, true
-		}
-		return "", "", false
+		l := s.table.at(seq)
+		return l, l != nil
 	}
 	l, ok := s.Link(seq)
-	return l.ID, l.Speaker, ok
+	return &l, ok
 }
 
 // Link returns a record's link read by Links.

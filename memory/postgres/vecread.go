@@ -80,7 +80,7 @@ func (m *Memory) refreshCopies(nss []nsInfo) {
 			}
 			nv := vc.get(info.id)
 			nv.mu.RLock()
-			grown := nv.ready && nv.version != info.version() && nv.version.mayGrowTo(info)
+			grown := nv.onlyGrew(info)
 			nv.mu.RUnlock()
 			if !m.mayRefresh(nv, grown) {
 				continue
@@ -142,7 +142,7 @@ func (m *Memory) loadVectors(ctx context.Context, name string, nv *nsVectors) (a
 	info := nss[0]
 	nv.mu.RLock()
 	same := nv.ready && nv.version == info.version()
-	grow := nv.ready && !same && nv.version.mayGrowTo(info)
+	grow := nv.onlyGrew(info)
 	nv.mu.RUnlock()
 	if same {
 		return false, nil

@@ -433,6 +433,13 @@ func (m *Memory) addToCopy(ctx context.Context, nv *nsVectors, base nsVersion, i
 	return true, nil
 }
 
+// onlyGrew reports whether the copy nv is ready and info, another
+// version of its namespace, may differ from it by added records only
+// (nsVersion.mayGrowTo). Under nv.mu's read lock.
+func (nv *nsVectors) onlyGrew(info nsInfo) bool {
+	return nv.ready && nv.version != info.version() && nv.version.mayGrowTo(info)
+}
+
 // mayGrowTo reports whether info, a later version of the namespace than
 // v, may differ from it by added records only, which grownSQL then tells
 // (growth.from): more records, at most maxTail, none ended since.
