@@ -153,13 +153,18 @@ func exactAnswers(b *testing.B, url string, emb embed.Embedder, opts []postgres.
 // and on pg, the two taking turns query by query, and returns their
 // latencies, in the queries' order.
 func takeTurns(b *testing.B, dir, pg benchStore, queries []string) (dirQ, pgQ []time.Duration) {
+	return takeTurnsIn(b, dir, pg, "bench", queries)
+}
+
+// takeTurnsIn is takeTurns over namespace ns ("" all).
+func takeTurnsIn(b *testing.B, dir, pg benchStore, ns string, queries []string) (dirQ, pgQ []time.Duration) {
 	for _, q := range queries {
 		for _, s := range []struct {
 			m   benchStore
 			lat *[]time.Duration
 		}{{dir, &dirQ}, {pg, &pgQ}} {
 			t := time.Now()
-			_, err := s.m.Query(context.Background(), memory.Query{Text: q, Namespace: "bench", K: 10})
+			_, err := s.m.Query(context.Background(), memory.Query{Text: q, Namespace: ns, K: 10})
 			require.NoError(b, err)
 			*s.lat = append(*s.lat, time.Since(t))
 		}
@@ -756,17 +761,7 @@ func BenchmarkAllNamespaces(b *testing.B) {
 		b.ReportMetric(time.Since(t).Seconds(), "pg-cold-30-s")
 		for _, scope := range []struct{ ns, prefix string }{{"", ""}, {"ns03", "one-"}} {
 			round := func() (dirQ, pgQ []time.Duration) {
-				for _, q := range queries {
-					for _, s := range []struct {
-						m   benchStore
-						lat *[]time.Duration
-					}{{dir, &dirQ}, {pg, &pgQ}} {
-						t := time.Now()
-						_, err := s.m.Query(ctx, memory.Query{Text: q, Namespace: scope.ns, K: 10})
-						require.NoError(b, err)
-						*s.lat = append(*s.lat, time.Since(t))
-					}
-				}
+				dirQ, pgQ = takeTurnsIn(b, dir, pg, scope.ns, queries)
 				slices.Sort(dirQ)
 				slices.Sort(pgQ)
 				return dirQ, pgQ

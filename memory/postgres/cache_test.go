@@ -129,24 +129,31 @@ func TestConcurrentSearches(t *testing.T) {
 	}
 }
 
-// vectorResults runs cacheQueries vector-only (K 8), plain, in a time
-// range and as of a moment, and returns their hits as id and score.
+// vectorResults is resultsIn namespace cache.
 func vectorResults(t *testing.T, m *postgres.Memory) [][]string {
+	t.Helper()
+	return resultsIn(t, m, "cache")
+}
+
+// resultsIn runs cacheQueries in namespace ns ("" all), K 8: vector-only
+// plain, in a time range and as of a moment, and hybrid; and returns
+// their hits as id, namespace, score and text.
+func resultsIn(t *testing.T, m *postgres.Memory, ns string) [][]string {
 	t.Helper()
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	var out [][]string
 	for _, q := range cacheQueries {
 		for _, mq := range []memory.Query{
-			{Text: q, Namespace: "cache", K: 8, Mode: memory.VectorOnly},
-			{Text: q, Namespace: "cache", K: 8, Mode: memory.VectorOnly, From: t0.Add(10 * time.Minute), To: t0.Add(40 * time.Minute)},
-			{Text: q, Namespace: "cache", K: 8, Mode: memory.VectorOnly, AsOf: t0.Add(30 * time.Minute)},
-			{Text: q, Namespace: "cache", K: 8},
+			{Text: q, Namespace: ns, K: 8, Mode: memory.VectorOnly},
+			{Text: q, Namespace: ns, K: 8, Mode: memory.VectorOnly, From: t0.Add(10 * time.Minute), To: t0.Add(40 * time.Minute)},
+			{Text: q, Namespace: ns, K: 8, Mode: memory.VectorOnly, AsOf: t0.Add(30 * time.Minute)},
+			{Text: q, Namespace: ns, K: 8},
 		} {
 			hits, err := m.Query(context.Background(), mq)
 			require.NoError(t, err)
 			var row []string
 			for _, h := range hits {
-				row = append(row, fmt.Sprintf("%s %.5f", h.ID, h.Score))
+				row = append(row, fmt.Sprintf("%s %s %.5f %q", h.ID, h.Namespace, h.Score, h.Text))
 			}
 			out = append(out, row)
 		}
@@ -154,15 +161,22 @@ func vectorResults(t *testing.T, m *postgres.Memory) [][]string {
 	return out
 }
 
+// serverAndKept opens two handles of the store at u: server searches
+// its vectors in the server only (no copy), kept keeps copies.
+func serverAndKept(t *testing.T, u string) (server, kept *postgres.Memory) {
+	t.Helper()
+	restore := postgres.SetVectorCache(0)
+	server = open(t, u)
+	restore()
+	return server, open(t, u)
+}
+
 // A namespace's vectors kept in process answer as the server's exact
 // search does, and follow writes by another handle.
 func TestVectorCache(t *testing.T) {
 	ctx := context.Background()
 	u := storeURL(t)
-	restore := postgres.SetVectorCache(0)
-	server := open(t, u) // searches in the server only
-	restore()
-	kept := open(t, u)
+	server, kept := serverAndKept(t, u)
 	_, err := kept.AddBatch(ctx, cacheRecords())
 	require.NoError(t, err)
 	want := vectorResults(t, server)
@@ -185,30 +199,6 @@ func TestVectorCache(t *testing.T) {
 	require.Greater(t, postgres.VectorCacheSearches(kept), n)
 }
 
-// allResults is vectorResults' queries over every namespace.
-func allResults(t *testing.T, m *postgres.Memory) [][]string {
-	t.Helper()
-	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
-	var out [][]string
-	for _, q := range cacheQueries {
-		for _, mq := range []memory.Query{
-			{Text: q, K: 8, Mode: memory.VectorOnly},
-			{Text: q, K: 8, Mode: memory.VectorOnly, From: t0.Add(10 * time.Minute), To: t0.Add(40 * time.Minute)},
-			{Text: q, K: 8, Mode: memory.VectorOnly, AsOf: t0.Add(30 * time.Minute)},
-			{Text: q, K: 8},
-		} {
-			hits, err := m.Query(context.Background(), mq)
-			require.NoError(t, err)
-			var row []string
-			for _, h := range hits {
-				row = append(row, fmt.Sprintf("%s %s %.5f %q", h.ID, h.Namespace, h.Score, h.Text))
-			}
-			out = append(out, row)
-		}
-	}
-	return out
-}
-
 // A search of every namespace reads their copies of the vectors, once
 // each is of the search's version, and their caches of the records (the
 // namespaces written in turns, so that each one's seqs are spread): the
@@ -217,10 +207,7 @@ func allResults(t *testing.T, m *postgres.Memory) [][]string {
 func TestVectorCacheAllNamespaces(t *testing.T) {
 	ctx := context.Background()
 	u := storeURL(t)
-	restore := postgres.SetVectorCache(0)
-	server := open(t, u) // searches in the server only
-	restore()
-	kept := open(t, u)
+	server, kept := serverAndKept(t, u)
 	recs := cacheRecords()
 	for i := range recs {
 		recs[i].Namespace = []string{"cache-a", "cache-b", "cache-c"}[i%3]
@@ -228,12 +215,12 @@ func TestVectorCacheAllNamespaces(t *testing.T) {
 	recs[4].ValidUntil = recs[4].Time.Add(20 * time.Minute) // a filter by validity
 	_, err := kept.AddBatch(ctx, recs)
 	require.NoError(t, err)
-	want := allResults(t, server)
-	require.Equal(t, want, allResults(t, kept), "before the copies are read")
+	want := resultsIn(t, server, "")
+	require.Equal(t, want, resultsIn(t, kept, ""), "before the copies are read")
 	n := postgres.VectorCacheSearches(kept) // waits for them
 	postgres.LinkFills(kept)
 	reads := postgres.DocReads(kept)
-	require.Equal(t, want, allResults(t, kept), "from the copies")
+	require.Equal(t, want, resultsIn(t, kept, ""), "from the copies")
 	require.Greater(t, postgres.VectorCacheSearches(kept), n+int64(3*len(cacheQueries)), "each namespace's copy searched")
 	require.Equal(t, reads, postgres.DocReads(kept), "the records read from the namespaces' caches")
 	require.Zero(t, postgres.VectorCacheSearches(server))
@@ -241,18 +228,18 @@ func TestVectorCacheAllNamespaces(t *testing.T) {
 	_, err = open(t, u).Add(ctx, memory.Record{ID: "c-new", Namespace: "cache-b", Speaker: "User",
 		Time: time.Date(2025, 3, 1, 9, 20, 0, 0, time.UTC), Text: "the canary rollback of the ledger, again"})
 	require.NoError(t, err)
-	want = allResults(t, server)
-	require.Equal(t, want, allResults(t, kept), "a stale copy is not read")
+	want = resultsIn(t, server, "")
+	require.Equal(t, want, resultsIn(t, kept, ""), "a stale copy is not read")
 	n = postgres.VectorCacheSearches(kept)
-	require.Equal(t, want, allResults(t, kept), "from the refreshed copies")
+	require.Equal(t, want, resultsIn(t, kept, ""), "from the refreshed copies")
 	require.Greater(t, postgres.VectorCacheSearches(kept), n)
 
 	// Copies of 40 chunks in all: two namespaces' of 20 fit, the third's
 	// does not, and the server answers.
 	small := open(t, u, postgres.WithVectorCache(40))
-	require.Equal(t, want, allResults(t, small))
+	require.Equal(t, want, resultsIn(t, small, ""))
 	postgres.VectorCacheSearches(small)
-	require.Equal(t, want, allResults(t, small))
+	require.Equal(t, want, resultsIn(t, small, ""))
 	require.Zero(t, postgres.VectorCacheSearches(small))
 }
 
@@ -615,10 +602,7 @@ func TestPrefetchAfterWrite(t *testing.T) {
 func withCopy(t *testing.T) (string, *postgres.Memory, *postgres.Memory) {
 	t.Helper()
 	u := storeURL(t)
-	restore := postgres.SetVectorCache(0)
-	server := open(t, u) // searches in the server only
-	restore()
-	kept := open(t, u)
+	server, kept := serverAndKept(t, u)
 	_, err := kept.AddBatch(context.Background(), cacheRecords())
 	require.NoError(t, err)
 	vectorResults(t, kept)
