@@ -100,9 +100,7 @@ type indexState struct {
 
 // readIndexState runs indexStateSQL on q, big being the records of the
 // namespaces of more than exactRecords (options.bigNamespace).
-func (m *Memory) readIndexState(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}) (s indexState, err error) {
+func (m *Memory) readIndexState(ctx context.Context, q querier) (s indexState, err error) {
 	err = q.QueryRow(ctx, indexStateSQL, m.opts.bigNamespace).Scan(&s.exists, &s.valid, &s.records, &s.big, &s.chunks)
 	return s, err
 }
