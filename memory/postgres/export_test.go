@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -219,4 +220,47 @@ func WithBigNamespace(records int) Option {
 		o.bigNamespace = records
 		return nil
 	}
+}
+
+// Vector is a value CopyValues writes as a pgvector vector, or as a
+// sparsevec if Sparse.
+type Vector struct {
+	V      []float32
+	Sparse bool
+}
+
+// CopyValues copies rows into table's columns through the binary COPY
+// encoder of writes (copyRows): int64 as int8, int32 as int4, string as
+// text, time.Time as timestamptz (zero: NULL), []string as text[],
+// []int32 as int4[], bool, Vector, nil as NULL.
+func CopyValues(ctx context.Context, tx pgx.Tx, table string, columns []string, rows [][]any) error {
+	c := newCopyRows(0)
+	for _, row := range rows {
+		c.row(len(row))
+		for _, v := range row {
+			switch v := v.(type) {
+			case nil:
+				c.null()
+			case int64:
+				c.int8(v)
+			case int32:
+				c.int4(v)
+			case string:
+				c.text(v)
+			case time.Time:
+				c.nullTime(v)
+			case []string:
+				c.texts(v)
+			case []int32:
+				c.int4s(v)
+			case bool:
+				c.bool(v)
+			case Vector:
+				c.field(appendVector(nil, v.V, v.Sparse))
+			default:
+				return fmt.Errorf("CopyValues: %T", v)
+			}
+		}
+	}
+	return c.send(ctx, tx, table, columns)
 }

@@ -435,9 +435,12 @@ func (m *Memory) Add(ctx context.Context, rec memory.Record) (string, error) {
 
 // prepared is a validated, chunked, embedded and tokenized record.
 type prepared struct {
-	rec     memory.Record
-	chunks  []chunk.Chunk
-	vecs    [][]float32 // normalised
+	rec    memory.Record
+	chunks []chunk.Chunk
+	vecs   [][]float32 // normalised
+	// vecBin are vecs in the binary form of the embedding column
+	// (appendVector), as a write copies them.
+	vecBin  [][]byte
 	textLen int
 	// termList and tfs are its distinct terms in byte order and their
 	// counts (the row's terms and tfs: termArrays); textKey is fact.Key
@@ -527,6 +530,7 @@ func (m *Memory) prepareBatch(ctx context.Context, recs []memory.Record) ([]prep
 	for i := range preps {
 		n := len(preps[i].chunks)
 		preps[i].vecs = make([][]float32, n)
+		preps[i].vecBin = make([][]byte, n)
 		for j := range n {
 			v := make([]float32, m.dim)
 			if err := vdb.CheckVector(vecs[k], m.dim); err != nil {
@@ -536,6 +540,7 @@ func (m *Memory) prepareBatch(ctx context.Context, recs []memory.Record) ([]prep
 				return nil, fmt.Errorf("postgres: embedder %s, text %q: %w", m.emb.Name(), texts[k], err)
 			}
 			preps[i].vecs[j] = v
+			preps[i].vecBin[j] = appendVector(nil, v, m.sparse)
 			k++
 		}
 	}

@@ -164,7 +164,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 		return 0, err
 	}
 	var seqs []int64
-	rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('records', 'seq')) FROM generate_series(1, $1)`, len(batch))
+	rows, err := tx.Query(ctx, nextSeqsSQL, len(batch))
 	if err != nil {
 		return 0, m.wrap(ctx, "add: sequence", err)
 	}
@@ -174,7 +174,14 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 	}
 	slices.Sort(seqs)
 
-	var recRows, chunkRows [][]any
+	// The batch's records, then their chunks (copyRows), are written
+	// with a COPY each.
+	recs := newCopyRows(256 * len(batch))
+	nChunks, chunkBytes := 0, 0
+	for _, p := range batch {
+		nChunks += len(p.chunks)
+		chunkBytes += len(p.rec.Text)
+	}
 	// The batch's records by namespace, in seq order, whose postings a
 	// pack of the namespace's tail (mergeTail) takes.
 	wrote := map[int32][]written{}
@@ -182,7 +189,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 		r := &p.rec
 		ns := nss[r.Namespace]
 		seq := seqs[i]
-		var prev any // NULL: no previous record
+		prev := int64(0) // 0: no previous record (NULL)
 		// A record linked to the one before it is in its episode; any
 		// other starts one.
 		episode := seq
@@ -206,20 +213,32 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 		if !r.ValidUntil.IsZero() {
 			ns.ended++
 		}
-		tags := r.Tags
-		if tags == nil {
-			tags = []string{}
+		recs.row(len(writeRecordColumns))
+		recs.int8(seq)
+		recs.text(r.ID)
+		recs.int4(ns.id)
+		recs.text(r.Text)
+		recs.time(r.Time)
+		recs.text(r.Speaker)
+		recs.texts(r.Tags)
+		recs.int4(int32(p.textLen))
+		if prev == 0 {
+			recs.null()
+		} else {
+			recs.int8(prev)
 		}
-		key := p.textKey
-		from, until := nullTime(r.ValidFrom), nullTime(r.ValidUntil)
-		recRows = append(recRows, []any{seq, r.ID, ns.id, r.Text, r.Time, r.Speaker, tags, int32(p.textLen), prev, episode,
-			from, until, r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key, p.termList, p.tfs})
-		for j, ch := range p.chunks {
-			chunkRows = append(chunkRows, []any{seq, ns.id, r.Time, int32(j), int32(ch.Start), int32(ch.End), ch.Text, m.vecArg(p.vecs[j]), from, until})
-		}
+		recs.int8(episode)
+		recs.nullTime(r.ValidFrom)
+		recs.nullTime(r.ValidUntil)
+		recs.text(r.Supersedes)
+		recs.text(r.SupersededBy)
+		recs.int4(int32(r.Seen))
+		recs.nullTime(r.LastSeen)
+		recs.int8(p.textKey)
+		recs.texts(p.termList)
+		recs.int4s(p.tfs)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"records"}, []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode",
-		"valid_from", "valid_until", "supersedes", "superseded_by", "seen", "last_seen", "text_key", "terms", "tfs"}, pgx.CopyFromRows(recRows)); err != nil {
+	if err := recs.send(ctx, tx, "records", writeRecordColumns); err != nil {
 		return 0, m.wrap(ctx, "add: records", err)
 	}
 	bulk := false
@@ -245,12 +264,31 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 	// about pendingCap pending chunks: every query that searches the
 	// index scans those exactly, so their number stays bounded even when
 	// writes outpace the fold.
-	pending := !m.opts.exact && m.indexed.Load() && !bulk && !load && len(chunkRows) <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
-	for i := range chunkRows {
-		chunkRows[i] = append(chunkRows[i], pending)
+	pending := !m.opts.exact && m.indexed.Load() && !bulk && !load && nChunks <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
+	for _, p := range batch {
+		for _, b := range p.vecBin {
+			chunkBytes += len(b)
+		}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding",
-		"valid_from", "valid_until", "pending"}, pgx.CopyFromRows(chunkRows)); err != nil {
+	chunks := newCopyRows(chunkBytes + nChunks*80)
+	for i, p := range batch {
+		r := &p.rec
+		for j, ch := range p.chunks {
+			chunks.row(len(writeChunkColumns))
+			chunks.int8(seqs[i])
+			chunks.int4(nss[r.Namespace].id)
+			chunks.time(r.Time)
+			chunks.int4(int32(j))
+			chunks.int4(int32(ch.Start))
+			chunks.int4(int32(ch.End))
+			chunks.text(ch.Text)
+			chunks.field(p.vecBin[j])
+			chunks.nullTime(r.ValidFrom)
+			chunks.nullTime(r.ValidUntil)
+			chunks.bool(pending)
+		}
+	}
+	if err := chunks.send(ctx, tx, "chunks", writeChunkColumns); err != nil {
 		return 0, m.wrap(ctx, "add: chunks", err)
 	}
 	if bulk {
@@ -289,8 +327,23 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 	if !pending {
 		return 0, nil
 	}
-	return len(chunkRows), nil
+	return nChunks, nil
 }
+
+// writeRecordColumns and writeChunkColumns are the columns a write copies into
+// records and chunks, in commitOnce's order.
+var (
+	writeRecordColumns = []string{"seq", "id", "ns", "text", "time", "speaker", "tags", "text_len", "prev_seq", "episode",
+		"valid_from", "valid_until", "supersedes", "superseded_by", "seen", "last_seen", "text_key", "terms", "tfs"}
+	writeChunkColumns = []string{"seq", "ns", "time", "ord", "start_byte", "end_byte", "text", "embedding",
+		"valid_from", "valid_until", "pending"}
+)
+
+// nextSeqsSQL takes $1 values of the records' sequence. The sequence is
+// looked up once (OFFSET 0 keeps the subquery from being pulled up into
+// the join, where pg_get_serial_sequence ran once a row: 6.3–8.5 ms for
+// 1,000 values against 0.9 ms, measured with psql).
+const nextSeqsSQL = `SELECT nextval(s.seq) FROM (SELECT pg_get_serial_sequence('records', 'seq')::regclass AS seq OFFSET 0) s, generate_series(1, $1)`
 
 // bulk reports whether a batch of n records rebuilds the HNSW index
 // (WithBulkLoad): the index is kept and there (a store without it builds
