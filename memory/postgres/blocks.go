@@ -43,8 +43,10 @@ type posting struct {
 
 // encodeBlock packs postings sorted by seq: per posting the seq's
 // difference from the one before, tf, dl and seq − episode, as uvarints.
-func encodeBlock(ps []posting) []byte {
-	buf := make([]byte, 0, 6*len(ps))
+func encodeBlock(ps []posting) []byte { return appendBlock(make([]byte, 0, 6*len(ps)), ps) }
+
+// appendBlock appends the encoding of ps (encodeBlock's) to buf.
+func appendBlock(buf []byte, ps []posting) []byte {
 	var prev int64
 	for _, p := range ps {
 		buf = binary.AppendUvarint(buf, uint64(p.seq-prev))
@@ -125,17 +127,30 @@ func writeBlocks(ctx context.Context, tx pgx.Tx, ns int32, old, nw []block) erro
 			return err
 		}
 	}
-	rows := make([][]any, 0, len(nw))
+	n := 0
 	for _, b := range nw {
-		if len(b.ps) > 0 {
-			rows = append(rows, []any{ns, b.term, b.lastSeq, int32(len(b.ps)), encodeBlock(b.ps)})
-		}
+		n += len(b.ps)
 	}
-	if len(rows) == 0 {
+	c := newCopyRows(n*6 + len(nw)*48)
+	written := 0
+	for _, b := range nw {
+		if len(b.ps) == 0 {
+			continue
+		}
+		c.row(5)
+		c.int4(ns)
+		c.text(b.term)
+		c.int8(b.lastSeq)
+		c.int4(int32(len(b.ps)))
+		at := c.open()
+		c.b = appendBlock(c.b, b.ps)
+		c.close(at)
+		written++
+	}
+	if written == 0 {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"posting_blocks"}, []string{"ns", "term", "last_seq", "n", "data"}, pgx.CopyFromRows(rows))
-	return err
+	return c.send(ctx, tx, "posting_blocks", []string{"ns", "term", "last_seq", "n", "data"})
 }
 
 // mergeTail packs the postings of ns's tail (records after ns.mergedSeq,
@@ -167,8 +182,12 @@ func mergeTail(ctx context.Context, tx pgx.Tx, ns *nsRow, from, upTo int64, mem 
 			return err
 		}
 	}
-	for t, ps := range mem {
-		tail[t] = append(tail[t], ps...)
+	if len(tail) == 0 {
+		tail = mem // a load's pack: all of it in memory
+	} else {
+		for t, ps := range mem {
+			tail[t] = append(tail[t], ps...)
+		}
 	}
 	terms := make([]string, 0, len(tail))
 	for t := range tail {
@@ -207,7 +226,10 @@ func mergeTail(ctx context.Context, tx pgx.Tx, ns *nsRow, from, upTo int64, mem 
 	}
 	var nw []block
 	for _, t := range terms {
-		ps := append(lastOf[t], tail[t]...)
+		ps := tail[t]
+		if last := lastOf[t]; last != nil {
+			ps = append(last, ps...)
+		}
 		for len(ps) > 0 {
 			n := min(len(ps), blockPostings)
 			nw = append(nw, block{term: t, lastSeq: ps[n-1].seq, ps: ps[:n]})

@@ -131,6 +131,18 @@ func (c *copyRows) int4s(l []int32) {
 	}
 }
 
+// open starts a field whose bytes the caller appends to c.b, and returns
+// where its size goes; close(at) writes it.
+func (c *copyRows) open() int {
+	at := len(c.b)
+	c.size(0)
+	return at
+}
+
+func (c *copyRows) close(at int) {
+	binary.BigEndian.PutUint32(c.b[at:], uint32(len(c.b)-at-4))
+}
+
 // field writes a value already in binary form (appendVector's).
 func (c *copyRows) field(b []byte) {
 	c.size(len(b))
