@@ -522,27 +522,41 @@ func (m *Memory) prepareBatch(ctx context.Context, recs []memory.Record) ([]prep
 			texts = append(texts, header+c.Text)
 		}
 	}
-	vecs, err := embed.EmbedAll(ctx, m.emb, texts, embedBatch)
+	// The batch's vectors in one buffer when the embedder writes into
+	// one; they are the caller's either way (embed.Embedder), so they
+	// are normalised in place.
+	var buf []float32
+	if _, ok := m.emb.(embed.IntoEmbedder); ok {
+		buf = make([]float32, len(texts)*m.dim)
+	}
+	vecs, err := embed.EmbedAllInto(ctx, m.emb, buf, texts, embedBatch)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	// Their binary form (appendVector) in one buffer too: each vector's
+	// is a slice of it (of an earlier array, once it grew).
+	size := 4 + 4*m.dim
+	if m.sparse {
+		size = 12 + 2*m.dim // a guess: a quarter of the elements
+	}
+	bin := make([]byte, 0, len(texts)*size)
 	k := 0
 	for i := range preps {
 		n := len(preps[i].chunks)
-		preps[i].vecs = make([][]float32, n)
+		preps[i].vecs = vecs[k : k+n : k+n]
 		preps[i].vecBin = make([][]byte, n)
-		for j := range n {
-			v := make([]float32, m.dim)
-			if err := vdb.CheckVector(vecs[k], m.dim); err != nil {
-				return nil, fmt.Errorf("postgres: embedder %s, text %q: %w", m.emb.Name(), texts[k], err)
+		for j, v := range preps[i].vecs {
+			if err := vdb.CheckVector(v, m.dim); err != nil {
+				return nil, fmt.Errorf("postgres: embedder %s, text %q: %w", m.emb.Name(), texts[k+j], err)
 			}
-			if err := vdb.Normalize(v, vecs[k]); err != nil {
-				return nil, fmt.Errorf("postgres: embedder %s, text %q: %w", m.emb.Name(), texts[k], err)
+			if err := vdb.Normalize(v, v); err != nil {
+				return nil, fmt.Errorf("postgres: embedder %s, text %q: %w", m.emb.Name(), texts[k+j], err)
 			}
-			preps[i].vecs[j] = v
-			preps[i].vecBin[j] = appendVector(nil, v, m.sparse)
-			k++
+			at := len(bin)
+			bin = appendVector(bin, v, m.sparse)
+			preps[i].vecBin[j] = bin[at:len(bin):len(bin)]
 		}
+		k += n
 	}
 	return preps, nil
 }

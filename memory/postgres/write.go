@@ -176,12 +176,16 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 
 	// The batch's records, then their chunks (copyRows), are written
 	// with a COPY each.
-	recs := newCopyRows(256 * len(batch))
-	nChunks, chunkBytes := 0, 0
+	nChunks, recBytes, chunkBytes := 0, 0, 0
 	for _, p := range batch {
 		nChunks += len(p.chunks)
-		chunkBytes += len(p.rec.Text)
+		recBytes += rowBytes(p)
+		chunkBytes += len(p.rec.Text) + chunkRowBytes*len(p.chunks)
+		for _, b := range p.vecBin {
+			chunkBytes += len(b)
+		}
 	}
+	recs := newCopyRows(recBytes)
 	// The batch's records by namespace, in seq order, whose postings a
 	// pack of the namespace's tail (mergeTail) takes.
 	wrote := map[int32][]written{}
@@ -213,30 +217,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 		if !r.ValidUntil.IsZero() {
 			ns.ended++
 		}
-		recs.row(len(writeRecordColumns))
-		recs.int8(seq)
-		recs.text(r.ID)
-		recs.int4(ns.id)
-		recs.text(r.Text)
-		recs.time(r.Time)
-		recs.text(r.Speaker)
-		recs.texts(r.Tags)
-		recs.int4(int32(p.textLen))
-		if prev == 0 {
-			recs.null()
-		} else {
-			recs.int8(prev)
-		}
-		recs.int8(episode)
-		recs.nullTime(r.ValidFrom)
-		recs.nullTime(r.ValidUntil)
-		recs.text(r.Supersedes)
-		recs.text(r.SupersededBy)
-		recs.int4(int32(r.Seen))
-		recs.nullTime(r.LastSeen)
-		recs.int8(p.textKey)
-		recs.texts(p.termList)
-		recs.int4s(p.tfs)
+		recs.record(p, ns.id, seq, prev, episode)
 	}
 	if err := recs.send(ctx, tx, "records", writeRecordColumns); err != nil {
 		return 0, m.wrap(ctx, "add: records", err)
@@ -265,28 +246,9 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 	// index scans those exactly, so their number stays bounded even when
 	// writes outpace the fold.
 	pending := !m.opts.exact && m.indexed.Load() && !bulk && !load && nChunks <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
-	for _, p := range batch {
-		for _, b := range p.vecBin {
-			chunkBytes += len(b)
-		}
-	}
-	chunks := newCopyRows(chunkBytes + nChunks*80)
+	chunks := newCopyRows(chunkBytes)
 	for i, p := range batch {
-		r := &p.rec
-		for j, ch := range p.chunks {
-			chunks.row(len(writeChunkColumns))
-			chunks.int8(seqs[i])
-			chunks.int4(nss[r.Namespace].id)
-			chunks.time(r.Time)
-			chunks.int4(int32(j))
-			chunks.int4(int32(ch.Start))
-			chunks.int4(int32(ch.End))
-			chunks.text(ch.Text)
-			chunks.field(p.vecBin[j])
-			chunks.nullTime(r.ValidFrom)
-			chunks.nullTime(r.ValidUntil)
-			chunks.bool(pending)
-		}
+		chunks.chunks(p, nss[p.rec.Namespace].id, seqs[i], pending)
 	}
 	if err := chunks.send(ctx, tx, "chunks", writeChunkColumns); err != nil {
 		return 0, m.wrap(ctx, "add: chunks", err)
@@ -328,6 +290,78 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 		return 0, nil
 	}
 	return nChunks, nil
+}
+
+// record writes p's row of records (writeRecordColumns), in namespace
+// ns with its seq, previous record (0: none) and episode.
+func (c *copyRows) record(p *prepared, ns int32, seq, prev, episode int64) {
+	r := &p.rec
+	c.row(len(writeRecordColumns))
+	c.int8(seq)
+	c.text(r.ID)
+	c.int4(ns)
+	c.text(r.Text)
+	c.time(r.Time)
+	c.text(r.Speaker)
+	c.texts(r.Tags)
+	c.int4(int32(p.textLen))
+	if prev == 0 {
+		c.null()
+	} else {
+		c.int8(prev)
+	}
+	c.int8(episode)
+	c.nullTime(r.ValidFrom)
+	c.nullTime(r.ValidUntil)
+	c.text(r.Supersedes)
+	c.text(r.SupersededBy)
+	c.int4(int32(r.Seen))
+	c.nullTime(r.LastSeen)
+	c.int8(p.textKey)
+	c.texts(p.termList)
+	c.int4s(p.tfs)
+}
+
+// chunks writes the rows of p's chunks (writeChunkColumns), of record seq
+// in namespace ns.
+func (c *copyRows) chunks(p *prepared, ns int32, seq int64, pending bool) {
+	r := &p.rec
+	for j, ch := range p.chunks {
+		c.row(len(writeChunkColumns))
+		c.int8(seq)
+		c.int4(ns)
+		c.time(r.Time)
+		c.int4(int32(j))
+		c.int4(int32(ch.Start))
+		c.int4(int32(ch.End))
+		c.text(ch.Text)
+		c.field(p.vecBin[j])
+		c.nullTime(r.ValidFrom)
+		c.nullTime(r.ValidUntil)
+		c.bool(pending)
+	}
+}
+
+// chunkRowBytes is the size of a chunk's row in chunks' binary COPY data
+// (copyRows.chunks) but for its text and vector: the row's field count,
+// its fields' sizes and its scalars (exactly, when none is NULL).
+const chunkRowBytes = 2 + 4*11 + 8 + 4 + 8 + 3*4 + 2*8 + 1
+
+// rowBytes is the size of p's row in records' binary COPY data (copyRows)
+// (exactly, when none of its fields is NULL): its fields' sizes, its
+// scalars and arrays' headers.
+func rowBytes(p *prepared) int {
+	r := &p.rec
+	n := 2 + 4*len(writeRecordColumns) + 76 + 3*20 + // scalars, arrays' headers
+		len(r.ID) + len(r.Text) + len(r.Speaker) + len(r.Supersedes) + len(r.SupersededBy) +
+		8*len(p.tfs) + 4*len(p.termList) + 4*len(r.Tags)
+	for _, t := range p.termList {
+		n += len(t)
+	}
+	for _, t := range r.Tags {
+		n += len(t)
+	}
+	return n
 }
 
 // writeRecordColumns and writeChunkColumns are the columns a write copies into
