@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -96,7 +97,6 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 			break
 		}
 		var preps []prepared
-		lt.final = lo+batch >= len(recs)
 		if preps, err = m.writeBatch(ctx, p.preps, deferIndex, lt); err == nil {
 			for i := range preps {
 				ids = append(ids, preps[i].outcome().ID)
@@ -117,8 +117,9 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 	}
 	// The load's end, on two connections at once: the indexes it dropped
 	// (the chunks', deferIndex) built again, then the chunks' planner
-	// statistics; beside them, the other tables' statistics (an ANALYZE
-	// waits for an index build of its own table, not of another's).
+	// statistics; beside them, the tails its batches left packed
+	// (packLoad), then the other tables' statistics (an ANALYZE waits for
+	// an index build of its own table, not of another's).
 	//
 	// The statistics of a fresh load are empty until autovacuum's next
 	// round: gathered now, the first queries are planned for the tables'
@@ -140,10 +141,13 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 			cerr = m.indexTx(ctx, func(tx pgx.Tx) error { return analyzeLoad(ctx, tx, "chunks") })
 		}
 	}()
+	if err == nil {
+		err = m.packLoad(ctx, lt)
+	}
 	if analyze {
 		if aerr := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
 			return analyzeLoad(ctx, tx, "records, posting_blocks, episodes, speakers, namespaces")
-		}); aerr != nil {
+		}); aerr != nil && err == nil {
 			err = m.wrap(ctx, "load: analyze", aerr)
 		}
 	}
@@ -277,9 +281,8 @@ func (m *Memory) buildDeferred(ctx context.Context) error {
 }
 
 // loadMergeRecords is how many records a load's batches leave in a
-// namespace's tail before one packs it into posting blocks (the last
-// batch packs it whatever its size). A variable so that tests can lower
-// it.
+// namespace's tail before one packs it into posting blocks (packLoad packs
+// what they leave). A variable so that tests can lower it.
 var loadMergeRecords int64 = 16384
 
 // loadTails is what a load's batches wrote to the tails of their
@@ -289,28 +292,27 @@ var loadMergeRecords int64 = 16384
 // mergeRecords records, rewrote most of the namespace's blocks at each
 // batch (in a 10,000-record load, 54,000 blocks written for 15,000 kept,
 // a third of the server's time). Load's batches pack every
-// loadMergeRecords records and at its end instead, from the postings they
+// loadMergeRecords records and at its end (packLoad) instead, from the postings they
 // hold in memory when the tail holds, after the records that were there
 // before the load, exactly the load's (checked under the namespace's
 // lock: another writer's record, or one of the load's records deleted or
 // replaced since, makes the pack read the tail from the records as any
 // write's does). A nil *loadTails is a write that is not a load's.
 type loadTails struct {
-	// final: the load's last batch, which packs every tail it leaves.
-	final bool
-	ns    map[int32]*loadTail
+	ns map[int32]*loadTail
 }
 
 // loadTail is a namespace's records written by a load's committed batches
 // since its tail was last packed, in seq order.
 type loadTail struct {
+	name string
 	recs []written
 }
 
 // due reports whether a batch packs the tail of namespace ns (locked, its
 // statistics counting the batch).
 func (lt *loadTails) due(ns *nsRow) bool {
-	if lt == nil || lt.final {
+	if lt == nil {
 		return ns.tailDocs >= mergeRecords
 	}
 	return ns.tailDocs >= max(loadMergeRecords, mergeRecords)
@@ -348,11 +350,15 @@ func (lt *loadTails) held(ctx context.Context, tx pgx.Tx, ns *nsRow, batch []wri
 }
 
 // committed records a committed batch's records by namespace (as
-// commitOnce gathers them); packed are the namespaces whose tails it
-// packed.
-func (lt *loadTails) committed(ws map[int32][]written, packed map[int32]bool) {
+// commitOnce gathers them, nss its namespaces); packed are the namespaces
+// whose tails it packed.
+func (lt *loadTails) committed(nss map[string]*nsRow, ws map[int32][]written, packed map[int32]bool) {
 	if lt == nil {
 		return
+	}
+	names := make(map[int32]string, len(nss))
+	for name, ns := range nss {
+		names[ns.id] = name
 	}
 	for id, w := range ws {
 		if packed[id] {
@@ -361,9 +367,69 @@ func (lt *loadTails) committed(ws map[int32][]written, packed map[int32]bool) {
 		}
 		h := lt.ns[id]
 		if h == nil {
-			h = &loadTail{}
+			h = &loadTail{name: names[id]}
 			lt.ns[id] = h
 		}
 		h.recs = append(h.recs, w...)
 	}
+}
+
+// packLoad packs the tails that a load's batches left (loadTails) of more
+// than mergeRecords records, each namespace's in a transaction of its own
+// under its lock, from the postings the load holds when the tail is still
+// exactly the load's records (held), else from the records as any write's
+// pack does. Load runs it after its last batch, beside the build of the
+// chunks' indexes on another connection: the last batch packed them in
+// its own transaction before (at 10,000 records, some 150 ms of the
+// load's end, most of it Go's work on the postings and the blocks' COPY,
+// while the other connection waited).
+func (m *Memory) packLoad(ctx context.Context, lt *loadTails) error {
+	ids := make([]int32, 0, len(lt.ns))
+	for id := range lt.ns {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		var err error
+		for range maxWriteAttempts {
+			if err = m.packLoadOnce(ctx, lt, id); err == nil || !retryable(errors.Unwrap(err)) && !retryable(err) {
+				break
+			}
+		}
+		if err != nil {
+			return m.wrap(ctx, "load: pack postings", err)
+		}
+	}
+	return nil
+}
+
+// packLoadOnce packs namespace id's tail (packLoad) in a transaction.
+func (m *Memory) packLoadOnce(ctx context.Context, lt *loadTails, id int32) error {
+	h := lt.ns[id]
+	c, err := m.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+		nss, err := lockNamespaces(ctx, tx, map[string]bool{h.name: true})
+		if err != nil {
+			return err
+		}
+		ns := nss[h.name]
+		if ns == nil || ns.id != id || ns.tailDocs < mergeRecords {
+			return nil
+		}
+		from, held, err := lt.held(ctx, tx, ns, nil)
+		if err != nil {
+			return err
+		}
+		if held == nil {
+			from = ns.lastSeq // the whole tail read from the records
+		}
+		if err := mergeTail(ctx, tx, ns, from, ns.lastSeq, postingsOf(held)); err != nil {
+			return err
+		}
+		return writeStats(ctx, tx, nss)
+	})
 }

@@ -22,6 +22,7 @@ const neighbourGap = 12 * time.Hour
 // nsRow is a namespace's row, locked by the writing transaction.
 type nsRow struct {
 	id                int32
+	name              string
 	textDocs, textLen int64
 	// lastSeq is the newest record, the previous one of the next record
 	// written (0: none); lastTime its time.
@@ -285,7 +286,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 	if err := tx.Commit(ctx); err != nil {
 		return 0, m.wrap(ctx, "add: commit", err)
 	}
-	lt.committed(wrote, packed)
+	lt.committed(nss, wrote, packed)
 	if !pending {
 		return 0, nil
 	}
@@ -465,6 +466,7 @@ func lockNamespaces(ctx context.Context, tx pgx.Tx, names map[string]bool) (map[
 		if latest.Valid && latest.InfinityModifier == pgtype.Finite {
 			r.latest = latest.Time
 		}
+		r.name = name
 		out[name] = r
 	}
 	if err := rows.Err(); err != nil {
