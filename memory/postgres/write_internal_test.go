@@ -1,6 +1,9 @@
 package postgres
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +48,35 @@ func TestRowBytesHoldRows(t *testing.T) {
 		assert.LessOrEqual(t, len(c.b)-len(copyHeader), want, "chunks of %q", p.rec.ID)
 		if i == 1 { // its chunks hold all its text but one space
 			assert.Equal(t, len(c.b)-len(copyHeader), want-1, "chunks of %q", p.rec.ID)
+		}
+	}
+}
+
+// TestPostingsOf: the postings of written records by term, each term's in
+// seq order, are those of appending them record by record.
+func TestPostingsOf(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 12))
+	for _, n := range []int{0, 1, 7, 300} {
+		var ws []written
+		for i := range n {
+			w := written{seq: int64(10 + 3*i), episode: int64(10 + 3*(i/4)), dl: int32(r.IntN(90) + 1)}
+			for _, k := range r.Perm(40)[:r.IntN(12)] {
+				w.terms = append(w.terms, fmt.Sprintf("t%02d", k))
+				w.tfs = append(w.tfs, int32(r.IntN(5)+1))
+			}
+			slices.Sort(w.terms)
+			ws = append(ws, w)
+		}
+		want := map[string][]posting{}
+		for _, w := range ws {
+			for i, term := range w.terms {
+				want[term] = append(want[term], posting{seq: w.seq, episode: w.episode, tf: w.tfs[i], dl: w.dl})
+			}
+		}
+		got := postingsOf(ws)
+		assert.Equal(t, want, got, "%d records", n)
+		for term, ps := range got {
+			assert.Equal(t, len(ps), cap(ps), "term %s: appending to its postings does not write over another's", term)
 		}
 	}
 }
