@@ -72,14 +72,15 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 	// Each batch is prepared (chunked, tokenized, embedded) while the
 	// one before it is written.
 	type prepped struct {
-		preps []prepared
-		err   error
+		preps   []prepared
+		release func()
+		err     error
 	}
 	prepare := func(lo int) <-chan prepped {
 		ch := make(chan prepped, 1)
 		go func() {
-			preps, err := m.prepareBatch(ctx, recs[lo:min(lo+batch, len(recs))])
-			ch <- prepped{preps, err}
+			preps, release, err := m.prepareBatch(ctx, recs[lo:min(lo+batch, len(recs))])
+			ch <- prepped{preps, release, err}
 		}()
 		return ch
 	}
@@ -105,9 +106,12 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 				progress(len(ids))
 			}
 		}
+		p.release()
 	}
 	if ahead != nil {
-		<-ahead // a batch prepared for nothing: the load stopped
+		if p := <-ahead; p.err == nil { // a batch prepared for nothing: the load stopped
+			p.release()
+		}
 	}
 	bctx := ctx
 	if err != nil {
