@@ -164,8 +164,7 @@ func (c *copyRows) field(b []byte) {
 }
 
 // appendVector appends v in the binary form of a pgvector vector, or of a
-// sparsevec (its non-zero elements, v at most maxSparseDim long) if
-// sparse. prepareBatch encodes a batch's vectors with it beside its
+// sparsevec (its non-zero elements) if sparse. prepareBatch encodes a batch's vectors with it beside its
 // other work, off the write's path.
 func appendVector(b []byte, v []float32, sparse bool) []byte {
 	if !sparse {
@@ -178,21 +177,21 @@ func appendVector(b []byte, v []float32, sparse bool) []byte {
 		}
 		return b
 	}
-	var idx [maxSparseDim]uint16
-	n := 0
-	for i, x := range v[:min(len(v), maxSparseDim)] {
+	var stack [maxSparseDim]int32 // the indexes of the non-zero elements
+	idx := stack[:0]
+	for i, x := range v {
 		if x != 0 {
-			idx[n] = uint16(i)
-			n++
+			idx = append(idx, int32(i))
 		}
 	}
+	n := len(idx)
 	off := len(b)
 	b = slices.Grow(b, 12+8*n)[:off+12+8*n]
 	binary.BigEndian.PutUint32(b[off:], uint32(len(v)))
 	binary.BigEndian.PutUint32(b[off+4:], uint32(n))
 	binary.BigEndian.PutUint32(b[off+8:], 0)
 	off += 12
-	for k, i := range idx[:n] {
+	for k, i := range idx {
 		binary.BigEndian.PutUint32(b[off+4*k:], uint32(i)) // from 0
 		binary.BigEndian.PutUint32(b[off+4*(n+k):], math.Float32bits(v[i]))
 	}
