@@ -179,7 +179,7 @@ func writeBlocks(ctx context.Context, tx pgx.Tx, ns int32, old, nw []block) erro
 		n += len(b.ps)
 	}
 	c := newCopyRows(n*6 + len(nw)*48)
-	written := 0
+	rows := 0
 	for _, b := range nw {
 		if len(b.ps) == 0 {
 			continue
@@ -192,9 +192,9 @@ func writeBlocks(ctx context.Context, tx pgx.Tx, ns int32, old, nw []block) erro
 		at := c.open()
 		c.b = appendBlock(c.b, b.ps)
 		c.close(at)
-		written++
+		rows++
 	}
-	if written == 0 {
+	if rows == 0 {
 		return nil
 	}
 	return c.send(ctx, tx, "posting_blocks", []string{"ns", "term", "last_seq", "n", "data"})
