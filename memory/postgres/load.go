@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -132,7 +133,8 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 	// build of the index that a writer set off in the background waits
 	// for the transactions older than it, ANALYZE among them, while
 	// ANALYZE would wait for the build's lock on the chunks table: a
-	// deadlock. The other tables' take no lock a build holds.
+	// deadlock. The other tables' take no lock a build holds, each table
+	// in a transaction of its own (analyzeApart).
 	analyze := err == nil && len(ids) > 0
 	var berr, cerr error
 	built := make(chan struct{})
@@ -149,9 +151,7 @@ func (m *Memory) Load(ctx context.Context, recs []memory.Record, batch int, prog
 		err = m.packLoad(ctx, lt)
 	}
 	if analyze {
-		if aerr := pgx.BeginFunc(ctx, m.pool, func(tx pgx.Tx) error {
-			return analyzeLoad(ctx, tx, "records, posting_blocks, episodes, speakers, namespaces")
-		}); aerr != nil && err == nil {
+		if aerr := m.analyzeApart(ctx, "records, posting_blocks, episodes, speakers, namespaces"); aerr != nil && err == nil {
 			err = m.wrap(ctx, "load: analyze", aerr)
 		}
 	}
@@ -192,6 +192,29 @@ func analyzeLoad(ctx context.Context, tx pgx.Tx, tables string) error {
 		return err
 	}
 	_, err := tx.Exec(ctx, `ANALYZE `+tables)
+	return err
+}
+
+// analyzeApart is analyzeLoad outside a transaction block, where ANALYZE
+// takes each table in a transaction of its own: it never holds one
+// table's lock while it waits for another's (which a concurrent migration
+// could hold while it waits for the first: a deadlock). The session's
+// statistics target is set for it and reset.
+func (m *Memory) analyzeApart(ctx context.Context, tables string) error {
+	c, err := m.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	if _, err := c.Exec(ctx, fmt.Sprintf(`SET default_statistics_target = %d`, loadStatisticsTarget)); err != nil {
+		return err
+	}
+	_, err = c.Exec(ctx, `ANALYZE `+tables)
+	if _, rerr := c.Exec(context.WithoutCancel(ctx), `RESET default_statistics_target`); rerr != nil {
+		// Not given back to the pool with the load's target.
+		c.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // the reset's error is the one to report
+		return cmp.Or(err, rerr)
+	}
 	return err
 }
 
