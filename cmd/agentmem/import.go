@@ -359,7 +359,9 @@ func newRecords(ctx context.Context, mem memory.Records, lines []importLine, nam
 	same := func(a, b memory.Record, hasTime bool) bool {
 		return a.Text == b.Text && a.Namespace == b.Namespace && a.Speaker == b.Speaker && (!hasTime || a.Time.Equal(b.Time))
 	}
-	for _, l := range lines {
+	recs := make([]memory.Record, len(lines))
+	ids := make([]string, len(lines))
+	for i, l := range lines {
 		rec := memory.Record{ID: l.ID, Text: *l.Text, Namespace: cmp.Or(l.Namespace, namespace, "default"), Speaker: l.Speaker}
 		if l.Time != "" {
 			rec.Time, _ = time.Parse(time.RFC3339, l.Time) // checked by parseImportLine
@@ -367,13 +369,30 @@ func newRecords(ctx context.Context, mem memory.Records, lines []importLine, nam
 		if rec.ID == "" {
 			rec.ID = contentID(rec)
 		}
+		recs[i], ids[i] = rec, rec.ID
+	}
+	// A store that reads many ids at once (PostgreSQL: a round trip per
+	// id otherwise) is asked for them all first.
+	var stored map[string]memory.Record
+	if g, ok := mem.(interface {
+		GetMany(ctx context.Context, ids []string) (map[string]memory.Record, error)
+	}); ok {
+		if stored, err = g.GetMany(ctx, ids); err != nil {
+			return nil, 0, err
+		}
+	}
+	for i, rec := range recs {
 		old, ok := seen[rec.ID]
-		if !ok {
+		switch {
+		case ok:
+		case stored != nil:
+			old, ok = stored[rec.ID]
+		default:
 			if old, ok, err = lookup(ctx, mem, rec.ID); err != nil {
 				return nil, 0, err
 			}
 		}
-		if ok && same(old, rec, l.Time != "") {
+		if ok && same(old, rec, lines[i].Time != "") {
 			skipped++
 			continue
 		}

@@ -55,6 +55,41 @@ func (m *Memory) GetContext(ctx context.Context, id string) (memory.Record, bool
 	return r, true, nil
 }
 
+// getManyIDs is the most ids GetMany asks for in one statement.
+const getManyIDs = 10_000
+
+// GetMany returns the stored records among ids, by id (an id not stored
+// is left out), in one round trip per getManyIDs ids; a server that
+// cannot be reached is an error (wrapping memory.ErrUnavailable). It is
+// what `agentmem import` asks of its lines' ids before it writes them:
+// GetContext for each line was a round trip each, 14,022 of them for
+// RealMem's turns, about half of the import's time.
+func (m *Memory) GetMany(ctx context.Context, ids []string) (map[string]memory.Record, error) {
+	if err := m.check(ctx); err != nil {
+		return nil, err
+	}
+	out := map[string]memory.Record{}
+	for lo := 0; lo < len(ids); lo += getManyIDs {
+		rows, err := m.pool.Query(ctx, `SELECT `+recordColumns+` FROM records r JOIN namespaces n ON n.id = r.ns WHERE r.id = ANY($1)`,
+			ids[lo:min(lo+getManyIDs, len(ids))])
+		if err != nil {
+			return nil, m.wrap(ctx, "get records", err)
+		}
+		for rows.Next() {
+			var r memory.Record
+			if err := scanRecord(rows, &r); err != nil {
+				rows.Close()
+				return nil, m.wrap(ctx, "get records", err)
+			}
+			out[r.ID] = r
+		}
+		if err := rows.Err(); err != nil {
+			return nil, m.wrap(ctx, "get records", err)
+		}
+	}
+	return out, nil
+}
+
 // Counts returns the number of stored records and chunks, read in one
 // statement; a server that cannot be reached is an error (wrapping
 // memory.ErrUnavailable), never a count of 0.

@@ -12,7 +12,7 @@ import (
 )
 
 // TestServerStopsAndReturns: while the server is stopped, Ping,
-// GetContext, Counts, Add and Query fail with memory.ErrUnavailable (not
+// GetContext, Counts, GetMany, Add and Query fail with memory.ErrUnavailable (not
 // "missing", not 0); once it is started again the same handle works, and
 // what was committed before is there.
 func TestServerStopsAndReturns(t *testing.T) {
@@ -31,6 +31,9 @@ func TestServerStopsAndReturns(t *testing.T) {
 	assert.False(t, ok)
 	_, _, err = m.Counts(ctx)
 	assert.ErrorIs(t, err, memory.ErrUnavailable)
+	got, err := m.GetMany(ctx, []string{id})
+	assert.ErrorIs(t, err, memory.ErrUnavailable)
+	assert.Nil(t, got)
 	_, err = m.Add(ctx, memory.Record{Text: "written while the server is down"})
 	assert.ErrorIs(t, err, memory.ErrUnavailable)
 	_, err = m.Query(ctx, memory.Query{Text: "failover drill"})
@@ -46,6 +49,9 @@ func TestServerStopsAndReturns(t *testing.T) {
 	_, ok, err = m.GetContext(ctx, "no-such-id")
 	require.NoError(t, err)
 	assert.False(t, ok, "a missing id is not an error")
+	got, err = m.GetMany(ctx, []string{"no-such-id", id, id})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]memory.Record{id: rec}, got, "the stored ones, by id")
 	records, chunks, err := m.Counts(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, records)
