@@ -94,6 +94,11 @@ type Config struct {
 	// Logger receives warnings (a repaired log, a snapshot not used); nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// OneShot says the process makes a request or two and exits (the
+	// CLI's commands but serve and chat): a PostgreSQL store then reads
+	// nothing in the background for later searches
+	// (postgres.WithoutBackgroundReads). A store directory ignores it.
+	OneShot bool
 	// ReadOnly opens the store for reading (longterm.WithReadOnly): no
 	// lock, no write of any kind, writes refused. A missing store is an
 	// error even with Create.

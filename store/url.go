@@ -177,6 +177,9 @@ func openPostgres(ctx context.Context, url string, cfg Config) (*Postgres, postg
 	if cfg.MinScore != 0 {
 		opts = append(opts, postgres.WithMinScore(cfg.MinScore))
 	}
+	if cfg.OneShot {
+		opts = append(opts, postgres.WithoutBackgroundReads())
+	}
 	m, err := postgres.Open(ctx, url, emb, opts...)
 	if err != nil {
 		return nil, man, err

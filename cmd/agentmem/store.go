@@ -270,9 +270,11 @@ func noun(st store.Memory) string {
 	return "segment"
 }
 
-// withStore opens the store (a.open), runs do with it and closes it; a
-// failed close (a snapshot not written) joins do's error.
+// withStore opens the store (a.open) for a command that exits once do
+// returns (store.Config.OneShot), runs do with it and closes it; a failed
+// close (a snapshot not written) joins do's error.
 func (a *app) withStore(cmd *cobra.Command, create bool, cfg store.Config, do func(store.Memory) error) (err error) {
+	cfg.OneShot = true // the command exits once do returns
 	st, err := a.open(cmd, create, cfg)
 	if err != nil {
 		return err

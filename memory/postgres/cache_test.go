@@ -660,3 +660,38 @@ func TestVectorCacheBound(t *testing.T) {
 		assert.Equal(t, c.copied, postgres.VectorCacheSearches(m) > n, "bound %d of %d chunks: copied", c.bound, chunks)
 	}
 }
+
+// TestWithoutBackgroundReads: a memory opened WithoutBackgroundReads
+// answers every search from the server, reading no copy of a namespace's
+// vectors and no cache of its postings or links, with the hits of a
+// memory that does (searched twice, so that the second search has its
+// copies).
+func TestWithoutBackgroundReads(t *testing.T) {
+	ctx := t.Context()
+	u := storeURL(t)
+	m := open(t, u)
+	_, err := m.AddBatch(ctx, loadRecords(250))
+	require.NoError(t, err)
+	bare := open(t, u, postgres.WithoutBackgroundReads())
+	queries := []memory.Query{
+		{Text: "crate 1036", Namespace: "ns1", K: 5},
+		{Text: "cargo 3 crate", K: 8},
+		{Text: "load note 42", Mode: memory.VectorOnly, K: 10},
+		{Text: "crate 1379", Namespace: "ns2", Mode: memory.KeywordOnly, K: 6},
+	}
+	for range 2 {
+		for _, q := range queries {
+			want, err := m.Query(ctx, q)
+			require.NoError(t, err)
+			require.NotEmpty(t, want, q.Text)
+			got, err := bare.Query(ctx, q)
+			require.NoError(t, err)
+			hitsAlike(t, want, got, q.Text)
+		}
+	}
+	assert.Positive(t, postgres.VectorCacheSearches(m), "the default memory's searches read its copies")
+	assert.Zero(t, postgres.VectorCacheSearches(bare))
+	assert.Zero(t, postgres.LinkFills(bare))
+	caches, tails := postgres.Prefetched(bare)
+	assert.Zero(t, caches+tails)
+}

@@ -266,7 +266,9 @@ func open(ctx context.Context, url string, emb embed.Embedder, opts []Option) (*
 	}
 	m.pairs = make(chan struct{}, pc.MaxConns/2)
 	m.caches.filling = make(chan struct{}, 1)
-	m.vecs.ctx, m.vecs.cancel = context.WithCancel(context.Background())
+	if !o.noBackground { // WithoutBackgroundReads: background starts nothing
+		m.vecs.ctx, m.vecs.cancel = context.WithCancel(context.Background())
+	}
 	m.vecs.records, m.vecs.chunks = vectorCacheRecords, o.vectorCache
 	if err := m.init(ctx); err != nil {
 		m.vecs.close()
