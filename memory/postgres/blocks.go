@@ -41,11 +41,9 @@ type posting struct {
 	tf, dl       int32
 }
 
-// encodeBlock packs postings sorted by seq: per posting the seq's
-// difference from the one before, tf, dl and seq − episode, as uvarints.
-func encodeBlock(ps []posting) []byte { return appendBlock(make([]byte, 0, 6*len(ps)), ps) }
-
-// appendBlock appends the encoding of ps (encodeBlock's) to buf.
+// appendBlock appends ps, sorted by seq, packed as a block to buf: per
+// posting the seq's difference from the one before, tf, dl and
+// seq − episode, as uvarints.
 func appendBlock(buf []byte, ps []posting) []byte {
 	var prev int64
 	for _, p := range ps {
@@ -61,7 +59,7 @@ func appendBlock(buf []byte, ps []posting) []byte {
 var errBadBlock = errors.New("corrupt posting block")
 
 // decodeBlock appends the postings packed in data to out. A block that
-// encodeBlock cannot have written (seqs not ascending from 1, a tf or dl
+// appendBlock cannot have written (seqs not ascending from 1, a tf or dl
 // past int32, an episode after its record or before the first) is
 // errBadBlock.
 func decodeBlock(out []posting, data []byte) ([]posting, error) {

@@ -72,3 +72,6 @@ func blockOf(n int) []posting {
 	}
 	return ps
 }
+
+// encodeBlock is ps packed as a block (appendBlock), on its own.
+func encodeBlock(ps []posting) []byte { return appendBlock(nil, ps) }

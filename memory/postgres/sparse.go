@@ -100,15 +100,6 @@ func (m *Memory) innerProduct(param string) string {
 	return "inner_product(embedding, " + param + ")"
 }
 
-// vecArg returns v as a value of the column's type, for a COPY (queries
-// pass theirs dense: innerProduct).
-func (m *Memory) vecArg(v []float32) any {
-	if m.sparse {
-		return pgv.NewSparseVector(v)
-	}
-	return pgv.NewVector(v)
-}
-
 // A vecScan is a scan target for the embedding column of either type.
 type vecScan struct {
 	sparse bool
