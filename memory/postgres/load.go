@@ -383,22 +383,37 @@ func (lt *loadTails) committed(nss map[string]*nsRow, ws map[int32][]written, pa
 	if lt == nil {
 		return
 	}
-	names := make(map[int32]string, len(nss))
-	for name, ns := range nss {
-		names[ns.id] = name
-	}
-	for id, w := range ws {
-		if packed[id] {
-			delete(lt.ns, id)
-			continue
+	for _, ns := range nss {
+		w, ok := ws[ns.id]
+		switch {
+		case !ok:
+		case packed[ns.id]:
+			delete(lt.ns, ns.id)
+		default:
+			h := lt.ns[ns.id]
+			if h == nil {
+				h = &loadTail{name: ns.name}
+				lt.ns[ns.id] = h
+			}
+			h.recs = append(h.recs, w...)
 		}
-		h := lt.ns[id]
-		if h == nil {
-			h = &loadTail{name: names[id]}
-			lt.ns[id] = h
-		}
-		h.recs = append(h.recs, w...)
 	}
+}
+
+// pack packs namespace ns's tail (locked) into its blocks (mergeTail):
+// the records after from are ws, a batch's in seq order, whose postings
+// are taken from memory, and the tail's records up to from are read from
+// the table, unless the load holds them (held): then theirs are taken
+// from memory too.
+func (lt *loadTails) pack(ctx context.Context, tx pgx.Tx, ns *nsRow, from int64, ws []written) error {
+	f, held, err := lt.held(ctx, tx, ns, ws)
+	if err != nil {
+		return fmt.Errorf("read the tail: %w", err)
+	}
+	if held != nil {
+		from, ws = f, slices.Concat(held, ws)
+	}
+	return mergeTail(ctx, tx, ns, from, ns.lastSeq, postingsOf(ws))
 }
 
 // packLoad packs the tails that a load's batches left (loadTails) of more
@@ -447,14 +462,7 @@ func (m *Memory) packLoadOnce(ctx context.Context, lt *loadTails, id int32) erro
 		if ns == nil || ns.id != id || ns.tailDocs < mergeRecords {
 			return nil
 		}
-		from, held, err := lt.held(ctx, tx, ns, nil)
-		if err != nil {
-			return err
-		}
-		if held == nil {
-			from = ns.lastSeq // the whole tail read from the records
-		}
-		if err := mergeTail(ctx, tx, ns, from, ns.lastSeq, postingsOf(held)); err != nil {
+		if err := lt.pack(ctx, tx, ns, ns.lastSeq, nil); err != nil {
 			return err
 		}
 		return writeStats(ctx, tx, nss)

@@ -266,13 +266,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 			continue
 		}
 		// The batch's records follow seqs[0] − 1 (seqs ascend).
-		from, ws := seqs[0]-1, wrote[ns.id]
-		if f, held, err := lt.held(ctx, tx, ns, ws); err != nil {
-			return 0, m.wrap(ctx, "add: pack postings: read the tail", err)
-		} else if held != nil {
-			from, ws = f, slices.Concat(held, ws)
-		}
-		if err := mergeTail(ctx, tx, ns, from, ns.lastSeq, postingsOf(ws)); err != nil {
+		if err := lt.pack(ctx, tx, ns, seqs[0]-1, wrote[ns.id]); err != nil {
 			return 0, m.wrap(ctx, "add: pack postings", err)
 		}
 		packed[ns.id] = true
