@@ -79,6 +79,9 @@ type nsSearch[K comparable] struct {
 	// floor: rank leaves out records whose score is below it (search's
 	// keyword: they cannot make the first depth of every namespace).
 	floor float64
+	// episodeBonus holds what addEpisodes added to the records it found
+	// of each episode (ranking.EpisodeBonuses), for addDay.
+	episodeBonus map[int64]float64
 }
 
 // scored returns the ids of scores, in n.ids (reused by the next call).
@@ -338,13 +341,15 @@ func (s *search[K]) refersBack() bool {
 // window, outside ranking.NamedDay's day).
 const dayMargin = 0.5
 
-// addDay gives each record said in [from, to) (a day the query names)
-// that the query's words did not find w times the best record score: the
-// day lends to its records as the best-matching conversation does
-// (ranking.EpisodeBonuses), so that "what did we talk about on April
-// 29th?" finds that day's talk. Those the words found keep their score.
-// A day of more records than the search's depth lends nothing, nor does
-// a namespace that cannot list a day's records (During).
+// addDay lends each record said in [from, to) (a day the query names) w
+// times the best record score, as the best-matching conversation lends
+// its records (ranking.EpisodeBonuses), so that "what did we talk about
+// on April 29th?" finds that day's talk: a record the query's words did
+// not find gets that, one they found gains what its conversation did not
+// already lend it (addEpisodes), so that a weak match of the day ("you")
+// does not rank below the day's records that match nothing. A day of
+// more records than the search's depth lends nothing, nor does a
+// namespace that cannot list a day's records (During).
 func (n *nsSearch[K]) addDay(ctx context.Context, from, to time.Time, w float64, scores *scoreSet) error {
 	d, ok := n.ns.(During)
 	if !ok || w <= 0 {
@@ -361,12 +366,16 @@ func (n *nsSearch[K]) addDay(ctx context.Context, from, to time.Time, w float64,
 	if err := n.ns.Links(ctx, ids, nil); err != nil {
 		return err
 	}
+	lend := w * best
 	for _, id := range ids {
-		if scores.has(id) {
+		l, ok := n.ns.Link(id)
+		if !ok || n.filtered && !n.scope.Admits(l) {
 			continue
 		}
-		if l, ok := n.ns.Link(id); ok && (!n.filtered || n.scope.Admits(l)) {
-			scores.set(id, w*best)
+		if !scores.has(id) {
+			scores.set(id, lend)
+		} else if more := lend - n.episodeBonus[l.Episode]; more > 0 {
+			scores.add(id, more)
 		}
 	}
 	return nil
@@ -555,6 +564,7 @@ func (n *nsSearch[K]) addEpisodes(ctx context.Context, groups []keyword.QueryGro
 		bestEpisode = l.Episode
 	}
 	bonus := ranking.EpisodeBonuses(w, best, top, bestEpisode)
+	n.episodeBonus = bonus
 	for i, id := range ids {
 		if b, ok := bonus[eps[i]]; ok && (!n.filtered || n.scope.Admits(n.link(id))) {
 			scores.add(id, b)

@@ -488,6 +488,34 @@ func TestQuery_NamedDay(t *testing.T) {
 	assert.NotContains(t, ids(hits), "spain", "no time prior: no day's loan")
 }
 
+// TestQuery_NamedDayWeakMatch: a record of the named day that the
+// query's words find only weakly (a "you") gains the day's loan too: it
+// ranks above the day's records that match nothing, instead of keeping
+// its weak score below them (MemoryBank's "Why was I in a bad mood on April 30th, and what question
+// did I ask you?").
+func TestQuery_NamedDayWeakMatch(t *testing.T) {
+	ctx := t.Context()
+	day := func(d, h int) time.Time { return time.Date(2023, 5, d, h, 0, 0, 0, time.UTC) }
+	recs := []Record{
+		// More than 12 hours apart: each its own conversation.
+		{ID: "home8", Namespace: "c", Speaker: "Ann", Time: day(8, 0), Text: "Some trouble at home made me anxious and tired."},
+		{ID: "ask8", Namespace: "c", Speaker: "Ann", Time: day(8, 13), Text: "How do you view emotional release?"},
+		{ID: "mood9", Namespace: "c", Speaker: "Ann", Time: day(9, 12), Text: "A bad mood again today, a really bad mood."},
+		{ID: "tea20", Namespace: "c", Speaker: "Ann", Time: day(20, 10), Text: "Would you like some tea?"},
+	}
+	m := newFilled(t, recs, WithTimePrior(1))
+	hits, err := m.Query(ctx, Query{Text: "Why was I in a bad mood on May 8th, and what question did I ask you?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	got := ids(hits)
+	require.Contains(t, got, "ask8")
+	require.Contains(t, got, "home8", "the named day's record, no word shared")
+	assert.Equal(t, "mood9", got[0], "the day after's strong match keeps its place")
+	assert.Less(t, slices.Index(got, "ask8"), slices.Index(got, "home8"), "a weak match of the day above its silent record")
+	if i := slices.Index(got, "tea20"); i >= 0 {
+		assert.Less(t, slices.Index(got, "ask8"), i, "and above the same weak match said another day")
+	}
+}
+
 // TestQuery_Recency: a query that refers back to an earlier conversation
 // ("again", "last time") prefers the latest of records that match it
 // alike; one that does not keeps the older first (lower id on a tie), and
