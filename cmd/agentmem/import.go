@@ -33,6 +33,7 @@ type importLine struct {
 	Namespace string  `json:"namespace"`
 	Speaker   string  `json:"speaker"`
 	Time      string  `json:"time"` // RFC 3339
+	line      int     // the line's number in its file
 }
 
 func newImportCmd(a *app) *cobra.Command {
@@ -57,7 +58,9 @@ carry these optional string fields:
   "id"         the memory's id; a stored memory with that id is replaced
                (unless it is the same). Without one, the id is derived from
                the namespace, speaker, time and text, so that importing the
-               same file twice stores nothing twice.
+               same file twice stores nothing twice. An id is the whole
+               store's, not a namespace's: a line whose id another line or
+               a stored memory has in another namespace stops the import.
   "namespace"  whose memory it is (default --namespace, else "default")
   "speaker"    who said it, e.g. "user"
   "time"       when it was said, RFC 3339 (default: now)
@@ -97,7 +100,7 @@ A progress bar is shown on standard error when it is a terminal.`,
 				stored            time.Time // when the records were stored, before the store's Close
 			)
 			err = a.withStore(cmd, true, store.Config{MaxRecordBytes: limit}, func(st store.Memory) error {
-				todo, skip, err := newRecords(cmd.Context(), st, lines, namespace)
+				todo, skip, err := newRecords(cmd.Context(), st, name, lines, namespace)
 				if err != nil {
 					return err
 				}
@@ -265,6 +268,7 @@ func readImport(cmd *cobra.Command, name string, long bool, limit int, skipEmpty
 			case perr != nil:
 				return nil, 0, fmt.Errorf("%s:%d: %w", name, n, perr)
 			default:
+				l.line = n
 				lines = append(lines, l)
 			}
 		}
@@ -353,9 +357,22 @@ func parseImportLine(line []byte, long bool) (importLine, error) {
 // holds, and repeats within lines. A line without an id gets one derived
 // from its namespace, speaker, time and text (see contentID); a line whose
 // id is stored with the same namespace, speaker, text (and time, if the line
-// has one) is skipped.
-func newRecords(ctx context.Context, mem memory.Records, lines []importLine, namespace string) (todo []memory.Record, skipped int, err error) {
+// has one) is skipped. An id is the store's, not a namespace's: a line
+// whose id an earlier line or a stored memory has in another namespace
+// would replace that memory (the same turn ids in each conversation of an
+// export: all but the last conversation's lost), so it is an error naming
+// the file (name) and line, before anything is stored.
+func newRecords(ctx context.Context, mem memory.Records, name string, lines []importLine, namespace string) (todo []memory.Record, skipped int, err error) {
+	if name == "-" {
+		name = "standard input"
+	}
+	clash := func(l importLine, rec memory.Record, holder, other, hint string) error {
+		return fmt.Errorf("%s:%d: %w: id %q is %s in namespace %q, but this line's namespace is %q: an id names one memory in the whole store, "+
+			"so this line would replace it (make the ids unique, e.g. %q, or leave \"id\" out to derive one from the text%s)",
+			name, l.line, memory.ErrInvalidArgument, rec.ID, holder, other, rec.Namespace, rec.Namespace+"/"+rec.ID, hint)
+	}
 	seen := map[string]memory.Record{}
+	firstLine := map[string]int{}
 	same := func(a, b memory.Record, hasTime bool) bool {
 		return a.Text == b.Text && a.Namespace == b.Namespace && a.Speaker == b.Speaker && (!hasTime || a.Time.Equal(b.Time))
 	}
@@ -385,12 +402,21 @@ func newRecords(ctx context.Context, mem memory.Records, lines []importLine, nam
 		old, ok := seen[rec.ID]
 		switch {
 		case ok:
+			if old.Namespace != rec.Namespace {
+				return nil, 0, clash(lines[i], rec, fmt.Sprintf("line %d's", firstLine[rec.ID]), old.Namespace, "")
+			}
 		case stored != nil:
 			old, ok = stored[rec.ID]
 		default:
 			if old, ok, err = lookup(ctx, mem, rec.ID); err != nil {
 				return nil, 0, err
 			}
+		}
+		if ok && old.Namespace != rec.Namespace {
+			return nil, 0, clash(lines[i], rec, "a stored memory's", old.Namespace, "; to move that memory, agentmem forget "+rec.ID+" first")
+		}
+		if _, ok := firstLine[rec.ID]; !ok {
+			firstLine[rec.ID] = lines[i].line
 		}
 		if ok && same(old, rec, lines[i].Time != "") {
 			skipped++

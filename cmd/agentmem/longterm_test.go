@@ -136,6 +136,40 @@ func TestCLI_LongTerm_ImportFields(t *testing.T) {
 	assert.Equal(t, 3, st.Memories)
 }
 
+// TestCLI_LongTerm_ImportIDAcrossNamespaces: an id is the store's, so a
+// file that gives two conversations the same turn ids ("S1:1" in each)
+// stops before anything is stored, naming both lines, instead of keeping
+// only the last conversation's turns; a line whose id a stored memory has
+// in another namespace stops too, and the stored memory stays where it is.
+func TestCLI_LongTerm_ImportIDAcrossNamespaces(t *testing.T) {
+	t.Parallel()
+	store := filepath.Join(t.TempDir(), "store")
+	in := `{"text": "I adopted a cat named Miso.", "id": "S1:1", "namespace": "ann"}
+{"text": "My sister lives in Porto.", "id": "S1:2", "namespace": "ann"}
+{"text": "I sold my bike last week.", "id": "S1:1", "namespace": "bob"}
+`
+	r := runCLI(t, in, "import", "--memory", "long", "--store", store, "-")
+	assert.NotEqual(t, exitOK, r.code)
+	assert.Contains(t, r.stderr, `standard input:3: invalid argument: id "S1:1" is line 1's in namespace "ann", but this line's namespace is "bob"`)
+	assert.Contains(t, r.stderr, `"bob/S1:1"`, "a way out")
+	r = runCLI(t, "", "stats", "--json", "--store", store)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var st storeStats
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	assert.Zero(t, st.Memories, "nothing stored")
+
+	first, _, _ := strings.Cut(in, "\n")
+	r = runCLI(t, first, "import", "--store", store, "-")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	r = runCLI(t, strings.Replace(first, `"ann"`, `"bob"`, 1), "import", "--store", store, "-")
+	assert.NotEqual(t, exitOK, r.code)
+	assert.Contains(t, r.stderr, `standard input:1: invalid argument: id "S1:1" is a stored memory's in namespace "ann", but this line's namespace is "bob"`)
+	assert.Contains(t, r.stderr, "agentmem forget S1:1 first")
+	res := searchJSON(t, "--store", store, "--namespace", "ann", "--mode", "keyword", "Miso")
+	require.Len(t, res.Hits, 1, "still ann's")
+	assert.Equal(t, "S1:1", res.Hits[0].ID)
+}
+
 func TestCLI_LongTerm_Add(t *testing.T) {
 	t.Parallel()
 	store := filepath.Join(t.TempDir(), "store")
