@@ -2,7 +2,9 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -374,8 +376,41 @@ type SearchResult struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// NoRelevantMemory is a SearchResult's Reason when it has no hits.
-const NoRelevantMemory = "no memory is relevant"
+// A SearchResult's Reason when it has no hits: no memory is relevant to
+// the query (NoRelevantMemory); some are, but none fits its max_tokens
+// (NothingFits, followed by what the smallest of them takes); some are,
+// but none has the tags it asks for (NoneTagged).
+const (
+	NoRelevantMemory = "no memory is relevant"
+	NothingFits      = "no relevant memory fits the token budget"
+	NoneTagged       = "no relevant memory has the tags asked for"
+)
+
+// EmptyReason returns why q, which st answered with no hits, has none:
+// NoRelevantMemory, or, when q has a token budget (MaxTokens) and st
+// finds relevant memories without it (a second search, made only then),
+// NothingFits with how many there are and the fewest tokens one of them
+// takes, so that a caller can tell "nothing relevant" from "a budget too
+// small".
+func EmptyReason(ctx context.Context, st memory.Querier, q memory.Query) (string, error) {
+	budget := q.MaxTokens
+	if budget <= 0 {
+		return NoRelevantMemory, nil
+	}
+	q.MaxTokens = math.MaxInt32 // every hit fits, and each says what it costs
+	hits, err := st.Query(ctx, q)
+	if err != nil || len(hits) == 0 {
+		return NoRelevantMemory, err
+	}
+	if len(hits) == 1 {
+		return fmt.Sprintf("%s of %d: the one relevant memory takes %d", NothingFits, budget, hits[0].Tokens), nil
+	}
+	least := hits[0].Tokens
+	for _, h := range hits {
+		least = min(least, h.Tokens)
+	}
+	return fmt.Sprintf("%s of %d: the smallest of the %d relevant memories takes %d", NothingFits, budget, len(hits), least), nil
+}
 
 // ListResult answers a listing: one page and how many match in all.
 type ListResult struct {

@@ -61,6 +61,7 @@ func TestHTTP_Roundtrip(t *testing.T) {
 	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "dog Biscuit", Metadata: map[string]string{"source": "chat"}})
 	r.decode(t, &sr)
 	assert.Empty(t, sr.Hits, "no memory about the dog has source=chat")
+	assert.Equal(t, NoneTagged, sr.Reason, "relevant memories, none with the tags")
 	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Biscuit", Mode: "keyword", From: "2000-01-01", To: time.Now().Add(time.Hour).Format(time.RFC3339)})
 	r.decode(t, &sr)
 	require.Len(t, sr.Hits, 2)
@@ -109,6 +110,36 @@ func TestHTTP_Roundtrip(t *testing.T) {
 	assert.LessOrEqual(t, sr.Tokens, 30)
 	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "Biscuit", "max_tokens": -3})
 	assert.Equal(t, http.StatusBadRequest, r.status, "body: %s", r.body)
+	// A budget no relevant memory fits says so, not "nothing relevant".
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "Biscuit dog lake", "min_relevance": -1, "max_tokens": 1})
+	sr = SearchResult{}
+	r.decode(t, &sr)
+	assert.Empty(t, sr.Hits)
+	assert.True(t, strings.HasPrefix(sr.Reason, NothingFits+" of 1: "), sr.Reason)
+	// With tags, the budget is spent on the memories that have them: the
+	// dog's two memories rank first and fit, but have no "travel".
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "LH401 Caroline", "tags": []string{"travel"}, "max_tokens": 1000})
+	sr = SearchResult{}
+	r.decode(t, &sr)
+	require.Len(t, sr.Hits, 1)
+	flight := sr.Hits[0]
+	require.Positive(t, flight.Tokens)
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "my dog Biscuit, noted, and LH401", "min_relevance": -1, "max_tokens": flight.Tokens + 1})
+	sr = SearchResult{}
+	r.decode(t, &sr)
+	require.NotEmpty(t, sr.Hits)
+	require.NotEqual(t, flight.ID, sr.Hits[0].ID, "without tags an untagged memory is first")
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "my dog Biscuit, noted, and LH401", "min_relevance": -1, "max_tokens": flight.Tokens + 1, "tags": []string{"travel"}})
+	sr = SearchResult{}
+	r.decode(t, &sr)
+	require.Len(t, sr.Hits, 1, "body: %s", r.body)
+	assert.Equal(t, flight.ID, sr.Hits[0].ID)
+	assert.Equal(t, flight.Tokens, sr.Tokens)
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "LH401 Caroline", "max_tokens": 1, "tags": []string{"travel"}})
+	sr = SearchResult{}
+	r.decode(t, &sr)
+	assert.Empty(t, sr.Hits)
+	assert.Equal(t, NothingFits+" of 1", sr.Reason)
 
 	// Neighbours: each hit with what was said just before and after it in
 	// its conversation (the flight, a year earlier, is another one).

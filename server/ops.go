@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/agentmem/agentmem/internal/errs"
@@ -215,8 +217,14 @@ func (s *Server) search(ctx context.Context, p *principal, req *SearchRequest) (
 	if k == 0 {
 		k = DefaultK
 	}
+	budget := q.MaxTokens
 	if len(tags) > 0 {
 		q.K = min(k*searchOverfetch, MaxK)
+		if budget > 0 {
+			// The budget is for the hits that have the tags: the store
+			// counts every hit's tokens, the loop below spends it.
+			q.MaxTokens = math.MaxInt32
+		}
 	}
 	hits, err := s.store.Query(ctx, q)
 	if err != nil {
@@ -227,13 +235,25 @@ func (s *Server) search(ctx context.Context, p *principal, req *SearchRequest) (
 		if len(out.Hits) == k {
 			break
 		}
-		if hasTags(h.Tags, tags) {
-			out.Hits = append(out.Hits, toHit(h))
-			out.Tokens += h.Tokens
+		if !hasTags(h.Tags, tags) || budget > 0 && out.Tokens+h.Tokens > budget {
+			continue
 		}
+		out.Hits = append(out.Hits, toHit(h))
+		out.Tokens += h.Tokens
 	}
 	if len(out.Hits) == 0 {
-		out.Reason = NoRelevantMemory
+		switch {
+		case len(tags) == 0:
+			if out.Reason, err = EmptyReason(ctx, s.store, q); err != nil {
+				return SearchResult{}, err
+			}
+		case slices.ContainsFunc(hits, func(h memory.Hit) bool { return hasTags(h.Tags, tags) }):
+			out.Reason = fmt.Sprintf("%s of %d", NothingFits, budget)
+		case len(hits) > 0:
+			out.Reason = NoneTagged
+		default:
+			out.Reason = NoRelevantMemory
+		}
 	}
 	return out, nil
 }

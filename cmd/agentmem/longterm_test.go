@@ -428,4 +428,15 @@ func TestCLI_LongTerm_Relevance(t *testing.T) {
 	r = runCLI(t, "", "search", "--store", store, "--max-tokens", "60", "flight hotel Berlin")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "of 60 tokens)")
+	// A budget too small for any relevant memory says so (text and
+	// --json), where before it said that no memory was relevant.
+	res = searchJSON(t, "--store", store, "--max-tokens", "2", "flight hotel Berlin")
+	assert.Empty(t, res.Hits)
+	assert.Regexp(t, `^no relevant memory fits the token budget of 2: the smallest of the \d+ relevant memories takes \d+$`, res.Reason)
+	r = runCLI(t, "", "search", "--store", store, "--max-tokens", "2", "flight hotel Berlin")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "no relevant memory fits the token budget of 2")
+	assert.Contains(t, r.stderr, "a larger --max-tokens returns them")
+	res = searchJSON(t, "--store", store, "--max-tokens", "2", "When do I fly to Oslo?")
+	assert.Equal(t, "no memory is relevant", res.Reason, "nothing relevant, budget or not")
 }

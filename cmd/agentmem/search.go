@@ -152,6 +152,12 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 	if err != nil {
 		return err
 	}
+	reason := ""
+	if len(hits) == 0 {
+		if reason, err = server.EmptyReason(cmd.Context(), st, q); err != nil {
+			return err
+		}
+	}
 	out := cmd.OutOrStdout()
 	if a.json {
 		res := struct {
@@ -164,9 +170,7 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			// Tokens is what the hits cost of --max-tokens.
 			Tokens int `json:"tokens,omitempty"`
 		}{Tokens: memory.Tokens(hits), Query: q.Text, Mode: q.Mode.String(), Namespace: q.Namespace, Hits: make([]longHit, len(hits))}
-		if len(hits) == 0 {
-			res.Reason = server.NoRelevantMemory
-		}
+		res.Reason = reason
 		for i, h := range hits {
 			res.Hits[i] = longHit{
 				ID: h.ID, Score: h.Score, Relevance: h.Relevance, Tokens: h.Tokens, Time: h.Time, Namespace: h.Namespace, Speaker: h.Speaker,
@@ -186,6 +190,10 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 		where := ""
 		if q.Namespace != "" {
 			where = " in namespace " + q.Namespace
+		}
+		if reason != server.NoRelevantMemory {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s (query %q%s, %s search; a larger --max-tokens returns them)\n", reason, q.Text, where, q.Mode)
+			return nil
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "no memory is relevant to %q%s (%s search; --min-relevance -1 shows every memory that matched at all)\n", q.Text, where, q.Mode)
 		return nil
