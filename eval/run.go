@@ -116,7 +116,11 @@ type Sample struct {
 	Mode    string  `json:"mode"`
 	Rank    int     `json:"rank"`
 	Keyword float64 `json:"keyword"`
-	Vector  float64 `json:"vector"`
+	// OwnKeyword is what the hit's own words score of Keyword (the
+	// rest is lent by its neighbours and conversation;
+	// memory.Explanation.OwnKeyword).
+	OwnKeyword float64 `json:"own_keyword"`
+	Vector     float64 `json:"vector"`
 	// BestKeyword, BestVector and Coverage are the search's (see
 	// memory.Explanation).
 	BestKeyword float64 `json:"best_keyword"`
