@@ -117,7 +117,10 @@ type Explanation struct {
 	// says), or "".
 	Answers string
 	// Vector is the cosine similarity of the record's best chunk to the
-	// query; 0 when the path did not find it.
+	// query; 0 when the path did not find it. A record that Answers a
+	// question has the question's cosine when that is higher (and the
+	// question keeps a little less of its own), unless the question
+	// holds nearly all of the query's words.
 	Vector float64
 	// Fused is the score of the hybrid fusion (Hit.Score).
 	Fused float64

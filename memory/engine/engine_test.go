@@ -487,12 +487,13 @@ func TestSearch_AnswerHandOff(t *testing.T) {
 		say(4, "User", "I went hiking in the hills on Sunday."),
 		say(5, "Assistant", "Sounds lovely, enjoy the fresh air."),
 	}
+	mode := memory.KeywordOnly
 	top := func(opts []engine.Option, text string) []string {
 		lt, err := longterm.New(ctx, emb, longterm.WithEngine(opts...))
 		require.NoError(t, err)
 		_, err = lt.AddBatch(ctx, recs)
 		require.NoError(t, err)
-		hits, err := lt.Query(ctx, memory.Query{Text: text, K: 2, Mode: memory.KeywordOnly, MinRelevance: -1})
+		hits, err := lt.Query(ctx, memory.Query{Text: text, K: 2, Mode: mode, MinRelevance: -1})
 		require.NoError(t, err)
 		ids := make([]string, len(hits))
 		for i, h := range hits {
@@ -509,6 +510,18 @@ func TestSearch_AnswerHandOff(t *testing.T) {
 	mine := "Which dishes for dinner did I ask to be recommended?"
 	assert.Equal(t, top([]engine.Option{engine.WithAnswerHandOff(0)}, mine), top([]engine.Option{engine.WithAnswerHandOff(0.1)}, mine),
 		"a first-person query names the user: the user's question is not handed to the assistant's answer")
+
+	// Hybrid: the vector path ranks the asking turn, whose words are the
+	// query's, far above the answer; the answer takes the question's
+	// cosine with its score, so that fusing the paths does not undo the
+	// hand-off. A lookup of the question still finds the question.
+	mode = memory.Hybrid
+	assert.Equal(t, []string{"t3", "t2"}, top([]engine.Option{engine.WithAnswerHandOff(0.1)}, q), "hybrid: the answer first")
+	assert.Equal(t, "t2", top([]engine.Option{engine.WithAnswerHandOff(0)}, q)[0], "hybrid, off: the asking turn first")
+	assert.Equal(t, "t2", top([]engine.Option{engine.WithAnswerHandOff(0.1)}, "do you have any recommended dishes for dinner")[0],
+		"hybrid: a query that is the question itself looks it up")
+	assert.Equal(t, "t2", top([]engine.Option{engine.WithAnswerHandOff(0.1)}, "any recommended dishes for dinner, do you have")[0],
+		"hybrid: a query that holds nearly all the question's words looks it up")
 }
 
 // TestSearch_ExplainOwnAndAnswers: an explanation tells what a hit's own

@@ -70,8 +70,8 @@ type nsSearch[K comparable] struct {
 	// ids is scored's scratch.
 	ids []int64
 	// asked holds, for each record handOff gave a question's score, the
-	// question's text.
-	asked map[int64]string
+	// question (its id and text).
+	asked map[int64]handed
 	// filtered: the scope may leave some of the namespace's records out
 	// (its time range, their validity), so a record the keyword path
 	// lends to (a neighbour, an episode's record) is checked first.
@@ -418,7 +418,8 @@ func (n *nsSearch[K]) handOff(ctx context.Context, scores *scoreSet, speakers []
 		if !ranking.IsQuestion(docs[i].Record.Text) {
 			continue
 		}
-		if ranking.Shared(n.e.tok, n.text, docs[i].Record.Text) >= handOffLookup {
+		held, terms := ranking.SharedOf(n.e.tok, n.text, docs[i].Record.Text)
+		if held >= handOffLookup {
 			continue // the query is the question itself, looked up
 		}
 		q := n.link(id)
@@ -435,11 +436,21 @@ func (n *nsSearch[K]) handOff(ctx context.Context, scores *scoreSet, speakers []
 		scores.set(q.Next, scores.get(id))
 		scores.scale(id, 1-d)
 		if n.asked == nil {
-			n.asked = map[int64]string{}
+			n.asked = map[int64]handed{}
 		}
-		n.asked[q.Next] = docs[i].Record.Text
+		n.asked[q.Next] = handed{from: id, text: docs[i].Record.Text, near: 5*held >= 4*terms}
 	}
 	return nil
+}
+
+// handed is the question whose score handOff handed a record: its id in
+// the namespace, its text, and whether it holds nearly all the query's
+// terms (near: 4/5 of them or more; the query may be a lookup of it,
+// whose cosine the answer is then not given: see search.candidates).
+type handed struct {
+	from int64
+	text string
+	near bool
 }
 
 // bestIDs returns the handOffTop best-scoring ids, best first, ties by
@@ -611,8 +622,11 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 		if sc/n.bound < n.floor {
 			continue
 		}
-		out = append(out, scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, unknown: n.unknown, asked: n.asked[id],
-			own: n.scratch.own.get(id) / n.bound})
+		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, unknown: n.unknown, own: n.scratch.own.get(id) / n.bound}
+		if h, ok := n.asked[id]; ok {
+			r.asked, r.askedBy, r.handed = h.text, n.ns.Key(h.from), !h.near
+		}
+		out = append(out, r)
 	}
 	return topScored(out, depth), nil
 }

@@ -308,7 +308,10 @@ func WithNextWeight(w float64) Option {
 // with a question word) is among a namespace's best matches, the next
 // turn, another speaker's, takes its score, and the question keeps 1 − d
 // of it; d in [0, 1], 0 turns it off (default DefaultHandOff). A query
-// that names speakers hands only to their turns.
+// that names speakers hands only to their turns. In a hybrid search the
+// answer takes the question's cosine too when it is higher, the question
+// keeping 1 − d of its own, unless the question holds four fifths or more
+// of the query's terms (the query may be a lookup of it).
 func WithAnswerHandOff(d float64) Option {
 	return func(c *config) error { return setting.Unit(&c.handOff, "answer hand-off", d) }
 }

@@ -64,6 +64,8 @@ type scored[K comparable] struct {
 	cover   float64  // its namespace's nsSearch.cover
 	unknown []string // its namespace's nsSearch.unknown
 	asked   string   // the question whose score it was handed (nsSearch.handOff), or ""
+	askedBy K        // that question's key, when handed
+	handed  bool     // askedBy is set and the question is not near the query (handed.near)
 	own     float64  // what its own words score, on score's scale (Explanation.OwnKeyword)
 }
 
@@ -134,6 +136,29 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c.cover, c.unknown, c.asked, c.kwOwn = r.cover, r.unknown, r.asked, r.own
 		s.top.keyword = max(s.top.keyword, r.score)
 		s.top.cover = max(s.top.cover, r.cover)
+	}
+	// An answer the keyword path handed its question's score
+	// (nsSearch.handOff) takes the question's cosine too, when higher than
+	// its own, and the question keeps 1 − d of it, so that the vector
+	// path, which ranks a question like the query above the turn that
+	// answers it, does not undo the hand-off: "What methods have you told
+	// me about for relieving stress?" finds the advice, not the turn that
+	// asked for it. Not when the question holds nearly all the query's
+	// words (handed.near): the query may look the question itself up.
+	if d := s.e.cfg.handOff; d > 0 {
+		for _, r := range kw {
+			if !r.handed {
+				continue
+			}
+			q := cands[r.askedBy]
+			if q == nil || !q.HasVec {
+				continue
+			}
+			if a := cands[r.key]; !a.HasVec || a.VecScore < q.VecScore {
+				a.HasVec, a.VecScore, a.VecRank = true, q.VecScore, q.VecRank
+				q.VecScore *= 1 - d
+			}
+		}
 	}
 	for _, c := range cands {
 		if c.HasVec {

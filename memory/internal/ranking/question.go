@@ -90,6 +90,12 @@ func Shared(tok keyword.Tokenizer, query, text string) int {
 	return held
 }
 
+// SharedOf is Shared with the number of query's distinct terms it counts
+// from.
+func SharedOf(tok keyword.Tokenizer, query, text string) (held, terms int) {
+	return holds(tok, query, text, func(t string) bool { return utf8.RuneCountInString(t) > 1 })
+}
+
 // holds returns how many of query's distinct terms that count (as tok
 // cuts them) text holds, and how many there are.
 func holds(tok keyword.Tokenizer, query, text string, count func(term string) bool) (held, terms int) {
