@@ -12,8 +12,9 @@ type Stemming int
 
 const (
 	// Snowball stems English words with the Snowball (Porter 2) English
-	// stemmer: meetings, meeting, met → meet; classes → class; running →
-	// run. It is the default.
+	// stemmer: meetings, meeting → meet; classes → class; running → run.
+	// Irregular forms stay as they are (met, went, bought). It is the
+	// default.
 	Snowball Stemming = iota
 	// PluralsOnly reduces plurals only (Harman's "S" stemmer: meetings →
 	// meeting, queries → query), the behaviour before Snowball.
