@@ -86,7 +86,7 @@ func Share(tok keyword.Tokenizer, query, text string) float64 {
 // out, so that a Chinese query's count is about its words (its bigrams),
 // not twice that.
 func Shared(tok keyword.Tokenizer, query, text string) int {
-	held, _ := holds(tok, query, text, func(t string) bool { return utf8.RuneCountInString(t) > 1 })
+	held, _ := SharedOf(tok, query, text)
 	return held
 }
 

@@ -70,4 +70,8 @@ func TestShared(t *testing.T) {
 	assert.Equal(t, 1, ranking.Shared(tok, "推荐的菜", "我推荐"), "推荐, not 推 or 荐")
 	assert.Equal(t, 0, ranking.Shared(tok, "the", "the the"))
 	assert.Equal(t, 0, ranking.Shared(tok, "mapo tofu", ""))
+	held, terms := ranking.SharedOf(tok, "What dishes did you recommend?", "Do you have any recommended dishes?")
+	assert.Equal(t, [2]int{3, 5}, [2]int{held, terms}, "dish, recommend, you of what, dish, did, you, recommend")
+	held, terms = ranking.SharedOf(tok, "推荐的菜", "我推荐")
+	assert.Equal(t, [2]int{1, 3}, [2]int{held, terms}, "推荐 of 推荐, 荐的, 的菜")
 }
