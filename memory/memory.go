@@ -389,6 +389,15 @@ type ListOptions struct {
 	Offset, Limit int
 }
 
+// NamespaceHolder is the optional interface of a long-term memory that
+// tells cheaply whether a namespace holds any record, so that a search
+// that finds nothing in a namespace can say that the namespace is empty (a
+// mistyped namespace or user id) rather than that nothing in it is
+// relevant.
+type NamespaceHolder interface {
+	HoldsNamespace(ctx context.Context, ns string) (bool, error)
+}
+
 // Lister is the optional interface of a memory that lists its records,
 // oldest first (by Time, then by id), for browsing and export.
 type Lister interface {

@@ -377,22 +377,35 @@ type SearchResult struct {
 }
 
 // A SearchResult's Reason when it has no hits: no memory is relevant to
-// the query (NoRelevantMemory); some are, but none fits its max_tokens
+// the query (NoRelevantMemory); the namespace searched holds no memory at
+// all (EmptyNamespace, followed by its name: a mistyped namespace or user
+// id); some memories are relevant, but none fits its max_tokens
 // (NothingFits, followed by what the smallest of them takes); some are,
 // but none has the tags it asks for (NoneTagged).
 const (
 	NoRelevantMemory = "no memory is relevant"
+	EmptyNamespace   = "the namespace holds no memories"
 	NothingFits      = "no relevant memory fits the token budget"
 	NoneTagged       = "no relevant memory has the tags asked for"
 )
 
 // EmptyReason returns why q, which st answered with no hits, has none:
-// NoRelevantMemory, or, when q has a token budget (MaxTokens) and st
-// finds relevant memories without it (a second search, made only then),
-// NothingFits with how many there are and the fewest tokens one of them
-// takes, so that a caller can tell "nothing relevant" from "a budget too
-// small".
+// EmptyNamespace when q names a namespace that holds nothing (asked of a
+// memory.NamespaceHolder); NoRelevantMemory; or, when q has a token budget
+// (MaxTokens) and st finds relevant memories without it (a second search,
+// made only then), NothingFits with how many there are and the fewest
+// tokens one of them takes, so that a caller can tell "nothing relevant"
+// from "a budget too small".
 func EmptyReason(ctx context.Context, st memory.Querier, q memory.Query) (string, error) {
+	if h, ok := st.(memory.NamespaceHolder); ok && q.Namespace != "" {
+		holds, err := h.HoldsNamespace(ctx, q.Namespace)
+		if err != nil {
+			return "", err
+		}
+		if !holds {
+			return fmt.Sprintf("%s: %q", EmptyNamespace, q.Namespace), nil
+		}
+	}
 	budget := q.MaxTokens
 	if budget <= 0 {
 		return NoRelevantMemory, nil

@@ -70,6 +70,11 @@ func TestHTTP_Roundtrip(t *testing.T) {
 	r.decode(t, &sr)
 	assert.Empty(t, sr.Hits)
 	assert.Equal(t, NoRelevantMemory, sr.Reason, "an empty result says why")
+	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "Biscuit", "user_id": "43"})
+	sr = SearchResult{}
+	r.decode(t, &sr)
+	assert.Empty(t, sr.Hits)
+	assert.Equal(t, EmptyNamespace+`: "user:43"`, sr.Reason, "a namespace that holds nothing (a mistyped user id) says so")
 
 	// Relevance: every hit has one in (0, 1]; min_relevance leaves out
 	// those below it; explain says why each surfaced.

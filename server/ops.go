@@ -252,7 +252,10 @@ func (s *Server) search(ctx context.Context, p *principal, req *SearchRequest) (
 		case len(hits) > 0:
 			out.Reason = NoneTagged
 		default:
-			out.Reason = NoRelevantMemory
+			q.MaxTokens = 0 // searched without a budget already
+			if out.Reason, err = EmptyReason(ctx, s.store, q); err != nil {
+				return SearchResult{}, err
+			}
 		}
 	}
 	return out, nil

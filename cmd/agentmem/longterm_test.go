@@ -439,4 +439,10 @@ func TestCLI_LongTerm_Relevance(t *testing.T) {
 	assert.Contains(t, r.stderr, "a larger --max-tokens returns them")
 	res = searchJSON(t, "--store", store, "--max-tokens", "2", "When do I fly to Oslo?")
 	assert.Equal(t, "no memory is relevant", res.Reason, "nothing relevant, budget or not")
+	// A namespace that holds nothing (a typo) says so.
+	res = searchJSON(t, "--store", store, "--namespace", "defualt", "flight")
+	assert.Equal(t, `the namespace holds no memories: "defualt"`, res.Reason)
+	r = runCLI(t, "", "search", "--store", store, "--namespace", "defualt", "flight")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `namespace "defualt" holds no memories`)
 }

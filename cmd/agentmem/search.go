@@ -191,7 +191,11 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 		if q.Namespace != "" {
 			where = " in namespace " + q.Namespace
 		}
-		if reason != server.NoRelevantMemory {
+		switch {
+		case strings.HasPrefix(reason, server.EmptyNamespace):
+			fmt.Fprintf(cmd.ErrOrStderr(), "namespace %q holds no memories (agentmem stats and list show what the store holds)\n", q.Namespace)
+			return nil
+		case reason != server.NoRelevantMemory:
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s (query %q%s, %s search; a larger --max-tokens returns them)\n", reason, q.Text, where, q.Mode)
 			return nil
 		}

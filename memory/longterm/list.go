@@ -85,3 +85,17 @@ func (m *Memory) Info() Info {
 		TopK: m.opts.topK, MinScore: m.opts.minScore,
 	}
 }
+
+// HoldsNamespace reports whether namespace ns holds any record
+// (memory.NamespaceHolder), from the keyword path's index of it.
+func (m *Memory) HoldsNamespace(ctx context.Context, ns string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return false, ErrClosed
+	}
+	return len(m.turnIdx().get(ns, m).parents) > 0, nil
+}

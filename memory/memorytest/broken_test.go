@@ -35,6 +35,7 @@ type broken struct {
 	forget   func(ctx context.Context, id string) error
 	query    func(ctx context.Context, q memory.Query) ([]memory.Hit, error)
 	list     func(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error)
+	holds    func(ctx context.Context, ns string) (bool, error)
 	close    func() error
 
 	remember  func(ctx context.Context, recs ...memory.Record) ([]memory.Outcome, error)
@@ -47,6 +48,8 @@ var (
 	_ memory.Querier = (*broken)(nil)
 	_ memory.Lister  = (*broken)(nil)
 	_ memory.Facts   = (*broken)(nil)
+
+	_ memory.NamespaceHolder = (*broken)(nil)
 )
 
 func (b *broken) Remember(ctx context.Context, recs ...memory.Record) ([]memory.Outcome, error) {
@@ -133,6 +136,13 @@ func (b *broken) List(ctx context.Context, opts memory.ListOptions) ([]memory.Re
 		return b.list(ctx, opts)
 	}
 	return b.m.List(ctx, opts)
+}
+
+func (b *broken) HoldsNamespace(ctx context.Context, ns string) (bool, error) {
+	if b.holds != nil {
+		return b.holds(ctx, ns)
+	}
+	return b.m.HoldsNamespace(ctx, ns)
 }
 
 func (b *broken) Close() error {
@@ -468,6 +478,12 @@ var breakers = []breaker{
 	}),
 	spoilList("ListPaging", "ignores Offset", func(opts *memory.ListOptions) {
 		opts.Offset = 0
+	}),
+	spoil("HoldsNamespace", "answers whether the store holds a namespace with that prefix", func(b *broken) {
+		b.holds = func(ctx context.Context, ns string) (bool, error) {
+			recs, _, err := b.m.List(ctx, memory.ListOptions{})
+			return slices.ContainsFunc(recs, func(r memory.Record) bool { return strings.HasPrefix(r.Namespace, ns) }), err
+		}
 	}),
 	spoilList("ListFilter", "ignores From and To", func(opts *memory.ListOptions) {
 		opts.From, opts.To = time.Time{}, time.Time{}

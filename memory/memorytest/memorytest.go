@@ -270,6 +270,7 @@ const (
 	needLister
 	needCloser
 	needFacts
+	needNamespaceHolder
 )
 
 // fresh opens a memory, skipping the rule (saying why) when it lacks an
@@ -296,6 +297,9 @@ func (e *env) fresh(need capability) *subject {
 	}
 	if need&needFacts != 0 && s.facts == nil {
 		missing = append(missing, "memory.Facts")
+	}
+	if _, ok := sub.Memory.(memory.NamespaceHolder); need&needNamespaceHolder != 0 && !ok {
+		missing = append(missing, "memory.NamespaceHolder")
 	}
 	if len(missing) > 0 {
 		e.t.Skipf("memorytest: %T does not implement %s: rule not applicable", sub.Memory, strings.Join(missing, " or "))

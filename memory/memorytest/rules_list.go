@@ -14,6 +14,7 @@ var listRules = []rule{
 	{"ListOrder", listOrder},
 	{"ListPaging", listPaging},
 	{"ListFilter", listFilter},
+	{"HoldsNamespace", holdsNamespace},
 }
 
 func listOrder(e *env) {
@@ -124,4 +125,34 @@ func listFilter(e *env) {
 	} else {
 		assert.Empty(e.t, recs2, "rule: a List whose To is before its From lists nothing or fails with ErrInvalidArgument")
 	}
+}
+
+// holdsNamespace: memory.NamespaceHolder says a namespace holds records
+// exactly when one of its records is stored, forgotten ones not counted,
+// and is never fooled by a prefix of a name.
+func holdsNamespace(e *env) {
+	s := e.fresh(needRecords | needNamespaceHolder)
+	if e.cfg.noNamespaces {
+		e.t.Skipf("memorytest: the memory has no namespaces")
+	}
+	h := s.m.(memory.NamespaceHolder)
+	holds := func(ns string) bool {
+		ok, err := h.HoldsNamespace(e.ctx(), ns)
+		if err != nil {
+			e.t.Fatalf("rule: HoldsNamespace(%q) succeeds: %v", ns, err)
+		}
+		return ok
+	}
+	assert.False(e.t, holds("alpha"), "rule: an empty memory holds no namespace")
+	s.add(e, memory.Record{ID: "h1", Namespace: "alpha", Text: sentence(1), Time: hour(0)}, "rule: Add succeeds")
+	s.add(e, memory.Record{ID: "h2", Namespace: "alpha", Text: sentence(2), Time: hour(1)}, "rule: Add succeeds")
+	assert.True(e.t, holds("alpha"), "rule: a namespace with records holds them")
+	assert.False(e.t, holds("alp"), "rule: a prefix of a namespace's name is another namespace")
+	assert.False(e.t, holds("beta"), "rule: a namespace never written holds nothing")
+	for _, id := range []string{"h1", "h2"} {
+		if err := s.rs.Forget(e.ctx(), id); err != nil {
+			e.t.Fatalf("rule: Forget succeeds: %v", err)
+		}
+	}
+	assert.False(e.t, holds("alpha"), "rule: a namespace whose records are all forgotten holds nothing")
 }

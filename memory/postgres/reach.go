@@ -103,3 +103,18 @@ func (m *Memory) Counts(ctx context.Context) (records, chunks int, err error) {
 	}
 	return records, chunks, nil
 }
+
+// HoldsNamespace reports whether namespace ns holds any record
+// (memory.NamespaceHolder), in one indexed lookup; a server that cannot be
+// reached is an error (wrapping memory.ErrUnavailable).
+func (m *Memory) HoldsNamespace(ctx context.Context, ns string) (bool, error) {
+	if err := m.check(ctx); err != nil {
+		return false, err
+	}
+	var holds bool
+	err := m.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM records r JOIN namespaces n ON n.id = r.ns WHERE n.name = $1)`, ns).Scan(&holds)
+	if err != nil {
+		return false, m.wrap(ctx, fmt.Sprintf("look for namespace %q", ns), err)
+	}
+	return holds, nil
+}
