@@ -22,7 +22,7 @@ func (s *Server) mcpServer(fallback *principal) *mcp.Server {
 	// nothing and may be repeated.
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
 	addTool(s, srv, fallback, &mcp.Tool{Name: "search_memory", Annotations: ro,
-		Description: "Search the memory for what is relevant to a question or topic. Returns the best memories first, each with its id, text, score, time, namespace and the snippets that matched. Use it before answering anything that may depend on what was said or learned earlier."},
+		Description: "Search the memory for what is relevant to a question or topic. Returns the best memories first, each with its id, text, relevance, time, namespace and the snippets that matched, or none with a reason: nothing is relevant, the namespace holds no memories (check namespace or user_id), or max_tokens is too small for any relevant memory. Use it before answering anything that may depend on what was said or learned earlier."},
 		func(ctx context.Context, p *principal, in SearchRequest) (SearchResult, error) {
 			return s.search(ctx, p, &in)
 		})
