@@ -82,6 +82,10 @@ type nsSearch[K comparable] struct {
 	// episodeBonus holds what addEpisodes added to the records it found
 	// of each episode (ranking.EpisodeBonuses), for addDay.
 	episodeBonus map[int64]float64
+	// period holds the records of the period a recap question names
+	// (addRecap): rank keeps only them, the question's other words being
+	// only the filler of a question about talk ("we", "about").
+	period map[int64]bool
 }
 
 // scored returns the ids of scores, in n.ids (reused by the next call).
@@ -301,6 +305,11 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 			scores.scale(id, (1+b*ranking.Recency(newest.Sub(n.link(id).Time), cfg.recencyHalfLife))/(1+b))
 		}
 	}
+	if cfg.timeBoost > 0 && s.recap() {
+		if err := n.addRecap(ctx, scores); err != nil {
+			return nil, err
+		}
+	}
 	if d := cfg.handOff; d > 0 && scores.len() > 0 {
 		if err := n.handOff(ctx, scores, speakers, d); err != nil {
 			return nil, err
@@ -326,14 +335,68 @@ func (s *search[K]) parseQuery(rest string) []keyword.QueryGroup {
 }
 
 // refersBack is ranking.RefersBack(s.text), found once a search.
-func (s *search[K]) refersBack() bool {
-	if s.refers == 0 {
-		s.refers = 2
-		if ranking.RefersBack(s.text) {
-			s.refers = 1
+func (s *search[K]) refersBack() bool { return s.once(&s.refers, ranking.RefersBack) }
+
+// recap is ranking.Recap(s.text), found once a search.
+func (s *search[K]) recap() bool { return s.once(&s.recapQ, ranking.Recap) }
+
+// once returns f(s.text), kept in *answer (0: not asked yet, 1 yes, 2 no)
+// for the search's other namespaces.
+func (s *search[K]) once(answer *int8, f func(string) bool) bool {
+	if *answer == 0 {
+		*answer = 2
+		if f(s.text) {
+			*answer = 1
 		}
 	}
-	return s.refers == 1
+	return *answer == 1
+}
+
+// addRecap answers a recap question ("what did we talk about yesterday?",
+// "what topics did we discuss on May 2nd?": ranking.Recap), which shares
+// no word with its answer, with the records of the period it names (the
+// day, for a named one; ranking.TimeRef's window otherwise): each scores
+// at least the best score of the namespace's records, and at least the
+// most the query's words allow (bound), the earliest first, and the
+// namespace's other records, which only its filler words ("we", "about")
+// can have found, are left out (period). A period of more records than
+// the search's depth is not one conversation to recall and gets nothing,
+// nor does a namespace that cannot list a period's records (During).
+func (n *nsSearch[K]) addRecap(ctx context.Context, scores *scoreSet) error {
+	d, ok := n.ns.(During)
+	if !ok {
+		return nil
+	}
+	newest, err := n.ns.Newest(ctx)
+	if err != nil {
+		return err
+	}
+	from, to, ok := ranking.TimeRef(n.words, newest)
+	if !ok {
+		return nil
+	}
+	if dayFrom, dayTo, day := ranking.NamedDay(n.words, newest); day {
+		from, to = dayFrom, dayTo
+	} else if !to.After(newest) {
+		to = newest.Add(time.Nanosecond) // "yesterday" ends now: the newest record is in it
+	}
+	ids, err := d.During(ctx, from, to, n.depth+1)
+	if err != nil || len(ids) == 0 || len(ids) > n.depth {
+		return err
+	}
+	if err := n.ns.Links(ctx, ids, nil); err != nil {
+		return err
+	}
+	_, top := ranking.Best(scores.all())
+	top = max(top, n.bound)
+	n.period = make(map[int64]bool, len(ids))
+	for i, id := range ids {
+		if l, ok := n.ns.Link(id); ok && (!n.filtered || n.scope.Admits(l)) {
+			scores.set(id, max(scores.get(id), top*(1-float64(i)*1e-9)))
+			n.period[id] = true
+		}
+	}
+	return nil
 }
 
 // dayMargin is the share of the time prior's boost that a record said
@@ -611,6 +674,9 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 	out := slices.Grow(n.ranked[:0], len(ids))
 	defer func() { n.ranked = out[:0] }()
 	for _, id := range ids {
+		if n.period != nil && !n.period[id] {
+			continue
+		}
 		sc := scores.get(id)
 		rid, speaker, ok := n.ns.Owner(id)
 		if !ok {

@@ -46,13 +46,13 @@ type search[K comparable] struct {
 	scratch *kwScratch
 	// ranked is nsSearch.rank's list, reused.
 	ranked []scored[K]
-	// parsed is parseQuery's last query, refers refersBack's answer (0:
-	// not asked yet, 1 yes, 2 no).
+	// parsed is parseQuery's last query; refers and recapQ are
+	// refersBack's and recap's answers (see once).
 	parsed struct {
 		rest   string
 		groups []keyword.QueryGroup
 	}
-	refers int8
+	refers, recapQ int8
 }
 
 // scored is a record the keyword path found, with its score.
@@ -168,6 +168,13 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 			// Found by the vector path alone: the best namespace's.
 			c.cover, c.unknown = s.top.cover, s.fewest
 		}
+	}
+	if s.mode == memory.Hybrid && len(kw) > 0 && s.recap() {
+		// A recap question ("what did we talk about yesterday?") holds no
+		// word of its answer, which the keyword path found by its time
+		// (nsSearch.addRecap): what the vector path alone matched (its
+		// filler words) is not part of it.
+		maps.DeleteFunc(cands, func(_ K, c *candidate[K]) bool { return !c.HasKW })
 	}
 	list := slices.Collect(maps.Values(cands))
 	f := ranking.Fusion{Kind: s.e.cfg.fusion, VectorWeight: s.e.cfg.vectorWeight, KeywordWeight: s.e.cfg.keywordWeight, RRFK: s.e.cfg.rrfK}

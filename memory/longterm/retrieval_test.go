@@ -516,6 +516,49 @@ func TestQuery_NamedDayWeakMatch(t *testing.T) {
 	}
 }
 
+// TestQuery_Recap: a recap question ("what did we talk about on May
+// 8th?") shares no word with its answer, the talk of that day: it returns
+// that day's records, relevant by the default minimum, in either mode, and
+// nothing the vector path matched on its filler words; a question about
+// something said that day is not a recap; a day of more records than a
+// search's depth is not one conversation, and lends nothing.
+func TestQuery_Recap(t *testing.T) {
+	ctx := t.Context()
+	day := func(d, h, m int) time.Time { return time.Date(2023, 5, d, h, m, 0, 0, time.UTC) }
+	recs := []Record{
+		{ID: "a1", Namespace: "c", Speaker: "Ann", Time: day(7, 10, 0), Text: "We planted tomatoes in the garden."},
+		{ID: "b1", Namespace: "c", Speaker: "Ann", Time: day(8, 9, 0), Text: "Can you help me draft a cover letter for Acme?"},
+		{ID: "b2", Namespace: "c", Speaker: "Bot", Time: day(8, 9, 1), Text: "Open with the Spark pipeline you built."},
+		{ID: "b3", Namespace: "c", Speaker: "Ann", Time: day(8, 9, 2), Text: "Also remind me to call the dentist on Friday."},
+		{ID: "c1", Namespace: "c", Speaker: "Ann", Time: day(20, 10, 0), Text: "The bike needs new brakes."},
+	}
+	m := newFilled(t, recs, WithTimePrior(1))
+	for _, mode := range []Mode{KeywordOnly, Hybrid} {
+		hits, err := m.Query(ctx, Query{Text: "What did we talk about on May 8th?", Namespace: "c", Mode: mode})
+		noErr(t, err)
+		assert.ElementsMatch(t, []string{"b1", "b2", "b3"}, ids(hits), "%v: the day's talk, and only it", mode)
+	}
+	hits, err := m.Query(ctx, Query{Text: "What did I plant on May 8th?", Namespace: "c", Mode: KeywordOnly, MinRelevance: -1})
+	noErr(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "a1", hits[0].ID, "not a recap: the words find the day before's planting")
+
+	off := newFilled(t, recs, WithTimePrior(0))
+	hits, err = off.Query(ctx, Query{Text: "What did we talk about on May 8th?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.NotContains(t, ids(hits), "b2", "no time prior: no recap")
+
+	var big []Record
+	for i := range 250 {
+		big = append(big, Record{ID: fmt.Sprintf("note%d", i), Namespace: "c", Speaker: "Ann", Time: day(8, 12, 0).Add(time.Duration(i) * time.Second),
+			Text: fmt.Sprintf("Note %d: nothing else.", i)})
+	}
+	crowded := newFilled(t, append(slices.Clone(recs), big...), WithTimePrior(1))
+	hits, err = crowded.Query(ctx, Query{Text: "What did we talk about on May 8th?", Namespace: "c", Mode: KeywordOnly})
+	noErr(t, err)
+	assert.NotContains(t, ids(hits), "b2", "a crowded day is not recalled")
+}
+
 // TestQuery_Recency: a query that refers back to an earlier conversation
 // ("again", "last time") prefers the latest of records that match it
 // alike; one that does not keeps the older first (lower id on a tie), and

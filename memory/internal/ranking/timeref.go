@@ -238,3 +238,80 @@ func Recency(age, halfLife time.Duration) float64 {
 	}
 	return math.Exp2(-float64(age) / float64(halfLife))
 }
+
+// recapWords are the words a question about what was said in a period
+// uses beside its time reference and its question words: pronouns, words
+// for talking, and the few others such a question is made of ("What
+// topics did we discuss on May 2nd?", "Remind me what we talked about
+// yesterday", "What happened last week?").
+var recapWords = map[string]bool{
+	"i": true, "me": true, "my": true, "we": true, "us": true, "our": true, "you": true, "your": true,
+	"talk": true, "talked": true, "talking": true, "discuss": true, "discussed": true, "discussing": true,
+	"chat": true, "chatted": true, "conversation": true, "conversations": true, "topic": true, "topics": true,
+	"say": true, "said": true, "tell": true, "told": true, "mention": true, "mentioned": true,
+	"speak": true, "spoke": true, "happen": true, "happened": true, "remind": true, "remember": true,
+	"recap": true, "summarize": true, "summarise": true, "about": true, "a": true, "lot": true, "the": true,
+	"and": true, "on": true, "in": true, "during": true, "over": true, "that": true, "was": true, "were": true,
+	"is": true, "it": true, "have": true, "had": true, "can": true, "could": true, "please": true,
+	"anything": true, "something": true, "things": true, "go": true,
+}
+
+// timeWords are the English words of time references (TimeRef's regular
+// expressions), for Recap's first pass.
+var timeWords = map[string]bool{
+	"yesterday": true, "last": true, "night": true, "week": true, "weeks": true, "weekend": true,
+	"month": true, "months": true, "year": true, "years": true, "day": true, "days": true, "ago": true,
+	"an": true, "one": true, "two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
+	"of": true, "st": true, "nd": true, "rd": true, "th": true,
+}
+
+// isASCII reports whether s is ASCII only.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// recapCJK are the Chinese words of such a question, longest first.
+var recapCJK = []string{"聊了些", "讨论了", "谈论了", "说过了", "我们", "咱们", "聊天", "聊了", "谈了", "说了", "说过", "讨论", "谈论", "话题", "那天",
+	"一下", "提醒", "记得", "我", "你", "聊", "谈", "说", "了", "的", "些", "都", "过", "吗", "呢", "题"}
+
+// Recap reports whether query asks what was said (or happened) in a period
+// it names, and nothing more: its words, once its time references and
+// question words are out, are only recapWords ("What did we talk about
+// yesterday?", "On May 2nd, we talked a lot. What topics did we
+// discuss?", "4月27日我们聊了什么话题？"). Such a question shares no word with
+// its answer, which is the period's talk itself.
+func Recap(query string) bool {
+	// Most queries hold a word that no recap holds: found word by word,
+	// before any regular expression runs.
+	for w := range strings.FieldsSeq(query) {
+		c := wordCore(w)
+		if c == "" || questionWords[c] || recapWords[c] || timeWords[c] || monthNames[c] != 0 || strings.ContainsAny(c, "0123456789") || !isASCII(c) {
+			continue
+		}
+		return false
+	}
+	if _, _, ok := TimeRef(query, time.Date(2000, 6, 15, 0, 0, 0, 0, time.UTC)); !ok {
+		return false
+	}
+	for w := range strings.FieldsSeq(WithoutTimeRefs(query)) {
+		c := wordCore(w)
+		if c == "" || questionWords[c] || recapWords[c] {
+			continue
+		}
+		for _, q := range cjkQuestionWords {
+			c = strings.ReplaceAll(c, q, "")
+		}
+		for _, r := range recapCJK {
+			c = strings.ReplaceAll(c, r, "")
+		}
+		if hasWord(c) {
+			return false
+		}
+	}
+	return true
+}

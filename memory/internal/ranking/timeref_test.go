@@ -119,3 +119,25 @@ func TestWithoutTimeRefs(t *testing.T) {
 		assert.Equal(t, want, WithoutTimeRefs(in), in)
 	}
 }
+
+// TestRecap: a question about what was said in a period it names, and
+// nothing more, is a recap; one that asks about something in the period,
+// or names no period, is not.
+func TestRecap(t *testing.T) {
+	for q, want := range map[string]bool{
+		"What did we talk about yesterday?":                                     true,
+		"Remind me what we discussed last week":                                 true,
+		"What topic did we talk about on April 27th?":                           true,
+		"On May 2nd, we talked a lot. What topics did we discuss?":              true,
+		"What happened 3 days ago?":                                             true,
+		"4月27日我们聊了什么话题？":                                                        true,
+		"昨天我们聊了什么？":                                                             true,
+		"What did I eat yesterday?":                                             false,
+		"On May 4th, I told you about my travel plans. Where did I plan to go?": false,
+		"What's the weather like on May 4th?":                                   false,
+		"What did we talk about?":                                               false,
+		"昨天我们聊了什么电影？":                                                           false,
+	} {
+		assert.Equal(t, want, Recap(q), q)
+	}
+}
