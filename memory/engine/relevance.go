@@ -20,7 +20,8 @@ import (
 // (unknownNameFactor; before it in brackets): the bundled testdata/eval
 // keeps 0.957, its probes surfacing a hit 7% of the time (9%); MemoryBank
 // keeps 0.884 of 0.919, probes 60% (61%; since a named day lends to its
-// weakly matched records too, 0.934 of 0.970, probes 63%); its Chinese version 0.925,
+// weakly matched records too and recap questions find their period's
+// talk, 0.944 of 0.970, probes 65%); its Chinese version 0.925,
 // probes 82% (82%: no capitals, no names); RealMem keeps 0.321 of 0.331
 // (0.326), probes 46% (61%), 0.325 at 0.18; the stories find the current
 // version for 86.2% (85.0%) and the past one for 85.8% (85.8%). Before
