@@ -378,7 +378,7 @@ func (n *nsSearch[K]) addRecap(ctx context.Context, scores *scoreSet) error {
 	if dayFrom, dayTo, day := ranking.NamedDay(n.words, newest); day {
 		from, to = dayFrom, dayTo
 	} else if !to.After(newest) {
-		to = newest.Add(time.Nanosecond) // "yesterday" ends now: the newest record is in it
+		to = newest.Add(time.Microsecond) // "yesterday" ends now: the newest record is in it (PostgreSQL keeps microseconds)
 	}
 	ids, err := d.During(ctx, from, to, n.depth+1)
 	if err != nil || len(ids) == 0 || len(ids) > n.depth {

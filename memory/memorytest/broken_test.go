@@ -470,6 +470,12 @@ var breakers = []breaker{
 	spoilQuery("Namespaces", "ignores a Query's Namespace", func(q *memory.Query) {
 		q.Namespace = ""
 	}),
+	spoil("QueryRecap", "loses the newest record", func(b *broken) {
+		b.query = func(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+			hits, err := b.m.Query(ctx, q)
+			return slices.DeleteFunc(hits, func(h memory.Hit) bool { return h.ID == "r2" }), err
+		}
+	}),
 	spoil("ListOrder", "lists newest first", func(b *broken) {
 		b.list = func(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error) {
 			recs, total, err := b.m.List(ctx, opts)

@@ -23,6 +23,7 @@ var queryRules = []rule{
 	{"QueryTimeRange", queryTimeRange},
 	{"QueryNeighbours", queryNeighbours},
 	{"Namespaces", namespaces},
+	{"QueryRecap", queryRecap},
 }
 
 // zone is a time zone other than UTC, for bounds that name an instant
@@ -379,4 +380,26 @@ func queryTokenBudget(e *env) {
 	q.MaxTokens = -1
 	_, err := s.q.Query(e.ctx(), q)
 	assert.ErrorIs(e.t, err, memory.ErrInvalidArgument, "rule: a negative MaxTokens is an error wrapping ErrInvalidArgument")
+}
+
+// queryRecap: a recap question ("What did we talk about yesterday?",
+// which shares no word with its answer) is answered with the talk of the
+// period it names, its newest record included (a store that keeps times
+// to the microsecond must not lose it at the period's end), and nothing
+// else, in both modes that read words.
+func queryRecap(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	at := base.Add(5 * 24 * time.Hour)
+	for _, r := range []memory.Record{
+		{ID: "old", Text: "We planted tomatoes in the garden.", Time: base},
+		{ID: "r1", Text: "Can you help me draft a cover letter for Acme?", Time: at.Add(500 * time.Microsecond)},
+		{ID: "r2", Text: "Open with the Spark pipeline you built.", Time: at.Add(time.Minute + 250*time.Microsecond)},
+	} {
+		s.add(e, r, "rule: Add succeeds")
+	}
+	for _, mode := range []memory.Mode{memory.KeywordOnly, memory.Hybrid} {
+		hits := s.query(e, memory.Query{Text: "What did we talk about yesterday?", Mode: mode}, "rule: Query succeeds")
+		assert.ElementsMatch(e.t, []string{"r1", "r2"}, hitIDs(hits),
+			"rule: a recap question finds the talk of the period it names, its newest record included, and nothing else (%v)", mode)
+	}
 }
