@@ -41,9 +41,13 @@ import (
 // searched reach the bound after some dozens of queries (7.6 million
 // postings in all). A cache still past it is let go (the searches that
 // use it keep it until they end: what a search read stays there for it)
-// and the next search starts a new one. A variable so that tests can
-// lower it.
-var cacheLimit = 1 << 24
+// and the next search starts a new one. An atomic so that tests can lower
+// it while another Memory's background reads run.
+var cacheLimit = func() *atomic.Int64 {
+	var n atomic.Int64
+	n.Store(1 << 24)
+	return &n
+}()
 
 // nsVersion identifies a version of a namespace's keyword data.
 type nsVersion struct {
@@ -101,12 +105,13 @@ func newCache(v nsVersion) *nsCache {
 // term by term go, and then, if still past it, the cache. Under c.mu.
 func (c *nsCache) room(n int) {
 	c.held += n
-	if c.held > cacheLimit && c.postHeld > 0 {
+	limit := int(cacheLimit.Load())
+	if c.held > limit && c.postHeld > 0 {
 		c.post = map[string][]posting{}
 		c.held -= c.postHeld
 		c.postHeld = 0
 	}
-	if c.held > cacheLimit {
+	if c.held > limit {
 		c.full.Store(true)
 	}
 }

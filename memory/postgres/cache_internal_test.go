@@ -12,9 +12,8 @@ import (
 // first, keeping its links; still past it, it is let go (full). All the
 // postings, read at once (allPost), are never let go alone.
 func TestCacheRoomLetsPostingsGoFirst(t *testing.T) {
-	old := cacheLimit
-	cacheLimit = 10
-	defer func() { cacheLimit = old }()
+	old := cacheLimit.Swap(10)
+	defer cacheLimit.Store(old)
 	c := newCache(nsVersion{xmin: "1"})
 	c.links = map[int64]engine.Link{1: {}, 2: {}, 3: {}}
 	c.complete = true

@@ -63,9 +63,8 @@ func DeferIndexes(ctx context.Context, m *Memory, table string) error {
 // SetCacheLimit sets how many entries a namespace's search cache holds
 // before it is let go, until the returned function restores it.
 func SetCacheLimit(n int) (restore func()) {
-	old := cacheLimit
-	cacheLimit = n
-	return func() { cacheLimit = old }
+	old := cacheLimit.Swap(int64(n))
+	return func() { cacheLimit.Store(old) }
 }
 
 // SetVectorCache sets the largest namespace (records) whose vectors a
