@@ -265,7 +265,7 @@ func (m *Memory) addRecordArgs(p *prepared, pending bool) []any {
 	return []any{r.ID, r.Namespace, r.Text, r.Time, r.Speaker, tags, int32(p.textLen),
 		nullTime(r.ValidFrom), nullTime(r.ValidUntil), r.Supersedes, r.SupersededBy, int32(r.Seen), nullTime(r.LastSeen), key,
 		terms, tfs, starts, ends, texts, pgv.NewVector(vecs), int32(m.dim), pending,
-		neighbourGap.Seconds(), mergeRecords}
+		neighbourGap.Seconds(), mergeRecords.Load()}
 }
 
 // addFast writes batch (fastWrite) through add_record: one record in one
@@ -278,7 +278,7 @@ func (m *Memory) addFast(ctx context.Context, batch []*prepared) (bool, int, err
 	for _, p := range batch {
 		chunks += len(p.chunks)
 	}
-	pending := !m.opts.exact && m.indexed.Load() && chunks <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
+	pending := !m.opts.exact && m.indexed.Load() && chunks <= int(pendingWriteChunks.Load()) && m.pendingEst.Load() < m.pendingCap()
 	c, err := m.acquire(ctx)
 	if err != nil {
 		return false, 0, m.wrap(ctx, "add", err)

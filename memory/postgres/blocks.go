@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -29,11 +30,19 @@ import (
 
 // blockPostings is the most postings a block holds, and mergeRecords how
 // many records a namespace's tail holds before a write packs it into
-// blocks. Variables so that tests can lower them.
+// blocks. Atomics so that tests can lower them (export_test.go) while a
+// Memory they opened before packs in the background.
 var (
-	blockPostings       = 1024
-	mergeRecords  int64 = 256
+	blockPostings = tunable(1024)
+	mergeRecords  = tunable(256)
 )
+
+// tunable returns an atomic holding n: a limit tests lower.
+func tunable(n int64) *atomic.Int64 {
+	var a atomic.Int64
+	a.Store(n)
+	return &a
+}
 
 // posting is a term's occurrence in a record.
 type posting struct {
@@ -255,7 +264,7 @@ func mergeTail(ctx context.Context, tx pgx.Tx, ns *nsRow, from, upTo int64, mem 
 			rows.Close()
 			return err
 		}
-		if int(n) >= blockPostings {
+		if int64(n) >= blockPostings.Load() {
 			continue
 		}
 		if b.ps, err = decodeBlock(nil, data); err != nil {
@@ -276,7 +285,7 @@ func mergeTail(ctx context.Context, tx pgx.Tx, ns *nsRow, from, upTo int64, mem 
 			ps = append(last, ps...)
 		}
 		for len(ps) > 0 {
-			n := min(len(ps), blockPostings)
+			n := min(len(ps), int(blockPostings.Load()))
 			nw = append(nw, block{term: t, lastSeq: ps[n-1].seq, ps: ps[:n]})
 			ps = ps[n:]
 		}
@@ -475,7 +484,7 @@ func comparePostings(a, b posting) int { return cmp.Compare(a.seq, b.seq) }
 // and blocks and tail hold the namespace's postings at every commit, so a
 // pack that stops is taken up by the next open.
 func (m *Memory) packTails(ctx context.Context) error {
-	rows, err := m.pool.Query(ctx, `SELECT name FROM namespaces WHERE tail_docs >= $1 ORDER BY name`, mergeRecords)
+	rows, err := m.pool.Query(ctx, `SELECT name FROM namespaces WHERE tail_docs >= $1 ORDER BY name`, mergeRecords.Load())
 	if err != nil {
 		return m.wrap(ctx, "pack postings", err)
 	}
@@ -492,11 +501,11 @@ func (m *Memory) packTails(ctx context.Context) error {
 					return err
 				}
 				ns := nss[name]
-				if ns.tailDocs < mergeRecords {
+				if ns.tailDocs < mergeRecords.Load() {
 					return nil
 				}
 				rows, err := tx.Query(ctx, `SELECT seq FROM records WHERE ns = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-					ns.id, ns.mergedSeq, loadMergeRecords)
+					ns.id, ns.mergedSeq, loadMergeRecords.Load())
 				if err != nil {
 					return err
 				}
@@ -509,7 +518,7 @@ func (m *Memory) packTails(ctx context.Context) error {
 					return err
 				}
 				ns.tailDocs = left
-				more = left >= mergeRecords
+				more = left >= mergeRecords.Load()
 				return writeStats(ctx, tx, nss)
 			})
 			if err != nil {

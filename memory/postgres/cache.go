@@ -43,11 +43,7 @@ import (
 // use it keep it until they end: what a search read stays there for it)
 // and the next search starts a new one. An atomic so that tests can lower
 // it while another Memory's background reads run.
-var cacheLimit = func() *atomic.Int64 {
-	var n atomic.Int64
-	n.Store(1 << 24)
-	return &n
-}()
+var cacheLimit = tunable(1 << 24)
 
 // nsVersion identifies a version of a namespace's keyword data.
 type nsVersion struct {

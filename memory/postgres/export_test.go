@@ -26,9 +26,8 @@ func MigrationSQL(i, dim int) string { return migrations[i].sql(shape{dim: dim})
 // namespace's tail holds before a write packs it, until the returned
 // function restores them.
 func SetBlocks(postings int, records int64) (restore func()) {
-	p, r := blockPostings, mergeRecords
-	blockPostings, mergeRecords = postings, records
-	return func() { blockPostings, mergeRecords = p, r }
+	p, r := blockPostings.Swap(int64(postings)), mergeRecords.Swap(records)
+	return func() { blockPostings.Store(p); mergeRecords.Store(r) }
 }
 
 // CheckBlocks returns an error unless every namespace's posting blocks
@@ -49,9 +48,8 @@ func FoldSkips(m *Memory) int64 { return m.foldSkips.Load() }
 // estimated pending chunks past which writes go into the index, until the
 // returned function restores them.
 func SetPendingLimits(writeChunks int, capChunks int64) (restore func()) {
-	w, c := pendingWriteChunks, pendingCapChunks
-	pendingWriteChunks, pendingCapChunks = writeChunks, capChunks
-	return func() { pendingWriteChunks, pendingCapChunks = w, c }
+	w, c := pendingWriteChunks.Swap(int64(writeChunks)), pendingCapChunks.Swap(capChunks)
+	return func() { pendingWriteChunks.Store(w); pendingCapChunks.Store(c) }
 }
 
 // DeferIndexes drops table's indexes as a load does, recording them in
@@ -130,9 +128,8 @@ func RecheckIndex(m *Memory) {
 // namespace's tail before one packs it, until the returned function
 // restores it.
 func SetLoadMerge(records int64) (restore func()) {
-	r := loadMergeRecords
-	loadMergeRecords = records
-	return func() { loadMergeRecords = r }
+	r := loadMergeRecords.Swap(records)
+	return func() { loadMergeRecords.Store(r) }
 }
 
 // HoldVectorRefreshes keeps m's vector copies as they are, not refreshed,

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,10 +20,10 @@ import (
 // pendingWriteChunks is the most chunks a write stores pending: a batch
 // with more (some 85 records of three chunks) inserts them into the index
 // itself, as an import amortises that well. (A variable for tests.)
-var pendingWriteChunks = 256
+var pendingWriteChunks = tunable(256)
 
 // pendingCapChunks, when positive, replaces pendingCap's rule (tests).
-var pendingCapChunks int64
+var pendingCapChunks atomic.Int64
 
 // pendingCap is about the most pending chunks the store holds: past it
 // (by this process's estimate, pendingEst) writes insert into the index,
@@ -30,8 +31,8 @@ var pendingCapChunks int64
 // milliseconds even when writes outpace the fold. Four times
 // WithFoldAfter's threshold, or the default's when the fold is off.
 func (m *Memory) pendingCap() int64 {
-	if pendingCapChunks > 0 {
-		return pendingCapChunks
+	if c := pendingCapChunks.Load(); c > 0 {
+		return c
 	}
 	return 4 * int64(max(m.opts.foldAfter, DefaultFoldAfter))
 }

@@ -310,7 +310,7 @@ func (m *Memory) buildDeferred(ctx context.Context) error {
 // loadMergeRecords is how many records a load's batches leave in a
 // namespace's tail before one packs it into posting blocks (packLoad packs
 // what they leave). A variable so that tests can lower it.
-var loadMergeRecords int64 = 16384
+var loadMergeRecords = tunable(16384)
 
 // loadTails is what a load's batches wrote to the tails of their
 // namespaces (records after merged_seq, blocks.go) and did not pack yet.
@@ -340,9 +340,9 @@ type loadTail struct {
 // statistics counting the batch).
 func (lt *loadTails) due(ns *nsRow) bool {
 	if lt == nil {
-		return ns.tailDocs >= mergeRecords
+		return ns.tailDocs >= mergeRecords.Load()
 	}
-	return ns.tailDocs >= max(loadMergeRecords, mergeRecords)
+	return ns.tailDocs >= max(loadMergeRecords.Load(), mergeRecords.Load())
 }
 
 // held returns the records the load holds for ns's tail, and the seq
@@ -459,7 +459,7 @@ func (m *Memory) packLoadOnce(ctx context.Context, lt *loadTails, id int32) erro
 			return err
 		}
 		ns := nss[h.name]
-		if ns == nil || ns.id != id || ns.tailDocs < mergeRecords {
+		if ns == nil || ns.id != id || ns.tailDocs < mergeRecords.Load() {
 			return nil
 		}
 		if err := lt.pack(ctx, tx, ns, ns.lastSeq, nil); err != nil {

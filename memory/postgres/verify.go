@@ -225,7 +225,7 @@ func checkBlocks(ctx context.Context, tx pgx.Tx) error {
 		if err != nil {
 			return fmt.Errorf("%w: block of term %q of namespace %d up to seq %d: %w", errBlocks, k.term, k.ns, last, err)
 		}
-		if len(ps) != int(n) || len(ps) == 0 || len(ps) > blockPostings || last > merged {
+		if len(ps) != int(n) || len(ps) == 0 || len(ps) > int(blockPostings.Load()) || last > merged {
 			return fmt.Errorf("%w: block of term %q of namespace %d up to seq %d: %d postings, n = %d, merged_seq %d", errBlocks, k.term, k.ns, last, len(ps), n, merged)
 		}
 		for i, p := range ps {

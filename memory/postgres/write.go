@@ -246,7 +246,7 @@ func (m *Memory) commitOnce(ctx context.Context, batch []*prepared, load bool, l
 	// about pendingCap pending chunks: every query that searches the
 	// index scans those exactly, so their number stays bounded even when
 	// writes outpace the fold.
-	pending := !m.opts.exact && m.indexed.Load() && !bulk && !load && nChunks <= pendingWriteChunks && m.pendingEst.Load() < m.pendingCap()
+	pending := !m.opts.exact && m.indexed.Load() && !bulk && !load && nChunks <= int(pendingWriteChunks.Load()) && m.pendingEst.Load() < m.pendingCap()
 	chunks := newCopyRows(chunkBytes)
 	for i, p := range batch {
 		chunks.chunks(p, nss[p.rec.Namespace].id, seqs[i], pending)
