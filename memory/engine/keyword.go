@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/agentmem/agentmem/keyword"
@@ -258,36 +257,9 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 			return nil, err
 		}
 	}
-	if b := cfg.timeBoost; b > 0 && scores.len() > 0 && ranking.TimeCue(s.words) {
-		// Only a query that may name a time asks for the newest record's
-		// (a round trip to some stores).
-		newest, err := ns.Newest(ctx)
-		if err != nil {
+	if b := cfg.timeBoost; b > 0 && (scores.len() > 0 || s.recap()) && ranking.TimeCue(s.words) {
+		if err := n.timePrior(ctx, b, scores); err != nil {
 			return nil, err
-		}
-		if from, to, ok := ranking.TimeRef(s.words, newest); ok {
-			// A named day: its records lend as the best conversation
-			// does, and the day either side of it (TimeRef's margin for
-			// time zones and talk after midnight) counts half.
-			dayFrom, dayTo, day := ranking.NamedDay(s.words, newest)
-			if day {
-				if err := n.addDay(ctx, dayFrom, dayTo, cfg.episodeWeight, scores); err != nil {
-					return nil, err
-				}
-			}
-			if err := ns.Links(ctx, n.scored(scores), nil); err != nil {
-				return nil, err
-			}
-			for _, id := range scores.ids {
-				t := n.link(id).Time
-				switch {
-				case t.Before(from) || !t.Before(to):
-				case day && (t.Before(dayFrom) || !t.Before(dayTo)):
-					scores.scale(id, 1+dayMargin*b)
-				default:
-					scores.scale(id, 1+b)
-				}
-			}
 		}
 	}
 	if b := cfg.recencyBoost; b > 0 && scores.len() > 0 && s.refersBack() {
@@ -303,11 +275,6 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		// (relevance's calibration reads the best).
 		for _, id := range scores.ids {
 			scores.scale(id, (1+b*ranking.Recency(newest.Sub(n.link(id).Time), cfg.recencyHalfLife))/(1+b))
-		}
-	}
-	if cfg.timeBoost > 0 && s.recap() {
-		if err := n.addRecap(ctx, scores); err != nil {
-			return nil, err
 		}
 	}
 	if d := cfg.handOff; d > 0 && scores.len() > 0 {
@@ -350,98 +317,6 @@ func (s *search[K]) once(answer *int8, f func(string) bool) bool {
 		}
 	}
 	return *answer == 1
-}
-
-// addRecap answers a recap question ("what did we talk about yesterday?",
-// "what topics did we discuss on May 2nd?": ranking.Recap), which shares
-// no word with its answer, with the records of the period it names (the
-// day, for a named one; ranking.TimeRef's window otherwise): each scores
-// at least the best score of the namespace's records, and at least the
-// most the query's words allow (bound), the earliest first, and the
-// namespace's other records, which only its filler words ("we", "about")
-// can have found, are left out (period). A period of more records than
-// the search's depth is not one conversation to recall and gets nothing,
-// nor does a namespace that cannot list a period's records (During).
-func (n *nsSearch[K]) addRecap(ctx context.Context, scores *scoreSet) error {
-	d, ok := n.ns.(During)
-	if !ok {
-		return nil
-	}
-	newest, err := n.ns.Newest(ctx)
-	if err != nil {
-		return err
-	}
-	from, to, ok := ranking.TimeRef(n.words, newest)
-	if !ok {
-		return nil
-	}
-	if dayFrom, dayTo, day := ranking.NamedDay(n.words, newest); day {
-		from, to = dayFrom, dayTo
-	} else if !to.After(newest) {
-		to = newest.Add(time.Microsecond) // "yesterday" ends now: the newest record is in it (PostgreSQL keeps microseconds)
-	}
-	ids, err := d.During(ctx, from, to, n.depth+1)
-	if err != nil || len(ids) == 0 || len(ids) > n.depth {
-		return err
-	}
-	if err := n.ns.Links(ctx, ids, nil); err != nil {
-		return err
-	}
-	_, top := ranking.Best(scores.all())
-	top = max(top, n.bound)
-	n.period = make(map[int64]bool, len(ids))
-	for i, id := range ids {
-		if l, ok := n.ns.Link(id); ok && (!n.filtered || n.scope.Admits(l)) {
-			scores.set(id, max(scores.get(id), top*(1-float64(i)*1e-9)))
-			n.period[id] = true
-		}
-	}
-	return nil
-}
-
-// dayMargin is the share of the time prior's boost that a record said
-// the day before or after a day the query names gets (in TimeRef's
-// window, outside ranking.NamedDay's day).
-const dayMargin = 0.5
-
-// addDay lends each record said in [from, to) (a day the query names) w
-// times the best record score, as the best-matching conversation lends
-// its records (ranking.EpisodeBonuses), so that "what did we talk about
-// on April 29th?" finds that day's talk: a record the query's words did
-// not find gets that, one they found gains what its conversation did not
-// already lend it (addEpisodes), so that a weak match of the day ("you")
-// does not rank below the day's records that match nothing. A day of
-// more records than the search's depth lends nothing, nor does a
-// namespace that cannot list a day's records (During).
-func (n *nsSearch[K]) addDay(ctx context.Context, from, to time.Time, w float64, scores *scoreSet) error {
-	d, ok := n.ns.(During)
-	if !ok || w <= 0 {
-		return nil
-	}
-	_, best := ranking.Best(scores.all())
-	if best <= 0 {
-		return nil
-	}
-	ids, err := d.During(ctx, from, to, n.depth+1)
-	if err != nil || len(ids) > n.depth {
-		return err // a day of more records than the depth: not one conversation
-	}
-	if err := n.ns.Links(ctx, ids, nil); err != nil {
-		return err
-	}
-	lend := w * best
-	for _, id := range ids {
-		l, ok := n.ns.Link(id)
-		if !ok || n.filtered && !n.scope.Admits(l) {
-			continue
-		}
-		if !scores.has(id) {
-			scores.set(id, lend)
-		} else if more := lend - n.episodeBonus[l.Episode]; more > 0 {
-			scores.add(id, more)
-		}
-	}
-	return nil
 }
 
 // handOffTop is how many of a namespace's best records handOff reads to

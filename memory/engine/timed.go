@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentmem/agentmem/memory/internal/ranking"
+)
+
+// dayMargin is the share of the time prior's boost that a record said
+// the day before or after a day the query names gets (in TimeRef's
+// window, outside ranking.NamedDay's day).
+const dayMargin = 0.5
+
+// timePrior is the keyword path's time prior (WithTimePrior, b), for a
+// query that may name a time (ranking.TimeCue): when it names a window
+// (ranking.TimeRef, relative to the namespace's newest record), the
+// records said in it score 1 + b times theirs; a named day
+// (ranking.NamedDay) lends to its records (addDay) and the day either side
+// of it (TimeRef's margin for time zones and talk after midnight) counts
+// half; a recap question is answered with the period's records
+// (addRecap). The period's records are listed once for both.
+func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet) error {
+	// Only a query that may name a time asks for the newest record's (a
+	// round trip to some stores).
+	newest, err := n.ns.Newest(ctx)
+	if err != nil {
+		return err
+	}
+	from, to, ok := ranking.TimeRef(n.words, newest)
+	if !ok {
+		return nil
+	}
+	dayFrom, dayTo, day := ranking.NamedDay(n.words, newest)
+	w := n.e.cfg.episodeWeight
+	_, best := ranking.Best(scores.all())
+	lend, recap := day && w > 0 && best > 0, n.recap()
+	var period []int64
+	listed := false
+	if lend || recap {
+		pFrom, pTo := dayFrom, dayTo
+		if !day {
+			pFrom, pTo = from, to
+			if !pTo.After(newest) {
+				pTo = newest.Add(time.Microsecond) // "yesterday" ends now: the newest record is in it (PostgreSQL keeps microseconds)
+			}
+		}
+		if period, listed, err = n.inPeriod(ctx, pFrom, pTo); err != nil {
+			return err
+		}
+	}
+	if lend && listed {
+		n.addDay(period, w*best, scores)
+	}
+	if err := n.ns.Links(ctx, n.scored(scores), nil); err != nil {
+		return err
+	}
+	for _, id := range scores.ids {
+		t := n.link(id).Time
+		switch {
+		case t.Before(from) || !t.Before(to):
+		case day && (t.Before(dayFrom) || !t.Before(dayTo)):
+			scores.scale(id, 1+dayMargin*b)
+		default:
+			scores.scale(id, 1+b)
+		}
+	}
+	if recap && listed {
+		n.addRecap(period, scores)
+	}
+	return nil
+}
+
+// inPeriod returns the records said in [from, to) that the search's scope
+// admits, with their links read, and whether the period was listed: not
+// when the namespace cannot list a period's records (During), holds none
+// in it, or holds more than the search's depth (not one conversation to
+// recall).
+func (n *nsSearch[K]) inPeriod(ctx context.Context, from, to time.Time) (ids []int64, listed bool, err error) {
+	d, ok := n.ns.(During)
+	if !ok {
+		return nil, false, nil
+	}
+	ids, err = d.During(ctx, from, to, n.depth+1)
+	if err != nil || len(ids) == 0 || len(ids) > n.depth {
+		return nil, false, err
+	}
+	if err := n.ns.Links(ctx, ids, nil); err != nil {
+		return nil, false, err
+	}
+	admitted := ids[:0:0]
+	for _, id := range ids {
+		if l, ok := n.ns.Link(id); ok && (!n.filtered || n.scope.Admits(l)) {
+			admitted = append(admitted, id)
+		}
+	}
+	return admitted, true, nil
+}
+
+// addDay lends each of a named day's records (inPeriod) lend, w times the
+// best record score, as the best-matching conversation lends its records
+// (ranking.EpisodeBonuses), so that "what did we talk about on April
+// 29th?" finds that day's talk: a record the query's words did not find
+// gets that, one they found gains what its conversation did not already
+// lend it (addEpisodes), so that a weak match of the day ("you") does not
+// rank below the day's records that match nothing.
+func (n *nsSearch[K]) addDay(day []int64, lend float64, scores *scoreSet) {
+	for _, id := range day {
+		if !scores.has(id) {
+			scores.set(id, lend)
+		} else if more := lend - n.episodeBonus[n.ns.EpisodeOf(id)]; more > 0 {
+			scores.add(id, more)
+		}
+	}
+}
+
+// addRecap answers a recap question ("what did we talk about yesterday?",
+// "what topics did we discuss on May 2nd?": ranking.Recap), which shares
+// no word with its answer, with the records of the period it names
+// (inPeriod: the day, for a named one; ranking.TimeRef's window
+// otherwise): each scores at least the best score of the namespace's
+// records, and at least the most the query's words allow (bound), the
+// earliest first, and the namespace's other records, which only its
+// filler words ("we", "about") can have found, are left out (period).
+func (n *nsSearch[K]) addRecap(period []int64, scores *scoreSet) {
+	_, top := ranking.Best(scores.all())
+	top = max(top, n.bound)
+	n.period = make(map[int64]bool, len(period))
+	for i, id := range period {
+		scores.set(id, max(scores.get(id), top*(1-float64(i)*1e-9)))
+		n.period[id] = true
+	}
+}
