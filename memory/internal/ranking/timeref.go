@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // A time reference in a query: "yesterday", "last week", "3 days ago",
@@ -257,22 +258,11 @@ var recapWords = map[string]bool{
 }
 
 // timeWords are the English words of time references (TimeRef's regular
-// expressions), for Recap's first pass.
+// expressions) besides months and small numbers, for Recap's first pass.
 var timeWords = map[string]bool{
 	"yesterday": true, "last": true, "night": true, "week": true, "weeks": true, "weekend": true,
 	"month": true, "months": true, "year": true, "years": true, "day": true, "days": true, "ago": true,
-	"an": true, "one": true, "two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
 	"of": true, "st": true, "nd": true, "rd": true, "th": true,
-}
-
-// isASCII reports whether s is ASCII only.
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 // recapCJK are the Chinese words of such a question, longest first.
@@ -290,7 +280,8 @@ func Recap(query string) bool {
 	// before any regular expression runs.
 	for w := range strings.FieldsSeq(query) {
 		c := wordCore(w)
-		if c == "" || questionWords[c] || recapWords[c] || timeWords[c] || monthNames[c] != 0 || strings.ContainsAny(c, "0123456789") || !isASCII(c) {
+		if c == "" || questionWords[c] || recapWords[c] || timeWords[c] || monthNames[c] != 0 || smallNumbers[c] != 0 ||
+			strings.ContainsAny(c, "0123456789") || strings.ContainsFunc(c, func(r rune) bool { return r >= utf8.RuneSelf }) {
 			continue
 		}
 		return false
