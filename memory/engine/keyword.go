@@ -134,6 +134,9 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	own.reset()
 	lent.reset()
 	wPrev, wNext := cfg.neighbourWeight, cfg.nextWeight
+	if len(speakerList) == 0 {
+		wPrev, wNext = 0, 0 // notes only: no turn to lend to (spoken)
+	}
 	// search is ns.Search, or ns.Select when the order of its results
 	// cannot change a score: with one field (no expansion, no feedback),
 	// a record's own score is one result's and what it is lent the sum
@@ -190,8 +193,20 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 			l, ok := ns.Link(id)
 			return ok && s.scope.Admits(l)
 		}
+		// spoken reports whether a record is a turn of a conversation (it
+		// has a speaker): a note, written without one, stands alone, so
+		// it neither lends its score to the records written around it nor
+		// is lent theirs ("I'm allergic to peanuts" is not about the
+		// flight noted just before it).
+		spoken := func(id int64) bool {
+			_, sp, ok := ns.Owner(id)
+			return ok && sp != ""
+		}
 		adj, _ := ns.(Adjacent)
 		for _, r := range src {
+			if !spoken(r.ID) {
+				continue
+			}
 			var prev, next int64
 			if adj != nil {
 				prev, next = adj.Adjacent(r.ID)
@@ -199,10 +214,10 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 				l := n.link(r.ID)
 				prev, next = l.Prev, l.Next
 			}
-			if f := next; f >= 0 && wPrev > 0 && inRange(f) {
+			if f := next; f >= 0 && wPrev > 0 && inRange(f) && spoken(f) {
 				lent.add(f, wPrev*r.Score)
 			}
-			if p := prev; p >= 0 && wNext > 0 && inRange(p) {
+			if p := prev; p >= 0 && wNext > 0 && inRange(p) && spoken(p) {
 				lent.add(p, wNext*r.Score)
 			}
 		}

@@ -291,7 +291,8 @@ func WithQueryTF(k3 float64) Option {
 // WithNeighbourWeight sets what the previous record's words are worth on
 // the keyword path, relative to the record's own, in [0, 1] (default
 // DefaultNeighbourWeight): an answer that shares no word with the question
-// is found through the question it answers.
+// is found through the question it answers. Only records with a speaker
+// (turns of a conversation) lend and are lent: a note stands alone.
 func WithNeighbourWeight(w float64) Option {
 	return func(c *config) error { return setting.Unit(&c.neighbourWeight, "neighbour weight", w) }
 }

@@ -53,18 +53,46 @@ func TestQuery_NeighbourFindsTheAnswer(t *testing.T) {
 	ctx := t.Context()
 	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 	m := newFilled(t, []Record{
-		{ID: "q", Namespace: "c", Time: at, Text: "What's the deadline for Tom's decision?"},
-		{ID: "a", Namespace: "c", Time: at.Add(time.Minute), Text: "By September 15, so I have a few weeks."},
-		{ID: "later", Namespace: "c", Time: at.Add(30 * 24 * time.Hour), Text: "Unrelated: the weather is fine."},
+		{ID: "q", Namespace: "c", Time: at, Speaker: "Ann", Text: "What's the deadline for Tom's decision?"},
+		{ID: "a", Namespace: "c", Time: at.Add(time.Minute), Speaker: "Ben", Text: "By September 15, so I have a few weeks."},
+		{ID: "later", Namespace: "c", Time: at.Add(30 * 24 * time.Hour), Speaker: "Ann", Text: "Unrelated: the weather is fine."},
 	})
 	hits, err := m.Query(ctx, Query{Text: "Tom decision deadline", Namespace: "c", Mode: KeywordOnly, K: 5})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"q", "a"}, ids(hits), "the answer through its question, below it")
+	assert.Equal(t, []string{"a", "q"}, ids(hits), "the answer through its question (handed its score: another speaker's)")
 
 	m2 := newFilled(t, []Record{{ID: "q", Namespace: "c", Time: at, Text: "Tom decision deadline?"}, {ID: "a", Namespace: "c", Time: at, Text: "September 15."}}, WithNeighbourWeight(0))
 	hits, err = m2.Query(ctx, Query{Text: "Tom decision deadline", Namespace: "c", Mode: KeywordOnly})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"q"}, ids(hits))
+}
+
+// TestQuery_NotesLendNothing: records written without a speaker are
+// notes, each of which stands alone: a note found by its words lends
+// nothing to the notes written just before and after it, so a search for
+// one fact does not return the facts noted in the same minutes, which
+// share none of its words. A turn of a conversation (a record with a
+// speaker) still lends to the turns around it, but not to a note among
+// them.
+func TestQuery_NotesLendNothing(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	m := newFilled(t, []Record{
+		{ID: "flight", Namespace: "u", Time: at, Text: "My flight to Berlin leaves on March 3rd at 9am."},
+		{ID: "peanuts", Namespace: "u", Time: at.Add(time.Minute), Text: "I'm allergic to peanuts."},
+		{ID: "colour", Namespace: "u", Time: at.Add(2 * time.Minute), Text: "Their favourite colour is blue."},
+		{ID: "q", Namespace: "c", Time: at, Speaker: "Ann", Text: "Where are you going this summer?"},
+		{ID: "a", Namespace: "c", Time: at.Add(time.Minute), Speaker: "Ben", Text: "Hiking in Patagonia with my brother."},
+		{ID: "note", Namespace: "c", Time: at.Add(2 * time.Minute), Text: "Book the train tickets."},
+	})
+	for _, mode := range []Mode{KeywordOnly, Hybrid} {
+		hits, err := m.Query(ctx, Query{Text: "peanuts", Namespace: "u", Mode: mode, MinRelevance: -1})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"peanuts"}, ids(hits), "a note's neighbours are not lent its words (%v)", mode)
+	}
+	hits, err := m.Query(ctx, Query{Text: "Patagonia", Namespace: "c", Mode: KeywordOnly, MinRelevance: -1})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "q"}, ids(hits), "a turn lends to the turn before it, not to the note after it")
 }
 
 // TestQuery_NeighboursDoNotOvertakeTheMatch: a record whose own words
@@ -595,9 +623,9 @@ func TestQuery_NextTurnField(t *testing.T) {
 	ctx := t.Context()
 	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 	recs := []Record{
-		{ID: "q", Namespace: "c", Time: at, Text: "Where are you going this summer?"},
-		{ID: "a", Namespace: "c", Time: at.Add(time.Minute), Text: "Hiking in Patagonia with my brother."},
-		{ID: "x", Namespace: "c", Time: at.Add(2 * time.Minute), Text: "Nice weather today."},
+		{ID: "q", Namespace: "c", Time: at, Speaker: "Ann", Text: "Where are you going this summer?"},
+		{ID: "a", Namespace: "c", Time: at.Add(time.Minute), Speaker: "Ben", Text: "Hiking in Patagonia with my brother."},
+		{ID: "x", Namespace: "c", Time: at.Add(2 * time.Minute), Speaker: "Ann", Text: "Nice weather today."},
 	}
 	for _, w := range []float64{0, 0.3} {
 		m := newFilled(t, recs, WithNextWeight(w), WithNeighbourWeight(0.3))

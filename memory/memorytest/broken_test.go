@@ -476,6 +476,21 @@ var breakers = []breaker{
 			return slices.DeleteFunc(hits, func(h memory.Hit) bool { return h.ID == "r2" }), err
 		}
 	}),
+	spoil("QueryNotes", "returns the records written around each hit too", func(b *broken) {
+		b.query = func(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+			q.Neighbours = 1
+			hits, err := b.m.Query(ctx, q)
+			out := slices.Clone(hits)
+			for _, h := range hits {
+				for _, r := range slices.Concat(h.Before, h.After) {
+					if !slices.ContainsFunc(out, func(o memory.Hit) bool { return o.ID == r.ID }) {
+						out = append(out, memory.Hit{ID: r.ID, Text: r.Text, Relevance: h.Relevance})
+					}
+				}
+			}
+			return out, err
+		}
+	}),
 	spoil("ListOrder", "lists newest first", func(b *broken) {
 		b.list = func(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error) {
 			recs, total, err := b.m.List(ctx, opts)

@@ -24,6 +24,7 @@ var queryRules = []rule{
 	{"QueryNeighbours", queryNeighbours},
 	{"Namespaces", namespaces},
 	{"QueryRecap", queryRecap},
+	{"QueryNotes", queryNotes},
 }
 
 // zone is a time zone other than UTC, for bounds that name an instant
@@ -402,4 +403,24 @@ func queryRecap(e *env) {
 		assert.ElementsMatch(e.t, []string{"r1", "r2"}, hitIDs(hits),
 			"rule: a recap question finds the talk of the period it names, its newest record included, and nothing else (%v)", mode)
 	}
+}
+
+// queryNotes: records written without a speaker are notes, each of which
+// stands alone. A search for a word of one note finds that note alone,
+// not the notes written in the same minutes (a store that lends a
+// record's score to the records around it, as it may for the turns of a
+// conversation, must not lend a note's), by the keyword path, whatever
+// the minimum relevance. (A vector path may match any text a little: a
+// small hashed embedding puts "peanuts" near a flight.)
+func queryNotes(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i, text := range []string{
+		"My flight to Berlin leaves on March 3rd at 9am.",
+		"I'm allergic to peanuts.",
+		"Their favourite colour is blue.",
+	} {
+		s.add(e, memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: hour(0).Add(time.Duration(i) * time.Minute)}, "rule: Add succeeds")
+	}
+	hits := s.query(e, memory.Query{Text: "peanuts", Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
+	assert.Equal(e.t, []string{"n1"}, hitIDs(hits), "rule: a note is found alone, without the notes written around it")
 }

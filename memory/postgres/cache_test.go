@@ -259,7 +259,7 @@ func TestKeywordScoresBySpreadSeqs(t *testing.T) {
 			ns = "spread"
 		}
 		recs = append(recs, memory.Record{ID: fmt.Sprintf("s%04d", i), Namespace: ns, Time: t0.Add(time.Duration(i) * time.Minute),
-			Text: fmt.Sprintf("note %d on the %s, item %d", i, subjects[i%len(subjects)], i%7)})
+			Speaker: []string{"Ann", "Ben"}[i%2], Text: fmt.Sprintf("note %d on the %s, item %d", i, subjects[i%len(subjects)], i%7)})
 	}
 	_, err := m.AddBatch(ctx, recs)
 	require.NoError(t, err)

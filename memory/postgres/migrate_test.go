@@ -47,10 +47,11 @@ func TestMigrateFromVersion1(t *testing.T) {
 		`INSERT INTO schema_migrations (version, name) VALUES (1, 'v1')`,
 		`INSERT INTO manifest (embedder, dim) VALUES ('hash:256', 256)`,
 		`INSERT INTO namespaces (name, text_docs, text_len, prev_docs, prev_len) VALUES ('default', 3, 6, 1, 2)`,
-		`INSERT INTO records (seq, id, ns, text, time, text_len, prev_len) VALUES
-			(1, 'q', 1, 'zebra crossing', '2025-03-01 10:00Z', 2, NULL),
-			(2, 'a', 1, 'near station', '2025-03-01 10:01Z', 2, 2),
-			(3, 'x', 1, 'other day', '2025-03-02 10:00Z', 2, NULL)`,
+		`INSERT INTO records (seq, id, ns, text, time, speaker, text_len, prev_len) VALUES
+			(1, 'q', 1, 'zebra crossing', '2025-03-01 10:00Z', 'Ann', 2, NULL),
+			(2, 'a', 1, 'near station', '2025-03-01 10:01Z', 'Ben', 2, 2),
+			(3, 'x', 1, 'other day', '2025-03-02 10:00Z', 'Ann', 2, NULL)`,
+		`INSERT INTO speakers (ns, speaker, n) VALUES (1, 'Ann', 2), (1, 'Ben', 1)`,
 		`SELECT setval(pg_get_serial_sequence('records', 'seq'), 3)`,
 		`INSERT INTO chunks (seq, ns, time, ord, start_byte, end_byte, text, embedding)
 			SELECT seq, 1, time, 0, 0, length(text), text, array_fill(0.0625, ARRAY[256])::vector FROM records`,
