@@ -233,7 +233,10 @@ type Query struct {
 	Explain bool
 	// AsOf is the moment a search looks at: it reads the records that
 	// held then (Record.Current), so a superseded fact is not found after
-	// its successor's ValidFrom and is found before. Zero means now.
+	// its successor's ValidFrom and is found before. It is also what the
+	// query's time references ("yesterday", "last week") count back from;
+	// zero means now for the records read, and the time of the
+	// namespace's newest record for the time references.
 	AsOf time.Time
 	// History reads every version, superseded or not yet valid ones too
 	// (each hit says which: Hit.ValidUntil, Hit.SupersededBy).

@@ -200,7 +200,7 @@ type SearchRequest struct {
 	// MaxTokens is memory.Query.MaxTokens.
 	MaxTokens int `json:"max_tokens,omitempty" jsonschema:"a budget in tokens for the memories returned, with their neighbours: the most relevant that fit (0: none)"`
 	// AsOf and History are memory.Query.AsOf and History.
-	AsOf    string `json:"as_of,omitempty" jsonschema:"search what held at this time; default now"`
+	AsOf    string `json:"as_of,omitempty" jsonschema:"search what held at this time, and count the query's 'yesterday' or 'last week' back from it; default now"`
 	History bool   `json:"history,omitempty" jsonschema:"search old versions too"`
 }
 

@@ -115,7 +115,7 @@ answer replies to).`,
 	f.IntVar(&neighbours, "neighbours", 0, "also print up to `N` memories said just before and after each hit in its conversation (long-term store only)")
 	f.Float32Var(&minRelevance, "min-relevance", 0, "lowest relevance `R` of a hit, in [0, 1]; 0: the store's default, negative: every hit that matched at all (long-term store only)")
 	f.IntVar(&maxTokens, "max-tokens", 0, "a budget of `T` tokens for the memories printed, with their neighbours: the most relevant that fit (long-term store only; 0: none)")
-	f.StringVar(&asOf, "as-of", "", "search what held at this time, RFC 3339 or a date: a superseded memory before its successor's time (long-term store only; default now)")
+	f.StringVar(&asOf, "as-of", "", "search what held at this time, RFC 3339 or a date: a superseded memory before its successor's time, and the moment the query's \"yesterday\" or \"last week\" counts back from (long-term store only; default now)")
 	f.BoolVar(&history, "history", false, "search every version, superseded ones too, each marked (long-term store only)")
 	f.BoolVar(&explain, "explain", false, "print why each memory surfaced: what each path found (on the keyword path, what its own words score and the question it answers), the search's best, the share of the query its namespace holds (long-term store only)")
 	return cmd

@@ -208,7 +208,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 			src.Close()
 		}
 	}()
-	s := &search[K]{e: e, src: src, mode: q.Mode, text: text, words: ranking.WithoutQuestionWords(text), depth: depth, minScore: minScore,
+	s := &search[K]{e: e, src: src, mode: q.Mode, text: text, words: ranking.WithoutQuestionWords(text), depth: depth, minScore: minScore, asOf: q.AsOf,
 		scope: Scope{Namespace: q.Namespace, From: q.From, To: q.To, AsOf: cmp.Or(q.AsOf, time.Now()), History: q.History}}
 	list, err := s.candidates(ctx, qvec)
 	if err != nil {

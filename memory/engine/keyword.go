@@ -278,7 +278,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		}
 	}
 	if b := cfg.recencyBoost; b > 0 && scores.len() > 0 && s.refersBack() {
-		newest, err := ns.Newest(ctx)
+		newest, err := n.reference(ctx)
 		if err != nil {
 			return nil, err
 		}

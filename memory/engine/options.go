@@ -334,8 +334,9 @@ func WithSpeakerBoost(boost float64) Option {
 }
 
 // WithTimePrior makes the keyword path prefer, by 1 + boost times their
-// score, the records said in a time the query names relative to the
-// namespace's newest record ("yesterday", "last week"); finite, ≥ 0
+// score, the records said in a time the query names relative to its
+// memory.Query.AsOf, or else the namespace's newest record ("yesterday",
+// "last week"); finite, ≥ 0
 // (default DefaultTimeBoost); 0 turns it off.
 func WithTimePrior(boost float64) Option {
 	return func(c *config) error { return setting.NonNegative(&c.timeBoost, "time boost", boost) }
@@ -345,7 +346,7 @@ func WithTimePrior(boost float64) Option {
 // that refers back to an earlier conversation without naming a time
 // ("regarding the tool from last time", "we already agreed", "what's next
 // for the plan?": ranking.RefersBack): a record said age before its
-// namespace's newest scores (1 + boost·2^(−age/halfLife)) / (1 + boost)
+// namespace's newest (or the query's AsOf, when it gives one) scores (1 + boost·2^(−age/halfLife)) / (1 + boost)
 // times its score: the newest keep theirs, the oldest keep 1/(1 + boost),
 // and no score grows past what the query's words allow (the relevance
 // calibration reads the best). Such a query asks for the latest state of

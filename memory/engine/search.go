@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory"
@@ -23,6 +24,10 @@ type search[K comparable] struct {
 	words    string
 	depth    int
 	minScore float32
+	// asOf is the query's own moment (memory.Query.AsOf; zero when it
+	// gave none): what its time references ("yesterday", "last week")
+	// count back from (reference).
+	asOf time.Time
 	// top are the search's best keyword score, cosine and namespace
 	// coverage (nsSearch.cover), and the share of the query's words its
 	// best candidate holds (bestShare), for relevance.

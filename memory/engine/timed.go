@@ -14,7 +14,7 @@ const dayMargin = 0.5
 
 // timePrior is the keyword path's time prior (WithTimePrior, b), for a
 // query that may name a time (ranking.TimeCue): when it names a window
-// (ranking.TimeRef, relative to the namespace's newest record), the
+// (ranking.TimeRef, relative to the query's reference moment), the
 // records said in it score 1 + b times theirs; a named day
 // (ranking.NamedDay) lends to its records (addDay) and the day either side
 // of it (TimeRef's margin for time zones and talk after midnight) counts
@@ -23,7 +23,7 @@ const dayMargin = 0.5
 func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet) error {
 	// Only a query that may name a time asks for the newest record's (a
 	// round trip to some stores).
-	newest, err := n.ns.Newest(ctx)
+	newest, err := n.reference(ctx)
 	if err != nil {
 		return err
 	}
@@ -130,4 +130,17 @@ func (n *nsSearch[K]) addRecap(period []int64, scores *scoreSet) {
 		scores.set(id, max(scores.get(id), top*(1-float64(i)*1e-9)))
 		n.period[id] = true
 	}
+}
+
+// reference is the moment a query's time references count back from
+// ("yesterday", "two weeks ago", "what's next"): the query's own moment
+// when it gives one (memory.Query.AsOf: "what did we talk about
+// yesterday?" asked as of May 3rd means May 2nd), else the time of the
+// namespace's newest record (an agent's memory is written as the talk
+// goes on; a store imported from last year's logs is asked about them).
+func (n *nsSearch[K]) reference(ctx context.Context) (time.Time, error) {
+	if !n.asOf.IsZero() {
+		return n.asOf, nil
+	}
+	return n.ns.Newest(ctx)
 }

@@ -63,8 +63,8 @@ func WithFeedback(docs, terms int, weight float64) Option {
 // WithTimePrior makes the keyword path prefer, by the factor 1+boost, the
 // records whose time falls in a period the query names: a date ("on 8 May
 // 2023", "2023-05-08"), a month ("in May 2023") or a relative period
-// ("yesterday", "last week", "3 days ago", counted back from the
-// namespace's newest record). A query naming none, or a date that does not
+// ("yesterday", "last week", "3 days ago", counted back from the query's
+// AsOf when it gives one, else from the namespace's newest record). A query naming none, or a date that does not
 // parse, ranks as before. 0 (the default) turns it off.
 func WithTimePrior(boost float64) Option {
 	return withRanking(engine.WithTimePrior(boost))

@@ -387,7 +387,8 @@ func queryTokenBudget(e *env) {
 // which shares no word with its answer) is answered with the talk of the
 // period it names, its newest record included (a store that keeps times
 // to the microsecond must not lose it at the period's end), and nothing
-// else, in both modes that read words.
+// else, in both modes that read words; "yesterday" as of a given moment
+// (Query.AsOf) is the day before that moment.
 func queryRecap(e *env) {
 	s := e.fresh(needRecords | needQuerier)
 	at := base.Add(5 * 24 * time.Hour)
@@ -402,6 +403,9 @@ func queryRecap(e *env) {
 		hits := s.query(e, memory.Query{Text: "What did we talk about yesterday?", Mode: mode}, "rule: Query succeeds")
 		assert.ElementsMatch(e.t, []string{"r1", "r2"}, hitIDs(hits),
 			"rule: a recap question finds the talk of the period it names, its newest record included, and nothing else (%v)", mode)
+		hits = s.query(e, memory.Query{Text: "What did we talk about yesterday?", Mode: mode, AsOf: base.Add(30 * time.Hour)}, "rule: Query succeeds")
+		assert.Equal(e.t, []string{"old"}, hitIDs(hits),
+			"rule: a query's time references count back from its AsOf when it gives one (%v)", mode)
 	}
 }
 
