@@ -58,6 +58,9 @@ type search[K comparable] struct {
 		groups []keyword.QueryGroup
 	}
 	refers, recapQ int8
+	// recapped: a namespace answered the query with the records of the
+	// period it names (nsSearch.addRecap).
+	recapped bool
 }
 
 // scored is a record the keyword path found, with its score.
@@ -174,11 +177,13 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 			c.cover, c.unknown = s.top.cover, s.fewest
 		}
 	}
-	if s.mode == memory.Hybrid && len(kw) > 0 && s.recap() {
+	if s.mode == memory.Hybrid && s.recapped {
 		// A recap question ("what did we talk about yesterday?") holds no
 		// word of its answer, which the keyword path found by its time
 		// (nsSearch.addRecap): what the vector path alone matched (its
-		// filler words) is not part of it.
+		// filler words) is not part of it. A recap the keyword path could
+		// not answer so (no time prior, a period of no records or of too
+		// many) keeps what the vector path found.
 		maps.DeleteFunc(cands, func(_ K, c *candidate[K]) bool { return !c.HasKW })
 	}
 	list := slices.Collect(maps.Values(cands))

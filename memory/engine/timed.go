@@ -126,6 +126,7 @@ func (n *nsSearch[K]) addRecap(period []int64, scores *scoreSet) {
 	_, top := ranking.Best(scores.all())
 	top = max(top, n.bound)
 	n.period = make(map[int64]bool, len(period))
+	n.recapped = true
 	for i, id := range period {
 		scores.set(id, max(scores.get(id), top*(1-float64(i)*1e-9)))
 		n.period[id] = true

@@ -571,10 +571,13 @@ func TestQuery_Recap(t *testing.T) {
 	require.NotEmpty(t, hits)
 	assert.Equal(t, "a1", hits[0].ID, "not a recap: the words find the day before's planting")
 
-	off := newFilled(t, recs, WithTimePrior(0))
+	off := newFilled(t, append(slices.Clone(recs), Record{ID: "v1", Namespace: "c", Speaker: "Bot", Time: day(20, 10, 1), Text: "Did it, on it."}), WithTimePrior(0))
 	hits, err = off.Query(ctx, Query{Text: "What did we talk about on May 8th?", Namespace: "c", Mode: KeywordOnly})
 	noErr(t, err)
 	assert.NotContains(t, ids(hits), "b2", "no time prior: no recap")
+	hits, err = off.Query(ctx, Query{Text: "What did we talk about on May 8th?", Namespace: "c", Mode: Hybrid, MinRelevance: -1})
+	noErr(t, err)
+	assert.Contains(t, ids(hits), "v1", "no recap answered by its period: what the vector path alone found stays")
 
 	var big []Record
 	for i := range 250 {
