@@ -415,14 +415,21 @@ func EmptyReason(ctx context.Context, st memory.Querier, q memory.Query) (string
 	if err != nil || len(hits) == 0 {
 		return NoRelevantMemory, err
 	}
+	return nothingFits(budget, hits), nil
+}
+
+// nothingFits is the reason of an empty answer under a token budget
+// whose relevant memories (hits, searched without it: each says what it
+// costs) are too large for it.
+func nothingFits(budget int, hits []memory.Hit) string {
 	if len(hits) == 1 {
-		return fmt.Sprintf("%s of %d: the one relevant memory takes %d", NothingFits, budget, hits[0].Tokens), nil
+		return fmt.Sprintf("%s of %d: the one relevant memory takes %d", NothingFits, budget, hits[0].Tokens)
 	}
 	least := hits[0].Tokens
 	for _, h := range hits {
 		least = min(least, h.Tokens)
 	}
-	return fmt.Sprintf("%s of %d: the smallest of the %d relevant memories takes %d", NothingFits, budget, len(hits), least), nil
+	return fmt.Sprintf("%s of %d: the smallest of the %d relevant memories takes %d", NothingFits, budget, len(hits), least)
 }
 
 // ListResult answers a listing: one page and how many match in all.

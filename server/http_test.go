@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -144,7 +145,7 @@ func TestHTTP_Roundtrip(t *testing.T) {
 	sr = SearchResult{}
 	r.decode(t, &sr)
 	assert.Empty(t, sr.Hits)
-	assert.Equal(t, NothingFits+" of 1", sr.Reason)
+	assert.Equal(t, fmt.Sprintf("%s of 1: the one relevant memory takes %d", NothingFits, flight.Tokens), sr.Reason, "what the memory with the tags takes")
 
 	// Neighbours: each hit with what was said just before and after it in
 	// its conversation (the flight, a year earlier, is another one).

@@ -248,7 +248,7 @@ func (s *Server) search(ctx context.Context, p *principal, req *SearchRequest) (
 				return SearchResult{}, err
 			}
 		case slices.ContainsFunc(hits, func(h memory.Hit) bool { return hasTags(h.Tags, tags) }):
-			out.Reason = fmt.Sprintf("%s of %d", NothingFits, budget)
+			out.Reason = nothingFits(budget, slices.DeleteFunc(hits, func(h memory.Hit) bool { return !hasTags(h.Tags, tags) }))
 		case len(hits) > 0:
 			out.Reason = NoneTagged
 		default:
