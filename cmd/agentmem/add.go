@@ -80,12 +80,16 @@ holds (agentmem supersede replaces a memory with a newer version).`,
 				}
 				ids := make([]string, len(outs))
 				var added, dups []string
+				var similar []similarMemory
 				for i, o := range outs {
 					ids[i] = o.ID
 					if o.Duplicate {
 						dups = append(dups, o.ID)
-					} else {
-						added = append(added, o.ID)
+						continue
+					}
+					added = append(added, o.ID)
+					for _, sim := range o.Similar {
+						similar = append(similar, similarMemory{ID: sim.ID, Text: sim.Text, Score: sim.Score, Near: o.ID})
 					}
 				}
 				out := cmd.OutOrStdout()
@@ -97,8 +101,11 @@ holds (agentmem supersede replaces a memory with a newer version).`,
 						// those that were.
 						Duplicate  bool     `json:"duplicate"`
 						Duplicates []string `json:"duplicates,omitempty"`
-						Store      string   `json:"store"`
-					}{ids, len(added) == 0, dups, a.where()})
+						// Similar: stored memories that say nearly what a
+						// new one says (Near: its id), most similar first.
+						Similar []similarMemory `json:"similar,omitempty"`
+						Store   string          `json:"store"`
+					}{ids, len(added) == 0, dups, similar, a.where()})
 				}
 				if len(added) > 0 {
 					if _, err := fmt.Fprintf(out, "added %d %s (id %s) to %s\n", len(added), plural(len(added), noun(st)), strings.Join(added, ", "), a.where()); err != nil {
@@ -106,7 +113,17 @@ holds (agentmem supersede replaces a memory with a newer version).`,
 					}
 				}
 				if len(dups) > 0 {
-					_, err = fmt.Fprintf(out, "already remembered: %s (id %s) in %s, counted as said again\n", plural(len(dups), noun(st)), strings.Join(dups, ", "), a.where())
+					if _, err := fmt.Fprintf(out, "already remembered: %s (id %s) in %s, counted as said again\n", plural(len(dups), noun(st)), strings.Join(dups, ", "), a.where()); err != nil {
+						return err
+					}
+				}
+				for _, sim := range similar {
+					if _, err := fmt.Fprintf(out, "  %s says nearly the same as stored memory %s (cosine %.2f): %s\n", sim.Near, sim.ID, sim.Score, sim.Text); err != nil {
+						return err
+					}
+				}
+				if len(similar) > 0 {
+					_, err = fmt.Fprintf(out, "  if it is a newer version of one: agentmem forget NEW-ID, then agentmem supersede OLD-ID TEXT keeps the old one as history\n")
 				}
 				return err
 			})
@@ -125,6 +142,15 @@ holds (agentmem supersede replaces a memory with a newer version).`,
 
 // remember stores recs in st and says what it did with each: through
 // memory.Facts, which reports duplicates, or AddBatch.
+// similarMemory is a stored memory that says nearly what a new one, Near,
+// says (memory.Similar), as add prints it.
+type similarMemory struct {
+	ID    string  `json:"id"`
+	Text  string  `json:"text"`
+	Score float32 `json:"score"`
+	Near  string  `json:"near"`
+}
+
 func remember(cmd *cobra.Command, st store.Memory, recs []memory.Record) ([]memory.Outcome, error) {
 	if f, ok := st.(memory.Facts); ok {
 		return f.Remember(cmd.Context(), recs...)

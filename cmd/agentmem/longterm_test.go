@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,6 +202,42 @@ func TestCLI_LongTerm_Add(t *testing.T) {
 	r = runCLI(t, "", "add", "--store", store, "?!")
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.stderr, "no letter or digit")
+}
+
+// TestCLI_LongTerm_AddSimilar: add says which stored memories a new one
+// nearly repeats (memory.Outcome.Similar), and how to keep one version,
+// in text and in JSON.
+func TestCLI_LongTerm_AddSimilar(t *testing.T) {
+	t.Parallel()
+	store := filepath.Join(t.TempDir(), "store")
+	r := runCLI(t, "", "add", "--json", "--memory", "long", "--store", store, "Dana now lives in Paris near the kumquat market.")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var first struct{ IDs []string }
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &first))
+	require.Len(t, first.IDs, 1)
+
+	r = runCLI(t, "", "add", "--store", store, "Near the kumquat market Dana lives in Paris now.")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Regexp(t, `says nearly the same as stored memory `+first.IDs[0]+` \(cosine \d\.\d\d\): Dana now lives in Paris near the kumquat market\.\n`, r.stdout)
+	assert.Contains(t, r.stdout, "agentmem supersede OLD-ID TEXT")
+
+	r = runCLI(t, "", "add", "--json", "--store", store, "Dana lives in Paris now, near the kumquat market.")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var added struct {
+		IDs     []string
+		Similar []similarMemory
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &added))
+	require.Len(t, added.IDs, 1)
+	require.NotEmpty(t, added.Similar)
+	assert.Equal(t, added.IDs[0], added.Similar[0].Near)
+	assert.True(t, slices.ContainsFunc(added.Similar, func(s similarMemory) bool { return s.ID == first.IDs[0] }),
+		"the first memory among them: %+v", added.Similar)
+	assert.Greater(t, added.Similar[0].Score, float32(0.9))
+
+	r = runCLI(t, "", "add", "--store", store, "Bob keeps bees on the roof.")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "nearly the same", "a memory like no other")
 }
 
 // TestCLI_LongTerm_AddFields: add sets the id, speaker, time and tags of
