@@ -42,6 +42,7 @@ func Print(w io.Writer, rep *Report) error {
 	for _, k := range rep.Ks {
 		hdr += fmt.Sprintf("H@%d\t", k)
 	}
+	hdr += "hits\tprec\t"
 	probes := ""
 	if rep.Probes > 0 {
 		probes = "false-surface\t"
@@ -55,6 +56,7 @@ func Print(w io.Writer, rep *Report) error {
 		for _, k := range rep.Ks {
 			line += fmt.Sprintf("%.3f\t", s.Hit[k])
 		}
+		line += fmt.Sprintf("%.1f\t%.3f\t", s.Returned, s.Precision)
 		fmt.Fprintln(tw, line+lat)
 	}
 	for _, m := range rep.Modes {

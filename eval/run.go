@@ -81,6 +81,13 @@ type Scores struct {
 	Questions int             `json:"questions"`
 	Recall    map[int]float64 `json:"recall"` // k → mean evidence recall@k
 	Hit       map[int]float64 `json:"hit"`    // k → share of questions with an evidence turn in the top k
+	// Returned is how many hits a question got on average (at most the
+	// largest k: fewer when the minimum relevance left some out), and
+	// Precision the share of them that are evidence: what an agent that
+	// pastes every hit into its prompt reads, and how much of it is to
+	// the point.
+	Returned  float64 `json:"returned"`
+	Precision float64 `json:"precision"`
 }
 
 // ModeReport is one mode's results.
@@ -386,6 +393,9 @@ func addTurns(ctx context.Context, mem Memory, turns []Turn) (stored, skipped in
 type acc struct {
 	n           int
 	recall, hit map[int]float64
+	// returned and relevant count the hits of the largest k, and those
+	// that are evidence.
+	returned, relevant int
 }
 
 func (a *acc) add(ks []int, evidence, got []string) {
@@ -393,6 +403,13 @@ func (a *acc) add(ks []int, evidence, got []string) {
 		a.recall, a.hit = map[int]float64{}, map[int]float64{}
 	}
 	a.n++
+	top := got[:min(slices.Max(ks), len(got))]
+	a.returned += len(top)
+	for _, id := range top {
+		if slices.Contains(evidence, id) {
+			a.relevant++
+		}
+	}
 	for _, k := range ks {
 		found := 0
 		for _, id := range got[:min(k, len(got))] {
@@ -415,6 +432,8 @@ func (a *acc) scores(cat string) Scores {
 	for k, v := range a.hit {
 		s.Hit[k] = v / float64(max(a.n, 1))
 	}
+	s.Returned = float64(a.returned) / float64(max(a.n, 1))
+	s.Precision = float64(a.relevant) / float64(max(a.returned, 1))
 	return s
 }
 

@@ -62,7 +62,10 @@ asked_at sees only the turns before that turn), and reports evidence
 recall@k and hit@k, overall and per category, for each retrieval mode and
 for a plain Okapi BM25 over whole turns on the same data (the floor, as
 bm25.py computes it), with the recall ceiling, ingest speed and search
-latency.
+latency. "hits" is how many hits a question got on average (at most the
+largest k: fewer when the minimum relevance left some out) and "prec"
+the share of them that are evidence: what an agent that pastes every hit
+into its prompt reads.
 
 DIR holds turns.jsonl and questions.jsonl; --turns and --questions name the
 files directly. Lines:
