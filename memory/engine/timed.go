@@ -16,7 +16,8 @@ const dayMargin = 0.5
 // query that may name a time (ranking.TimeCue): when it names a window
 // (ranking.TimeRef, relative to the query's reference moment), the
 // records said in it score 1 + b times theirs; a named day
-// (ranking.NamedDay) lends to its records (addDay) and the day either side
+// (ranking.NamedDay; "yesterday" of a query that gives its moment,
+// ranking.Yesterday) lends to its records (addDay) and the day either side
 // of it (TimeRef's margin for time zones and talk after midnight) counts
 // half; a recap question is answered with the period's records
 // (addRecap). The period's records are listed once for both.
@@ -32,6 +33,11 @@ func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet
 		return nil
 	}
 	dayFrom, dayTo, day := ranking.NamedDay(n.words, newest)
+	if !day && !n.asOf.IsZero() {
+		// Asked at a known moment, "yesterday" is a calendar day, and the
+		// talk of the day of asking is not part of it.
+		dayFrom, dayTo, day = ranking.Yesterday(n.words, n.asOf)
+	}
 	w := n.e.cfg.episodeWeight
 	_, best := ranking.Best(scores.all())
 	lend, recap := day && w > 0 && best > 0, n.recap()

@@ -593,20 +593,22 @@ func TestQuery_Recap(t *testing.T) {
 // TestQuery_RecapAsOf: a query's time references count back from its own
 // moment when it gives one (Query.AsOf), from the namespace's newest
 // record otherwise: "yesterday" asked as of May 9th is May 8th, though
-// the namespace's newest record is of May 20th.
+// the namespace's newest record is of May 20th, and the talk of the
+// morning the question is asked is not part of it.
 func TestQuery_RecapAsOf(t *testing.T) {
 	ctx := t.Context()
 	day := func(d, h int) time.Time { return time.Date(2023, 5, d, h, 0, 0, 0, time.UTC) }
 	m := newFilled(t, []Record{
 		{ID: "b1", Namespace: "c", Speaker: "Ann", Time: day(8, 9), Text: "Can you help me draft a cover letter for Acme?"},
 		{ID: "b2", Namespace: "c", Speaker: "Bot", Time: day(8, 10), Text: "Open with the Spark pipeline you built."},
+		{ID: "today", Namespace: "c", Speaker: "Ann", Time: day(9, 9), Text: "Good morning! Another question."},
 		{ID: "c1", Namespace: "c", Speaker: "Ann", Time: day(19, 10), Text: "The bike needs new brakes."},
 		{ID: "c2", Namespace: "c", Speaker: "Bot", Time: day(20, 10), Text: "Take it to the shop on Main Street."},
 	}, WithTimePrior(1))
 	for _, mode := range []Mode{KeywordOnly, Hybrid} {
 		hits, err := m.Query(ctx, Query{Text: "What did we talk about yesterday?", Namespace: "c", Mode: mode, AsOf: day(9, 15)})
 		noErr(t, err)
-		assert.ElementsMatch(t, []string{"b1", "b2"}, ids(hits), "%v: yesterday as of May 9th", mode)
+		assert.ElementsMatch(t, []string{"b1", "b2"}, ids(hits), "%v: yesterday as of May 9th, not the morning of the 9th", mode)
 		hits, err = m.Query(ctx, Query{Text: "What did we talk about yesterday?", Namespace: "c", Mode: mode})
 		noErr(t, err)
 		assert.ElementsMatch(t, []string{"c1", "c2"}, ids(hits), "%v: yesterday as of the newest record", mode)

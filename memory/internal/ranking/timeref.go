@@ -100,13 +100,7 @@ func TimeRef(query string, now time.Time) (from, to time.Time, ok bool) {
 		unit := map[string]string{"天": "day", "周": "week", "星期": "week", "礼拜": "week", "月": "month", "年": "year"}[m[2]]
 		return ago(n, unit)
 	}
-	w := ""
-	if m := reLast.FindStringSubmatch(query); m != nil {
-		w = strings.Join(strings.Fields(strings.ToLower(m[1])), " ")
-	} else if m := reZhLast.FindString(query); m != "" {
-		w = zhLast[m]
-	}
-	switch w {
+	switch lastWord(query) {
 	case "yesterday", "last night":
 		return now.Add(-60 * time.Hour), now, true
 	case "last week", "last weekend":
@@ -134,6 +128,36 @@ func NamedDay(query string, now time.Time) (from, to time.Time, ok bool) {
 		return time.Time{}, time.Time{}, false
 	}
 	return d, d.AddDate(0, 0, 1), true
+}
+
+// Yesterday returns the calendar day before now's, in now's location,
+// when query says "yesterday" or "last night" (昨天, 昨晚), and whether it
+// does. Only a query asked at a known moment names that day: relative to a
+// namespace's newest record, which may be days before the question, TimeRef's
+// wider window stands for it.
+func Yesterday(query string, now time.Time) (from, to time.Time, ok bool) {
+	if !TimeCue(query) {
+		return time.Time{}, time.Time{}, false
+	}
+	if w := lastWord(query); w != "yesterday" && w != "last night" {
+		return time.Time{}, time.Time{}, false
+	}
+	y, m, d := now.Date()
+	to = time.Date(y, m, d, 0, 0, 0, 0, now.Location())
+	return to.AddDate(0, 0, -1), to, true
+}
+
+// lastWord returns the period before now that query names ("yesterday",
+// "last night", "last week", "last weekend", "last month", "last year";
+// the Chinese as its English), or "".
+func lastWord(query string) string {
+	if m := reLast.FindStringSubmatch(query); m != nil {
+		return strings.Join(strings.Fields(strings.ToLower(m[1])), " ")
+	}
+	if m := reZhLast.FindString(query); m != "" {
+		return zhLast[m]
+	}
+	return ""
 }
 
 // yearOr returns the year s names (1900–2200), or now's.

@@ -141,3 +141,19 @@ func TestRecap(t *testing.T) {
 		assert.Equal(t, want, Recap(q), q)
 	}
 }
+
+func TestYesterday(t *testing.T) {
+	zone := time.FixedZone("UTC+9", 9*3600)
+	now := time.Date(2023, 6, 20, 1, 30, 0, 0, zone)
+	for _, q := range []string{"What did we talk about yesterday?", "what did I say last night", "我们昨天聊了什么？"} {
+		from, to, ok := Yesterday(q, now)
+		if assert.True(t, ok, q) {
+			assert.Equal(t, time.Date(2023, 6, 19, 0, 0, 0, 0, zone), from, "%s: the day before, in now's zone", q)
+			assert.Equal(t, time.Date(2023, 6, 20, 0, 0, 0, 0, zone), to, q)
+		}
+	}
+	for _, q := range []string{"What did we talk about last week?", "What is the weather like?", "3 days ago", "On May 8th, what did we discuss?"} {
+		_, _, ok := Yesterday(q, now)
+		assert.False(t, ok, q)
+	}
+}
