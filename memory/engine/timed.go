@@ -47,8 +47,11 @@ func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet
 		pFrom, pTo := dayFrom, dayTo
 		if !day {
 			pFrom, pTo = from, to
-			if !pTo.After(newest) {
-				pTo = newest.Add(time.Microsecond) // "yesterday" ends now: the newest record is in it (PostgreSQL keeps microseconds)
+			if pTo.Equal(newest) {
+				// "yesterday", "last week" end now: the newest record is
+				// in them (PostgreSQL keeps microseconds). "Two days ago"
+				// ends before.
+				pTo = newest.Add(time.Microsecond)
 			}
 		}
 		if period, listed, err = n.inPeriod(ctx, pFrom, pTo); err != nil {

@@ -602,6 +602,7 @@ func TestQuery_RecapAsOf(t *testing.T) {
 		{ID: "b1", Namespace: "c", Speaker: "Ann", Time: day(8, 9), Text: "Can you help me draft a cover letter for Acme?"},
 		{ID: "b2", Namespace: "c", Speaker: "Bot", Time: day(8, 10), Text: "Open with the Spark pipeline you built."},
 		{ID: "today", Namespace: "c", Speaker: "Ann", Time: day(9, 9), Text: "Good morning! Another question."},
+		{ID: "tenth", Namespace: "c", Speaker: "Bot", Time: day(10, 10), Text: "Here is the answer."},
 		{ID: "c1", Namespace: "c", Speaker: "Ann", Time: day(19, 10), Text: "The bike needs new brakes."},
 		{ID: "c2", Namespace: "c", Speaker: "Bot", Time: day(20, 10), Text: "Take it to the shop on Main Street."},
 	}, WithTimePrior(1))
@@ -612,6 +613,9 @@ func TestQuery_RecapAsOf(t *testing.T) {
 		hits, err = m.Query(ctx, Query{Text: "What did we talk about yesterday?", Namespace: "c", Mode: mode})
 		noErr(t, err)
 		assert.ElementsMatch(t, []string{"c1", "c2"}, ids(hits), "%v: yesterday as of the newest record", mode)
+		hits, err = m.Query(ctx, Query{Text: "What did we talk about two days ago?", Namespace: "c", Mode: mode, AsOf: day(10, 15)})
+		noErr(t, err)
+		assert.ElementsMatch(t, []string{"b1", "b2", "today"}, ids(hits), "%v: two days ago, give or take a day and a half, does not reach the morning it is asked", mode)
 	}
 }
 
