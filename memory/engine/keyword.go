@@ -278,7 +278,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		}
 	}
 	if b := cfg.recencyBoost; b > 0 && scores.len() > 0 && s.refersBack() {
-		newest, err := n.reference(ctx)
+		ref, err := n.reference(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +289,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		// lose, so that no score grows past what the query's words allow
 		// (relevance's calibration reads the best).
 		for _, id := range scores.ids {
-			scores.scale(id, (1+b*ranking.Recency(newest.Sub(n.link(id).Time), cfg.recencyHalfLife))/(1+b))
+			scores.scale(id, (1+b*ranking.Recency(ref.Sub(n.link(id).Time), cfg.recencyHalfLife))/(1+b))
 		}
 	}
 	if d := cfg.handOff; d > 0 && scores.len() > 0 {

@@ -346,8 +346,9 @@ func WithTimePrior(boost float64) Option {
 // that refers back to an earlier conversation without naming a time
 // ("regarding the tool from last time", "we already agreed", "what's next
 // for the plan?": ranking.RefersBack): a record said age before its
-// namespace's newest (or the query's AsOf, when it gives one) scores (1 + boost·2^(−age/halfLife)) / (1 + boost)
-// times its score: the newest keep theirs, the oldest keep 1/(1 + boost),
+// namespace's newest (or the query's AsOf, when it gives one) scores
+// (1 + boost·2^(−age/halfLife)) / (1 + boost) times its score: the newest
+// keep theirs, the oldest keep 1/(1 + boost),
 // and no score grows past what the query's words allow (the relevance
 // calibration reads the best). Such a query asks for the latest state of
 // what it names, and the latest conversations about it hold that state. A query that does not refer

@@ -22,17 +22,17 @@ const dayMargin = 0.5
 // half; a recap question is answered with the period's records
 // (addRecap). The period's records are listed once for both.
 func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet) error {
-	// Only a query that may name a time asks for the newest record's (a
-	// round trip to some stores).
-	newest, err := n.reference(ctx)
+	// Only a query that may name a time asks for its reference moment (the
+	// newest record's time: a round trip to some stores).
+	ref, err := n.reference(ctx)
 	if err != nil {
 		return err
 	}
-	from, to, ok := ranking.TimeRef(n.words, newest)
+	from, to, ok := ranking.TimeRef(n.words, ref)
 	if !ok {
 		return nil
 	}
-	dayFrom, dayTo, day := ranking.NamedDay(n.words, newest)
+	dayFrom, dayTo, day := ranking.NamedDay(n.words, ref)
 	if !day && !n.asOf.IsZero() {
 		// Asked at a known moment, "yesterday" is a calendar day, and the
 		// talk of the day of asking is not part of it.
@@ -47,11 +47,11 @@ func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet
 		pFrom, pTo := dayFrom, dayTo
 		if !day {
 			pFrom, pTo = from, to
-			if pTo.Equal(newest) {
+			if pTo.Equal(ref) {
 				// "yesterday", "last week" end now: the newest record is
 				// in them (PostgreSQL keeps microseconds). "Two days ago"
 				// ends before.
-				pTo = newest.Add(time.Microsecond)
+				pTo = ref.Add(time.Microsecond)
 			}
 		}
 		if period, listed, err = n.inPeriod(ctx, pFrom, pTo); err != nil {
