@@ -269,7 +269,7 @@ func (s *assembly) fitRecalled() {
 	s.sysOpen = true
 }
 
-// recallLines returns the list lines ("\n- [time] text") for hits, best
+// recallLines returns the list lines ("\n- [time] speaker: text", [said]) for hits, best
 // first, that cost at most room under c. Hits with no text, or that repeat a
 // round still in the window (inWindow holds their [window.Round.Text]), are
 // skipped. The first hit that does not fit whole is cut if a useful part
@@ -284,7 +284,7 @@ func recallLines(c tokens.Counter, hits []memory.Hit, inWindow map[string]bool, 
 		if text == "" || inWindow[text] {
 			continue
 		}
-		label := "\n- [" + stamp(h.Time) + "] "
+		label := "\n- [" + stamp(h.Time) + "] " + said(h.Speaker, text)
 		body := oneLine(text)
 		if cost := c.Count(label + body); used+cost <= room {
 			lines = append(lines, label+body)
@@ -413,6 +413,18 @@ func stamp(t time.Time) string {
 		return "time unknown"
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// said labels a recalled memory with who said it ("user: "), so that a
+// model tells what the user said from what it answered; nothing for a
+// memory without a speaker, or whose text names its speaker already (a
+// round, "User: …").
+func said(speaker, text string) string {
+	speaker = oneLine(speaker)
+	if speaker == "" || len(text) > len(speaker) && strings.EqualFold(text[:len(speaker)], speaker) && text[len(speaker)] == ':' {
+		return ""
+	}
+	return speaker + ": "
 }
 
 // oneLine folds a memory onto one line so the list stays a list.

@@ -51,6 +51,24 @@ func TestAssembler_Layout(t *testing.T) {
 	assert.Contains(t, p.String(), "── system ──")
 }
 
+// TestAssembler_RecalledSpeaker: a recalled turn says who said it, so
+// that a model tells the user's words from its own answers; a memory
+// without a speaker, or whose text names its speaker already (a round),
+// is not labelled again.
+func TestAssembler_RecalledSpeaker(t *testing.T) {
+	p, err := agent.Assembler{}.Assemble(agent.Parts{Recalled: []memory.Hit{
+		{Text: "Mia is vegetarian.", Speaker: "user", Time: t0},
+		{Text: "Kyoto has temple restaurants.", Speaker: "assistant", Time: t0},
+		{Text: "User: hi\nAssistant: hello", Speaker: "user", Time: t0},
+		{Text: "the db is on port 5433", Time: t0},
+	}, Input: "is Mia vegetarian?"})
+	require.NoError(t, err)
+	assert.Contains(t, p.Messages[0].Content, "- [2026-11-30 01:23 UTC] user: Mia is vegetarian.\n"+
+		"- [2026-11-30 01:23 UTC] assistant: Kyoto has temple restaurants.\n"+
+		"- [2026-11-30 01:23 UTC] User: hi Assistant: hello\n"+
+		"- [2026-11-30 01:23 UTC] the db is on port 5433")
+}
+
 func TestAssembler_NoSystemPrompt(t *testing.T) {
 	p, err := agent.Assembler{}.Assemble(agent.Parts{Recalled: []memory.Hit{{Text: "fact"}}, Input: "hi"})
 	require.NoError(t, err)
