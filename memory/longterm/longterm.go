@@ -60,6 +60,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentmem/agentmem/embed"
 	"github.com/agentmem/agentmem/keyword"
@@ -280,9 +281,12 @@ func (m *Memory) Close() error {
 }
 
 // Search returns the memories most related to question in every namespace,
-// with the memory's default mode and count. It implements memory.Memory.
+// with the memory's default mode and count, asked now: its time references
+// ("what did we talk about yesterday?") count back from the clock (Query's
+// AsOf), as an agent asking during a conversation means them. It
+// implements memory.Memory.
 func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, error) {
-	return m.Query(ctx, Query{Text: question, Mode: m.opts.mode})
+	return m.Query(ctx, Query{Text: question, Mode: m.opts.mode, AsOf: time.Now()})
 }
 
 // vectorSearch returns up to depth children by descending cosine ≥

@@ -713,3 +713,27 @@ func TestQuery_ExactCodeFirstAcrossNamespaces(t *testing.T) {
 		assert.Equal(t, "code", within[0].ID, mode)
 	}
 }
+
+// TestSearch_AsOfNow: Search is asked now (an agent asking during a
+// conversation): its "yesterday" is the day before the clock's, without
+// today's talk, where a Query without AsOf counts back from the newest
+// record (today's).
+func TestSearch_AsOfNow(t *testing.T) {
+	now := time.Now()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+	morning := today
+	if now.Add(-time.Minute).After(today) {
+		morning = now.Add(-time.Minute)
+	}
+	m := newFilled(t, []Record{
+		{ID: "y1", Namespace: "c", Speaker: "Ann", Time: today.Add(-14 * time.Hour), Text: "Can you help me draft a cover letter for Acme?"},
+		{ID: "y2", Namespace: "c", Speaker: "Bot", Time: today.Add(-14*time.Hour + time.Minute), Text: "Open with the Spark pipeline you built."},
+		{ID: "t1", Namespace: "c", Speaker: "Ann", Time: morning, Text: "Good morning, one more question."},
+	})
+	hits, err := m.Search(t.Context(), "What did we talk about yesterday?")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"y1", "y2"}, ids(hits))
+	hits, err = m.Query(t.Context(), Query{Text: "What did we talk about yesterday?"})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"y1", "y2", "t1"}, ids(hits), "the 60 hours up to the newest record")
+}

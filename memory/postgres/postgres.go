@@ -417,10 +417,12 @@ func (m *Memory) Update(ctx context.Context, segment string) error {
 	return err
 }
 
-// Search runs the memory's default mode over every namespace. It
-// implements memory.Memory.
+// Search runs the memory's default mode over every namespace, asked now:
+// its time references ("what did we talk about yesterday?") count back
+// from the clock (memory.Query.AsOf), as an agent asking during a
+// conversation means them. It implements memory.Memory.
 func (m *Memory) Search(ctx context.Context, question string) ([]memory.Hit, error) {
-	return m.Query(ctx, memory.Query{Text: question, Mode: m.opts.mode})
+	return m.Query(ctx, memory.Query{Text: question, Mode: m.opts.mode, AsOf: time.Now()})
 }
 
 // Add stores rec and returns its id; the record is committed and

@@ -483,3 +483,30 @@ func TestQuery_TiesCutByID(t *testing.T) {
 		assert.NotEmpty(t, hits[0].Text, "the record was read")
 	}
 }
+
+// TestSearch_AsOfNow: Search is asked now (an agent asking during a
+// conversation): its "yesterday" is the day before the clock's, without
+// today's talk, where a Query without AsOf counts back from the newest
+// record (today's).
+func TestSearch_AsOfNow(t *testing.T) {
+	ctx := t.Context()
+	m := open(t, storeURL(t))
+	now := time.Now()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+	morning := today
+	if now.Add(-time.Minute).After(today) {
+		morning = now.Add(-time.Minute)
+	}
+	_, err := m.AddBatch(ctx, []memory.Record{
+		{ID: "y1", Speaker: "Ann", Time: today.Add(-14 * time.Hour), Text: "Can you help me draft a cover letter for Acme?"},
+		{ID: "y2", Speaker: "Bot", Time: today.Add(-14*time.Hour + time.Minute), Text: "Open with the Spark pipeline you built."},
+		{ID: "t1", Speaker: "Ann", Time: morning, Text: "Good morning, one more question."},
+	})
+	require.NoError(t, err)
+	hits, err := m.Search(ctx, "What did we talk about yesterday?")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"y1", "y2"}, hitIDs(hits))
+	hits, err = m.Query(ctx, memory.Query{Text: "What did we talk about yesterday?"})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"y1", "y2", "t1"}, hitIDs(hits), "the 60 hours up to the newest record")
+}
