@@ -272,7 +272,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 			return nil, err
 		}
 	}
-	if b := cfg.timeBoost; b > 0 && (scores.len() > 0 || s.recap()) && ranking.TimeCue(s.words) {
+	if b := cfg.timeBoost; b > 0 && (scores.len() > 0 && ranking.TimeCue(s.words) || s.recap()) {
 		if err := n.timePrior(ctx, b, scores); err != nil {
 			return nil, err
 		}

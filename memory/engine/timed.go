@@ -30,6 +30,12 @@ func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet
 	}
 	from, to, ok := ranking.TimeRef(n.words, ref)
 	if !ok {
+		// A recap of the day of asking ("what did we talk about this
+		// morning?") names no window of TimeRef's: its period is the day
+		// so far.
+		if from, to, ok = ranking.Today(n.words, ref); ok && n.recap() {
+			return n.recapPeriod(ctx, from, to.Add(time.Microsecond), scores)
+		}
 		return nil
 	}
 	dayFrom, dayTo, day := ranking.NamedDay(n.words, ref)
@@ -77,6 +83,17 @@ func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet
 	if recap && listed {
 		n.addRecap(period, scores)
 	}
+	return nil
+}
+
+// recapPeriod answers a recap question with the records said in [from,
+// to) (inPeriod, addRecap).
+func (n *nsSearch[K]) recapPeriod(ctx context.Context, from, to time.Time, scores *scoreSet) error {
+	period, listed, err := n.inPeriod(ctx, from, to)
+	if err != nil || !listed {
+		return err
+	}
+	n.addRecap(period, scores)
 	return nil
 }
 

@@ -616,6 +616,9 @@ func TestQuery_RecapAsOf(t *testing.T) {
 		hits, err = m.Query(ctx, Query{Text: "What did we talk about two days ago?", Namespace: "c", Mode: mode, AsOf: day(10, 15)})
 		noErr(t, err)
 		assert.ElementsMatch(t, []string{"b1", "b2", "today"}, ids(hits), "%v: two days ago, give or take a day and a half, does not reach the morning it is asked", mode)
+		hits, err = m.Query(ctx, Query{Text: "What did we talk about this morning?", Namespace: "c", Mode: mode, AsOf: day(9, 15)})
+		noErr(t, err)
+		assert.Equal(t, []string{"today"}, ids(hits), "%v: this morning, the day of asking so far", mode)
 	}
 }
 

@@ -389,7 +389,7 @@ func queryTokenBudget(e *env) {
 // to the microsecond must not lose it at the period's end), and nothing
 // else, in both modes that read words; "yesterday" as of a given moment
 // (Query.AsOf) is the calendar day before that moment, without the talk
-// of that moment's day.
+// of that moment's day, which "this morning" asks for.
 func queryRecap(e *env) {
 	s := e.fresh(needRecords | needQuerier)
 	at := base.Add(5 * 24 * time.Hour)
@@ -408,6 +408,8 @@ func queryRecap(e *env) {
 		hits = s.query(e, memory.Query{Text: "What did we talk about yesterday?", Mode: mode, AsOf: base.Add(30 * time.Hour)}, "rule: Query succeeds")
 		assert.Equal(e.t, []string{"old"}, hitIDs(hits),
 			"rule: a query's time references count back from its AsOf when it gives one, and its yesterday is the calendar day before it (%v)", mode)
+		hits = s.query(e, memory.Query{Text: "What did we talk about this morning?", Mode: mode, AsOf: base.Add(30 * time.Hour)}, "rule: Query succeeds")
+		assert.Equal(e.t, []string{"morning"}, hitIDs(hits), "rule: a recap of the day of asking finds that day's talk so far (%v)", mode)
 	}
 }
 

@@ -26,6 +26,9 @@ var (
 	reZhMonth = regexp.MustCompile(`(\d{4})\s*年\s*(\d{1,2})\s*月`)
 	reZhAgo   = regexp.MustCompile(`(\d+|[一二两三四五六七])\s*(?:个)?\s*(天|周|星期|礼拜|月|年)(?:以)?前`)
 	reZhLast  = regexp.MustCompile(`昨天|昨晚|上周|上个?星期|上个?礼拜|上个月|去年`)
+	// reToday finds the day of asking: "today", "earlier today", "this
+	// morning", "tonight", 今天, 今早.
+	reToday = regexp.MustCompile(`(?i)\b(?:(?:earlier\s+)?today|tonight|this\s+(?:morning|afternoon|evening))\b|今天|今早|今晚|今日`)
 )
 
 var zhNumbers = map[string]int{"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
@@ -145,6 +148,27 @@ func Yesterday(query string, now time.Time) (from, to time.Time, ok bool) {
 	y, m, d := now.Date()
 	to = time.Date(y, m, d, 0, 0, 0, 0, now.Location())
 	return to.AddDate(0, 0, -1), to, true
+}
+
+// Today returns the day of asking so far, from the start of now's day to
+// now, when query names it ("what did we talk about this morning?",
+// "earlier today", 今天), and whether it does. It is not a time reference
+// of TimeRef's: "what's the plan for today?" asks about a plan, whatever
+// day it was made; only a recap question (Recap) is answered with the
+// day's talk.
+func Today(query string, now time.Time) (from, to time.Time, ok bool) {
+	if !todayCue(query) || !reToday.MatchString(query) {
+		return time.Time{}, time.Time{}, false
+	}
+	y, m, d := now.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, now.Location()), now, true
+}
+
+// todayCue reports whether query may name the day of asking (Today), before
+// its regular expression runs.
+func todayCue(query string) bool {
+	lower := strings.ToLower(query)
+	return strings.Contains(lower, "today") || strings.Contains(lower, "tonight") || strings.Contains(lower, "this ") || strings.Contains(query, "今")
 }
 
 // lastWord returns the period before now that query names ("yesterday",
@@ -281,12 +305,14 @@ var recapWords = map[string]bool{
 	"anything": true, "something": true, "things": true, "go": true,
 }
 
-// timeWords are the English words of time references (TimeRef's regular
-// expressions) besides months and small numbers, for Recap's first pass.
+// timeWords are the English words of time references (TimeRef's and
+// Today's regular expressions) besides months and small numbers, for
+// Recap's first pass.
 var timeWords = map[string]bool{
 	"yesterday": true, "last": true, "night": true, "week": true, "weeks": true, "weekend": true,
 	"month": true, "months": true, "year": true, "years": true, "day": true, "days": true, "ago": true,
 	"of": true, "st": true, "nd": true, "rd": true, "th": true,
+	"today": true, "earlier": true, "tonight": true, "this": true, "morning": true, "afternoon": true, "evening": true,
 }
 
 // recapCJK are the Chinese words of such a question, longest first.
@@ -310,10 +336,15 @@ func Recap(query string) bool {
 		}
 		return false
 	}
-	if _, _, ok := TimeRef(query, time.Date(2000, 6, 15, 0, 0, 0, 0, time.UTC)); !ok {
-		return false
+	at := time.Date(2000, 6, 15, 0, 0, 0, 0, time.UTC)
+	rest := WithoutTimeRefs(query)
+	if _, _, ok := TimeRef(query, at); !ok {
+		if _, _, ok := Today(query, at); !ok {
+			return false
+		}
+		rest = reToday.ReplaceAllString(query, " ")
 	}
-	for w := range strings.FieldsSeq(WithoutTimeRefs(query)) {
+	for w := range strings.FieldsSeq(rest) {
 		c := wordCore(w)
 		if c == "" || questionWords[c] || recapWords[c] {
 			continue

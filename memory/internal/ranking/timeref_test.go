@@ -137,6 +137,11 @@ func TestRecap(t *testing.T) {
 		"What's the weather like on May 4th?":                                   false,
 		"What did we talk about?":                                               false,
 		"昨天我们聊了什么电影？":                                                           false,
+		"What did we talk about this morning?":                                  true,
+		"Remind me what we discussed earlier today":                             true,
+		"今天我们聊了什么？":                                                             true,
+		"What's the plan for today?":                                            false,
+		"What did I eat this morning?":                                          false,
 	} {
 		assert.Equal(t, want, Recap(q), q)
 	}
@@ -154,6 +159,22 @@ func TestYesterday(t *testing.T) {
 	}
 	for _, q := range []string{"What did we talk about last week?", "What is the weather like?", "3 days ago", "On May 8th, what did we discuss?"} {
 		_, _, ok := Yesterday(q, now)
+		assert.False(t, ok, q)
+	}
+}
+
+func TestToday(t *testing.T) {
+	zone := time.FixedZone("UTC+9", 9*3600)
+	now := time.Date(2023, 6, 20, 15, 30, 0, 0, zone)
+	for _, q := range []string{"What did we talk about this morning?", "earlier today", "What did we discuss tonight?", "我们今天聊了什么？"} {
+		from, to, ok := Today(q, now)
+		if assert.True(t, ok, q) {
+			assert.Equal(t, time.Date(2023, 6, 20, 0, 0, 0, 0, zone), from, "%s: the day so far, in now's zone", q)
+			assert.Equal(t, now, to, q)
+		}
+	}
+	for _, q := range []string{"What did we talk about yesterday?", "this is it", "What is the weather like?"} {
+		_, _, ok := Today(q, now)
 		assert.False(t, ok, q)
 	}
 }
