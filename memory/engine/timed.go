@@ -33,7 +33,10 @@ func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet
 		// A recap of the day of asking ("what did we talk about this
 		// morning?") names no window of TimeRef's: its period is the day
 		// so far.
-		if from, to, ok = ranking.Today(n.words, ref); ok && n.recap() {
+		if !n.recap() {
+			return nil
+		}
+		if from, to, ok = ranking.Today(n.words, ref); ok {
 			return n.recapPeriod(ctx, from, to.Add(time.Microsecond), scores)
 		}
 		return nil
