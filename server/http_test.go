@@ -580,3 +580,40 @@ func TestOpenAPIDescribesFields(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTP_SearchAskedNow: a search without as_of is asked now: "what did
+// we talk about yesterday?" is the day before the clock's, without
+// today's talk; with as_of, the day before it.
+func TestHTTP_SearchAskedNow(t *testing.T) {
+	ts := start(t, nil)
+	now := time.Now().UTC()
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	morning := today
+	if now.Add(-time.Minute).After(today) {
+		morning = now.Add(-time.Minute)
+	}
+	add := func(text, speaker string, at time.Time) string {
+		r := ts.call(t, "POST", "/v1/memories", "", AddRequest{Text: text, Speaker: speaker, Time: at.Format(time.RFC3339Nano)})
+		require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+		var added AddResult
+		r.decode(t, &added)
+		return added.ID
+	}
+	y1 := add("Can you help me draft a cover letter for Acme?", "user", today.Add(-14*time.Hour))
+	y2 := add("Open with the Spark pipeline you built.", "assistant", today.Add(-14*time.Hour+time.Minute))
+	add("Good morning, one more question.", "user", morning)
+	search := func(req SearchRequest) []string {
+		r := ts.call(t, "POST", "/v1/search", "", req)
+		require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+		var sr SearchResult
+		r.decode(t, &sr)
+		var ids []string
+		for _, h := range sr.Hits {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	assert.ElementsMatch(t, []string{y1, y2}, search(SearchRequest{Query: "What did we talk about yesterday?"}))
+	assert.Empty(t, search(SearchRequest{Query: "What did we talk about yesterday?", AsOf: today.Add(-14 * time.Hour).Format(time.RFC3339)}),
+		"as of the day before, its yesterday held nothing")
+}

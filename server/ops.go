@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentmem/agentmem/internal/errs"
 	"github.com/agentmem/agentmem/memory"
@@ -212,6 +213,12 @@ func (s *Server) search(ctx context.Context, p *principal, req *SearchRequest) (
 	q, tags, err := req.query(ns)
 	if err != nil {
 		return SearchResult{}, err
+	}
+	if q.AsOf.IsZero() {
+		// Asked now, by an agent in a conversation: "yesterday" is the
+		// day before the clock's, not the 60 hours up to the newest
+		// memory (memory.Query.AsOf).
+		q.AsOf = time.Now()
 	}
 	k := q.K
 	if k == 0 {
