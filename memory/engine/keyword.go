@@ -277,7 +277,10 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 			return nil, err
 		}
 	}
-	if b := cfg.recencyBoost; b > 0 && scores.len() > 0 && s.refersBack() {
+	// A recap's period (addRecap) ranks as the talk went: neither the
+	// recency prior nor the answer hand-off reorders it.
+	recapped := n.period != nil
+	if b := cfg.recencyBoost; b > 0 && scores.len() > 0 && !recapped && s.refersBack() {
 		ref, err := n.reference(ctx)
 		if err != nil {
 			return nil, err
@@ -292,7 +295,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 			scores.scale(id, (1+b*ranking.Recency(ref.Sub(n.link(id).Time), cfg.recencyHalfLife))/(1+b))
 		}
 	}
-	if d := cfg.handOff; d > 0 && scores.len() > 0 {
+	if d := cfg.handOff; d > 0 && scores.len() > 0 && !recapped {
 		if err := n.handOff(ctx, scores, speakers, d); err != nil {
 			return nil, err
 		}

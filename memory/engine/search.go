@@ -181,10 +181,15 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		// A recap question ("what did we talk about yesterday?") holds no
 		// word of its answer, which the keyword path found by its time
 		// (nsSearch.addRecap): what the vector path alone matched (its
-		// filler words) is not part of it. A recap the keyword path could
-		// not answer so (no time prior, a period of no records or of too
-		// many) keeps what the vector path found.
+		// filler words) is not part of it, and its cosines of the
+		// period's records say nothing of them: they rank by the keyword
+		// path alone, the earliest first, as the talk went. A recap the
+		// keyword path could not answer so (no time prior, a period of no
+		// records or of too many) keeps what the vector path found.
 		maps.DeleteFunc(cands, func(_ K, c *candidate[K]) bool { return !c.HasKW })
+		for _, c := range cands {
+			c.HasVec = false
+		}
 	}
 	list := slices.Collect(maps.Values(cands))
 	f := ranking.Fusion{Kind: s.e.cfg.fusion, VectorWeight: s.e.cfg.vectorWeight, KeywordWeight: s.e.cfg.keywordWeight, RRFK: s.e.cfg.rrfK}

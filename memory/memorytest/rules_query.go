@@ -385,7 +385,7 @@ func queryTokenBudget(e *env) {
 
 // queryRecap: a recap question ("What did we talk about yesterday?",
 // which shares no word with its answer) is answered with the talk of the
-// period it names, its newest record included (a store that keeps times
+// period it names, in the order it was said, its newest record included (a store that keeps times
 // to the microsecond must not lose it at the period's end), and nothing
 // else, in both modes that read words; "yesterday" as of a given moment
 // (Query.AsOf) is the calendar day before that moment, without the talk
@@ -394,17 +394,17 @@ func queryRecap(e *env) {
 	s := e.fresh(needRecords | needQuerier)
 	at := base.Add(5 * 24 * time.Hour)
 	for _, r := range []memory.Record{
-		{ID: "old", Text: "We planted tomatoes in the garden.", Time: base},
-		{ID: "morning", Text: "Good morning, one more question.", Time: base.Add(24 * time.Hour)},
-		{ID: "r1", Text: "Can you help me draft a cover letter for Acme?", Time: at.Add(500 * time.Microsecond)},
-		{ID: "r2", Text: "Open with the Spark pipeline you built.", Time: at.Add(time.Minute + 250*time.Microsecond)},
+		{ID: "old", Speaker: "Ann", Text: "We planted tomatoes in the garden.", Time: base},
+		{ID: "morning", Speaker: "Ann", Text: "Good morning, one more question.", Time: base.Add(24 * time.Hour)},
+		{ID: "r1", Speaker: "Ann", Text: "Can you help me draft a cover letter for Acme?", Time: at.Add(500 * time.Microsecond)},
+		{ID: "r2", Speaker: "Bot", Text: "Open with the Spark pipeline you built.", Time: at.Add(time.Minute + 250*time.Microsecond)},
 	} {
 		s.add(e, r, "rule: Add succeeds")
 	}
 	for _, mode := range []memory.Mode{memory.KeywordOnly, memory.Hybrid} {
 		hits := s.query(e, memory.Query{Text: "What did we talk about yesterday?", Mode: mode}, "rule: Query succeeds")
-		assert.ElementsMatch(e.t, []string{"r1", "r2"}, hitIDs(hits),
-			"rule: a recap question finds the talk of the period it names, its newest record included, and nothing else (%v)", mode)
+		assert.Equal(e.t, []string{"r1", "r2"}, hitIDs(hits),
+			"rule: a recap question finds the talk of the period it names, its newest record included, and nothing else, as the talk went (%v)", mode)
 		hits = s.query(e, memory.Query{Text: "What did we talk about yesterday?", Mode: mode, AsOf: base.Add(30 * time.Hour)}, "rule: Query succeeds")
 		assert.Equal(e.t, []string{"old"}, hitIDs(hits),
 			"rule: a query's time references count back from its AsOf when it gives one, and its yesterday is the calendar day before it (%v)", mode)
