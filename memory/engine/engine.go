@@ -143,6 +143,8 @@ type candidate[K comparable] struct {
 	read      bool    // doc is read (Source.Docs)
 	asked     string  // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)
 	kwOwn     float64 // the keyword path's score of its own words (scored.own)
+	note      bool    // a record without a speaker (scored.note)
+	loan      float64 // what its neighbours lent it (scored.loan)
 }
 
 // CheckQuery returns an error wrapping memory.ErrInvalidArgument for a

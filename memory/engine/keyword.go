@@ -81,6 +81,9 @@ type nsSearch[K comparable] struct {
 	// episodeBonus holds what addEpisodes added to the records it found
 	// of each episode (ranking.EpisodeBonuses), for addDay.
 	episodeBonus map[int64]float64
+	// bestOwn is the best score of a record's own words (ranking.Best
+	// over them), what neighbours' loans are weighed against.
+	bestOwn float64
 	// period holds the records of the period a recap question names
 	// (addRecap): rank keeps only them, the question's other words being
 	// only the filler of a question about talk ("we", "about").
@@ -134,9 +137,6 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	own.reset()
 	lent.reset()
 	wPrev, wNext := cfg.neighbourWeight, cfg.nextWeight
-	if len(speakerList) == 0 {
-		wPrev, wNext = 0, 0 // notes only: no turn to lend to (spoken)
-	}
 	// search is ns.Search, or ns.Select when the order of its results
 	// cannot change a score: with one field (no expansion, no feedback),
 	// a record's own score is one result's and what it is lent the sum
@@ -193,20 +193,8 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 			l, ok := ns.Link(id)
 			return ok && s.scope.Admits(l)
 		}
-		// spoken reports whether a record is a turn of a conversation (it
-		// has a speaker): a note, written without one, stands alone, so
-		// it neither lends its score to the records written around it nor
-		// is lent theirs ("I'm allergic to peanuts" is not about the
-		// flight noted just before it).
-		spoken := func(id int64) bool {
-			_, sp, ok := ns.Owner(id)
-			return ok && sp != ""
-		}
 		adj, _ := ns.(Adjacent)
 		for _, r := range src {
-			if !spoken(r.ID) {
-				continue
-			}
 			var prev, next int64
 			if adj != nil {
 				prev, next = adj.Adjacent(r.ID)
@@ -214,10 +202,10 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 				l := n.link(r.ID)
 				prev, next = l.Prev, l.Next
 			}
-			if f := next; f >= 0 && wPrev > 0 && inRange(f) && spoken(f) {
+			if f := next; f >= 0 && wPrev > 0 && inRange(f) {
 				lent.add(f, wPrev*r.Score)
 			}
-			if p := prev; p >= 0 && wNext > 0 && inRange(p) && spoken(p) {
+			if p := prev; p >= 0 && wNext > 0 && inRange(p) {
 				lent.add(p, wNext*r.Score)
 			}
 		}
@@ -228,6 +216,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	// none).
 	combined := func() (*scoreSet, int64) {
 		bestID, best := ranking.Best(own.all())
+		n.bestOwn = best
 		scores := &s.scratch.scores
 		scores.copyFrom(own)
 		for _, id := range lent.ids {
@@ -581,7 +570,14 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 		if sc/n.bound < n.floor {
 			continue
 		}
-		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, unknown: n.unknown, own: n.scratch.own.get(id) / n.bound}
+		own := n.scratch.own.get(id)
+		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, unknown: n.unknown, own: own / n.bound}
+		if speaker == "" {
+			// A note (a record without a speaker) is not a turn its
+			// neighbours' words speak for: relevance leaves their loan out.
+			r.note = true
+			r.loan = (ranking.WithNeighbours(own, n.scratch.lent.get(id), n.bestOwn) - own) / n.bound
+		}
 		if h, ok := n.asked[id]; ok {
 			r.asked, r.askedBy, r.handed = h.text, n.ns.Key(h.from), !h.near
 		}

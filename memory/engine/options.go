@@ -291,8 +291,9 @@ func WithQueryTF(k3 float64) Option {
 // WithNeighbourWeight sets what the previous record's words are worth on
 // the keyword path, relative to the record's own, in [0, 1] (default
 // DefaultNeighbourWeight): an answer that shares no word with the question
-// is found through the question it answers. Only records with a speaker
-// (turns of a conversation) lend and are lent: a note stands alone.
+// is found through the question it answers. A record without a speaker (a
+// note) is never returned on its neighbours' words alone: its relevance
+// leaves their loan out.
 func WithNeighbourWeight(w float64) Option {
 	return func(c *config) error { return setting.Unit(&c.neighbourWeight, "neighbour weight", w) }
 }

@@ -75,6 +75,10 @@ type scored[K comparable] struct {
 	askedBy K        // that question's key, when handed
 	handed  bool     // askedBy is set and the question is not near the query (handed.near)
 	own     float64  // what its own words score, on score's scale (Explanation.OwnKeyword)
+	// note: the record has no speaker; loan is what its neighbours' words
+	// lent it, on score's scale (relevance leaves it out of a note's).
+	note bool
+	loan float64
 }
 
 // candidates runs the query's paths and returns their candidates with
@@ -142,6 +146,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		c.doc.Record.ID = r.id
 		c.cover, c.unknown, c.asked, c.kwOwn = r.cover, r.unknown, r.asked, r.own
+		c.note, c.loan = r.note, r.loan
 		s.top.keyword = max(s.top.keyword, r.score)
 		s.top.cover = max(s.top.cover, r.cover)
 	}
@@ -261,10 +266,18 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if c.HasVec {
 			cos = c.VecScore
 		}
-		if c.KWScore <= 0 && cos <= 0 {
+		kw := c.KWScore
+		if c.note {
+			// A note found through the words of the note written before
+			// or after it is not about the query: the flight noted a
+			// minute before "I'm allergic to peanuts" is no answer to
+			// "peanuts". (A turn is: the answer to a question.)
+			kw = max(c.kwOwn, kw-c.loan)
+		}
+		if kw <= 0 && cos <= 0 {
 			continue
 		}
-		f := features{kw: c.KWScore, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, unknown: len(c.unknown) > 0}
+		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, unknown: len(c.unknown) > 0}
 		if c.cover != lastCover || f.unknown != lastUnknown {
 			lastCover, lastUnknown, lastGate = c.cover, f.unknown, gate(s.mode, f)
 		}

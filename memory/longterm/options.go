@@ -181,8 +181,8 @@ func WithScoreFusion(vectorWeight, keywordWeight float64) Option {
 // answers. What the neighbours lend a record counts in proportion to what
 // its own words leave unexplained (1 − its own score / the best own
 // score), so that a record matching the query best is not overtaken by
-// its neighbour. Only turns of a conversation (records with a Speaker)
-// lend and are lent: a record without one is a note, which stands alone.
+// its neighbour. A record without a Speaker (a note) is never returned on
+// its neighbours' words alone: its relevance leaves their loan out.
 // w must be in [0, 1].
 func WithNeighbourWeight(w float64) Option {
 	return withRanking(engine.WithNeighbourWeight(w))

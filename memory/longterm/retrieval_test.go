@@ -68,12 +68,11 @@ func TestQuery_NeighbourFindsTheAnswer(t *testing.T) {
 }
 
 // TestQuery_NotesLendNothing: records written without a speaker are
-// notes, each of which stands alone: a note found by its words lends
-// nothing to the notes written just before and after it, so a search for
-// one fact does not return the facts noted in the same minutes, which
-// share none of its words. A turn of a conversation (a record with a
-// speaker) still lends to the turns around it, but not to a note among
-// them.
+// notes, never returned on the words of the notes written just before and
+// after them, so a search for one fact does not return the facts noted in
+// the same minutes, which share none of its words, whatever the minimum
+// relevance. A turn of a conversation (a record with a speaker) is: the
+// turn before an answer.
 func TestQuery_NotesLendNothing(t *testing.T) {
 	ctx := t.Context()
 	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
@@ -92,7 +91,7 @@ func TestQuery_NotesLendNothing(t *testing.T) {
 	}
 	hits, err := m.Query(ctx, Query{Text: "Patagonia", Namespace: "c", Mode: KeywordOnly, MinRelevance: -1})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a", "q"}, ids(hits), "a turn lends to the turn before it, not to the note after it")
+	assert.Equal(t, []string{"a", "q"}, ids(hits), "a turn is found through the turn after it, a note is not")
 }
 
 // TestQuery_NeighboursDoNotOvertakeTheMatch: a record whose own words

@@ -415,10 +415,10 @@ func queryRecap(e *env) {
 
 // queryNotes: records written without a speaker are notes, each of which
 // stands alone. A search for a word of one note finds that note alone,
-// not the notes written in the same minutes (a store that lends a
-// record's score to the records around it, as it may for the turns of a
-// conversation, must not lend a note's), by the keyword path, whatever
-// the minimum relevance. (A vector path may match any text a little: a
+// not the notes written in the same minutes (a store may lend a record's
+// score to the records around it, as it does for the turns of a
+// conversation, but a note is not returned on that alone), by the keyword
+// path, whatever the minimum relevance. (A vector path may match any text a little: a
 // small hashed embedding puts "peanuts" near a flight.)
 func queryNotes(e *env) {
 	s := e.fresh(needRecords | needQuerier)
