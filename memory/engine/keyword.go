@@ -84,6 +84,10 @@ type nsSearch[K comparable] struct {
 	// bestOwn is the best score of a record's own words (ranking.Best
 	// over them), what neighbours' loans are weighed against.
 	bestOwn float64
+	// noteScale holds, for each note (a record without a speaker) whose
+	// score a step multiplied (the time prior, recency: scale), the
+	// product of the factors: its neighbours' loan grew with it.
+	noteScale map[int64]float64
 	// period holds the records of the period a recap question names
 	// (addRecap): rank keeps only them, the question's other words being
 	// only the filler of a question about talk ("we", "about").
@@ -281,7 +285,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		// lose, so that no score grows past what the query's words allow
 		// (relevance's calibration reads the best).
 		for _, id := range scores.ids {
-			scores.scale(id, (1+b*ranking.Recency(ref.Sub(n.link(id).Time), cfg.recencyHalfLife))/(1+b))
+			n.scale(scores, id, (1+b*ranking.Recency(ref.Sub(n.link(id).Time), cfg.recencyHalfLife))/(1+b))
 		}
 	}
 	if d := cfg.handOff; d > 0 && scores.len() > 0 && !recapped {
@@ -577,6 +581,9 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 			// neighbours' words speak for: relevance leaves their loan out.
 			r.note = true
 			r.loan = (ranking.WithNeighbours(own, n.scratch.lent.get(id), n.bestOwn) - own) / n.bound
+			if f, ok := n.noteScale[id]; ok {
+				r.loan *= f
+			}
 		}
 		if h, ok := n.asked[id]; ok {
 			r.asked, r.askedBy, r.handed = h.text, n.ns.Key(h.from), !h.near
@@ -760,4 +767,20 @@ func (n *nsSearch[K]) feedbackTerms(ctx context.Context, top []scored[K], own ma
 		out[i].Weight = cfg.feedbackWeight * out[i].Weight / best
 	}
 	return out, nil
+}
+
+// scale multiplies id's score by f, and notes it of a note (noteScale):
+// relevance leaves the note's loan out at the size the factors made it.
+func (n *nsSearch[K]) scale(scores *scoreSet, id int64, f float64) {
+	scores.scale(id, f)
+	if _, speaker, _ := n.ns.Owner(id); speaker == "" {
+		if n.noteScale == nil {
+			n.noteScale = map[int64]float64{}
+		}
+		v, ok := n.noteScale[id]
+		if !ok {
+			v = 1
+		}
+		n.noteScale[id] = v * f
+	}
 }

@@ -78,9 +78,9 @@ func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet
 		switch {
 		case t.Before(from) || !t.Before(to):
 		case day && (t.Before(dayFrom) || !t.Before(dayTo)):
-			scores.scale(id, 1+dayMargin*b)
+			n.scale(scores, id, 1+dayMargin*b)
 		default:
-			scores.scale(id, 1+b)
+			n.scale(scores, id, 1+b)
 		}
 	}
 	if recap && listed {

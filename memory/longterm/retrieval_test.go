@@ -92,6 +92,12 @@ func TestQuery_NotesLendNothing(t *testing.T) {
 	hits, err := m.Query(ctx, Query{Text: "Patagonia", Namespace: "c", Mode: KeywordOnly, MinRelevance: -1})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "q"}, ids(hits), "a turn is found through the turn after it, a note is not")
+
+	// A query that names a period scales the scores in it, the loan too:
+	// still not a note's.
+	hits, err = m.Query(ctx, Query{Text: "peanuts last week", Namespace: "u", Mode: KeywordOnly, AsOf: at.Add(72 * time.Hour), MinRelevance: -1})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"peanuts"}, ids(hits), "a note is not returned on its neighbour's words, scaled by the time prior")
 }
 
 // TestQuery_NeighboursDoNotOvertakeTheMatch: a record whose own words
