@@ -769,10 +769,15 @@ func (n *nsSearch[K]) feedbackTerms(ctx context.Context, top []scored[K], own ma
 	return out, nil
 }
 
-// scale multiplies id's score by f, and notes it of a note (noteScale):
-// relevance leaves the note's loan out at the size the factors made it.
+// scale multiplies id's score by f, and notes it of a note its
+// neighbours lent to (noteScale): relevance leaves the note's loan out at
+// the size the factors made it. A record lent nothing needs no note, nor
+// the look-up of its speaker.
 func (n *nsSearch[K]) scale(scores *scoreSet, id int64, f float64) {
 	scores.scale(id, f)
+	if !n.scratch.lent.has(id) {
+		return
+	}
 	if _, speaker, _ := n.ns.Owner(id); speaker == "" {
 		if n.noteScale == nil {
 			n.noteScale = map[int64]float64{}
