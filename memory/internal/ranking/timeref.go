@@ -145,8 +145,7 @@ func Yesterday(query string, now time.Time) (from, to time.Time, ok bool) {
 	if w := lastWord(query); w != "yesterday" && w != "last night" {
 		return time.Time{}, time.Time{}, false
 	}
-	y, m, d := now.Date()
-	to = time.Date(y, m, d, 0, 0, 0, 0, now.Location())
+	to = midnight(now)
 	return to.AddDate(0, 0, -1), to, true
 }
 
@@ -160,8 +159,13 @@ func Today(query string, now time.Time) (from, to time.Time, ok bool) {
 	if !todayCue(query) || !reToday.MatchString(query) {
 		return time.Time{}, time.Time{}, false
 	}
-	y, m, d := now.Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, now.Location()), now, true
+	return midnight(now), now, true
+}
+
+// midnight returns the start of t's calendar day, in t's location.
+func midnight(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
 }
 
 // todayCue reports whether query may name the day of asking (Today), before
