@@ -41,6 +41,10 @@ type Engine struct {
 	emb embed.Embedder
 	tok keyword.Tokenizer
 	cfg config
+	// function are tok's terms of English function words
+	// (ranking.FunctionTerms), which a query's keyword path weighs
+	// less (functionWordWeight).
+	function map[string]bool
 }
 
 // New returns an engine that embeds queries with emb and splits them into
@@ -72,7 +76,7 @@ func New(emb embed.Embedder, tok keyword.Tokenizer, opts ...Option) (*Engine, er
 		c.vectorWeight, c.keywordWeight = DefaultWeights(emb)
 	}
 	c.bm25.QueryIDF = !c.noQueryIDF
-	return &Engine{emb: emb, tok: tok, cfg: c}, nil
+	return &Engine{emb: emb, tok: tok, cfg: c, function: ranking.FunctionTerms(tok)}, nil
 }
 
 // Mode is the mode of a search that does not choose one (WithMode).

@@ -491,6 +491,23 @@ var breakers = []breaker{
 			return out, err
 		}
 	}),
+	spoil("QueryFunctionWords", "ranks the note with the most of the query's words first", func(b *broken) {
+		b.query = func(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+			hits, err := b.m.Query(ctx, q)
+			out := slices.Clone(hits)
+			words := func(h memory.Hit) int {
+				n := 0
+				for _, w := range strings.Fields(strings.ToLower(q.Text)) {
+					if strings.Contains(strings.ToLower(h.Text), strings.Trim(w, "?")) {
+						n++
+					}
+				}
+				return n
+			}
+			slices.SortStableFunc(out, func(a, b memory.Hit) int { return words(b) - words(a) })
+			return out, err
+		}
+	}),
 	spoil("ListOrder", "lists newest first", func(b *broken) {
 		b.list = func(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error) {
 			recs, total, err := b.m.List(ctx, opts)

@@ -25,6 +25,7 @@ var queryRules = []rule{
 	{"Namespaces", namespaces},
 	{"QueryRecap", queryRecap},
 	{"QueryNotes", queryNotes},
+	{"QueryFunctionWords", queryFunctionWords},
 }
 
 // zone is a time zone other than UTC, for bounds that name an instant
@@ -431,4 +432,23 @@ func queryNotes(e *env) {
 	}
 	hits := s.query(e, memory.Query{Text: "peanuts", Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
 	assert.Equal(e.t, []string{"n1"}, hitIDs(hits), "rule: a note is found alone, without the notes written around it")
+}
+
+// queryFunctionWords: among a few notes, a question's function words
+// ("you", "me", "my") do not outweigh the word it is about, although a
+// handful of notes makes them as rare as it.
+func queryFunctionWords(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i, text := range []string{
+		"You told me you would call me about it.",
+		"My sister Anna lives in Lisbon.",
+		"The budget for the trip is 400 euros.",
+		"I booked the hotel near the station.",
+	} {
+		s.add(e, memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: hour(0).Add(time.Duration(i) * time.Minute)}, "rule: Add succeeds")
+	}
+	hits := s.query(e, memory.Query{Text: "What did you tell me about my sister?", Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
+	if assert.NotEmpty(e.t, hits, "rule: the question finds its note") {
+		assert.Equal(e.t, "n1", hits[0].ID, "rule: the note that holds the word asked about comes first, not the one that holds the question's function words")
+	}
 }
