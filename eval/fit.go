@@ -8,16 +8,21 @@ import (
 // Calibration is a fitted logistic model of whether the memory holds what
 // a question asks about, for one mode: P = 1/(1 + e^−z) with z = Bias +
 // BestKeyword·kwBest + SqrtBestKeyword·√kwBest + BestVector·cosBest +
-// Coverage·cover + BestShare·share, from a search's memory.Explanation
-// (BestKeyword, BestVector, Coverage, BestShare; a mode without a path has
-// 0 for its weights), times UnknownNameFactor when the query names
-// something the namespace never mentions (Sample.UnknownName; 1 in vector
-// mode, which does not read the namespace's words).
-// memory/engine's relevance is this probability times the hit's strength
-// relative to the search's best.
+// Coverage·cover + BestShare·share + L·(LogRecords + BestKeywordL·kwBest +
+// SqrtBestKeywordL·√kwBest + BestVectorL·cosBest + CoverageL·cover +
+// BestShareL·share), L the logarithm of the namespace's records, from a
+// search's memory.Explanation (BestKeyword, BestVector, Coverage,
+// BestShare, Records; a mode without a path has 0 for its weights, and
+// vector mode, which reads no keyword statistics, for L's), times
+// UnknownNameFactor when the query names something the namespace never
+// mentions (Sample.UnknownName; 1 in vector mode, which does not read the
+// namespace's words). memory/engine's relevance is this probability times
+// the hit's strength relative to the search's best.
 type Calibration struct {
 	Mode                                                                string
 	Bias, BestKeyword, SqrtBestKeyword, BestVector, Coverage, BestShare float64
+	LogRecords, BestKeywordL, SqrtBestKeywordL, BestVectorL, CoverageL  float64
+	BestShareL                                                          float64
 	UnknownNameFactor                                                   float64
 	Questions, Answerable                                               int
 	LogLoss, BaseLogLoss                                                float64 // per question: the model's, and a constant's (the base rate)
@@ -29,18 +34,21 @@ func names(mode string) []string {
 	case "vector":
 		return []string{"cosBest", "share"}
 	case "keyword":
-		return []string{"kwBest", "sqrtKWBest", "cover", "share"}
+		return []string{"kwBest", "sqrtKWBest", "cover", "share", "logDocs", "kwBestL", "sqrtKWBestL", "coverL", "shareL"}
 	}
-	return []string{"kwBest", "sqrtKWBest", "cosBest", "cover", "share"}
+	return []string{"kwBest", "sqrtKWBest", "cosBest", "cover", "share", "logDocs", "kwBestL", "sqrtKWBestL", "cosBestL", "coverL", "shareL"}
 }
 
 // features returns the model's inputs for a sample in a mode: the
 // constant, then names(mode)'s.
 func features(mode string, s Sample) []float64 {
+	sq := math.Sqrt(max(s.BestKeyword, 0))
+	l := math.Log(float64(max(s.Records, 1)))
+	v := map[string]float64{"kwBest": s.BestKeyword, "sqrtKWBest": sq, "cosBest": s.BestVector, "cover": s.Coverage, "share": s.BestShare,
+		"logDocs": l, "kwBestL": l * s.BestKeyword, "sqrtKWBestL": l * sq, "cosBestL": l * s.BestVector, "coverL": l * s.Coverage, "shareL": l * s.BestShare}
 	f := []float64{1}
 	for _, n := range names(mode) {
-		f = append(f, map[string]float64{"kwBest": s.BestKeyword, "sqrtKWBest": math.Sqrt(max(s.BestKeyword, 0)),
-			"cosBest": s.BestVector, "cover": s.Coverage, "share": s.BestShare}[n])
+		f = append(f, v[n])
 	}
 	return f
 }
@@ -75,7 +83,9 @@ func Fit(samples []Sample) ([]Calibration, error) {
 		c := Calibration{Mode: mode, Questions: len(ss), Bias: w[0]}
 		for i, n := range names(mode) {
 			*map[string]*float64{"kwBest": &c.BestKeyword, "sqrtKWBest": &c.SqrtBestKeyword,
-				"cosBest": &c.BestVector, "cover": &c.Coverage, "share": &c.BestShare}[n] = w[i+1]
+				"cosBest": &c.BestVector, "cover": &c.Coverage, "share": &c.BestShare,
+				"logDocs": &c.LogRecords, "kwBestL": &c.BestKeywordL, "sqrtKWBestL": &c.SqrtBestKeywordL,
+				"cosBestL": &c.BestVectorL, "coverL": &c.CoverageL, "shareL": &c.BestShareL}[n] = w[i+1]
 		}
 		for _, s := range ss {
 			if !s.Probe {

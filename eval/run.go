@@ -134,6 +134,9 @@ type Sample struct {
 	BestVector  float64 `json:"best_vector"`
 	Coverage    float64 `json:"coverage"`
 	BestShare   float64 `json:"best_share"`
+	// Records is how many records the hit's namespace holds
+	// (memory.Explanation.Records).
+	Records int `json:"records"`
 	// UnknownName: the query names something the namespace never
 	// mentions (memory.Explanation.UnknownNames).
 	UnknownName bool `json:"unknown_name"`

@@ -131,6 +131,10 @@ type Explanation struct {
 	// whether the memory holds what the question is about, and whether
 	// this hit is the part that does.
 	BestKeyword, BestVector, Coverage float64
+	// Records is how many records the hit's namespace holds (its keyword
+	// statistics' count; 0 in vector mode): coverage means less in a
+	// namespace of a few notes, which hold few of any question's words.
+	Records int
 	// BestShare is the share of the query's words (question words left
 	// out, every word alike) that the search's best hit holds: one more
 	// sign of whether the memory holds what the question is about.

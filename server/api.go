@@ -362,6 +362,7 @@ type Explanation struct {
 	BestVector  float64  `json:"best_vector"`
 	Coverage    float64  `json:"coverage"`
 	BestShare   float64  `json:"best_share"`
+	Records     int      `json:"records"`
 	// UnknownNames: the query's names the namespace never mentions.
 	UnknownNames []string `json:"unknown_names,omitempty"`
 }
@@ -483,7 +484,7 @@ func Explain(x *memory.Explanation) *Explanation {
 		return nil
 	}
 	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, OwnKeyword: x.OwnKeyword, Answers: x.Answers, Vector: x.Vector, Fused: x.Fused,
-		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, UnknownNames: x.UnknownNames}
+		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, Records: x.Records, UnknownNames: x.UnknownNames}
 }
 
 // toMemories converts records; none is nil.

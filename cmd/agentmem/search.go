@@ -222,8 +222,12 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			if len(x.UnknownNames) > 0 {
 				answers += "; the namespace never mentions " + strings.Join(x.UnknownNames, ", ")
 			}
-			fmt.Fprintf(out, "   why: found by %s; keyword %.3f (its own words %.3f, best %.3f), cosine %.3f (best %.3f), fused %.4f; the namespace holds %.0f%% of the query, the best hit %.0f%% of its words; matched terms: %s%s\n",
-				strings.Join(x.Paths, " and "), x.Keyword, x.OwnKeyword, x.BestKeyword, x.Vector, x.BestVector, x.Fused, 100*x.Coverage, 100*x.BestShare, cmp.Or(strings.Join(x.Terms, ", "), "none"), answers)
+			ns := "the namespace"
+			if x.Records > 0 {
+				ns = fmt.Sprintf("the namespace (%d records)", x.Records)
+			}
+			fmt.Fprintf(out, "   why: found by %s; keyword %.3f (its own words %.3f, best %.3f), cosine %.3f (best %.3f), fused %.4f; %s holds %.0f%% of the query, the best hit %.0f%% of its words; matched terms: %s%s\n",
+				strings.Join(x.Paths, " and "), x.Keyword, x.OwnKeyword, x.BestKeyword, x.Vector, x.BestVector, x.Fused, ns, 100*x.Coverage, 100*x.BestShare, cmp.Or(strings.Join(x.Terms, ", "), "none"), answers)
 		}
 		snips := h.Snippets
 		if len(snips) == 0 {

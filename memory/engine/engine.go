@@ -142,6 +142,7 @@ type candidate[K comparable] struct {
 	score     float64         // fused
 	relevance float64
 	cover     float64  // its namespace's coverage of the query (nsSearch.cover)
+	docs      int      // how many records its namespace holds (nsSearch.docs)
 	unknown   []string // the query's names its namespace never mentions (nsSearch.unknown)
 	doc       Doc
 	read      bool    // doc is read (Source.Docs)

@@ -63,6 +63,9 @@ type nsSearch[K comparable] struct {
 	// together: the query's words (weighted by rarity) that occur in the
 	// namespace at all.
 	cover float64
+	// docs is how many records the namespace holds (its keyword
+	// statistics' count).
+	docs int
 	// unknown are the query's names (ranking.Names) that the namespace
 	// never mentions (unknownNames).
 	unknown []string
@@ -233,10 +236,11 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		return nil, err
 	}
 	var err error
-	if n.bound, n.cover, n.unknown, err = s.maxScore(ctx, ns, groups); err != nil {
+	if n.bound, n.cover, n.docs, n.unknown, err = s.maxScore(ctx, ns, groups); err != nil {
 		return nil, err
 	}
 	s.noteUnknown(n.unknown)
+	s.noteDocs(n.cover, n.docs)
 	if cfg.related != nil || cfg.feedbackDocs > 0 {
 		asked := map[string]bool{} // the query's own terms
 		for _, t := range tok.Tokens(rest) {
@@ -463,13 +467,14 @@ func bestIDs(scores iter.Seq2[int64, float64]) []int64 {
 // (keyword.MaxScore with the namespace's statistics), and the share of it
 // that the query's words that occur in the namespace make up, its time
 // references ("on May 2nd") left out of both: a memory's time is in its
-// date, not always in its words. It also returns the query's names that
-// the namespace never mentions (unknownNames).
-func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyword.QueryGroup) (bound, cover float64, unknown []string, err error) {
+// date, not always in its words. It also returns how many records the
+// namespace holds and the query's names that it never mentions
+// (unknownNames).
+func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyword.QueryGroup) (bound, cover float64, docs int, unknown []string, err error) {
 	terms := keyword.Terms(groups)
 	docs, df, err := ns.DocFreqs(ctx, terms)
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, 0, 0, nil, err
 	}
 	at := make(map[string]int, len(terms))
 	for i, t := range terms {
@@ -485,7 +490,7 @@ func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyw
 	})
 	bound = keyword.MaxScore(groups, p, float64(docs), func(t string) int { return at[t] })
 	if bound <= 0 {
-		return 1, 0, unknown, nil
+		return 1, 0, docs, unknown, nil
 	}
 	timed := s.timedTerms()
 	// The groups that occur: a word whose whole or parts are in some
@@ -502,9 +507,9 @@ func (s *search[K]) maxScore(ctx context.Context, ns Namespace[K], groups []keyw
 	}
 	all := keyword.MaxScore(asked, p, float64(docs), func(t string) int { return at[t] })
 	if all <= 0 {
-		return bound, 0, unknown, nil
+		return bound, 0, docs, unknown, nil
 	}
-	return bound, keyword.MaxScore(known, p, float64(docs), func(t string) int { return at[t] }) / all, unknown, nil
+	return bound, keyword.MaxScore(known, p, float64(docs), func(t string) int { return at[t] }) / all, docs, unknown, nil
 }
 
 // addEpisodes adds to scores what the records' conversations (episodes)
@@ -598,7 +603,7 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 			continue
 		}
 		own := n.scratch.own.get(id)
-		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, unknown: n.unknown, own: own / n.bound}
+		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, docs: n.docs, unknown: n.unknown, own: own / n.bound}
 		if speaker == "" {
 			// A note (a record without a speaker) is not a turn its
 			// neighbours' words speak for: relevance leaves their loan out.

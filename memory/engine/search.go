@@ -38,6 +38,14 @@ type search[K comparable] struct {
 	// are none.
 	fewest []string
 	known  bool
+	// docs is how many records the namespace of the keyword path's best
+	// coverage holds (noteDocs; the first namespace's, when none covers
+	// any of the query): a record the vector path alone found has it.
+	docs struct {
+		n     int
+		cover float64
+		set   bool
+	}
 	// names are the query's names (ranking.Names) with their terms, nil
 	// until unknownNames.
 	names map[string][]string
@@ -70,6 +78,7 @@ type scored[K comparable] struct {
 	id      string
 	score   float64
 	cover   float64  // its namespace's nsSearch.cover
+	docs    int      // its namespace's nsSearch.docs
 	unknown []string // its namespace's nsSearch.unknown
 	asked   string   // the question whose score it was handed (nsSearch.handOff), or ""
 	askedBy K        // that question's key, when handed
@@ -145,7 +154,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c := get(r.key)
 		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		c.doc.Record.ID = r.id
-		c.cover, c.unknown, c.asked, c.kwOwn = r.cover, r.unknown, r.asked, r.own
+		c.cover, c.docs, c.unknown, c.asked, c.kwOwn = r.cover, r.docs, r.unknown, r.asked, r.own
 		c.note, c.loan = r.note, r.loan
 		s.top.keyword = max(s.top.keyword, r.score)
 		s.top.cover = max(s.top.cover, r.cover)
@@ -179,7 +188,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		}
 		if !c.HasKW {
 			// Found by the vector path alone: the best namespace's.
-			c.cover, c.unknown = s.top.cover, s.fewest
+			c.cover, c.docs, c.unknown = s.top.cover, s.docs.n, s.fewest
 		}
 	}
 	if s.mode == memory.Hybrid && s.recapped {
@@ -259,8 +268,8 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 	}
 	out := list[:0]
 	// The gate depends on the search and the candidate's namespace only:
-	// computed once per namespace's coverage and unknown names.
-	lastCover, lastUnknown, lastGate := -1.0, false, 0.0
+	// computed once per namespace's coverage, size and unknown names.
+	lastCover, lastDocs, lastUnknown, lastGate := -1.0, -1, false, 0.0
 	for _, c := range list {
 		cos := 0.0
 		if c.HasVec {
@@ -277,9 +286,9 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if kw <= 0 && cos <= 0 {
 			continue
 		}
-		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, unknown: len(c.unknown) > 0}
-		if c.cover != lastCover || f.unknown != lastUnknown {
-			lastCover, lastUnknown, lastGate = c.cover, f.unknown, gate(s.mode, f)
+		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, docs: c.docs, unknown: len(c.unknown) > 0}
+		if c.cover != lastCover || c.docs != lastDocs || f.unknown != lastUnknown {
+			lastCover, lastDocs, lastUnknown, lastGate = c.cover, c.docs, f.unknown, gate(s.mode, f)
 		}
 		c.relevance = lastGate * strength(s.mode, f)
 		if float32(c.relevance) >= min { // as Hit.Relevance reports it
@@ -366,7 +375,7 @@ func makeHits[K comparable](s *search[K], list []*candidate[K], explain bool) []
 // explanation says why c surfaced.
 func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
 	e := s.e
-	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.cover,
+	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.cover, Records: c.docs,
 		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.unknown)}
 	if c.HasKW {
 		x.Paths = append(x.Paths, "keyword")
