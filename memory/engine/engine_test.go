@@ -760,3 +760,40 @@ func TestSearch_ViewForPaths(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"both=false"}, st.views, "Similar")
 }
+
+// TestSearch_VectorFloor: among a few notes, a note the vector path ranks
+// at or below its median cosine (it shares the query's function words,
+// "where does", with every text) is not returned beside the one that
+// answers, and a small store's note that answers a question most of whose
+// words it does not hold is (the gate reads the namespace's size).
+func TestSearch_VectorFloor(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:512")
+	for i, text := range []string{
+		"Some Renaissance painters, such as Leonardo and Raphael, can give you inspiration.",
+		"I'm allergic to peanuts.",
+		"My flight to Berlin leaves on March 3rd.",
+		"Our team budget for Q3 is 40,000 euros.",
+		"The dentist appointment moved to Thursday.",
+		"Anna lives in Lisbon.",
+	} {
+		_, err := lt.Add(ctx, memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: t0.Add(time.Duration(i) * time.Minute)})
+		require.NoError(t, err)
+	}
+	ids := func(q string) []string {
+		t.Helper()
+		hits, err := lt.Query(ctx, memory.Query{Text: q})
+		require.NoError(t, err)
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"n5"}, ids("Where does Anna live?"))
+	assert.Equal(t, []string{"n1"}, ids("What am I allergic to?"))
+	if got := ids("What painters did you recommend to me?"); assert.NotEmpty(t, got) {
+		assert.Equal(t, "n0", got[0])
+	}
+	assert.Empty(t, ids("What is the capital of Peru?"))
+}

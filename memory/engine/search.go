@@ -206,15 +206,20 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		}
 	}
 	list := slices.Collect(maps.Values(cands))
-	f := ranking.Fusion{Kind: s.e.cfg.fusion, VectorWeight: s.e.cfg.vectorWeight, KeywordWeight: s.e.cfg.keywordWeight, RRFK: s.e.cfg.rrfK}
 	paths := make([]ranking.Paths, len(list))
 	for i, c := range list {
 		paths[i] = c.Paths
 	}
-	for i, sc := range ranking.Fuse(s.mode, f, paths) {
+	for i, sc := range ranking.Fuse(s.mode, s.fusion(), paths) {
 		list[i].score = sc
 	}
 	return list, nil
+}
+
+// fusion is how the search fuses its paths (the engine's options).
+func (s *search[K]) fusion() ranking.Fusion {
+	c := &s.e.cfg
+	return ranking.Fusion{Kind: c.fusion, VectorWeight: c.vectorWeight, KeywordWeight: c.keywordWeight, RRFK: c.rrfK}
 }
 
 // bestShare sets s.top.share: the share of the query's words (as the
@@ -270,6 +275,11 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 	// The gate depends on the search and the candidate's namespace only:
 	// computed once per namespace's coverage, size and unknown names.
 	lastCover, lastDocs, lastUnknown, lastGate := -1.0, -1, false, 0.0
+	paths := make([]ranking.Paths, len(list))
+	for i, c := range list {
+		paths[i] = c.Paths
+	}
+	floor := ranking.VectorFloor(s.mode, s.fusion(), paths)
 	for _, c := range list {
 		cos := 0.0
 		if c.HasVec {
@@ -286,7 +296,7 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if kw <= 0 && cos <= 0 {
 			continue
 		}
-		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, docs: c.docs, unknown: len(c.unknown) > 0}
+		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, cosFloor: floor, docs: c.docs, unknown: len(c.unknown) > 0}
 		if c.cover != lastCover || c.docs != lastDocs || f.unknown != lastUnknown {
 			lastCover, lastDocs, lastUnknown, lastGate = c.cover, c.docs, f.unknown, gate(s.mode, f)
 		}

@@ -187,8 +187,8 @@ func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
 		}
 	}
 	median := 0.0
-	if mode == memory.Hybrid && f.Kind == MarginFusion {
-		median = medianCosine(cands)
+	if f.Kind == MarginFusion {
+		median = VectorFloor(mode, f, cands)
 	}
 	out := make([]float64, len(cands))
 	for i, c := range cands {
@@ -257,6 +257,32 @@ func Order(a, b Paths, aScore, bScore float64, aID, bID string) int {
 		return c
 	}
 	return strings.Compare(aID, bID)
+}
+
+// VectorFloor returns the cosine from which a hybrid search in mode
+// counts the vector path's share of its best, as f fuses it: the median
+// candidate's under MarginFusion, the lowest under ScoreFusion (when the
+// candidates' cosines differ), 0 otherwise. A candidate at or below it
+// owes nothing to the vector path.
+func VectorFloor(mode memory.Mode, f Fusion, cands []Paths) float64 {
+	if mode != memory.Hybrid {
+		return 0
+	}
+	switch f.Kind {
+	case MarginFusion:
+		return medianCosine(cands)
+	case ScoreFusion:
+		lo, hi, found := 1.0, 0.0, false
+		for _, c := range cands {
+			if c.HasVec {
+				lo, hi, found = min(lo, c.VecScore), max(hi, c.VecScore), true
+			}
+		}
+		if found && hi > lo {
+			return lo
+		}
+	}
+	return 0
 }
 
 // medianCosine returns the median cosine among the candidates the vector

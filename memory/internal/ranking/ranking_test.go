@@ -107,3 +107,22 @@ func TestFuse_MarginKeepsHowSureTheVectorPathIs(t *testing.T) {
 		assert.Greater(t, got[1], got[0], "score fusion, best cosine %v", best)
 	}
 }
+
+// VectorFloor is where the fusion starts counting a cosine: the median
+// candidate's under margin fusion (the lower middle one), the lowest under
+// score fusion, 0 for the other fusions, for a single path and for
+// candidates the vector path did not find.
+func TestVectorFloor(t *testing.T) {
+	cands := []Paths{
+		{HasVec: true, VecScore: 0.5}, {HasVec: true, VecScore: 0.1}, {HasKW: true, KWScore: 3},
+		{HasVec: true, VecScore: 0.3}, {HasVec: true, VecScore: 0.2},
+	}
+	assert.InDelta(t, 0.2, VectorFloor(memory.Hybrid, Fusion{Kind: MarginFusion}, cands), 1e-12)
+	assert.InDelta(t, 0.1, VectorFloor(memory.Hybrid, Fusion{Kind: ScoreFusion}, cands), 1e-12)
+	assert.Zero(t, VectorFloor(memory.Hybrid, Fusion{Kind: RRF}, cands))
+	assert.Zero(t, VectorFloor(memory.Hybrid, Fusion{Kind: WeightedFusion}, cands))
+	assert.Zero(t, VectorFloor(memory.VectorOnly, Fusion{Kind: MarginFusion}, cands))
+	assert.Zero(t, VectorFloor(memory.Hybrid, Fusion{Kind: ScoreFusion}, []Paths{{HasVec: true, VecScore: 0.4}, {HasVec: true, VecScore: 0.4}}),
+		"equal cosines: score fusion counts each fully")
+	assert.Zero(t, VectorFloor(memory.Hybrid, Fusion{Kind: MarginFusion}, []Paths{{HasKW: true, KWScore: 1}}))
+}
