@@ -31,6 +31,7 @@ func newEvalCmd(a *app) *cobra.Command {
 		minRelevance  float32
 		sweep         bool
 		crossProbes   bool
+		smallStores   int
 		calibrate     bool
 		fusion        string
 		bm25Tok       string
@@ -157,7 +158,14 @@ ids per mode too.`,
 			if err != nil {
 				return err
 			}
-			if crossProbes {
+			switch {
+			case smallStores < 0:
+				return usageError{fmt.Errorf("eval: --small-stores %d: want a number of notes ≥ 0", smallStores)}
+			case smallStores > 0 && crossProbes:
+				return usageError{errors.New("eval: --small-stores makes its own probes: leave out --cross-probes")}
+			case smallStores > 0:
+				data = eval.SmallStores(data, smallStores, 1)
+			case crossProbes:
 				data = eval.CrossProbes(data)
 			}
 			emb, err := embed.Open(a.embedder)
@@ -191,6 +199,7 @@ ids per mode too.`,
 	f.Float32Var(&minRelevance, "min-relevance", 0, "minimum relevance of a hit (0: the memory's default; negative: none); questions without evidence are probes, whose right answer is nothing, and the false-surface rate is the share of them that surfaced a hit")
 	f.BoolVar(&sweep, "sweep-relevance", false, "also print, per mode, recall and the false-surface rate at each relevance threshold (BM25: at each score threshold)")
 	f.BoolVar(&crossProbes, "cross-probes", false, "add a probe for every question: the same question asked in the next conversation, where the right answer is nothing (as scripts/cross-probes.py writes them); the false-surface rate is the share of probes that surfaced a hit")
+	f.IntVar(&smallStores, "small-stores", 0, "instead of the data's conversations, ask each question in a small store of its evidence and N notes of other conversations, and again as a probe in a store of N+1 other notes (eval.SmallStores): an agent's first days")
 	f.BoolVar(&calibrate, "calibrate", false, "fit the relevance model (package engine's calibrations) on this data's top hits and print it (with --json: the report with the samples it is fitted on)")
 	f.StringVar(&fusion, "fusion", "default", "how hybrid mode fuses the paths: default (the memory's: margin, or score over an Ollama model), margin (the vector path by its margin over the median cosine, --vector-weight), score (min–max calibrated scores, --vector-weight), rrf (reciprocal rank, k=60) or weighted (0.5·cosine + 0.5·BM25/max)")
 	f.Float64Var(&neighbour, "neighbour-weight", longterm.DefaultNeighbourWeight, "keyword path: weight of the previous turn's words")

@@ -24,9 +24,10 @@ import (
 // (0.321), probes 35% (45%); the stories find the current version for
 // 97.9% (86.2%) and the past one for 98.1% (85.8%); and small stores of a
 // question's evidence among seven notes of other conversations
-// (scripts/small-stores.py) answer far more often: MemoryBank's 0.848
-// (0.545), probes 44% (10%); RealMem's 0.318 (0.059), probes 6% (0%). At 0.25 the bundled set's vector mode keeps
-// 0.796 of 0.846. A stricter minimum trades recall for silence: on
+// (`agentmem eval DIR --small-stores 7`) answer far more often:
+// MemoryBank's 0.838 (0.535), probes 49% (13%); RealMem's 0.328 (0.061),
+// probes 6% (0%). At 0.25 the bundled set's vector mode keeps 0.796 of
+// 0.846. A stricter minimum trades recall for silence: on
 // RealMem 0.33 keeps 90% of recall@10 (0.299) and surfaces 25% of probes,
 // 0.40 keeps 86% (0.284) and surfaces 20% (`agentmem eval --cross-probes
 // --sweep-relevance` prints the whole curve). RealMem's questions are a
@@ -128,10 +129,10 @@ func gate(mode memory.Mode, f features) float64 {
 // path, which ranked it there for the query's function words ("does",
 // "you") that the offline embedder shares with every text. Measured
 // 2026-12-04 against counting from 0: the development sets' recall and
-// false surfaces unchanged, and small stores
-// (scripts/small-stores.py) paste fewer notes: MemoryBank's 6.1 → 4.4 a
-// question, 16% → 21% of them evidence, recall@10 0.848 → 0.838;
-// RealMem's 2.0 → 1.3, 32% → 47%, 0.318 → 0.300.
+// false surfaces unchanged, and small stores (`agentmem eval DIR
+// --small-stores 7`) paste fewer notes: MemoryBank's 6.2 → 4.6 a
+// question, 15% → 21% of them evidence, recall@10 0.838 → 0.828;
+// RealMem's 2.2 → 1.3, 31% → 45%, 0.328 → 0.305.
 func strength(mode memory.Mode, f features) float64 {
 	s := 0.0
 	if f.kwBest > 0 {
