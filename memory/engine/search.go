@@ -29,9 +29,10 @@ type search[K comparable] struct {
 	// count back from (reference).
 	asOf time.Time
 	// top are the search's best keyword score, cosine and namespace
-	// coverage (nsSearch.cover), and the share of the query's words its
-	// best candidate holds (bestShare), for relevance.
-	top struct{ keyword, vector, cover, share float64 }
+	// coverage (nsSearch.cover), the share of the query's words its best
+	// candidate holds (bestShare), and the cosine from which the fusion
+	// counts the vector path (ranking.VectorFloor), for relevance.
+	top struct{ keyword, vector, cover, share, floor float64 }
 	// fewest are the fewest unknown names of a namespace the keyword
 	// path searched (nsSearch.unknown): a record the vector path alone
 	// found has them, as its cover is the best namespace's; known: they
@@ -210,9 +211,11 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 	for i, c := range list {
 		paths[i] = c.Paths
 	}
-	for i, sc := range ranking.Fuse(s.mode, s.fusion(), paths) {
+	f := s.fusion()
+	for i, sc := range ranking.Fuse(s.mode, f, paths) {
 		list[i].score = sc
 	}
+	s.top.floor = ranking.VectorFloor(s.mode, f, paths)
 	return list, nil
 }
 
@@ -275,11 +278,6 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 	// The gate depends on the search and the candidate's namespace only:
 	// computed once per namespace's coverage, size and unknown names.
 	lastCover, lastDocs, lastUnknown, lastGate := -1.0, -1, false, 0.0
-	paths := make([]ranking.Paths, len(list))
-	for i, c := range list {
-		paths[i] = c.Paths
-	}
-	floor := ranking.VectorFloor(s.mode, s.fusion(), paths)
 	for _, c := range list {
 		cos := 0.0
 		if c.HasVec {
@@ -296,7 +294,7 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if kw <= 0 && cos <= 0 {
 			continue
 		}
-		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, cosFloor: floor, docs: c.docs, unknown: len(c.unknown) > 0}
+		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.docs, unknown: len(c.unknown) > 0}
 		if c.cover != lastCover || c.docs != lastDocs || f.unknown != lastUnknown {
 			lastCover, lastDocs, lastUnknown, lastGate = c.cover, c.docs, f.unknown, gate(s.mode, f)
 		}
