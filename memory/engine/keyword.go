@@ -354,7 +354,8 @@ func (s *search[K]) once(answer *int8, f func(string) bool) bool {
 // 0.332 both (Implicit Preference 0.184 → 0.174, Dynamic Updating 0.316 →
 // 0.336); the bundled set and the Chinese MemoryBank unchanged; the
 // lookup probe's R@1 0.910 → 0.902; 0.5 gave less (MemoryBank R@1 0.500,
-// RealMem's Dynamic Updating 0.327); 0 (the words left out) lost RealMem's Implicit Preference 0.184 → 0.165.
+// RealMem's Dynamic Updating 0.327); 0 (the words left out) lost
+// RealMem's Implicit Preference 0.184 → 0.165.
 const functionWordWeight = 0.25
 
 // handOffTop is how many of a namespace's best records handOff reads to

@@ -46,7 +46,8 @@ const DefaultMinRelevance = 0.22
 // search.bestShare); and how many records the namespace holds (docs).
 type features struct {
 	kw, cos, kwBest, cosBest, cover, share float64
-	// cosFloor is the cosine from which the hit's counts (strength).
+	// cosFloor is the cosine from which the hit's cosine counts toward
+	// its strength (ranking.VectorFloor).
 	cosFloor float64
 	docs     int
 	// unknown: the query names something (ranking.Names) its namespace
