@@ -91,6 +91,7 @@ func TestHTTP_Roundtrip(t *testing.T) {
 	}
 	assert.Contains(t, sr.Hits[0].Explain.Terms, "lh401")
 	assert.Empty(t, sr.Hits[0].Explain.UnknownNames)
+	assert.Positive(t, sr.Hits[0].Explain.Records, "how many records the hit's namespace holds")
 	top := sr.Hits[0].Relevance
 	r = ts.call(t, "POST", "/v1/search", "", map[string]any{"query": "Is LH401 the flight to Oslo?", "min_relevance": -1, "explain": true})
 	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)

@@ -455,6 +455,7 @@ func TestCLI_LongTerm_Relevance(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "why: found by keyword and vector")
 	assert.Contains(t, r.stdout, "matched terms: ")
+	assert.Regexp(t, `the namespace \(\d+ records\) holds \d+% of the query`, r.stdout)
 
 	r = runCLI(t, "", "search", "--store", store, "--min-relevance", "2", "x")
 	assert.Equal(t, exitUsage, r.code)
