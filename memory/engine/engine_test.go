@@ -797,3 +797,21 @@ func TestSearch_VectorFloor(t *testing.T) {
 	}
 	assert.Empty(t, ids("What is the capital of Peru?"))
 }
+
+// TestSearch_OneNote: a store of one note is read as one of minRecords
+// records, where the calibrations still weigh what matched: its word
+// finds it, a sentence that shares only "I'm" with it does not.
+func TestSearch_OneNote(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:512")
+	_, err := lt.Add(ctx, memory.Record{ID: "n", Text: "I'm allergic to peanuts.", Time: t0})
+	require.NoError(t, err)
+	hits, err := lt.Query(ctx, memory.Query{Text: "peanuts", Explain: true})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Greater(t, hits[0].Relevance, float32(0.8))
+	assert.Equal(t, 1, hits[0].Explain.Records)
+	hits, err = lt.Query(ctx, memory.Query{Text: "I'm going to the store"})
+	require.NoError(t, err)
+	assert.Empty(t, hits)
+}
