@@ -83,6 +83,8 @@ remembered as "TEXT [image: CAPTION]" (--no-captions: TEXT alone), and the
 BM25 reference indexes the same text. --json prints every question's top k
 ids per mode too.`,
 		Example: `  agentmem eval testdata/eval
+  agentmem eval --cross-probes --sweep-relevance testdata/memorybank
+  agentmem eval --small-stores 7 testdata/memorybank
   agentmem eval --mode hybrid --k 1,3,10 --with-speaker testdata/eval
   agentmem eval --json --turns t.jsonl --questions q.jsonl`,
 		Args: cobra.MaximumNArgs(1),

@@ -74,3 +74,25 @@ func TestEvalCommand_RetrievalOptionsAndGlove(t *testing.T) {
 	code, _ = runEvalCLI(t, "--mode", "keyword", "--expand", filepath.Join(t.TempDir(), "missing.txt"), "../../testdata/eval")
 	assert.NotEqual(t, exitOK, code)
 }
+
+// --small-stores asks each question in a store of its evidence among N
+// notes and again as a probe in one of N+1 others; it makes its own
+// probes, so --cross-probes beside it is a usage error.
+func TestEvalCommand_SmallStores(t *testing.T) {
+	t.Parallel()
+	code, out := runEvalCLI(t, "--small-stores", "3", "--mode", "hybrid", "--json", "../../testdata/eval")
+	require.Equal(t, exitOK, code, out)
+	var rep eval.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, 81, rep.Questions)
+	assert.Equal(t, 81, rep.Probes)
+	assert.Equal(t, 162, rep.Conversations, "a store per question and per probe")
+
+	for _, args := range [][]string{
+		{"--small-stores", "-1", "../../testdata/eval"},
+		{"--small-stores", "3", "--cross-probes", "../../testdata/eval"},
+	} {
+		code, _ := runEvalCLI(t, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+	}
+}
