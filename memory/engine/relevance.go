@@ -25,7 +25,7 @@ import (
 // 95.4% (86.2%) and the past one for 96.2% (85.8%); and small stores of a
 // question's evidence among seven notes of other conversations
 // (`agentmem eval DIR --small-stores 7`) answer far more often:
-// MemoryBank's 0.838 (0.535), probes 49% (13%); RealMem's 0.328 (0.061),
+// MemoryBank's 0.828 (0.535), probes 49% (13%); RealMem's 0.305 (0.061),
 // probes 6% (0%). At 0.25 the bundled set's vector mode keeps 0.796 of
 // 0.846. A stricter minimum trades recall for silence: on
 // RealMem 0.33 keeps 90% of recall@10 (0.299) and surfaces 25% of probes,
