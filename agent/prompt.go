@@ -269,7 +269,7 @@ func (s *assembly) fitRecalled() {
 	s.sysOpen = true
 }
 
-// recallLines returns the list lines ("\n- [time] speaker: text", [said]) for hits, best
+// recallLines returns the list lines ("\n- [time] speaker: text": said) for hits, best
 // first, that cost at most room under c. Hits with no text, or that repeat a
 // round still in the window (inWindow holds their [window.Round.Text]), are
 // skipped. The first hit that does not fit whole is cut if a useful part

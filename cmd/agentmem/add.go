@@ -140,8 +140,6 @@ holds (agentmem supersede replaces a memory with a newer version).`,
 	return cmd
 }
 
-// remember stores recs in st and says what it did with each: through
-// memory.Facts, which reports duplicates, or AddBatch.
 // similarMemory is a stored memory that says nearly what a new one, Near,
 // says (memory.Similar), as add prints it.
 type similarMemory struct {
@@ -151,6 +149,8 @@ type similarMemory struct {
 	Near  string  `json:"near"`
 }
 
+// remember stores recs in st and says what it did with each: through
+// memory.Facts, which reports duplicates, or AddBatch.
 func remember(cmd *cobra.Command, st store.Memory, recs []memory.Record) ([]memory.Outcome, error) {
 	if f, ok := st.(memory.Facts); ok {
 		return f.Remember(cmd.Context(), recs...)
