@@ -605,14 +605,16 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 		}
 		own := n.scratch.own.get(id)
 		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, docs: n.docs, unknown: n.unknown, own: own / n.bound}
+		r.relevant = r.score
 		if speaker == "" {
 			// A note (a record without a speaker) is not a turn its
-			// neighbours' words speak for: relevance leaves their loan out.
-			r.note = true
-			r.loan = (ranking.WithNeighbours(own, n.scratch.lent.get(id), n.bestOwn) - own) / n.bound
-			if f, ok := n.noteScale[id]; ok {
-				r.loan *= f
-			}
+			// neighbours' words speak for: relevance leaves their loan
+			// out, at the size the factors that scaled its score made it
+			// (noteScale). The flight noted a minute before "I'm allergic
+			// to peanuts" is no answer to "peanuts". (A turn is: the
+			// answer to a question.)
+			loan := (ranking.WithNeighbours(own, n.scratch.lent.get(id), n.bestOwn) - own) / n.bound
+			r.relevant = max(r.own, r.score-loan*cmp.Or(n.noteScale[id], 1))
 		}
 		if h, ok := n.asked[id]; ok {
 			r.asked, r.askedBy, r.handed = h.text, n.ns.Key(h.from), !h.near
@@ -811,10 +813,6 @@ func (n *nsSearch[K]) scale(scores *scoreSet, id int64, f float64) {
 		if n.noteScale == nil {
 			n.noteScale = map[int64]float64{}
 		}
-		v, ok := n.noteScale[id]
-		if !ok {
-			v = 1
-		}
-		n.noteScale[id] = v * f
+		n.noteScale[id] = cmp.Or(n.noteScale[id], 1) * f
 	}
 }

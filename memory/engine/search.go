@@ -85,10 +85,10 @@ type scored[K comparable] struct {
 	askedBy K        // that question's key, when handed
 	handed  bool     // askedBy is set and the question is not near the query (handed.near)
 	own     float64  // what its own words score, on score's scale (Explanation.OwnKeyword)
-	// note: the record has no speaker; loan is what its neighbours' words
-	// lent it, on score's scale (relevance leaves it out of a note's).
-	note bool
-	loan float64
+	// relevant is the part of score that relevance reads: all of it, but
+	// for a note (a record without a speaker), which leaves out what its
+	// neighbours' words lent it.
+	relevant float64
 }
 
 // candidates runs the query's paths and returns their candidates with
@@ -156,7 +156,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		c.doc.Record.ID = r.id
 		c.cover, c.docs, c.unknown, c.asked, c.kwOwn = r.cover, r.docs, r.unknown, r.asked, r.own
-		c.note, c.loan = r.note, r.loan
+		c.kwRelevant = r.relevant
 		s.top.keyword = max(s.top.keyword, r.score)
 		s.top.cover = max(s.top.cover, r.cover)
 	}
@@ -283,14 +283,7 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if c.HasVec {
 			cos = c.VecScore
 		}
-		kw := c.KWScore
-		if c.note {
-			// A note found through the words of the note written before
-			// or after it is not about the query: the flight noted a
-			// minute before "I'm allergic to peanuts" is no answer to
-			// "peanuts". (A turn is: the answer to a question.)
-			kw = max(c.kwOwn, kw-c.loan)
-		}
+		kw := c.kwRelevant
 		if kw <= 0 && cos <= 0 {
 			continue
 		}
