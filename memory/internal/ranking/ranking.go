@@ -177,19 +177,14 @@ type Paths struct {
 // score relative to the best of the query (KeywordOnly), in the same order
 // a fusion would give. Hybrid fuses the paths as f says.
 func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
-	var maxKW, maxVec, minVec float64
-	minVec = 1
+	var maxKW, maxVec float64
 	for _, c := range cands {
 		maxKW = max(maxKW, c.KWScore)
 		if c.HasVec {
 			maxVec = max(maxVec, c.VecScore)
-			minVec = min(minVec, c.VecScore)
 		}
 	}
-	median := 0.0
-	if f.Kind == MarginFusion {
-		median = VectorFloor(mode, f, cands)
-	}
+	floor := VectorFloor(mode, f, cands)
 	out := make([]float64, len(cands))
 	for i, c := range cands {
 		switch {
@@ -219,15 +214,16 @@ func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
 				s += f.KeywordWeight * c.KWScore / maxKW
 			}
 		case MarginFusion:
-			if c.HasVec && c.VecScore > median {
-				s += f.VectorWeight * (c.VecScore - median) / (1 - median)
+			if c.HasVec && c.VecScore > floor {
+				s += f.VectorWeight * (c.VecScore - floor) / (1 - floor)
 			}
 			if c.HasKW && maxKW > 0 {
 				s += f.KeywordWeight * c.KWScore / maxKW
 			}
 		default: // ScoreFusion
-			if c.HasVec && maxVec > minVec {
-				s += f.VectorWeight * (c.VecScore - minVec) / (maxVec - minVec)
+			// From the lowest cosine to the best; all alike, each fully.
+			if c.HasVec && maxVec > floor {
+				s += f.VectorWeight * (c.VecScore - floor) / (maxVec - floor)
 			} else if c.HasVec {
 				s += f.VectorWeight
 			}
