@@ -212,10 +212,10 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		paths[i] = c.Paths
 	}
 	f := s.fusion()
-	for i, sc := range ranking.Fuse(s.mode, f, paths) {
+	s.top.floor = ranking.VectorFloor(s.mode, f, paths)
+	for i, sc := range ranking.FuseFrom(s.mode, f, paths, s.top.floor) {
 		list[i].score = sc
 	}
-	s.top.floor = ranking.VectorFloor(s.mode, f, paths)
 	return list, nil
 }
 

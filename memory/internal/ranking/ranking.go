@@ -177,6 +177,12 @@ type Paths struct {
 // score relative to the best of the query (KeywordOnly), in the same order
 // a fusion would give. Hybrid fuses the paths as f says.
 func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
+	return FuseFrom(mode, f, cands, VectorFloor(mode, f, cands))
+}
+
+// FuseFrom is Fuse given the candidates' VectorFloor, for a caller that
+// needs it too.
+func FuseFrom(mode memory.Mode, f Fusion, cands []Paths, floor float64) []float64 {
 	var maxKW, maxVec float64
 	for _, c := range cands {
 		maxKW = max(maxKW, c.KWScore)
@@ -184,7 +190,6 @@ func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
 			maxVec = max(maxVec, c.VecScore)
 		}
 	}
-	floor := VectorFloor(mode, f, cands)
 	out := make([]float64, len(cands))
 	for i, c := range cands {
 		switch {
