@@ -176,6 +176,15 @@ func (s *subject) add(e *env, rec memory.Record, msg string) memory.Record {
 	return rec
 }
 
+// addNotes stores texts as notes (records without a speaker) n0, n1, …,
+// written a minute apart, failing the rule if an Add fails.
+func (s *subject) addNotes(e *env, texts ...string) {
+	e.t.Helper()
+	for i, text := range texts {
+		s.add(e, memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: hour(0).Add(time.Duration(i) * time.Minute)}, "rule: Add succeeds")
+	}
+}
+
 // query runs q, failing the rule if it fails.
 func (s *subject) query(e *env, q memory.Query, msg string) []memory.Hit {
 	e.t.Helper()

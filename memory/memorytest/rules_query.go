@@ -423,13 +423,10 @@ func queryRecap(e *env) {
 // small hashed embedding puts "peanuts" near a flight.)
 func queryNotes(e *env) {
 	s := e.fresh(needRecords | needQuerier)
-	for i, text := range []string{
+	s.addNotes(e,
 		"My flight to Berlin leaves on March 3rd at 9am.",
 		"I'm allergic to peanuts.",
-		"Their favourite colour is blue.",
-	} {
-		s.add(e, memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: hour(0).Add(time.Duration(i) * time.Minute)}, "rule: Add succeeds")
-	}
+		"Their favourite colour is blue.")
 	hits := s.query(e, memory.Query{Text: "peanuts", Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
 	assert.Equal(e.t, []string{"n1"}, hitIDs(hits), "rule: a note is found alone, without the notes written around it")
 }
@@ -439,14 +436,11 @@ func queryNotes(e *env) {
 // handful of notes makes them as rare as it.
 func queryFunctionWords(e *env) {
 	s := e.fresh(needRecords | needQuerier)
-	for i, text := range []string{
+	s.addNotes(e,
 		"You told me you would call me about it.",
 		"My sister Anna lives in Lisbon.",
 		"The budget for the trip is 400 euros.",
-		"I booked the hotel near the station.",
-	} {
-		s.add(e, memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: hour(0).Add(time.Duration(i) * time.Minute)}, "rule: Add succeeds")
-	}
+		"I booked the hotel near the station.")
 	hits := s.query(e, memory.Query{Text: "What did you tell me about my sister?", Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
 	if assert.NotEmpty(e.t, hits, "rule: the question finds its note") {
 		assert.Equal(e.t, "n1", hits[0].ID, "rule: the note that holds the word asked about comes first, not the one that holds the question's function words")
