@@ -43,14 +43,23 @@ func (st SpeakerTerms) Remove(tok keyword.Tokenizer, s string) {
 // namespace's speakers called "user" or "human" (the chat roles, in any
 // case), with query unchanged. What someone says about themselves is
 // where their facts are; what the other side says back is mostly the same
-// words, longer.
+// words, longer. A question about the answerer's words instead ("What
+// painters did you recommend to me?", "你给我推荐过哪些画家？") names, in a
+// chat log with such a user, its other speakers (asksAnswerer): the
+// recommendation is in the answer, not in the user's turn that asked for
+// it, which holds the same words.
 func (st SpeakerTerms) NamedSpeakers(tok keyword.Tokenizer, speakers int, query string) (named []string, rest string) {
 	if len(st) == 0 {
 		return nil, query
 	}
 	named, rest = st.namedSpeakers(tok, query)
-	if len(named) == 0 && speakers > 1 && firstPersonOnly(query) {
-		named, rest = st.askers(tok), query
+	if len(named) == 0 && speakers > 1 {
+		switch {
+		case firstPersonOnly(query):
+			named, rest = st.askers(tok), query
+		case asksAnswerer(query):
+			named, rest = st.answerers(tok), query
+		}
 	}
 	if len(named) == 0 || len(named) == speakers {
 		return nil, query
@@ -82,6 +91,70 @@ func KeywordQuery(tok keyword.Tokenizer, query, words string, named []string, re
 // askerRoles are the speaker names that mean the user of a chat log, the
 // one a first-person query is about.
 var askerRoles = []string{"user", "human"}
+
+// asksAnswerer reports whether query asks (IsQuestion) about what the
+// answerer said or did before: in English a second-person word about
+// the answerer (aboutAnswerer: "what did you recommend", "which tips have
+// you shared", "your plan"); in Chinese 你 or 您 as the subject of a verb
+// of telling or giving (cjkAnswererVerbs: "你给我推荐过", "你告诉过我"),
+// not its object ("我和你分享过", "我向你咨询过": the asker's words).
+func asksAnswerer(query string) bool {
+	if !IsQuestion(query) {
+		return false
+	}
+	words := strings.Fields(query)
+	for i, w := range words {
+		if secondPerson[wordCore(w)] && aboutAnswerer(words, i) && (i == 0 || !asSaid[wordCore(words[i-1])]) {
+			return true
+		}
+	}
+	rs := []rune(query)
+	for i, r := range rs {
+		if r != '你' && r != '您' || i > 0 && strings.ContainsRune(cjkBeforeObject, rs[i-1]) {
+			continue
+		}
+		after := string(rs[i+1 : min(i+1+cjkAnswererReach, len(rs))])
+		if containsAny(after, cjkAnswererVerbs) {
+			return true
+		}
+	}
+	return false
+}
+
+// asSaid are the words before "you" that make "you said" a manner, not
+// what is asked: "I logged it like you said. What's next?"
+var asSaid = map[string]bool{"like": true, "as": true}
+
+// cjkAnswererVerbs are Chinese verbs of telling or giving whose subject,
+// 你, is the answerer ("你给我推荐过", "你曾经教过我", "你给了我什么建议");
+// cjkAnswererReach is how many characters after 你 they may start within
+// (an adverb between: "你曾经和我推荐过"); and cjkBeforeObject the characters
+// after which 你 is an object ("和你", "向你", "告诉过你").
+var cjkAnswererVerbs = []string{"推荐", "建议", "告诉", "教", "分享", "提到", "说过", "给了", "给我", "和我", "跟我"}
+
+const (
+	cjkAnswererReach = 4
+	cjkBeforeObject  = "和向给跟问对过诉帮让请"
+)
+
+// answerers returns the speakers other than the askers (askers), when
+// the namespace has askers: in a chat log, the assistant's side.
+func (st SpeakerTerms) answerers(tok keyword.Tokenizer) []string {
+	askers := st.askers(tok)
+	if len(askers) == 0 {
+		return nil
+	}
+	var out []string
+	for _, ss := range st {
+		for _, s := range ss {
+			if !slices.Contains(askers, s) && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // askers returns the speakers named as an asker role.
 func (st SpeakerTerms) askers(tok keyword.Tokenizer) []string {
