@@ -17,6 +17,26 @@ import (
 	"github.com/agentmem/agentmem/memory/longterm"
 )
 
+// byQueryWords makes b rank the hits holding the most of the query's
+// words first, whatever those words are and whoever said them.
+func byQueryWords(b *broken) {
+	b.query = func(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+		hits, err := b.m.Query(ctx, q)
+		out := slices.Clone(hits)
+		words := func(h memory.Hit) int {
+			n := 0
+			for _, w := range strings.Fields(strings.ToLower(q.Text)) {
+				if strings.Contains(strings.ToLower(h.Text), strings.Trim(w, "?")) {
+					n++
+				}
+			}
+			return n
+		}
+		slices.SortStableFunc(out, func(a, b memory.Hit) int { return words(b) - words(a) })
+		return out, err
+	}
+}
+
 // broken is a memory that passes every rule — a longterm.Memory, which
 // it also makes return memory.ErrClosed from every method after Close and
 // refuse a Forget with a done context (longterm's known failures) —
@@ -491,23 +511,8 @@ var breakers = []breaker{
 			return out, err
 		}
 	}),
-	spoil("QueryFunctionWords", "ranks the note with the most of the query's words first", func(b *broken) {
-		b.query = func(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
-			hits, err := b.m.Query(ctx, q)
-			out := slices.Clone(hits)
-			words := func(h memory.Hit) int {
-				n := 0
-				for _, w := range strings.Fields(strings.ToLower(q.Text)) {
-					if strings.Contains(strings.ToLower(h.Text), strings.Trim(w, "?")) {
-						n++
-					}
-				}
-				return n
-			}
-			slices.SortStableFunc(out, func(a, b memory.Hit) int { return words(b) - words(a) })
-			return out, err
-		}
-	}),
+	spoil("QueryFunctionWords", "ranks the note with the most of the query's words first", byQueryWords),
+	spoil("QuerySpeakerRoles", "ranks the turn with the most of the query's words first, whoever said it", byQueryWords),
 	spoil("ListOrder", "lists newest first", func(b *broken) {
 		b.list = func(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error) {
 			recs, total, err := b.m.List(ctx, opts)

@@ -26,6 +26,7 @@ var queryRules = []rule{
 	{"QueryRecap", queryRecap},
 	{"QueryNotes", queryNotes},
 	{"QueryFunctionWords", queryFunctionWords},
+	{"QuerySpeakerRoles", querySpeakerRoles},
 }
 
 // zone is a time zone other than UTC, for bounds that name an instant
@@ -444,5 +445,31 @@ func queryFunctionWords(e *env) {
 	hits := s.query(e, memory.Query{Text: "What did you tell me about my sister?", Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
 	if assert.NotEmpty(e.t, hits, "rule: the question finds its note") {
 		assert.Equal(e.t, "n1", hits[0].ID, "rule: the note that holds the word asked about comes first, not the one that holds the question's function words")
+	}
+}
+
+// querySpeakerRoles: in a chat log of a user and an assistant, a question
+// in the first person about the asker's things finds what the user said,
+// and a question about the answerer's words what the assistant said, over
+// the other side's turn in the same words.
+func querySpeakerRoles(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i, r := range []memory.Record{
+		{ID: "u0", Speaker: "user", Text: "I'm off to Florence next month and want some painters recommended to me before I go."},
+		{ID: "a0", Speaker: "assistant", Text: "Then I recommend Botticelli and Titian: both painters hang in the Uffizi."},
+		{ID: "u1", Speaker: "user", Text: "My dog Biscuit is a beagle."},
+		{ID: "a1", Speaker: "assistant", Text: "Biscuit is a lovely name for a beagle, a dog that needs long walks."},
+	} {
+		r.Time = hour(0).Add(time.Duration(i) * time.Minute)
+		s.add(e, r, "rule: Add succeeds")
+	}
+	for q, want := range map[string]string{
+		"What painters did you recommend to me?": "a0",
+		"What is my dog's name?":                 "u1",
+	} {
+		hits := s.query(e, memory.Query{Text: q, Mode: memory.KeywordOnly}, "rule: Query succeeds")
+		if assert.NotEmpty(e.t, hits, "rule: %q finds the conversation", q) {
+			assert.Equal(e.t, want, hits[0].ID, "rule: %q finds first what the side it asks about said", q)
+		}
 	}
 }
