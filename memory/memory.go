@@ -144,6 +144,14 @@ type Explanation struct {
 	// hit's namespace never mentions: a search that names something the
 	// memory was never told keeps less of its relevance.
 	UnknownNames []string
+	// Speakers are the speakers the query asks about in the hit's
+	// namespace, whose records the keyword path prefers: those it names
+	// ("What did Caroline research?"), or, in a chat log with a "user" or
+	// "human" speaker, that speaker for a question in the first person
+	// about the asker's things ("what is my dog's name?") and the other
+	// side for a question about the answerer's words ("what did you
+	// recommend to me?"). Empty when it asks about nobody in particular.
+	Speakers []string
 	// Paths are the paths that found it: "keyword", "vector".
 	Paths []string
 	// Terms are the query's terms (as the keyword path's tokenizer cuts

@@ -365,6 +365,8 @@ type Explanation struct {
 	Records     int      `json:"records"`
 	// UnknownNames: the query's names the namespace never mentions.
 	UnknownNames []string `json:"unknown_names,omitempty"`
+	// Speakers: the speakers the query asks about in the namespace.
+	Speakers []string `json:"speakers,omitempty"`
 }
 
 // SearchResult answers a search.
@@ -484,7 +486,7 @@ func Explain(x *memory.Explanation) *Explanation {
 		return nil
 	}
 	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, OwnKeyword: x.OwnKeyword, Answers: x.Answers, Vector: x.Vector, Fused: x.Fused,
-		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, Records: x.Records, UnknownNames: x.UnknownNames}
+		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, Records: x.Records, UnknownNames: x.UnknownNames, Speakers: x.Speakers}
 }
 
 // toMemories converts records; none is nil.

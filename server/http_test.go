@@ -167,6 +167,15 @@ func TestHTTP_Roundtrip(t *testing.T) {
 			assert.Empty(t, h.After)
 		}
 	}
+	// Explain names the speakers a query asks about: the user, for a
+	// question in the first person about the asker's things.
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "What is my dog called?", Mode: "keyword", Explain: true, MinRelevance: -1, Scope: Scope{Namespace: "user:42"}})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	r.decode(t, &sr)
+	require.NotEmpty(t, sr.Hits)
+	require.NotNil(t, sr.Hits[0].Explain)
+	assert.Equal(t, []string{"user"}, sr.Hits[0].Explain.Speakers)
+	assert.Contains(t, string(r.body), `"speakers":["user"]`)
 
 	// List: time order, paging, namespace.
 	r = ts.call(t, "GET", "/v1/memories?namespace=user:42&limit=2", "", nil)

@@ -273,6 +273,14 @@ func TestCLI_LongTerm_AddFields(t *testing.T) {
 	assert.Equal(t, "u1", res.Hits[0].ID)
 	assert.Equal(t, "user", res.Hits[0].Speaker)
 	assert.Equal(t, "assistant", res.Hits[1].Speaker)
+	// --explain says whose words the query asks about: the user's, for a
+	// question in the first person; the assistant's, for one about the
+	// answerer's words.
+	for q, who := range map[string]string{"when is my flight?": "user", "what did you note about my flight?": "assistant"} {
+		r = runCLI(t, "", "search", "--store", store, "--namespace", "mara", "--mode", "keyword", "--explain", q)
+		require.Equal(t, exitOK, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "the query asks about what "+who+" said", q)
+	}
 
 	// The same id replaces the memory.
 	require.Equal(t, exitOK, add("--id", "u1", "--speaker", "user", "my flight is LH 402 on Saturday").code)

@@ -222,6 +222,9 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			if len(x.UnknownNames) > 0 {
 				answers += "; the namespace never mentions " + strings.Join(x.UnknownNames, ", ")
 			}
+			if len(x.Speakers) > 0 {
+				answers += "; the query asks about what " + strings.Join(x.Speakers, " and ") + " said"
+			}
 			ns := "the namespace"
 			if x.Records > 0 {
 				ns = fmt.Sprintf("the namespace (%d records)", x.Records)

@@ -595,6 +595,41 @@ func TestSearch_ShareHoldsSpeaker(t *testing.T) {
 	assert.Greater(t, m.Relevance, tom.Relevance)
 }
 
+// TestSearch_ExplainSpeakers: a hit's explanation names the speakers the
+// query asks about in its namespace, whose records the keyword path
+// prefers: a speaker it names, the user for a question in the first
+// person, the other side for a question about the answerer's words;
+// nobody for a question about nobody in particular.
+func TestSearch_ExplainSpeakers(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:256")
+	_, err := lt.AddBatch(ctx, []memory.Record{
+		{ID: "u0", Namespace: "chat", Speaker: "user", Text: "I'm off to Florence and want some painters recommended to me.", Time: t0},
+		{ID: "a0", Namespace: "chat", Speaker: "assistant", Text: "Then I recommend Botticelli and Titian: both painters hang in the Uffizi.", Time: t0.Add(time.Minute)},
+		{ID: "u1", Namespace: "chat", Speaker: "user", Text: "My dog Biscuit is a beagle.", Time: t0.Add(2 * time.Minute)},
+		{ID: "m0", Namespace: "team", Speaker: "Maria", Text: "The painters start on Monday.", Time: t0},
+		{ID: "t0", Namespace: "team", Speaker: "Tom", Text: "Maria, the painters need the keys.", Time: t0.Add(time.Minute)},
+	})
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		query, ns, first string
+		speakers         []string
+	}{
+		{"What painters did you recommend to me?", "chat", "a0", []string{"assistant"}},
+		{"What is my dog's name?", "chat", "u1", []string{"user"}},
+		{"painters in Florence", "chat", "u0", nil},
+		{"When did Maria say the painters start?", "team", "m0", []string{"Maria"}},
+	} {
+		hits, err := lt.Query(ctx, memory.Query{Text: tt.query, Namespace: tt.ns, Mode: memory.KeywordOnly, MinRelevance: -1, Explain: true})
+		require.NoError(t, err)
+		require.NotEmpty(t, hits, tt.query)
+		assert.Equal(t, tt.first, hits[0].ID, tt.query)
+		for _, h := range hits {
+			assert.Equal(t, tt.speakers, h.Explain.Speakers, "%q: %s", tt.query, h.ID)
+		}
+	}
+}
+
 // TestSearch_UnknownNames: a query that names something (ranking.Names)
 // its namespace never mentions keeps unknownNameFactor of its relevance
 // (the same query with the name in lower case, the same words to the

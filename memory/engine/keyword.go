@@ -603,7 +603,7 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 			continue
 		}
 		own := n.scratch.own.get(id)
-		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, docs: n.docs, unknown: n.unknown, own: own / n.bound}
+		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, docs: n.docs, unknown: n.unknown, own: own / n.bound, speakers: speakers}
 		r.relevant = r.score
 		if speaker == "" {
 			// A note (a record without a speaker) is not a turn its

@@ -85,6 +85,9 @@ type scored[K comparable] struct {
 	askedBy K        // that question's key, when handed
 	handed  bool     // askedBy is set and the question is not near the query (handed.near)
 	own     float64  // what its own words score, on score's scale (Explanation.OwnKeyword)
+	// speakers are the speakers the query asks about in its namespace
+	// (ranking.KeywordQuery), whose records the keyword path prefers.
+	speakers []string
 	// relevant is the part of score that relevance reads: all of it, but
 	// for a note (a record without a speaker), which leaves out what its
 	// neighbours' words lent it.
@@ -155,7 +158,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c := get(r.key)
 		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		c.doc.Record.ID = r.id
-		c.cover, c.docs, c.unknown, c.asked, c.kwOwn = r.cover, r.docs, r.unknown, r.asked, r.own
+		c.cover, c.docs, c.unknown, c.asked, c.kwOwn, c.speakers = r.cover, r.docs, r.unknown, r.asked, r.own, r.speakers
 		c.kwRelevant = r.relevant
 		s.top.keyword = max(s.top.keyword, r.score)
 		s.top.cover = max(s.top.cover, r.cover)
@@ -377,7 +380,7 @@ func makeHits[K comparable](s *search[K], list []*candidate[K], explain bool) []
 func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
 	e := s.e
 	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.cover, Records: c.docs,
-		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.unknown)}
+		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.unknown), Speakers: slices.Clone(c.speakers)}
 	if c.HasKW {
 		x.Paths = append(x.Paths, "keyword")
 	}
