@@ -833,6 +833,37 @@ func TestSearch_VectorFloor(t *testing.T) {
 	assert.Empty(t, ids("What is the capital of Peru?"))
 }
 
+// TestSearch_VectorNoise: among a few notes, one that only the vector path
+// found, by a cosine within the spread of the candidates' (the offline
+// embedder's hash of words it shares with none of the query's), is not
+// relevant: "where does my sister live?" brought back "I prefer the
+// window seat on long flights." at 0.58.
+func TestSearch_VectorNoise(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:512")
+	for i, text := range []string{
+		"My sister Anna lives in Lisbon and works as a nurse.", "I'm allergic to peanuts.",
+		"Our team budget for Q3 is 40,000 euros.", "My favourite color is blue.",
+		"I prefer the window seat on long flights.", "You recommended Renaissance painters: Botticelli, Raphael and Titian.",
+		"The dentist appointment is on March 3rd at 10am.", "My dog Biscuit is a three-year-old beagle.",
+	} {
+		_, err := lt.Add(ctx, memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: t0.Add(time.Duration(i) * time.Minute)})
+		require.NoError(t, err)
+	}
+	hits, err := lt.Query(ctx, memory.Query{Text: "where does my sister live?", MinRelevance: -1, Explain: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "n0", hits[0].ID)
+	seat := slices.IndexFunc(hits, func(h memory.Hit) bool { return h.ID == "n4" })
+	require.GreaterOrEqual(t, seat, 0, "the vector path ranks every note")
+	assert.Zero(t, hits[seat].Explain.OwnKeyword, "no word of the query")
+	assert.Positive(t, hits[seat].Explain.Vector, "a cosine from the hash of other words")
+	assert.Zero(t, hits[seat].Relevance, "within the candidates' spread: not relevant")
+	hits, err = lt.Query(ctx, memory.Query{Text: "where does my sister live?"})
+	require.NoError(t, err)
+	assert.False(t, slices.ContainsFunc(hits, func(h memory.Hit) bool { return h.ID == "n4" }), "left out at the default minimum")
+}
+
 // TestSearch_OneNote: a store of one note is read as one of minRecords
 // records, where the calibrations still weigh what matched: its word
 // finds it, a sentence that shares only "I'm" with it does not.

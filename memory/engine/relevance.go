@@ -47,7 +47,8 @@ const DefaultMinRelevance = 0.22
 type features struct {
 	kw, cos, kwBest, cosBest, cover, share float64
 	// cosFloor is the cosine from which the hit's cosine counts toward
-	// its strength (ranking.VectorFloor).
+	// its strength (ranking.VectorFloor; for a hit the vector path alone
+	// found, ranking.VectorNoise).
 	cosFloor float64
 	docs     int
 	// unknown: the query names something (ranking.Names) its namespace
@@ -146,7 +147,15 @@ func gate(mode memory.Mode, f features) float64 {
 // false surfaces unchanged, and small stores (`agentmem eval DIR
 // --small-stores 7`) paste fewer notes: MemoryBank's 6.2 → 4.6 a
 // question, 15% → 21% of them evidence, recall@10 0.838 → 0.828;
-// RealMem's 2.2 → 1.3, 31% → 45%, 0.328 → 0.305.
+// RealMem's 2.2 → 1.3, 31% → 45%, 0.328 → 0.305. A hit the vector path
+// alone found (no keyword score of its own that relevance reads) counts
+// its cosine from where it stands out of the candidates'
+// (ranking.VectorNoise): among eight notes "where does my sister live?"
+// no longer brings back the window-seat note at 0.58. Measured the same
+// day: every development set's recall and false surfaces unchanged, the
+// facts stories too; small stores paste fewer notes at the same recall:
+// the bundled set's 1.9 → 1.2 a question, 46% → 71% of them evidence;
+// MemoryBank's 4.6 → 4.4, 21% → 22%; RealMem's 0.305 → 0.304.
 func strength(mode memory.Mode, f features) float64 {
 	s := 0.0
 	if f.kwBest > 0 {

@@ -32,7 +32,7 @@ type search[K comparable] struct {
 	// coverage (nsSearch.cover), the share of the query's words its best
 	// candidate holds (bestShare), and the cosine from which the fusion
 	// counts the vector path (ranking.VectorFloor), for relevance.
-	top struct{ keyword, vector, cover, share, floor float64 }
+	top struct{ keyword, vector, cover, share, floor, noise float64 }
 	// fewest are the fewest unknown names of a namespace the keyword
 	// path searched (nsSearch.unknown): a record the vector path alone
 	// found has them, as its cover is the best namespace's; known: they
@@ -216,6 +216,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 	}
 	f := s.fusion()
 	s.top.floor = ranking.VectorFloor(s.mode, f, paths)
+	s.top.noise = ranking.VectorNoise(s.mode, f, paths, s.top.floor)
 	for i, sc := range ranking.FuseFrom(s.mode, f, paths, s.top.floor) {
 		list[i].score = sc
 	}
@@ -291,6 +292,11 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 			continue
 		}
 		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.docs, unknown: len(c.unknown) > 0}
+		if kw <= 0 {
+			// Found by the vector path alone: its cosine counts from
+			// where it stands out of the candidates' (top.noise).
+			f.cosFloor = s.top.noise
+		}
 		if c.cover != lastCover || c.docs != lastDocs || f.unknown != lastUnknown {
 			lastCover, lastDocs, lastUnknown, lastGate = c.cover, c.docs, f.unknown, gate(s.mode, f)
 		}

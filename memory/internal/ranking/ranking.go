@@ -286,6 +286,38 @@ func VectorFloor(mode memory.Mode, f Fusion, cands []Paths) float64 {
 	return 0
 }
 
+// noiseSpreads is how many robust standard deviations of the candidates'
+// cosines (VectorNoise) a cosine must stand above the median one to be
+// told from noise: about the top 2.5% of a normal spread.
+const noiseSpreads = 2
+
+// VectorNoise returns the cosine from which the vector path alone finds a
+// candidate of a hybrid search in mode, as f fuses it, given its
+// VectorFloor: under MarginFusion, floor (the median candidate's cosine)
+// plus noiseSpreads robust standard deviations of the candidates' cosines
+// about it (1.4826 times their median absolute deviation); floor
+// otherwise. A lexical embedder gives every text that shares a function
+// word with the query ("is", "does") a small cosine, and among a few notes
+// the median is low: "who is Anna?" found "My favourite color is blue."
+// by its "is" alone. A cosine within the candidates' spread is theirs.
+// Over a semantic model, under ScoreFusion, a cosine is not noise.
+func VectorNoise(mode memory.Mode, f Fusion, cands []Paths, floor float64) float64 {
+	if mode != memory.Hybrid || f.Kind != MarginFusion {
+		return floor
+	}
+	var dev []float64
+	for _, c := range cands {
+		if c.HasVec {
+			dev = append(dev, math.Abs(c.VecScore-floor))
+		}
+	}
+	if len(dev) == 0 {
+		return floor
+	}
+	slices.Sort(dev)
+	return floor + noiseSpreads*1.4826*dev[(len(dev)-1)/2]
+}
+
 // medianCosine returns the median cosine among the candidates the vector
 // path found (the lower of the two middle ones), 0 when it found none.
 func medianCosine(cands []Paths) float64 {

@@ -112,6 +112,23 @@ func TestFuse_MarginKeepsHowSureTheVectorPathIs(t *testing.T) {
 // candidate's under margin fusion (the lower middle one), the lowest under
 // score fusion, 0 for the other fusions, for a single path and for
 // candidates the vector path did not find.
+// TestVectorNoise: under margin fusion the vector path alone finds a
+// candidate from noiseSpreads robust standard deviations above the
+// median cosine; under any other fusion, or mode, from the floor.
+func TestVectorNoise(t *testing.T) {
+	cands := []Paths{
+		{HasVec: true, VecScore: 0.6}, {HasVec: true, VecScore: 0.12}, {HasKW: true, KWScore: 3},
+		{HasVec: true, VecScore: 0.1}, {HasVec: true, VecScore: 0.06}, {HasVec: true, VecScore: 0.02},
+	}
+	floor := VectorFloor(memory.Hybrid, Fusion{Kind: MarginFusion}, cands)
+	require.InDelta(t, 0.1, floor, 1e-12)
+	// Deviations from 0.1: 0.5, 0.02, 0, 0.04, 0.08; their median 0.04.
+	assert.InDelta(t, 0.1+2*1.4826*0.04, VectorNoise(memory.Hybrid, Fusion{Kind: MarginFusion}, cands, floor), 1e-12)
+	assert.InDelta(t, 0.02, VectorNoise(memory.Hybrid, Fusion{Kind: ScoreFusion}, cands, 0.02), 1e-12, "a cosine over a semantic model is no noise")
+	assert.Zero(t, VectorNoise(memory.VectorOnly, Fusion{Kind: MarginFusion}, cands, 0))
+	assert.InDelta(t, 0.3, VectorNoise(memory.Hybrid, Fusion{Kind: MarginFusion}, []Paths{{HasKW: true, KWScore: 1}}, 0.3), 1e-12, "no cosine: the floor")
+}
+
 func TestVectorFloor(t *testing.T) {
 	cands := []Paths{
 		{HasVec: true, VecScore: 0.5}, {HasVec: true, VecScore: 0.1}, {HasKW: true, KWScore: 3},
