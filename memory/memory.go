@@ -150,7 +150,8 @@ type Explanation struct {
 	// "human" speaker, that speaker for a question in the first person
 	// about the asker's things ("what is my dog's name?") and the other
 	// side for a question about the answerer's words ("what did you
-	// recommend to me?"). Empty when it asks about nobody in particular.
+	// recommend to me?"). Empty when it asks about nobody in particular,
+	// and for a hit the keyword path did not find.
 	Speakers []string
 	// Paths are the paths that found it: "keyword", "vector".
 	Paths []string

@@ -293,8 +293,10 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		}
 		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.docs, unknown: len(c.unknown) > 0}
 		if kw <= 0 {
-			// Found by the vector path alone: its cosine counts from
-			// where it stands out of the candidates' (top.noise).
+			// Nothing of its own on the keyword path (found by the
+			// vector path alone, or a note its neighbours lent to): its
+			// cosine counts from where it stands out of the candidates'
+			// (top.noise).
 			f.cosFloor = s.top.noise
 		}
 		if c.cover != lastCover || c.docs != lastDocs || f.unknown != lastUnknown {

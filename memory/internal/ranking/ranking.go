@@ -296,11 +296,14 @@ const noiseSpreads = 2
 // VectorFloor: under MarginFusion, floor (the median candidate's cosine)
 // plus noiseSpreads robust standard deviations of the candidates' cosines
 // about it (1.4826 times their median absolute deviation); floor
-// otherwise. A lexical embedder gives every text that shares a function
-// word with the query ("is", "does") a small cosine, and among a few notes
-// the median is low: "who is Anna?" found "My favourite color is blue."
-// by its "is" alone. A cosine within the candidates' spread is theirs.
-// Over a semantic model, under ScoreFusion, a cosine is not noise.
+// otherwise. A lexical embedder gives texts that share no word with the
+// query small cosines (its hashes collide), and among a few notes the
+// median is low: "where does my sister live?" found "I prefer the window
+// seat on long flights." at relevance 0.58. A cosine within the
+// candidates' spread is theirs. (Notes that share a function word with
+// the query, "is", make the spread: "who is Anna?" still finds three
+// notes by their "is".) Over a semantic model, under ScoreFusion, a
+// cosine is not noise.
 func VectorNoise(mode memory.Mode, f Fusion, cands []Paths, floor float64) float64 {
 	if mode != memory.Hybrid || f.Kind != MarginFusion {
 		return floor

@@ -127,7 +127,7 @@ var asSaid = map[string]bool{"like": true, "as": true}
 
 // cjkAnswererVerbs are Chinese verbs of telling or giving whose subject,
 // 你, is the answerer ("你给我推荐过", "你曾经教过我", "你给了我什么建议");
-// cjkAnswererReach is how many characters after 你 they may start within
+// cjkAnswererReach is within how many characters after 你 one must stand
 // (an adverb between: "你曾经和我推荐过"); and cjkBeforeObject the characters
 // after which 你 is an object ("和你", "向你", "告诉过你").
 var cjkAnswererVerbs = []string{"推荐", "建议", "告诉", "教", "分享", "提到", "说过", "给了", "给我", "和我", "跟我"}
