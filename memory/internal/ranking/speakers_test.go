@@ -110,8 +110,9 @@ func TestSpeakerTerms_AnswererQuestionNamesTheOtherSide(t *testing.T) {
 	for _, q := range []string{
 		"you mentioned a hotel for my trip",       // no question
 		"I logged it like you said. What's next?", // a manner, not what is asked
-		"Can you help me with my budget?",         // "you" in a request: the asker's things
-		"我曾经和你分享过一部电影，它讲了什么？",                     // 你 the object
+		"I'm ready for the recovery plan you suggested. The warm-ups, the stretches. How do I do them?", // a message that goes on with the task
+		"Can you help me with my budget?", // "you" in a request: the asker's things
+		"我曾经和你分享过一部电影，它讲了什么？",             // 你 the object
 		"我向你咨询过什么问题？",
 	} {
 		named, _ := st.NamedSpeakers(tok, 2, q)
