@@ -468,7 +468,8 @@ func TestSearch_RelevanceProperty(t *testing.T) {
 // TestSearch_AnswerHandOff: a question that matches the turn asking for
 // what it wants finds the turn that answers, first, with the hand-off;
 // without it (WithAnswerHandOff(0)) the asking turn comes first. A turn that
-// tells, not asks, lends nothing to the next, a query that copies the
+// tells, not asks, lends nothing to the next (a request in the
+// imperative, "Check the license…", asks), a query that copies the
 // question finds the question, and a query that names the asker (first
 // person: the user) keeps the asker's turn first.
 func TestSearch_AnswerHandOff(t *testing.T) {
@@ -486,6 +487,8 @@ func TestSearch_AnswerHandOff(t *testing.T) {
 		say(3, "Assistant", "Try mapo tofu and kung pao chicken tonight."),
 		say(4, "User", "I went hiking in the hills on Sunday."),
 		say(5, "Assistant", "Sounds lovely, enjoy the fresh air."),
+		say(6, "User", "Check the license of the model before we ship it."),
+		say(7, "Assistant", "It's Apache 2.0, so redistribution is fine."),
 	}
 	mode := memory.KeywordOnly
 	top := func(opts []engine.Option, text string) []string {
@@ -505,6 +508,8 @@ func TestSearch_AnswerHandOff(t *testing.T) {
 	assert.Equal(t, []string{"t3", "t2"}, top([]engine.Option{engine.WithAnswerHandOff(0.1)}, q), "the answer first")
 	assert.Equal(t, "t2", top([]engine.Option{engine.WithAnswerHandOff(0)}, q)[0], "off: the asking turn first")
 	assert.Equal(t, "t4", top([]engine.Option{engine.WithAnswerHandOff(0.1)}, "Where did I go hiking?")[0], "a turn that tells keeps its place")
+	assert.Equal(t, []string{"t7", "t6"}, top([]engine.Option{engine.WithAnswerHandOff(0.1)}, "What license does the model have?"),
+		"a request in the imperative asks too: its answer first")
 	assert.Equal(t, "t2", top([]engine.Option{engine.WithAnswerHandOff(0.1)}, "do you have any recommended dishes for dinner")[0],
 		"a query that is the question itself looks it up")
 	mine := "Which dishes for dinner did I ask to be recommended?"

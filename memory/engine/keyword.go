@@ -367,7 +367,8 @@ const (
 )
 
 // handOff hands the score of each question among the namespace's best
-// handOffTop records (ranking.IsQuestion: a turn that asks) to its
+// handOffTop records (ranking.Asks: a turn that asks, or requests an
+// answer: "Check the license of the model.") to its
 // answer, the next record, said by another speaker, when the answer
 // scores less, and keeps 1 − d of the question's own: the answer ranks
 // just above it. A question about a conversation often matches the turn
@@ -391,7 +392,7 @@ func (n *nsSearch[K]) handOff(ctx context.Context, scores *scoreSet, speakers []
 		return err
 	}
 	for i, id := range ids {
-		if !ranking.IsQuestion(docs[i].Record.Text) {
+		if !ranking.Asks(docs[i].Record.Text) {
 			continue
 		}
 		held, terms := ranking.SharedOf(n.e.tok, n.text, docs[i].Record.Text)

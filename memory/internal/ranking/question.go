@@ -114,6 +114,31 @@ func holds(tok keyword.Tokenizer, query, text string, count func(term string) bo
 	return held, len(q)
 }
 
+// Asks reports whether a turn's text asks the other side for an answer:
+// a question (IsQuestion), or a request in the imperative for something
+// to be told, found or checked, its first word (after "please") one of
+// requestVerbs ("Check the license of the model before we ship it.",
+// "Tell me your flight number."). The turn after it, the other
+// speaker's, is most often its answer ("It's Apache 2.0.").
+func Asks(text string) bool {
+	if IsQuestion(text) {
+		return true
+	}
+	for w := range strings.FieldsSeq(text) {
+		c := wordCore(w)
+		if c != "please" {
+			return requestVerbs[c]
+		}
+	}
+	return false
+}
+
+// requestVerbs are the English verbs that open a request for an answer.
+var requestVerbs = map[string]bool{
+	"check": true, "find": true, "look": true, "tell": true, "show": true, "send": true, "give": true, "list": true,
+	"explain": true, "describe": true, "remind": true, "confirm": true, "recommend": true, "suggest": true,
+}
+
 // IsQuestion reports whether a turn's text asks something: it ends with a
 // question mark (or the Chinese 吗 or 呢), or it does not end with "!" and
 // its first word is a question word other than "when" ("What kind of

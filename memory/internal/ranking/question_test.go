@@ -61,6 +61,22 @@ func TestIsQuestion(t *testing.T) {
 	}
 }
 
+// TestAsks: a question asks, and so does a request in the imperative for
+// something to be told, found or checked; a statement does not.
+func TestAsks(t *testing.T) {
+	for _, q := range []string{
+		"Do you have any recommended dishes?", "Check the license of the model before we ship it.",
+		"Please tell me your flight number.", "Look up the volume on db-02", "你会做饭吗",
+	} {
+		assert.True(t, ranking.Asks(q), q)
+	}
+	for _, s := range []string{
+		"I checked the license.", "Please, it's fine.", "The check came back clean.", "Thanks!", "",
+	} {
+		assert.False(t, ranking.Asks(s), s)
+	}
+}
+
 // Shared counts the query's distinct terms of two or more letters that the
 // text holds: a Chinese character alone is not counted, its bigrams are.
 func TestShared(t *testing.T) {
