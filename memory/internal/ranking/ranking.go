@@ -300,9 +300,10 @@ const noiseSpreads = 2
 // query small cosines (its hashes collide), and among a few notes the
 // median is low: "where does my sister live?" found "I prefer the window
 // seat on long flights." at relevance 0.58. A cosine within the
-// candidates' spread is theirs. (Notes that share a function word with
-// the query, "is", make the spread: "who is Anna?" still finds three
-// notes by their "is".) Over a semantic model, under ScoreFusion, a
+// candidates' spread is theirs. (When half the candidates share no
+// hashed word with the query, their cosines are exactly 0, and so are the
+// median and the spread: "who is Anna?" among the same notes still finds
+// three by their "is".) Over a semantic model, under ScoreFusion, a
 // cosine is not noise.
 func VectorNoise(mode memory.Mode, f Fusion, cands []Paths, floor float64) float64 {
 	if mode != memory.Hybrid || f.Kind != MarginFusion {
