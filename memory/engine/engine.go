@@ -141,15 +141,12 @@ type candidate[K comparable] struct {
 	vecKids    []ranking.Child // chunks matched by the vector path, best first
 	score      float64         // fused
 	relevance  float64
-	cover      float64  // its namespace's coverage of the query (nsSearch.cover)
-	docs       int      // how many records its namespace holds (nsSearch.docs)
-	unknown    []string // the query's names its namespace never mentions (nsSearch.unknown)
+	ns         *nsFacts // its namespace's (for one the vector path alone found, the best namespace's)
 	doc        Doc
-	read       bool     // doc is read (Source.Docs)
-	asked      string   // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)
-	kwOwn      float64  // the keyword path's score of its own words (scored.own)
-	speakers   []string // the speakers the query asks about in its namespace (scored.speakers)
-	kwRelevant float64  // the part of KWScore relevance reads (scored.relevant)
+	read       bool    // doc is read (Source.Docs)
+	asked      string  // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)
+	kwOwn      float64 // the keyword path's score of its own words (scored.own)
+	kwRelevant float64 // the part of KWScore relevance reads (scored.relevant)
 }
 
 // CheckQuery returns an error wrapping memory.ErrInvalidArgument for a

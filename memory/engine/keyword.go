@@ -58,16 +58,9 @@ type nsSearch[K comparable] struct {
 	// bound is the most a record of the namespace can score for the
 	// query (keyword.MaxScore): scores are reported divided by it.
 	bound float64
-	// cover is the share of that bound the namespace's records reach
-	// together: the query's words (weighted by rarity) that occur in the
-	// namespace at all.
-	cover float64
-	// docs is how many records the namespace holds (its keyword
-	// statistics' count).
-	docs int
-	// unknown are the query's names (ranking.Names) that the namespace
-	// never mentions (unknownNames).
-	unknown []string
+	// nsFacts are what relevance reads of the namespace; every record
+	// ranked from it points to them (scored.ns).
+	nsFacts
 	// ids is scored's scratch.
 	ids []int64
 	// asked holds, for each record handOff gave a question's score, the
@@ -136,6 +129,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	}
 	named, rest := st.NamedSpeakers(tok, len(speakerList), s.text)
 	speakers, rest := ranking.KeywordQuery(tok, s.text, s.words, named, rest)
+	n.speakers = speakers
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * s.depth
@@ -235,11 +229,12 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		return nil, err
 	}
 	var err error
-	if n.bound, n.cover, n.docs, n.unknown, err = s.maxScore(ctx, ns, groups); err != nil {
+	facts := &n.nsFacts
+	if n.bound, facts.cover, facts.docs, facts.unknown, err = s.maxScore(ctx, ns, groups); err != nil {
 		return nil, err
 	}
-	s.noteUnknown(n.unknown)
-	s.noteDocs(n.cover, n.docs)
+	s.noteUnknown(facts.unknown)
+	s.noteDocs(facts.cover, facts.docs)
 	if cfg.related != nil || cfg.feedbackDocs > 0 {
 		asked := map[string]bool{} // the query's own terms
 		for _, t := range tok.Tokens(rest) {
@@ -604,7 +599,7 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 			continue
 		}
 		own := n.scratch.own.get(id)
-		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, cover: n.cover, docs: n.docs, unknown: n.unknown, own: own / n.bound, speakers: speakers}
+		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, ns: &n.nsFacts, own: own / n.bound}
 		r.relevant = r.score
 		if speaker == "" {
 			// A note (a record without a speaker) is not a turn its

@@ -47,8 +47,8 @@ const DefaultMinRelevance = 0.22
 type features struct {
 	kw, cos, kwBest, cosBest, cover, share float64
 	// cosFloor is the cosine from which the hit's cosine counts toward
-	// its strength (ranking.VectorFloor; for a hit the vector path alone
-	// found, ranking.VectorNoise).
+	// its strength (ranking.VectorFloors: its floor; for a hit the vector
+	// path alone found, its noise).
 	cosFloor float64
 	docs     int
 	// unknown: the query names something (ranking.Names) its namespace
@@ -139,7 +139,7 @@ func gate(mode memory.Mode, f features) float64 {
 // strong as the best keeps 0.84 of the search's probability. A hit's
 // relevance is gate × strength. Measured on the development set, a larger
 // exponent drops evidence faster than it drops false surfaces. A cosine
-// counts from cosFloor (ranking.VectorFloor), as the fusion counts it: a
+// counts from cosFloor (ranking.VectorFloors), as the fusion counts it: a
 // hit at or below the median candidate's cosine owes nothing to the vector
 // path, which ranked it there for the query's function words ("does",
 // "you") that the offline embedder shares with every text. Measured
@@ -150,7 +150,7 @@ func gate(mode memory.Mode, f features) float64 {
 // RealMem's 2.2 → 1.3, 31% → 45%, 0.328 → 0.305. A hit the vector path
 // alone found (no keyword score of its own that relevance reads) counts
 // its cosine from where it stands out of the candidates'
-// (ranking.VectorNoise): among eight notes "where does my sister live?"
+// (ranking.VectorFloors' noise): among eight notes "where does my sister live?"
 // no longer brings back the window-seat note at 0.58. Measured the same
 // day: every development set's recall and false surfaces unchanged, the
 // facts stories too; small stores paste fewer notes at the same recall:

@@ -29,12 +29,14 @@ type search[K comparable] struct {
 	// count back from (reference).
 	asOf time.Time
 	// top are the search's best keyword score, cosine and namespace
-	// coverage (nsSearch.cover), the share of the query's words its best
-	// candidate holds (bestShare), and the cosine from which the fusion
-	// counts the vector path (ranking.VectorFloor), for relevance.
+	// coverage (nsFacts.cover), the share of the query's words its best
+	// candidate holds (bestShare), the cosine from which the fusion
+	// counts the vector path and the one from which a candidate the vector
+	// path alone found counts (ranking.VectorFloors),
+	// for relevance.
 	top struct{ keyword, vector, cover, share, floor, noise float64 }
 	// fewest are the fewest unknown names of a namespace the keyword
-	// path searched (nsSearch.unknown): a record the vector path alone
+	// path searched (nsFacts.unknown): a record the vector path alone
 	// found has them, as its cover is the best namespace's; known: they
 	// are none.
 	fewest []string
@@ -78,20 +80,33 @@ type scored[K comparable] struct {
 	nsID    int64 // its id in its namespace
 	id      string
 	score   float64
-	cover   float64  // its namespace's nsSearch.cover
-	docs    int      // its namespace's nsSearch.docs
-	unknown []string // its namespace's nsSearch.unknown
+	ns      *nsFacts // its namespace's
 	asked   string   // the question whose score it was handed (nsSearch.handOff), or ""
 	askedBy K        // that question's key, when handed
 	handed  bool     // askedBy is set and the question is not near the query (handed.near)
 	own     float64  // what its own words score, on score's scale (Explanation.OwnKeyword)
-	// speakers are the speakers the query asks about in its namespace
-	// (ranking.KeywordQuery), whose records the keyword path prefers.
-	speakers []string
 	// relevant is the part of score that relevance reads: all of it, but
 	// for a note (a record without a speaker), which leaves out what its
 	// neighbours' words lent it.
 	relevant float64
+}
+
+// nsFacts are what a search learned of a namespace that relevance and the
+// explanation read, the same for every record found there.
+type nsFacts struct {
+	// cover is the share of the namespace's bound (nsSearch.bound) its
+	// records reach together: the query's words (weighted by rarity) that
+	// occur in the namespace at all.
+	cover float64
+	// docs is how many records the namespace holds (its keyword
+	// statistics' count).
+	docs int
+	// unknown are the query's names (ranking.Names) that the namespace
+	// never mentions (unknownNames).
+	unknown []string
+	// speakers are the speakers the query asks about in the namespace
+	// (ranking.KeywordQuery), whose records the keyword path prefers.
+	speakers []string
 }
 
 // candidates runs the query's paths and returns their candidates with
@@ -158,10 +173,9 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		c := get(r.key)
 		c.HasKW, c.KWScore, c.KWRank = true, r.score, i+1
 		c.doc.Record.ID = r.id
-		c.cover, c.docs, c.unknown, c.asked, c.kwOwn, c.speakers = r.cover, r.docs, r.unknown, r.asked, r.own, r.speakers
-		c.kwRelevant = r.relevant
+		c.ns, c.asked, c.kwOwn, c.kwRelevant = r.ns, r.asked, r.own, r.relevant
 		s.top.keyword = max(s.top.keyword, r.score)
-		s.top.cover = max(s.top.cover, r.cover)
+		s.top.cover = max(s.top.cover, r.ns.cover)
 	}
 	// An answer the keyword path handed its question's score
 	// (nsSearch.handOff) takes the question's cosine too, when higher than
@@ -186,13 +200,14 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 			}
 		}
 	}
+	// Found by the vector path alone: the best namespace's.
+	vecOnly := &nsFacts{cover: s.top.cover, docs: s.docs.n, unknown: s.fewest}
 	for _, c := range cands {
 		if c.HasVec {
 			s.top.vector = max(s.top.vector, c.VecScore)
 		}
 		if !c.HasKW {
-			// Found by the vector path alone: the best namespace's.
-			c.cover, c.docs, c.unknown = s.top.cover, s.docs.n, s.fewest
+			c.ns = vecOnly
 		}
 	}
 	if s.mode == memory.Hybrid && s.recapped {
@@ -215,8 +230,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		paths[i] = c.Paths
 	}
 	f := s.fusion()
-	s.top.floor = ranking.VectorFloor(s.mode, f, paths)
-	s.top.noise = ranking.VectorNoise(s.mode, f, paths, s.top.floor)
+	s.top.floor, s.top.noise = ranking.VectorFloors(s.mode, f, paths)
 	for i, sc := range ranking.FuseFrom(s.mode, f, paths, s.top.floor) {
 		list[i].score = sc
 	}
@@ -280,8 +294,9 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 	}
 	out := list[:0]
 	// The gate depends on the search and the candidate's namespace only:
-	// computed once per namespace's coverage, size and unknown names.
-	lastCover, lastDocs, lastUnknown, lastGate := -1.0, -1, false, 0.0
+	// computed once per namespace (nsFacts).
+	var lastNS *nsFacts
+	lastGate := 0.0
 	for _, c := range list {
 		cos := 0.0
 		if c.HasVec {
@@ -291,7 +306,7 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if kw <= 0 && cos <= 0 {
 			continue
 		}
-		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.docs, unknown: len(c.unknown) > 0}
+		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.ns.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.ns.docs, unknown: len(c.ns.unknown) > 0}
 		if kw <= 0 {
 			// Nothing of its own on the keyword path (found by the
 			// vector path alone, or a note its neighbours lent to): its
@@ -299,8 +314,8 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 			// (top.noise).
 			f.cosFloor = s.top.noise
 		}
-		if c.cover != lastCover || c.docs != lastDocs || f.unknown != lastUnknown {
-			lastCover, lastDocs, lastUnknown, lastGate = c.cover, c.docs, f.unknown, gate(s.mode, f)
+		if c.ns != lastNS {
+			lastNS, lastGate = c.ns, gate(s.mode, f)
 		}
 		c.relevance = lastGate * strength(s.mode, f)
 		if float32(c.relevance) >= min { // as Hit.Relevance reports it
@@ -387,8 +402,8 @@ func makeHits[K comparable](s *search[K], list []*candidate[K], explain bool) []
 // explanation says why c surfaced.
 func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
 	e := s.e
-	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.cover, Records: c.docs,
-		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.unknown), Speakers: slices.Clone(c.speakers)}
+	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.ns.cover, Records: c.ns.docs,
+		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.ns.unknown), Speakers: slices.Clone(c.ns.speakers)}
 	if c.HasKW {
 		x.Paths = append(x.Paths, "keyword")
 	}

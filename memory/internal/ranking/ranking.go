@@ -177,10 +177,11 @@ type Paths struct {
 // score relative to the best of the query (KeywordOnly), in the same order
 // a fusion would give. Hybrid fuses the paths as f says.
 func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
-	return FuseFrom(mode, f, cands, VectorFloor(mode, f, cands))
+	floor, _ := VectorFloors(mode, f, cands)
+	return FuseFrom(mode, f, cands, floor)
 }
 
-// FuseFrom is Fuse given the candidates' VectorFloor, for a caller that
+// FuseFrom is Fuse given the candidates' floor (VectorFloors), for a caller that
 // needs it too.
 func FuseFrom(mode memory.Mode, f Fusion, cands []Paths, floor float64) []float64 {
 	var maxKW, maxVec float64
@@ -260,18 +261,42 @@ func Order(a, b Paths, aScore, bScore float64, aID, bID string) int {
 	return strings.Compare(aID, bID)
 }
 
-// VectorFloor returns the cosine from which a hybrid search in mode
-// counts the vector path's share of its best, as f fuses it: the median
-// candidate's under MarginFusion, the lowest under ScoreFusion (when the
-// candidates' cosines differ), 0 otherwise. A candidate at or below it
-// owes nothing to the vector path.
-func VectorFloor(mode memory.Mode, f Fusion, cands []Paths) float64 {
+// VectorFloors returns, for a hybrid search in mode fusing its paths as
+// f does, the cosine from which it counts the vector path's share of its
+// best (floor: the median candidate's under MarginFusion, the lowest
+// under ScoreFusion when the candidates' cosines differ, 0 otherwise; a
+// candidate at or below it owes nothing to the vector path), and the one
+// from which the vector path alone finds a candidate (noise): under
+// MarginFusion, floor plus noiseSpreads robust standard deviations of the
+// candidates' cosines about it (1.4826 times their median absolute
+// deviation); floor otherwise. A lexical embedder gives texts that share
+// no word with the query small cosines (its hashes collide), and among a
+// few notes the median is low: "where does my sister live?" found "I
+// prefer the window seat on long flights." at relevance 0.58. A cosine
+// within the candidates' spread is theirs. (When half the candidates
+// share no hashed word with the query, their cosines are exactly 0, and
+// so are the median and the spread: "who is Anna?" among the same notes
+// still finds three by their "is".) Over a semantic model, under
+// ScoreFusion, a cosine is not noise. The candidates' cosines are
+// gathered and sorted once for both.
+func VectorFloors(mode memory.Mode, f Fusion, cands []Paths) (floor, noise float64) {
 	if mode != memory.Hybrid {
-		return 0
+		return 0, 0
 	}
 	switch f.Kind {
 	case MarginFusion:
-		return medianCosine(cands)
+		var cos []float64
+		for _, c := range cands {
+			if c.HasVec {
+				cos = append(cos, c.VecScore)
+			}
+		}
+		if len(cos) == 0 {
+			return 0, 0
+		}
+		slices.Sort(cos)
+		m := (len(cos) - 1) / 2 // the lower of the two middle ones
+		return cos[m], cos[m] + noiseSpreads*1.4826*medianDeviation(cos, m)
 	case ScoreFusion:
 		lo, hi, found := 1.0, 0.0, false
 		for _, c := range cands {
@@ -280,60 +305,30 @@ func VectorFloor(mode memory.Mode, f Fusion, cands []Paths) float64 {
 			}
 		}
 		if found && hi > lo {
-			return lo
+			return lo, lo
 		}
 	}
-	return 0
+	return 0, 0
 }
 
 // noiseSpreads is how many robust standard deviations of the candidates'
-// cosines (VectorNoise) a cosine must stand above the median one to be
+// cosines (VectorFloors) a cosine must stand above the median one to be
 // told from noise: about the top 2.5% of a normal spread.
 const noiseSpreads = 2
 
-// VectorNoise returns the cosine from which the vector path alone finds a
-// candidate of a hybrid search in mode, as f fuses it, given its
-// VectorFloor: under MarginFusion, floor (the median candidate's cosine)
-// plus noiseSpreads robust standard deviations of the candidates' cosines
-// about it (1.4826 times their median absolute deviation); floor
-// otherwise. A lexical embedder gives texts that share no word with the
-// query small cosines (its hashes collide), and among a few notes the
-// median is low: "where does my sister live?" found "I prefer the window
-// seat on long flights." at relevance 0.58. A cosine within the
-// candidates' spread is theirs. (When half the candidates share no
-// hashed word with the query, their cosines are exactly 0, and so are the
-// median and the spread: "who is Anna?" among the same notes still finds
-// three by their "is".) Over a semantic model, under ScoreFusion, a
-// cosine is not noise.
-func VectorNoise(mode memory.Mode, f Fusion, cands []Paths, floor float64) float64 {
-	if mode != memory.Hybrid || f.Kind != MarginFusion {
-		return floor
-	}
-	var dev []float64
-	for _, c := range cands {
-		if c.HasVec {
-			dev = append(dev, math.Abs(c.VecScore-floor))
+// medianDeviation returns the median (the lower of the two middle ones)
+// of |c − cos[m]| over the sorted cos, cos[m] their median: the
+// deviations of the cosines below the median grow from m down, those
+// above it from m up, so the two runs merge in order without a sort.
+func medianDeviation(cos []float64, m int) float64 {
+	below, above := m, m+1
+	var d float64
+	for range (len(cos)-1)/2 + 1 {
+		if above == len(cos) || below >= 0 && cos[m]-cos[below] <= cos[above]-cos[m] {
+			d, below = cos[m]-cos[below], below-1
+		} else {
+			d, above = cos[above]-cos[m], above+1
 		}
 	}
-	if len(dev) == 0 {
-		return floor
-	}
-	slices.Sort(dev)
-	return floor + noiseSpreads*1.4826*dev[(len(dev)-1)/2]
-}
-
-// medianCosine returns the median cosine among the candidates the vector
-// path found (the lower of the two middle ones), 0 when it found none.
-func medianCosine(cands []Paths) float64 {
-	var cos []float64
-	for _, c := range cands {
-		if c.HasVec {
-			cos = append(cos, c.VecScore)
-		}
-	}
-	if len(cos) == 0 {
-		return 0
-	}
-	slices.Sort(cos)
-	return cos[(len(cos)-1)/2]
+	return d
 }

@@ -1,6 +1,9 @@
 package ranking
 
 import (
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -108,38 +111,70 @@ func TestFuse_MarginKeepsHowSureTheVectorPathIs(t *testing.T) {
 	}
 }
 
-// VectorFloor is where the fusion starts counting a cosine: the median
-// candidate's under margin fusion (the lower middle one), the lowest under
-// score fusion, 0 for the other fusions, for a single path and for
-// candidates the vector path did not find.
-// TestVectorNoise: under margin fusion the vector path alone finds a
-// candidate from noiseSpreads robust standard deviations above the
-// median cosine; under any other fusion, or mode, from the floor.
-func TestVectorNoise(t *testing.T) {
-	cands := []Paths{
-		{HasVec: true, VecScore: 0.6}, {HasVec: true, VecScore: 0.12}, {HasKW: true, KWScore: 3},
-		{HasVec: true, VecScore: 0.1}, {HasVec: true, VecScore: 0.06}, {HasVec: true, VecScore: 0.02},
-	}
-	floor := VectorFloor(memory.Hybrid, Fusion{Kind: MarginFusion}, cands)
-	require.InDelta(t, 0.1, floor, 1e-12)
-	// Deviations from 0.1: 0.5, 0.02, 0, 0.04, 0.08; their median 0.04.
-	assert.InDelta(t, 0.1+2*1.4826*0.04, VectorNoise(memory.Hybrid, Fusion{Kind: MarginFusion}, cands, floor), 1e-12)
-	assert.InDelta(t, 0.02, VectorNoise(memory.Hybrid, Fusion{Kind: ScoreFusion}, cands, 0.02), 1e-12, "a cosine over a semantic model is no noise")
-	assert.Zero(t, VectorNoise(memory.VectorOnly, Fusion{Kind: MarginFusion}, cands, 0))
-	assert.InDelta(t, 0.3, VectorNoise(memory.Hybrid, Fusion{Kind: MarginFusion}, []Paths{{HasKW: true, KWScore: 1}}, 0.3), 1e-12, "no cosine: the floor")
-}
-
-func TestVectorFloor(t *testing.T) {
+// TestVectorFloors_Floor: the floor is where the fusion starts counting a
+// cosine: the median candidate's under margin fusion (the lower middle
+// one), the lowest under score fusion, 0 for the other fusions, for a
+// single path and for candidates the vector path did not find.
+func TestVectorFloors_Floor(t *testing.T) {
 	cands := []Paths{
 		{HasVec: true, VecScore: 0.5}, {HasVec: true, VecScore: 0.1}, {HasKW: true, KWScore: 3},
 		{HasVec: true, VecScore: 0.3}, {HasVec: true, VecScore: 0.2},
 	}
-	assert.InDelta(t, 0.2, VectorFloor(memory.Hybrid, Fusion{Kind: MarginFusion}, cands), 1e-12)
-	assert.InDelta(t, 0.1, VectorFloor(memory.Hybrid, Fusion{Kind: ScoreFusion}, cands), 1e-12)
-	assert.Zero(t, VectorFloor(memory.Hybrid, Fusion{Kind: RRF}, cands))
-	assert.Zero(t, VectorFloor(memory.Hybrid, Fusion{Kind: WeightedFusion}, cands))
-	assert.Zero(t, VectorFloor(memory.VectorOnly, Fusion{Kind: MarginFusion}, cands))
-	assert.Zero(t, VectorFloor(memory.Hybrid, Fusion{Kind: ScoreFusion}, []Paths{{HasVec: true, VecScore: 0.4}, {HasVec: true, VecScore: 0.4}}),
+	floor := func(mode memory.Mode, kind FusionKind, cands []Paths) float64 {
+		f, _ := VectorFloors(mode, Fusion{Kind: kind}, cands)
+		return f
+	}
+	assert.InDelta(t, 0.2, floor(memory.Hybrid, MarginFusion, cands), 1e-12)
+	assert.InDelta(t, 0.1, floor(memory.Hybrid, ScoreFusion, cands), 1e-12)
+	assert.Zero(t, floor(memory.Hybrid, RRF, cands))
+	assert.Zero(t, floor(memory.Hybrid, WeightedFusion, cands))
+	assert.Zero(t, floor(memory.VectorOnly, MarginFusion, cands))
+	assert.Zero(t, floor(memory.Hybrid, ScoreFusion, []Paths{{HasVec: true, VecScore: 0.4}, {HasVec: true, VecScore: 0.4}}),
 		"equal cosines: score fusion counts each fully")
-	assert.Zero(t, VectorFloor(memory.Hybrid, Fusion{Kind: MarginFusion}, []Paths{{HasKW: true, KWScore: 1}}))
+	assert.Zero(t, floor(memory.Hybrid, MarginFusion, []Paths{{HasKW: true, KWScore: 1}}))
+}
+
+// TestVectorFloors_Noise: under margin fusion the vector path alone finds
+// a candidate from noiseSpreads robust standard deviations above the
+// median cosine; under any other fusion, or mode, from the floor.
+func TestVectorFloors_Noise(t *testing.T) {
+	cands := []Paths{
+		{HasVec: true, VecScore: 0.6}, {HasVec: true, VecScore: 0.12}, {HasKW: true, KWScore: 3},
+		{HasVec: true, VecScore: 0.1}, {HasVec: true, VecScore: 0.06}, {HasVec: true, VecScore: 0.02},
+	}
+	floor, noise := VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, cands)
+	require.InDelta(t, 0.1, floor, 1e-12)
+	// Deviations from 0.1: 0.5, 0.02, 0, 0.04, 0.08; their median 0.04.
+	assert.InDelta(t, 0.1+2*1.4826*0.04, noise, 1e-12)
+	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: ScoreFusion}, cands)
+	assert.InDelta(t, 0.02, floor, 1e-12)
+	assert.InDelta(t, 0.02, noise, 1e-12, "a cosine over a semantic model is no noise")
+	floor, noise = VectorFloors(memory.VectorOnly, Fusion{Kind: MarginFusion}, cands)
+	assert.Zero(t, floor)
+	assert.Zero(t, noise)
+	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, []Paths{{HasKW: true, KWScore: 1}})
+	assert.Zero(t, floor)
+	assert.Zero(t, noise, "no cosine: the floor")
+}
+
+// TestMedianDeviation: the merge of the deviations below and above the
+// median gives what sorting them gives, ties and repeats included.
+func TestMedianDeviation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n <= 40; n++ {
+		for range 50 {
+			cos := make([]float64, n)
+			for i := range cos {
+				cos[i] = float64(rng.IntN(7)) / 10 // few values: ties
+			}
+			slices.Sort(cos)
+			m := (n - 1) / 2
+			dev := make([]float64, n)
+			for i, c := range cos {
+				dev[i] = math.Abs(c - cos[m])
+			}
+			slices.Sort(dev)
+			require.InDelta(t, dev[(n-1)/2], medianDeviation(cos, m), 1e-12, "%v", cos)
+		}
+	}
 }
