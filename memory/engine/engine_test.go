@@ -867,6 +867,17 @@ func TestSearch_VectorNoise(t *testing.T) {
 	hits, err = lt.Query(ctx, memory.Query{Text: "where does my sister live?"})
 	require.NoError(t, err)
 	assert.False(t, slices.ContainsFunc(hits, func(h memory.Hit) bool { return h.ID == "n4" }), "left out at the default minimum")
+	// Half the notes share no hashed feature with "when is the
+	// appointment?" (cosine 0): the spread is the others', and the notes
+	// that share its "is" (and the trigrams of "appointment"'s neighbours)
+	// are within it.
+	hits, err = lt.Query(ctx, memory.Query{Text: "when is the appointment?"})
+	require.NoError(t, err)
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.ID)
+	}
+	assert.Equal(t, []string{"n6"}, ids)
 }
 
 // TestSearch_OneNote: a store of one note is read as one of minRecords

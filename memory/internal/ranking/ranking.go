@@ -269,16 +269,23 @@ func Order(a, b Paths, aScore, bScore float64, aID, bID string) int {
 // from which the vector path alone finds a candidate (noise): under
 // MarginFusion, floor plus noiseSpreads robust standard deviations of the
 // candidates' cosines about it (1.4826 times their median absolute
-// deviation); floor otherwise. A lexical embedder gives texts that share
-// no word with the query small cosines (its hashes collide), and among a
-// few notes the median is low: "where does my sister live?" found "I
-// prefer the window seat on long flights." at relevance 0.58. A cosine
-// within the candidates' spread is theirs. (When half the candidates
-// share no hashed word with the query, their cosines are exactly 0, and
-// so are the median and the spread: "who is Anna?" among the same notes
-// still finds three by their "is".) Over a semantic model, under
-// ScoreFusion, a cosine is not noise. The candidates' cosines are
-// gathered and sorted once for both.
+// deviation), or the same of the cosines above 0 about their median,
+// whichever is higher; floor otherwise.
+// A lexical embedder gives texts that share no word with the query small
+// cosines (its hashes collide, and function words and trigrams are
+// shared), and among a few notes the median is low: "where does my sister
+// live?" found "I prefer the window seat on long flights." at relevance
+// 0.58. A cosine within the candidates' spread is theirs. A candidate
+// that shares no feature with the query at all has a cosine of exactly 0
+// (the keyword path found it), and where such candidates are half of
+// them the median and the spread are 0: "who deploys?" among sixteen
+// notes brought back three that share a trigram of "deploys" at
+// relevance 0.59, and "who is Anna?" among eight three by their "is".
+// The cosines above 0 have a spread then; among a few notes they may be
+// too few to have one (four, two of them equal), and the candidates' is
+// kept. Over a semantic model, under ScoreFusion, a cosine
+// is not noise. The candidates' cosines are gathered and sorted once for
+// both.
 func VectorFloors(mode memory.Mode, f Fusion, cands []Paths) (floor, noise float64) {
 	if mode != memory.Hybrid {
 		return 0, 0
@@ -296,7 +303,17 @@ func VectorFloors(mode memory.Mode, f Fusion, cands []Paths) (floor, noise float
 		}
 		slices.Sort(cos)
 		m := (len(cos) - 1) / 2 // the lower of the two middle ones
-		return cos[m], cos[m] + noiseSpreads*1.4826*medianDeviation(cos, m)
+		floor = cos[m]
+		noise = floor + noiseSpreads*1.4826*medianDeviation(cos, m)
+		z := 0
+		for z < len(cos) && cos[z] <= 0 {
+			z++
+		}
+		if shared := cos[z:]; len(shared) > 0 {
+			m := (len(shared) - 1) / 2
+			noise = max(noise, shared[m]+noiseSpreads*1.4826*medianDeviation(shared, m))
+		}
+		return floor, noise
 	case ScoreFusion:
 		lo, hi, found := 1.0, 0.0, false
 		for _, c := range cands {

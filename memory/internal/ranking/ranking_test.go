@@ -136,7 +136,8 @@ func TestVectorFloors_Floor(t *testing.T) {
 
 // TestVectorFloors_Noise: under margin fusion the vector path alone finds
 // a candidate from noiseSpreads robust standard deviations above the
-// median cosine; under any other fusion, or mode, from the floor.
+// median cosine, of the cosines above 0; under any other fusion, or mode,
+// from the floor.
 func TestVectorFloors_Noise(t *testing.T) {
 	cands := []Paths{
 		{HasVec: true, VecScore: 0.6}, {HasVec: true, VecScore: 0.12}, {HasKW: true, KWScore: 3},
@@ -155,6 +156,27 @@ func TestVectorFloors_Noise(t *testing.T) {
 	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, []Paths{{HasKW: true, KWScore: 1}})
 	assert.Zero(t, floor)
 	assert.Zero(t, noise, "no cosine: the floor")
+	// Half the candidates share nothing with the query: their median and
+	// spread are 0; those of the others (0.02, 0.04, 0.05, 0.07, 0.35:
+	// median 0.05, deviations 0.03, 0.01, 0, 0.02, 0.3: their median
+	// 0.02) are not.
+	zeros := []Paths{{HasVec: true}, {HasVec: true}, {HasVec: true}, {HasVec: true}, {HasVec: true},
+		{HasVec: true, VecScore: 0.35}, {HasVec: true, VecScore: 0.07}, {HasVec: true, VecScore: 0.05},
+		{HasVec: true, VecScore: 0.04}, {HasVec: true, VecScore: 0.02}}
+	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, zeros)
+	assert.Zero(t, floor)
+	assert.InDelta(t, 0.05+2*1.4826*0.02, noise, 1e-12)
+	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, zeros[:5])
+	assert.Zero(t, floor)
+	assert.Zero(t, noise, "no cosine above 0: the floor")
+	// Four cosines above 0, two of them equal: their spread is 0, the
+	// candidates' (deviations 0.04, 0.04, 0, 0, 0.01, 0.4 from 0.04:
+	// their median 0.01) is kept.
+	few := []Paths{{HasVec: true}, {HasVec: true}, {HasVec: true, VecScore: 0.04}, {HasVec: true, VecScore: 0.04},
+		{HasVec: true, VecScore: 0.05}, {HasVec: true, VecScore: 0.44}}
+	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, few)
+	assert.InDelta(t, 0.04, floor, 1e-12)
+	assert.InDelta(t, 0.04+2*1.4826*0.01, noise, 1e-12)
 }
 
 // TestMedianDeviation: the merge of the deviations below and above the
