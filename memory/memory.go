@@ -148,10 +148,12 @@ type Explanation struct {
 	// namespace, whose records the keyword path prefers: those it names
 	// ("What did Caroline research?"), or, in a chat log with a "user" or
 	// "human" speaker, that speaker for a question in the first person
-	// about the asker's things ("what is my dog's name?") and the other
-	// side for a question about the answerer's words ("what did you
-	// recommend to me?"). Empty when it asks about nobody in particular,
-	// and for a hit the keyword path did not find.
+	// about the asker's things ("what is my dog's name?") or one that
+	// names them by the name they gave in the namespace ("Hi, I'm
+	// Priya": "Which tests does Priya prefer?"), and the other side for a
+	// question about the answerer's words ("what did you recommend to
+	// me?", "… to Priya?"). Empty when it asks about nobody in
+	// particular, and for a hit the keyword path did not find.
 	Speakers []string
 	// Paths are the paths that found it: "keyword", "vector".
 	Paths []string

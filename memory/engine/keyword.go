@@ -127,7 +127,19 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	for _, sp := range speakerList {
 		st.Add(tok, sp)
 	}
+	if err := n.addAliases(ctx, st); err != nil {
+		return nil, err
+	}
 	named, rest := st.NamedSpeakers(tok, len(speakerList), s.text)
+	if len(n.aliases) > 0 && !slices.ContainsFunc(named, func(sp string) bool { return len(n.aliases[sp]) == 0 }) {
+		// Named only by the names they gave (addAliases): read as the
+		// asker's "I" and "me".
+		var names []string
+		for _, sp := range named {
+			names = append(names, n.aliases[sp]...)
+		}
+		named = st.ByName(tok, named, names, s.text)
+	}
 	speakers, rest := ranking.KeywordQuery(tok, s.text, s.words, named, rest)
 	n.speakers = speakers
 	// Fetch more than depth from each field: the sum of two fields can
@@ -728,4 +740,75 @@ func (n *nsSearch[K]) scale(scores *scoreSet, id int64, f float64) {
 		}
 		n.noteScale[id] = cmp.Or(n.noteScale[id], 1) * f
 	}
+}
+
+// introFetch is how many of a namespace's records that hold a name the
+// query says addAliases looks at for a self-introduction, and introRead
+// how many of them, said by the user, it reads: the assistant names the
+// user back far more often than the user says their own name ("Hi Luna,
+// nice to chat with you.", in 27 of the 28 turns of a MemoryBank
+// conversation that say it), and BM25 ranks the shortest first.
+const (
+	introFetch = 32
+	introRead  = 8
+)
+
+// addAliases adds to st, as a speaker's terms, each name the query says
+// (ranking.PersonNames) that is no speaker's but that the namespace's
+// user (ranking.IsAsker) gave as their own ("Hello, my name is Emily.":
+// ranking.Introduces), and notes it in n.aliases: an agent that stores
+// its talk as "user" and "assistant" is asked "What painters did you
+// recommend to Emily?" about the user, whose turns hold the answer and
+// whose name is said once, in a turn about nothing else. The records read
+// are the user's among the introFetch best for the name, the namespace's
+// every version. An
+// assistant's "Hello, my name is …" is most often a line it writes for
+// the user (a template, a role it plays), and is not read.
+func (n *nsSearch[K]) addAliases(ctx context.Context, st ranking.SpeakerTerms) error {
+	if len(st) == 0 {
+		return nil
+	}
+	tok := n.e.tok
+	cfg := &n.e.cfg
+	for _, name := range n.persons() {
+		terms := tok.Tokens(name)
+		if len(terms) == 0 || !slices.ContainsFunc(terms, func(t string) bool { _, ok := st[t]; return !ok }) {
+			continue // a speaker's own name
+		}
+		found, err := n.ns.Search(ctx, keyword.ParseQuery(tok, name, cfg.bm25.K3), cfg.bm25, introFetch, Scope{History: true})
+		if err != nil || len(found) == 0 {
+			return err
+		}
+		ids := make([]int64, len(found))
+		for i, r := range found {
+			ids[i] = r.ID
+		}
+		if err := n.ns.Links(ctx, ids, nil); err != nil {
+			return err
+		}
+		var keys []K
+		var speakers []string
+		for _, id := range ids {
+			if _, sp, ok := n.ns.Owner(id); ok && ranking.IsAsker(sp) && len(keys) < introRead {
+				keys, speakers = append(keys, n.ns.Key(id)), append(speakers, sp)
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		docs, err := n.src.Docs(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for i, d := range docs {
+			if sp := speakers[i]; ranking.Introduces(d.Record.Text, name) && !slices.Contains(n.aliases[sp], name) {
+				st.Alias(tok, name, sp)
+				if n.aliases == nil {
+					n.aliases = map[string][]string{}
+				}
+				n.aliases[sp] = append(n.aliases[sp], name)
+			}
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentmem/agentmem/keyword"
@@ -52,6 +53,10 @@ type search[K comparable] struct {
 	// names are the query's names (ranking.Names) with their terms, nil
 	// until unknownNames.
 	names map[string][]string
+	// personNames are what the query may name a person by
+	// (ranking.PersonNames), found once a search (persons).
+	personNames []string
+	personsSet  bool
 	// timed are the query's terms that occur only in its time references
 	// (timedTerms; the keyword path's, nil until then).
 	timed map[string]bool
@@ -107,6 +112,9 @@ type nsFacts struct {
 	// speakers are the speakers the query asks about in the namespace
 	// (ranking.KeywordQuery), whose records the keyword path prefers.
 	speakers []string
+	// aliases are, for a speaker, the names the query calls them by that
+	// they gave as theirs in the namespace (nsSearch.addAliases).
+	aliases map[string][]string
 }
 
 // candidates runs the query's paths and returns their candidates with
@@ -263,11 +271,16 @@ func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K], keep in
 	}
 	q := ranking.WithoutTimeRefs(s.words)
 	r := &top[0].doc.Record
-	s.top.share = ranking.Share(s.e.tok, q, said(r.Speaker, r.Text))
+	speaker := r.Speaker
+	if f := top[0].ns; f != nil && len(f.aliases[speaker]) > 0 {
+		// Emily's turn, said by User, holds "Emily".
+		speaker += "\n" + strings.Join(f.aliases[speaker], "\n")
+	}
+	s.top.share = ranking.Share(s.e.tok, q, said(speaker, r.Text))
 	if a := top[0].asked; a != "" {
 		// An answer ranks by the question it answers: it holds the
 		// question's words as much as the question does.
-		s.top.share = max(s.top.share, ranking.Share(s.e.tok, q, said(r.Speaker, a)))
+		s.top.share = max(s.top.share, ranking.Share(s.e.tok, q, said(speaker, a)))
 	}
 	return nil
 }
@@ -421,4 +434,12 @@ func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidat
 	}
 	slices.Sort(x.Terms)
 	return x
+}
+
+// persons is ranking.PersonNames(s.text), found once a search.
+func (s *search[K]) persons() []string {
+	if !s.personsSet {
+		s.personNames, s.personsSet = ranking.PersonNames(s.text), true
+	}
+	return s.personNames
 }

@@ -513,6 +513,7 @@ var breakers = []breaker{
 	}),
 	spoil("QueryFunctionWords", "ranks the note with the most of the query's words first", byQueryWords),
 	spoil("QuerySpeakerRoles", "ranks the turn with the most of the query's words first, whoever said it", byQueryWords),
+	spoil("QuerySpeakerNames", "ranks the turn with the most of the query's words first, whoever said it", byQueryWords),
 	spoil("ListOrder", "lists newest first", func(b *broken) {
 		b.list = func(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error) {
 			recs, total, err := b.m.List(ctx, opts)

@@ -27,6 +27,7 @@ var queryRules = []rule{
 	{"QueryNotes", queryNotes},
 	{"QueryFunctionWords", queryFunctionWords},
 	{"QuerySpeakerRoles", querySpeakerRoles},
+	{"QuerySpeakerNames", querySpeakerNames},
 }
 
 // zone is a time zone other than UTC, for bounds that name an instant
@@ -470,6 +471,36 @@ func querySpeakerRoles(e *env) {
 		hits := s.query(e, memory.Query{Text: q, Mode: memory.KeywordOnly}, "rule: Query succeeds")
 		if assert.NotEmpty(e.t, hits, "rule: %q finds the conversation", q) {
 			assert.Equal(e.t, want, hits[0].ID, "rule: %q finds first what the side it asks about said", q)
+		}
+	}
+}
+
+// querySpeakerNames: a chat log's user who gave their name ("Hi, I'm
+// Priya") is the one a query by that name asks about: "Which tests does
+// Priya prefer?" finds the user's turn about tests first, not the
+// assistant's that says her name and more of the query's words; and a
+// question about the assistant's words to her finds the assistant's
+// turn, as "… recommend to me?" does.
+func querySpeakerNames(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i, r := range []memory.Record{
+		{ID: "u0", Speaker: "user", Text: "Hi, I'm Priya, I lead the billing team."},
+		{ID: "a0", Speaker: "assistant", Text: "Nice to meet you! How can I help the billing team?"},
+		{ID: "u1", Speaker: "user", Text: "I prefer table-driven tests with testify."},
+		{ID: "a1", Speaker: "assistant", Text: "Noted, Priya: table-driven tests, though Tom's team prefers golden files for their tests."},
+		{ID: "u2", Speaker: "user", Text: "Priya again, about the release: what do you recommend?"},
+		{ID: "a2", Speaker: "assistant", Text: "I recommend tagging the release on Friday after the last CI run."},
+	} {
+		r.Time = hour(0).Add(time.Duration(i) * time.Minute)
+		s.add(e, r, "rule: Add succeeds")
+	}
+	for q, want := range map[string]string{
+		"Which tests does Priya prefer?":                   "u1",
+		"What did you recommend to Priya for the release?": "a2",
+	} {
+		hits := s.query(e, memory.Query{Text: q, Mode: memory.KeywordOnly}, "rule: Query succeeds")
+		if assert.NotEmpty(e.t, hits, "rule: %q finds the conversation", q) {
+			assert.Equal(e.t, want, hits[0].ID, "rule: %q finds first what the side it asks about said, the user by the name they gave", q)
 		}
 	}
 }

@@ -1,0 +1,191 @@
+package ranking
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/keyword"
+)
+
+// maxPersonWords is the most words PersonNames takes for one name ("John
+// Zhang", "Mary Ann Evans").
+const maxPersonWords = 3
+
+// PersonNames returns what in query may name a person by their name: each
+// run of up to maxPersonWords capitalised words ("Emily", "John Zhang"),
+// as written, its surrounding punctuation and a possessive's 's trimmed,
+// once, and for a run that opens a sentence, where the capital is the
+// sentence's, the same run without its first word too ("Recently Sunny
+// has been …": "Recently Sunny", "Sunny"). Function and question words,
+// "I" and its contractions and the names of months and weekdays
+// (calendarWord) end a run and are not part of one. Unlike Names it reads
+// a sentence's first word: "Emily recommended a movie, what was it?"
+// names Emily.
+func PersonNames(query string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(run []string) {
+		if len(run) == 0 || len(run) > maxPersonWords {
+			return
+		}
+		if n := strings.Join(run, " "); !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for line := range strings.Lines(query) {
+		var run []string
+		start, runAtStart := true, false
+		flush := func() {
+			add(run)
+			if runAtStart && len(run) > 1 {
+				add(run[1:])
+			}
+			run = run[:0]
+		}
+		for w := range strings.FieldsSeq(line) {
+			core := trimWord(w)
+			possessive := strings.HasSuffix(core, "'s") || strings.HasSuffix(core, "’s")
+			if possessive {
+				core = strings.TrimSuffix(strings.TrimSuffix(core, "'s"), "’s")
+			}
+			first, _ := utf8.DecodeRuneInString(core)
+			low := strings.ToLower(core)
+			if core != "" && unicode.IsUpper(first) && !isI(core) && !calendarWord(core) && !questionWords[low] && !isFunctionWord(low) {
+				if len(run) == 0 {
+					runAtStart = start
+				}
+				run = append(run, core)
+			} else {
+				flush()
+			}
+			if (possessive || w != strings.TrimRight(w, ",;.?!:)]\"”’'。？！，")) && len(run) > 0 {
+				// Punctuation after a word ends the run ("Emily, Frank"),
+				// and so does a possessive ("Emily's sister").
+				flush()
+			}
+			if core != "" || strings.ContainsAny(w, ".?!:") {
+				start = endsSentence(w)
+			}
+		}
+		flush()
+	}
+	return out
+}
+
+// isFunctionWord reports whether w (in lower case) is one of
+// functionWords.
+func isFunctionWord(w string) bool { return slices.Contains(functionWords, w) }
+
+// introLeads are what a speaker says before their own name to introduce
+// themselves, in lower case.
+var introLeads = []string{"my name is ", "my name's ", "my name’s ", "i'm ", "i’m ", "i am ", "call me ", "name is "}
+
+// cjkIntroLeads are the same in Chinese, written without a space before
+// the name.
+var cjkIntroLeads = []string{"我叫", "我的名字是", "我的名字叫", "我是"}
+
+// Introduces reports whether text introduces its speaker by name ("Hello,
+// my name is Emily.", "Hi, I'm Gary, nice to meet you", "我叫李明"): the
+// name as written (a capital is what tells "I'm Ready" from "I'm ready"),
+// right after one of introLeads in any case (or cjkIntroLeads), and not
+// the first part of a longer word or a possessive ("I'm Emily's sister",
+// "I'm Emilyanne").
+func Introduces(text, name string) bool {
+	if name == "" {
+		return false
+	}
+	for off := 0; ; {
+		i := strings.Index(text[off:], name)
+		if i < 0 {
+			return false
+		}
+		i += off
+		off = i + len(name)
+		rest := text[i+len(name):]
+		if r, _ := utf8.DecodeRuneInString(rest); rest != "" && (unicode.IsLetter(r) || unicode.IsDigit(r)) && !unicode.Is(unicode.Han, r) ||
+			strings.HasPrefix(rest, "'s") || strings.HasPrefix(rest, "’s") {
+			continue
+		}
+		before := text[:i]
+		for _, lead := range cjkIntroLeads {
+			if strings.HasSuffix(before, lead) {
+				return true
+			}
+		}
+		for _, lead := range introLeads {
+			if len(before) < len(lead) || !strings.EqualFold(before[len(before)-len(lead):], lead) {
+				continue
+			}
+			if j := len(before) - len(lead); j == 0 || !endsInWord(before[:j]) {
+				return true
+			}
+		}
+	}
+}
+
+// endsInWord reports whether s ends in a letter or a digit: a phrase
+// that follows it would be the end of a word ("Hi'm").
+func endsInWord(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// Alias adds name's terms as terms of speaker s: a query that says the
+// name names s (NamedSpeakers), as it would s's own name.
+func (st SpeakerTerms) Alias(tok keyword.Tokenizer, name, s string) {
+	for _, t := range tok.Tokens(name) {
+		if !slices.Contains(st[t], s) {
+			st[t] = append(st[t], s)
+		}
+	}
+}
+
+// ByName is NamedSpeakers' speakers for a query that names only askers
+// (a chat log's user), by names they gave as theirs (Alias), not by
+// their role's: the name stands where "I" or "me" would in the asker's
+// own question, and the same rules read it. "What painters did you
+// recommend to Emily?" asks about the answerer's words (asksAnswerer),
+// as "… recommend to me?" does: it names the answerers. "What did Emily
+// and you talk about?" names both sides, as "we" does: nobody in
+// particular (nil). Any other query keeps named.
+func (st SpeakerTerms) ByName(tok keyword.Tokenizer, named, names []string, query string) []string {
+	askers := st.askers(tok)
+	if len(askers) == 0 || slices.ContainsFunc(named, func(s string) bool { return !slices.Contains(askers, s) }) {
+		return named
+	}
+	words := strings.Fields(strings.ToLower(query))
+	for i := 0; i+2 < len(words); i++ {
+		a, b := wordCore(words[i]), wordCore(words[i+2])
+		if words[i+1] == "and" && (secondPerson[a] && namesAny(b, names) || secondPerson[b] && namesAny(a, names)) {
+			return nil
+		}
+	}
+	if !asksAnswerer(query) {
+		return named
+	}
+	if a := st.answerers(tok); len(a) > 0 {
+		return a
+	}
+	return named
+}
+
+// namesAny reports whether w (in lower case) is a word of one of names,
+// or its possessive.
+func namesAny(w string, names []string) bool {
+	w = strings.TrimSuffix(w, "'s")
+	for _, n := range names {
+		if slices.Contains(strings.Fields(strings.ToLower(n)), w) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsAsker reports whether speaker is the name of an asker role, a chat
+// log's user ("User", "human").
+func IsAsker(speaker string) bool {
+	return slices.ContainsFunc(askerRoles, func(role string) bool { return strings.EqualFold(strings.TrimSpace(speaker), role) })
+}

@@ -1,0 +1,81 @@
+package ranking_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmem/agentmem/keyword"
+	"github.com/agentmem/agentmem/memory/internal/ranking"
+)
+
+// TestPersonNames: runs of capitalised words, a sentence's first word
+// too, without function and question words, "I", calendar words; a run
+// that opens a sentence also without its first word.
+func TestPersonNames(t *testing.T) {
+	for q, want := range map[string][]string{
+		"What painters did you recommend to Emily?":              {"Emily"},
+		"Emily recommended a movie before, what was it?":         {"Emily"},
+		"John Zhang doesn't like warm weather, right?":           {"John Zhang", "Zhang"},
+		"Recently Sunny has been exploring workout methods.":     {"Recently Sunny", "Sunny"},
+		"On May 4th, what did Linda tell you?":                   {"Linda"},
+		"What did I tell you about my trip?":                     nil,
+		"Did Emily, Frank or Ivy see the Green Wheat Park?":      {"Emily", "Frank", "Ivy", "Green Wheat Park"},
+		"where does my sister live?":                             nil,
+		"Which tests does Priya prefer? Tom's team knows.":       {"Priya", "Tom"},
+		"What did Priya and you talk about on Saturday morning?": {"Priya"},
+	} {
+		assert.Equal(t, want, ranking.PersonNames(q), q)
+	}
+}
+
+// TestIntroduces: the name as written right after a lead, in any case,
+// not a possessive or the start of a longer word.
+func TestIntroduces(t *testing.T) {
+	for _, c := range []struct {
+		text, name string
+		want       bool
+	}{
+		{"Hello, my name is Emily. Nice to meet you.", "Emily", true},
+		{"Hi, I'm Gary, nice to meet you.", "Gary", true},
+		{"Hi, I’m Gary.", "Gary", true},
+		{"I am John Zhang.", "John Zhang", true},
+		{"MY NAME IS Emily", "Emily", true},
+		{"Please call me Sunny!", "Sunny", true},
+		{"我叫李明，很高兴认识你。", "李明", true},
+		{"Hello, Emily. I'm your AI companion.", "Emily", false},
+		{"I'm Emily's sister.", "Emily", false},
+		{"I'm Emilyanne.", "Emily", false},
+		{"I'm ready to start.", "Ready", false},
+		{"Hi'm Gary", "Gary", false},
+		{"Gary is here.", "Gary", false},
+		{"my name is Emily", "", false},
+	} {
+		assert.Equal(t, c.want, ranking.Introduces(c.text, c.name), "%q %q", c.text, c.name)
+	}
+}
+
+// TestSpeakerTermsByName: a name the user gave names the user; asked
+// about the answerer's words it names the answerers, and said beside
+// "you" nobody.
+func TestSpeakerTermsByName(t *testing.T) {
+	tok, err := keyword.NewTokenizer()
+	require.NoError(t, err)
+	st := ranking.SpeakerTerms{}
+	st.Add(tok, "User")
+	st.Add(tok, "Assistant")
+	st.Alias(tok, "Emily", "User")
+	named, rest := st.NamedSpeakers(tok, 2, "Which tests does Emily prefer?")
+	require.Equal(t, []string{"User"}, named)
+	assert.NotContains(t, rest, "Emily")
+	assert.Equal(t, []string{"User"}, st.ByName(tok, named, []string{"Emily"}, "Which tests does Emily prefer?"))
+	assert.Equal(t, []string{"Assistant"}, st.ByName(tok, named, []string{"Emily"}, "What painters did you recommend to Emily?"))
+	assert.Nil(t, st.ByName(tok, named, []string{"Emily"}, "What did Emily and you talk about on May 2nd?"))
+	assert.Nil(t, st.ByName(tok, named, []string{"Emily"}, "What did you and Emily's sister discuss?"))
+	assert.Equal(t, []string{"Assistant"}, st.ByName(tok, []string{"Assistant"}, []string{"Max"}, "What did you tell Max?"),
+		"a speaker other than the user: as named")
+	assert.True(t, ranking.IsAsker(" user "))
+	assert.True(t, ranking.IsAsker("Human"))
+	assert.False(t, ranking.IsAsker("Assistant"))
+}
