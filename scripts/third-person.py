@@ -5,7 +5,7 @@ Usage: scripts/third-person.py SRC DST
 
 SRC holds turns.jsonl and questions.jsonl (agentmem eval's format) of
 conversations between a user who introduces themselves by name ("Hello,
-my name is Emily.", "Hi, I'm Gary.") and an assistant, asked in the first
+my name is Emily.", "Hi, I'm Gary.", "我叫张曼婷") and an assistant, asked in the first
 person ("What painters did you recommend to me?"). DST gets the same turns
 and the same questions asked by name ("What painters did you recommend to
 Emily?"), as an agent serving several people, or another agent, asks about
@@ -16,14 +16,16 @@ unchanged (it was not about the user).
 
 The rewrite is word by word: I, me, my, mine and their contractions become
 the name ("I'm" → "Emily is", "do I like" → "does Emily like", "I like" →
-"Emily likes"), "we"/"us"/"our" become "Emily and you".
+"Emily likes"), "we"/"us"/"our" become "Emily and you"; in Chinese 我
+becomes the name (我的 → 张曼婷的) and 我们 张曼婷和你.
 """
 import json
 import os
 import re
 import sys
 
-INTRO = [re.compile(p) for p in (r"\bmy name is ([A-Z][a-z]+(?: [A-Z][a-z]+)?)", r"\bI'm ([A-Z][a-z]+)\b", r"\bI am ([A-Z][a-z]+)\b")]
+INTRO = [re.compile(p) for p in (r"\bmy name is ([A-Z][a-z]+(?: [A-Z][a-z]+)?)", r"\bI'm ([A-Z][a-z]+)\b", r"\bI am ([A-Z][a-z]+)\b",
+                                  r"(?:我叫|我的名字是|我的名字叫|我是)([\u4e00-\u9fff]{2,4}?)[，。！,.!]")]
 
 # Verbs after "I" in the present tense that take an s after a name.
 PRESENT = {"like", "love", "enjoy", "prefer", "want", "need", "think", "feel", "hate", "know", "remember", "plan"}
@@ -32,7 +34,15 @@ AUX = {"do": "does", "am": "is", "have": "has", "was": "was", "did": "did", "sho
 CONTRACTIONS = {"i'm": "{n} is", "i've": "{n} has", "i'd": "{n} had", "i'll": "{n} will"}
 
 
+def rewrite_zh(q, name):
+    """我们 → NAME和你, 我的 → NAME的, 我 → NAME (咱们 too)."""
+    q = q.replace("我们", name + "和你").replace("咱们", name + "和你")
+    return q.replace("我", name)
+
+
 def rewrite(q, name):
+    if re.search(r"[\u4e00-\u9fff]", q):
+        return rewrite_zh(q, name)
     words = q.split(" ")
     out = []
     i = 0

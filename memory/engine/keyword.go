@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
@@ -130,7 +132,16 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	if err := n.addAliases(ctx, st); err != nil {
 		return nil, err
 	}
-	named, rest := st.NamedSpeakers(tok, len(speakerList), s.text)
+	asked := s.text
+	for _, names := range n.aliases {
+		for _, name := range names {
+			if r, _ := utf8.DecodeRuneInString(name); unicode.Is(unicode.Han, r) {
+				// A word of its own, as NamedSpeakers reads names.
+				asked = strings.ReplaceAll(asked, name, " "+name+" ")
+			}
+		}
+	}
+	named, rest := st.NamedSpeakers(tok, len(speakerList), asked)
 	if len(n.aliases) > 0 && !slices.ContainsFunc(named, func(sp string) bool { return len(n.aliases[sp]) == 0 }) {
 		// Named only by the names they gave (addAliases): read as the
 		// asker's "I" and "me".
@@ -140,7 +151,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		}
 		named = st.ByName(tok, named, names, s.text)
 	}
-	speakers, rest := ranking.KeywordQuery(tok, s.text, s.words, named, rest)
+	speakers, rest := ranking.KeywordQuery(tok, asked, s.words, named, rest)
 	n.speakers = speakers
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
@@ -330,6 +341,14 @@ func (s *search[K]) parseQuery(rest string) []keyword.QueryGroup {
 
 // refersBack is ranking.RefersBack(s.text), found once a search.
 func (s *search[K]) refersBack() bool { return s.once(&s.refers, ranking.RefersBack) }
+
+// hasCJK reports whether the query holds a Han character, found once a
+// search.
+func (s *search[K]) hasCJK() bool {
+	return s.once(&s.cjk, func(q string) bool {
+		return strings.ContainsFunc(q, func(r rune) bool { return unicode.Is(unicode.Han, r) })
+	})
+}
 
 // recap is ranking.Recap(s.text), found once a search.
 func (s *search[K]) recap() bool { return s.once(&s.recapQ, ranking.Recap) }
@@ -770,45 +789,78 @@ func (n *nsSearch[K]) addAliases(ctx context.Context, st ranking.SpeakerTerms) e
 	}
 	tok := n.e.tok
 	cfg := &n.e.cfg
+	alias := func(name, speaker string) {
+		if !slices.Contains(n.aliases[speaker], name) {
+			st.Alias(tok, name, speaker)
+			if n.aliases == nil {
+				n.aliases = map[string][]string{}
+			}
+			n.aliases[speaker] = append(n.aliases[speaker], name)
+		}
+	}
 	for _, name := range n.persons() {
 		terms := tok.Tokens(name)
 		if len(terms) == 0 || !slices.ContainsFunc(terms, func(t string) bool { _, ok := st[t]; return !ok }) {
 			continue // a speaker's own name
 		}
-		found, err := n.ns.Search(ctx, keyword.ParseQuery(tok, name, cfg.bm25.K3), cfg.bm25, introFetch, Scope{History: true})
-		if err != nil || len(found) == 0 {
-			return err
-		}
-		ids := make([]int64, len(found))
-		for i, r := range found {
-			ids[i] = r.ID
-		}
-		if err := n.ns.Links(ctx, ids, nil); err != nil {
-			return err
-		}
-		var keys []K
-		var speakers []string
-		for _, id := range ids {
-			if _, sp, ok := n.ns.Owner(id); ok && ranking.IsAsker(sp) && len(keys) < introRead {
-				keys, speakers = append(keys, n.ns.Key(id)), append(speakers, sp)
-			}
-		}
-		if len(keys) == 0 {
-			continue
-		}
-		docs, err := n.src.Docs(ctx, keys)
+		docs, speakers, err := n.userTurns(ctx, keyword.ParseQuery(tok, name, cfg.bm25.K3))
 		if err != nil {
 			return err
 		}
 		for i, d := range docs {
-			if sp := speakers[i]; ranking.Introduces(d.Record.Text, name) && !slices.Contains(n.aliases[sp], name) {
-				st.Alias(tok, name, sp)
-				if n.aliases == nil {
-					n.aliases = map[string][]string{}
-				}
-				n.aliases[sp] = append(n.aliases[sp], name)
+			if ranking.Introduces(d.Record.Text, name) {
+				alias(name, speakers[i])
+			}
+		}
+	}
+	if !n.hasCJK() {
+		return nil
+	}
+	// Chinese writes no space around a name: the user's introductions
+	// say what the query's names may be (ranking.IntroducedNames).
+	groups := make([]keyword.QueryGroup, len(ranking.IntroTerms))
+	for i, t := range ranking.IntroTerms {
+		groups[i] = keyword.QueryGroup{Main: []string{t}}
+	}
+	docs, speakers, err := n.userTurns(ctx, groups)
+	if err != nil {
+		return err
+	}
+	for i, d := range docs {
+		for _, name := range ranking.IntroducedNames(d.Record.Text) {
+			if strings.Contains(n.text, name) {
+				alias(name, speakers[i])
 			}
 		}
 	}
 	return nil
+}
+
+// userTurns returns the user's (ranking.IsAsker) records among the
+// introFetch that groups find best in the namespace, every version, the
+// first introRead of them, with their speakers.
+func (n *nsSearch[K]) userTurns(ctx context.Context, groups []keyword.QueryGroup) ([]Doc, []string, error) {
+	found, err := n.ns.Search(ctx, groups, n.e.cfg.bm25, introFetch, Scope{History: true})
+	if err != nil || len(found) == 0 {
+		return nil, nil, err
+	}
+	ids := make([]int64, len(found))
+	for i, r := range found {
+		ids[i] = r.ID
+	}
+	if err := n.ns.Links(ctx, ids, nil); err != nil {
+		return nil, nil, err
+	}
+	var keys []K
+	var speakers []string
+	for _, id := range ids {
+		if _, sp, ok := n.ns.Owner(id); ok && ranking.IsAsker(sp) && len(keys) < introRead {
+			keys, speakers = append(keys, n.ns.Key(id)), append(speakers, sp)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil, nil
+	}
+	docs, err := n.src.Docs(ctx, keys)
+	return docs, speakers, err
 }

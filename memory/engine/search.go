@@ -67,13 +67,13 @@ type search[K comparable] struct {
 	scratch *kwScratch
 	// ranked is nsSearch.rank's list, reused.
 	ranked []scored[K]
-	// parsed is parseQuery's last query; refers and recapQ are
-	// refersBack's and recap's answers (see once).
+	// parsed is parseQuery's last query; refers, recapQ and cjk are
+	// refersBack's, recap's and hasCJK's answers (see once).
 	parsed struct {
 		rest   string
 		groups []keyword.QueryGroup
 	}
-	refers, recapQ int8
+	refers, recapQ, cjk int8
 	// recapped: a namespace answered the query with the records of the
 	// period it names (nsSearch.addRecap).
 	recapped bool

@@ -476,11 +476,11 @@ func querySpeakerRoles(e *env) {
 }
 
 // querySpeakerNames: a chat log's user who gave their name ("Hi, I'm
-// Priya") is the one a query by that name asks about: "Which tests does
-// Priya prefer?" finds the user's turn about tests first, not the
-// assistant's that says her name and more of the query's words; and a
-// question about the assistant's words to her finds the assistant's
-// turn, as "… recommend to me?" does.
+// Priya", "我叫李明") is the one a query by that name asks about: "Which
+// tests does Priya prefer?" finds the user's turn about tests first, not
+// the assistant's that says her name and more of the query's words, and
+// so does "李明喜欢什么测试？"; and a question about the assistant's words
+// to her finds the assistant's turn, as "… recommend to me?" does.
 func querySpeakerNames(e *env) {
 	s := e.fresh(needRecords | needQuerier)
 	for i, r := range []memory.Record{
@@ -490,6 +490,10 @@ func querySpeakerNames(e *env) {
 		{ID: "a1", Speaker: "assistant", Text: "Noted, Priya: table-driven tests, though Tom's team prefers golden files for their tests."},
 		{ID: "u2", Speaker: "user", Text: "Priya again, about the release: what do you recommend?"},
 		{ID: "a2", Speaker: "assistant", Text: "I recommend tagging the release on Friday after the last CI run."},
+		{ID: "zu0", Namespace: "zh", Speaker: "user", Text: "你好，我叫李明，很高兴认识你。"},
+		{ID: "za0", Namespace: "zh", Speaker: "assistant", Text: "你好！有什么可以帮你的？"},
+		{ID: "zu1", Namespace: "zh", Speaker: "user", Text: "我喜欢表格驱动的测试。"},
+		{ID: "za1", Namespace: "zh", Speaker: "assistant", Text: "好的李明，表格驱动的测试；小王的团队喜欢黄金文件测试。"},
 	} {
 		r.Time = hour(0).Add(time.Duration(i) * time.Minute)
 		s.add(e, r, "rule: Add succeeds")
@@ -497,8 +501,13 @@ func querySpeakerNames(e *env) {
 	for q, want := range map[string]string{
 		"Which tests does Priya prefer?":                   "u1",
 		"What did you recommend to Priya for the release?": "a2",
+		"李明喜欢什么测试？":                                        "zu1",
 	} {
-		hits := s.query(e, memory.Query{Text: q, Mode: memory.KeywordOnly}, "rule: Query succeeds")
+		ns := ""
+		if want[0] == 'z' {
+			ns = "zh"
+		}
+		hits := s.query(e, memory.Query{Text: q, Namespace: ns, Mode: memory.KeywordOnly}, "rule: Query succeeds")
 		if assert.NotEmpty(e.t, hits, "rule: %q finds the conversation", q) {
 			assert.Equal(e.t, want, hits[0].ID, "rule: %q finds first what the side it asks about said, the user by the name they gave", q)
 		}

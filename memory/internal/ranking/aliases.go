@@ -84,8 +84,50 @@ func isFunctionWord(w string) bool { return slices.Contains(functionWords, w) }
 var introLeads = []string{"my name is ", "my name's ", "my name’s ", "i'm ", "i’m ", "i am ", "call me ", "name is "}
 
 // cjkIntroLeads are the same in Chinese, written without a space before
-// the name.
-var cjkIntroLeads = []string{"我叫", "我的名字是", "我的名字叫", "我是"}
+// the name. Not 我是, which says as often what the speaker is (我是老师,
+// "I'm a teacher") as who.
+var cjkIntroLeads = []string{"我叫", "我的名字是", "我的名字叫", "我名叫"}
+
+// IntroTerms are the terms (as the keyword path's tokenizer cuts Chinese:
+// its characters and their bigrams) a Chinese self-introduction holds
+// (cjkIntroLeads), for finding one without knowing the name.
+var IntroTerms = []string{"我叫", "名字", "名叫"}
+
+// maxCJKName is the most characters IntroducedNames takes for a Chinese
+// name: a surname and a given name of one or two, or two and two.
+const maxCJKName = 4
+
+// IntroducedNames returns the Chinese names text introduces its speaker
+// by (Introduces): the Han characters right after one of cjkIntroLeads, up
+// to the next character that is not one, two to maxCJKName of them.
+// Chinese writes no space around a name, so a query's names cannot be
+// read without knowing them (PersonNames reads capitals), and this reads
+// them from the introduction instead.
+func IntroducedNames(text string) []string {
+	var out []string
+	for _, lead := range cjkIntroLeads {
+		for rest := text; ; {
+			_, after, ok := strings.Cut(rest, lead)
+			if !ok {
+				break
+			}
+			rest = after
+			n := 0
+			for _, r := range after {
+				if !unicode.Is(unicode.Han, r) {
+					break
+				}
+				n++
+			}
+			if n >= 2 && n <= maxCJKName {
+				if name := string([]rune(after)[:n]); !slices.Contains(out, name) {
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	return out
+}
 
 // Introduces reports whether text introduces its speaker by name ("Hello,
 // my name is Emily.", "Hi, I'm Gary, nice to meet you", "我叫李明"): the
@@ -150,11 +192,20 @@ func (st SpeakerTerms) Alias(tok keyword.Tokenizer, name, s string) {
 // recommend to Emily?" asks about the answerer's words (asksAnswerer),
 // as "… recommend to me?" does: it names the answerers. "What did Emily
 // and you talk about?" names both sides, as "we" does: nobody in
-// particular (nil). Any other query keeps named.
+// particular (nil). A Chinese name reads as 我. Any other query keeps
+// named.
 func (st SpeakerTerms) ByName(tok keyword.Tokenizer, named, names []string, query string) []string {
 	askers := st.askers(tok)
 	if len(askers) == 0 || slices.ContainsFunc(named, func(s string) bool { return !slices.Contains(askers, s) }) {
 		return named
+	}
+	if q := asAsker(query, names); q != query {
+		// A Chinese name reads as 我: "你给张曼婷推荐过哪些画家？" as
+		// "你给我推荐过哪些画家？", and "张曼婷和你聊了什么" names both.
+		if strings.Contains(q, "我和你") || strings.Contains(q, "你和我") {
+			return nil
+		}
+		query = q
 	}
 	words := strings.Fields(strings.ToLower(query))
 	for i := 0; i+2 < len(words); i++ {
@@ -170,6 +221,17 @@ func (st SpeakerTerms) ByName(tok keyword.Tokenizer, named, names []string, quer
 		return a
 	}
 	return named
+}
+
+// asAsker returns query with each of names written in Chinese (Han
+// characters) replaced by 我.
+func asAsker(query string, names []string) string {
+	for _, n := range names {
+		if r, _ := utf8.DecodeRuneInString(n); unicode.Is(unicode.Han, r) {
+			query = strings.ReplaceAll(query, n, "我")
+		}
+	}
+	return query
 }
 
 // namesAny reports whether w (in lower case) is a word of one of names,

@@ -44,6 +44,8 @@ func TestIntroduces(t *testing.T) {
 		{"MY NAME IS Emily", "Emily", true},
 		{"Please call me Sunny!", "Sunny", true},
 		{"我叫李明，很高兴认识你。", "李明", true},
+		{"你好，我的名字是王峰，很高兴认识你。", "王峰", true},
+		{"我是老师，教数学。", "老师", false},
 		{"Hello, Emily. I'm your AI companion.", "Emily", false},
 		{"I'm Emily's sister.", "Emily", false},
 		{"I'm Emilyanne.", "Emily", false},
@@ -75,7 +77,31 @@ func TestSpeakerTermsByName(t *testing.T) {
 	assert.Nil(t, st.ByName(tok, named, []string{"Emily"}, "What did you and Emily's sister discuss?"))
 	assert.Equal(t, []string{"Assistant"}, st.ByName(tok, []string{"Assistant"}, []string{"Max"}, "What did you tell Max?"),
 		"a speaker other than the user: as named")
+	zh := ranking.SpeakerTerms{}
+	zh.Add(tok, "User")
+	zh.Add(tok, "Assistant")
+	zh.Alias(tok, "张曼婷", "User")
+	assert.Equal(t, []string{"Assistant"}, zh.ByName(tok, []string{"User"}, []string{"张曼婷"}, "你给张曼婷推荐过哪些画家？"),
+		"read as 你给我推荐过哪些画家？")
+	assert.Equal(t, []string{"User"}, zh.ByName(tok, []string{"User"}, []string{"张曼婷"}, "张曼婷喜欢听什么音乐？"))
+	assert.Nil(t, zh.ByName(tok, []string{"User"}, []string{"张曼婷"}, "张曼婷和你在4月29日聊了什么？"))
 	assert.True(t, ranking.IsAsker(" user "))
 	assert.True(t, ranking.IsAsker("Human"))
 	assert.False(t, ranking.IsAsker("Assistant"))
+}
+
+// TestIntroducedNames: the Han characters after a Chinese lead, two to
+// four of them.
+func TestIntroducedNames(t *testing.T) {
+	for text, want := range map[string][]string{
+		"你好，我叫张曼婷，很高兴认识你。":   {"张曼婷"},
+		"你好，我的名字是王峰，很高兴认识你。": {"王峰"},
+		"我叫焦彦。我的名字叫焦彦。":      {"焦彦"},
+		"我叫A-Li。":                  nil,
+		"你好，我是陈阳。":                 nil,
+		"我叫一个很长很长的名字吧":             nil,
+		"Hello, my name is Emily.": nil,
+	} {
+		assert.Equal(t, want, ranking.IntroducedNames(text), text)
+	}
 }
