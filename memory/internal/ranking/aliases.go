@@ -130,11 +130,12 @@ func IntroducedNames(text string) []string {
 }
 
 // Introduces reports whether text introduces its speaker by name ("Hello,
-// my name is Emily.", "Hi, I'm Gary, nice to meet you", "我叫李明"): the
-// name as written (a capital is what tells "I'm Ready" from "I'm ready"),
-// right after one of introLeads in any case (or cjkIntroLeads), and not
-// the first part of a longer word or a possessive ("I'm Emily's sister",
-// "I'm Emilyanne").
+// my name is Emily.", "Hi, I'm Gary, nice to meet you", "Hey, Bob here.",
+// "我叫李明"): the name as written (a capital is what tells "I'm Ready"
+// from "I'm ready"), right after one of introLeads in any case (or
+// cjkIntroLeads) or opening a clause before "here" and its end
+// (signsOff), and not the first part of a longer word or a possessive
+// ("I'm Emily's sister", "I'm Emilyanne").
 func Introduces(text, name string) bool {
 	if name == "" {
 		return false
@@ -152,6 +153,9 @@ func Introduces(text, name string) bool {
 			continue
 		}
 		before := text[:i]
+		if signsOff(before, rest) {
+			return true
+		}
 		for _, lead := range cjkIntroLeads {
 			if strings.HasSuffix(before, lead) {
 				return true
@@ -166,6 +170,22 @@ func Introduces(text, name string) bool {
 			}
 		}
 	}
+}
+
+// signsOff reports whether a name between before and rest is said as
+// "Bob here.": opening the text or a clause ("Hey, Bob here!"), followed
+// by "here" and the clause's end ("I met Bob here yesterday" is not).
+func signsOff(before, rest string) bool {
+	b := strings.TrimRight(before, " ")
+	if b != "" && (len(b) == len(before) || !strings.ContainsAny(b[len(b)-1:], ",.!?;:")) {
+		return false
+	}
+	after, ok := strings.CutPrefix(rest, " here")
+	if !ok {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(after)
+	return after == "" || strings.ContainsRune(",.!?;:", r)
 }
 
 // endsInWord reports whether s ends in a letter or a digit: a phrase

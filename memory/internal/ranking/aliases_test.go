@@ -51,6 +51,10 @@ func TestIntroduces(t *testing.T) {
 		{"I'm Emilyanne.", "Emily", false},
 		{"I'm ready to start.", "Ready", false},
 		{"Hi'm Gary", "Gary", false},
+		{"Hey, Bob here. I'm training for the Berlin marathon.", "Bob", true},
+		{"Bob here!", "Bob", true},
+		{"I met Bob here yesterday.", "Bob", false},
+		{"Only Bob here.", "Bob", false},
 		{"Gary is here.", "Gary", false},
 		{"my name is Emily", "", false},
 	} {
