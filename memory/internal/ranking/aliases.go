@@ -80,8 +80,14 @@ func PersonNames(query string) []string {
 func isFunctionWord(w string) bool { return slices.Contains(functionWords, w) }
 
 // introLeads are what a speaker says before their own name to introduce
-// themselves, in lower case.
-var introLeads = []string{"my name is ", "my name's ", "my name’s ", "i'm ", "i’m ", "i am ", "call me ", "name is "}
+// themselves, in lower case; greetedLeads say it only after a greeting
+// in the same sentence ("Hi, I'm Gary"), since what follows them is as
+// often what the speaker is ("I'm Italian") as who.
+var (
+	introLeads   = []string{"my name is ", "my name's ", "my name’s ", "call me "}
+	greetedLeads = []string{"i'm ", "i’m ", "i am "}
+	greetings    = []string{"hi", "hello", "hey", "greetings", "morning", "afternoon", "evening", "hiya", "howdy"}
+)
 
 // cjkIntroLeads are the same in Chinese, written without a space before
 // the name. Not 我是, which says as often what the speaker is (我是老师,
@@ -132,10 +138,11 @@ func IntroducedNames(text string) []string {
 // Introduces reports whether text introduces its speaker by name ("Hello,
 // my name is Emily.", "Hi, I'm Gary, nice to meet you", "Hey, Bob here.",
 // "我叫李明"): the name as written (a capital is what tells "I'm Ready"
-// from "I'm ready"), right after one of introLeads in any case (or
-// cjkIntroLeads) or opening a clause before "here" and its end
-// (signsOff), and not the first part of a longer word or a possessive
-// ("I'm Emily's sister", "I'm Emilyanne").
+// from "I'm ready"), right after one of introLeads in any case, one of
+// greetedLeads after a greeting (greeted: "Hi, I'm Gary", not "I'm
+// Italian"), one of cjkIntroLeads, or opening a clause before "here" and
+// its end (signsOff); and not the first part of a longer word or a
+// possessive ("I'm Emily's sister", "I'm Emilyanne").
 func Introduces(text, name string) bool {
 	if name == "" {
 		return false
@@ -161,16 +168,42 @@ func Introduces(text, name string) bool {
 				return true
 			}
 		}
-		for _, lead := range introLeads {
+		for _, lead := range slices.Concat(introLeads, greetedLeads) {
 			if len(before) < len(lead) || !strings.EqualFold(before[len(before)-len(lead):], lead) {
 				continue
 			}
-			if j := len(before) - len(lead); j == 0 || !endsInWord(before[:j]) {
+			j := len(before) - len(lead)
+			if j > 0 && endsInWord(before[:j]) {
+				continue
+			}
+			if slices.Contains(introLeads, lead) || greeted(before[:j]) {
 				return true
 			}
 		}
 	}
 }
+
+// greeted reports whether the sentence that s ends holds a greeting
+// ("Hi, ", "Good morning everyone, "), or the sentence before it is one
+// of at most greetingWords words ("Hello! ").
+func greeted(s string) bool {
+	holds := func(s string) bool {
+		return slices.ContainsFunc(strings.Fields(strings.ToLower(s)), func(w string) bool { return slices.Contains(greetings, wordCore(w)) })
+	}
+	i := strings.LastIndexAny(s, ".!?")
+	if holds(s[i+1:]) {
+		return true
+	}
+	if i < 0 {
+		return false
+	}
+	prev := s[strings.LastIndexAny(s[:i], ".!?")+1 : i]
+	return len(strings.Fields(prev)) <= greetingWords && holds(prev)
+}
+
+// greetingWords is the most words of a sentence that is a greeting and no
+// more ("Hello!", "Hi there!", "Good morning, everyone.").
+const greetingWords = 3
 
 // signsOff reports whether a name between before and rest is said as
 // "Bob here.": opening the text or a clause ("Hey, Bob here!"), followed
