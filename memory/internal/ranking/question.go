@@ -22,8 +22,10 @@ var questionWords = map[string]bool{
 
 // cjkQuestionWords are Chinese interrogatives, cut out of a run of
 // characters wherever they occur (Chinese has no spaces to find words by).
-// Longer forms first.
-var cjkQuestionWords = []string{"什么时候", "为什么", "怎么样", "怎么", "什么", "哪里", "哪儿", "哪个", "哪些", "多少", "谁", "哪"}
+// Longer forms first. 哪天, 几点, 多久 are each one word ("when", "what
+// time", "how long"): cut as 哪 alone, "出差是哪天？" kept 天 and found "我
+// 最近在学日语，每天晚上练习半小时" before the trip.
+var cjkQuestionWords = []string{"什么时候", "哪一天", "为什么", "怎么样", "怎么", "什么", "哪里", "哪儿", "哪个", "哪些", "哪天", "几时", "几点", "几号", "多少", "多久", "谁", "哪"}
 
 // WithoutQuestionWords returns query without its question words, or query
 // itself if nothing but question words is left. The keyword path of both

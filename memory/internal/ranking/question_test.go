@@ -18,6 +18,9 @@ func TestWithoutQuestionWords(t *testing.T) {
 		"WHERE, exactly?":              "exactly? ",
 		"v2.4.1 什么时候上线？":               "v2.4.1  上线？ ",
 		"HT-2024-0356 是哪家的合同？":         "HT-2024-0356 是 家的合同？ ",
+		"出差是哪天？":                       "出差是 ？ ", // 哪天 is "when": no 天 left to match 每天
+		"MU5711 几点起飞？":                 "MU5711  起飞？ ",
+		"CA4183 晚点了多久？":                "CA4183 晚点了 ？ ",
 		"What?":                        "What?", // nothing else: kept as asked
 		"how":                          "how",
 		"":                             "",
