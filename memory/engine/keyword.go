@@ -791,7 +791,6 @@ func (n *nsSearch[K]) addAliases(ctx context.Context, st ranking.SpeakerTerms) e
 		return nil
 	}
 	tok := n.e.tok
-	cfg := &n.e.cfg
 	alias := func(name, speaker string) {
 		if !slices.Contains(n.aliases[speaker], name) {
 			st.Alias(tok, name, speaker)
@@ -801,12 +800,12 @@ func (n *nsSearch[K]) addAliases(ctx context.Context, st ranking.SpeakerTerms) e
 			n.aliases[speaker] = append(n.aliases[speaker], name)
 		}
 	}
-	for _, name := range n.persons() {
-		terms := tok.Tokens(name)
-		if len(terms) == 0 || !slices.ContainsFunc(terms, func(t string) bool { _, ok := st[t]; return !ok }) {
+	for _, p := range n.persons() {
+		if len(p.terms) == 0 || !slices.ContainsFunc(p.terms, func(t string) bool { _, ok := st[t]; return !ok }) {
 			continue // a speaker's own name
 		}
-		docs, speakers, err := n.userTurns(ctx, keyword.ParseQuery(tok, name, cfg.bm25.K3))
+		name := p.name
+		docs, speakers, err := n.userTurns(ctx, p.groups)
 		if err != nil {
 			return err
 		}
@@ -857,8 +856,10 @@ func (n *nsSearch[K]) userTurns(ctx context.Context, groups []keyword.QueryGroup
 	var keys []K
 	var speakers []string
 	for _, id := range ids {
-		if _, sp, ok := n.ns.Owner(id); ok && ranking.IsAsker(sp) && len(keys) < introRead {
-			keys, speakers = append(keys, n.ns.Key(id)), append(speakers, sp)
+		if _, sp, ok := n.ns.Owner(id); ok && ranking.IsAsker(sp) {
+			if keys, speakers = append(keys, n.ns.Key(id)), append(speakers, sp); len(keys) == introRead {
+				break
+			}
 		}
 	}
 	if len(keys) == 0 {

@@ -54,8 +54,9 @@ type search[K comparable] struct {
 	// until unknownNames.
 	names map[string][]string
 	// personNames are what the query may name a person by
-	// (ranking.PersonNames), found once a search (persons).
-	personNames []string
+	// (ranking.PersonNames) with their terms and keyword query, found
+	// once a search (persons).
+	personNames []person
 	personsSet  bool
 	// timed are the query's terms that occur only in its time references
 	// (timedTerms; the keyword path's, nil until then).
@@ -436,10 +437,23 @@ func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidat
 	return x
 }
 
-// persons is ranking.PersonNames(s.text), found once a search.
-func (s *search[K]) persons() []string {
+// person is a name the query may call a person by (ranking.PersonNames),
+// its terms, and the keyword query that finds it.
+type person struct {
+	name   string
+	terms  []string
+	groups []keyword.QueryGroup
+}
+
+// persons returns the query's persons (ranking.PersonNames), found once a
+// search: every namespace of a search of all looks for the same names.
+func (s *search[K]) persons() []person {
 	if !s.personsSet {
-		s.personNames, s.personsSet = ranking.PersonNames(s.text), true
+		s.personsSet = true
+		for _, name := range ranking.PersonNames(s.text) {
+			s.personNames = append(s.personNames, person{name: name, terms: s.e.tok.Tokens(name),
+				groups: keyword.ParseQuery(s.e.tok, name, s.e.cfg.bm25.K3)})
+		}
 	}
 	return s.personNames
 }
