@@ -155,6 +155,10 @@ type Explanation struct {
 	// me?", "… to Priya?"). Empty when it asks about nobody in
 	// particular, and for a hit the keyword path did not find.
 	Speakers []string
+	// Aliases are, for a speaker of the hit's namespace, the names the
+	// query calls them by that they gave as theirs there ("Hi, I'm
+	// Priya": {"user": ["Priya"]}), read as that speaker (Speakers).
+	Aliases map[string][]string
 	// Paths are the paths that found it: "keyword", "vector".
 	Paths []string
 	// Terms are the query's terms (as the keyword path's tokenizer cuts

@@ -367,6 +367,9 @@ type Explanation struct {
 	UnknownNames []string `json:"unknown_names,omitempty"`
 	// Speakers: the speakers the query asks about in the namespace.
 	Speakers []string `json:"speakers,omitempty"`
+	// Aliases: for a speaker, the names the query calls them by that they
+	// gave as theirs.
+	Aliases map[string][]string `json:"aliases,omitempty"`
 }
 
 // SearchResult answers a search.
@@ -486,7 +489,7 @@ func Explain(x *memory.Explanation) *Explanation {
 		return nil
 	}
 	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, OwnKeyword: x.OwnKeyword, Answers: x.Answers, Vector: x.Vector, Fused: x.Fused,
-		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, Records: x.Records, UnknownNames: x.UnknownNames, Speakers: x.Speakers}
+		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, Records: x.Records, UnknownNames: x.UnknownNames, Speakers: x.Speakers, Aliases: x.Aliases}
 }
 
 // toMemories converts records; none is nil.

@@ -627,3 +627,22 @@ func TestHTTP_SearchAskedNow(t *testing.T) {
 	assert.Empty(t, search(SearchRequest{Query: "What did we talk about yesterday?", AsOf: today.Add(-14 * time.Hour).Format(time.RFC3339)}),
 		"as of the day before, its yesterday held nothing")
 }
+
+// TestHTTP_ExplainAliases: explain names the speakers a query asks about
+// and the names it calls them by that they gave as theirs.
+func TestHTTP_ExplainAliases(t *testing.T) {
+	ts := start(t, nil)
+	r := ts.call(t, "POST", "/v1/memories", "", map[string]any{"namespace": "team:7", "messages": []Message{
+		{Role: "user", Content: "Hi, I'm Priya."}, {Role: "assistant", Content: "Nice to meet you, Priya!"},
+		{Role: "user", Content: "I prefer table-driven tests."}}})
+	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	r = ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Which tests does Priya prefer?", Mode: "keyword", Explain: true, MinRelevance: -1, Scope: Scope{Namespace: "team:7"}})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var sr SearchResult
+	r.decode(t, &sr)
+	require.NotEmpty(t, sr.Hits)
+	assert.Equal(t, "I prefer table-driven tests.", sr.Hits[0].Text)
+	require.NotNil(t, sr.Hits[0].Explain)
+	assert.Equal(t, []string{"user"}, sr.Hits[0].Explain.Speakers)
+	assert.Contains(t, string(r.body), `"aliases":{"user":["Priya"]}`)
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -224,6 +226,9 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			}
 			if len(x.Speakers) > 0 {
 				answers += "; the query asks about what " + strings.Join(x.Speakers, " and ") + " said"
+			}
+			for _, sp := range slices.Sorted(maps.Keys(x.Aliases)) {
+				answers += fmt.Sprintf("; it calls %s %s, the name they gave", sp, strings.Join(x.Aliases[sp], " and "))
 			}
 			ns := "the namespace"
 			if x.Records > 0 {

@@ -614,16 +614,23 @@ func TestSearch_ExplainSpeakers(t *testing.T) {
 		{ID: "u1", Namespace: "chat", Speaker: "user", Text: "My dog Biscuit is a beagle.", Time: t0.Add(2 * time.Minute)},
 		{ID: "m0", Namespace: "team", Speaker: "Maria", Text: "The painters start on Monday.", Time: t0},
 		{ID: "t0", Namespace: "team", Speaker: "Tom", Text: "Maria, the painters need the keys.", Time: t0.Add(time.Minute)},
+		{ID: "i0", Namespace: "intro", Speaker: "user", Text: "Hello, my name is Priya.", Time: t0},
+		{ID: "i1", Namespace: "intro", Speaker: "assistant", Text: "Nice to meet you, Priya! Which tests do you like?", Time: t0.Add(time.Minute)},
+		{ID: "i2", Namespace: "intro", Speaker: "user", Text: "I prefer table-driven tests.", Time: t0.Add(2 * time.Minute)},
 	})
 	require.NoError(t, err)
+	priya := map[string][]string{"user": {"Priya"}}
 	for _, tt := range []struct {
 		query, ns, first string
 		speakers         []string
+		aliases          map[string][]string
 	}{
-		{"What painters did you recommend to me?", "chat", "a0", []string{"assistant"}},
-		{"What is my dog's name?", "chat", "u1", []string{"user"}},
-		{"painters in Florence", "chat", "u0", nil},
-		{"When did Maria say the painters start?", "team", "m0", []string{"Maria"}},
+		{"What painters did you recommend to me?", "chat", "a0", []string{"assistant"}, nil},
+		{"What is my dog's name?", "chat", "u1", []string{"user"}, nil},
+		{"painters in Florence", "chat", "u0", nil, nil},
+		{"When did Maria say the painters start?", "team", "m0", []string{"Maria"}, nil},
+		{"Which tests does Priya prefer?", "intro", "i2", []string{"user"}, priya},
+		{"Which tests did you ask Priya about?", "intro", "i1", []string{"assistant"}, priya},
 	} {
 		hits, err := lt.Query(ctx, memory.Query{Text: tt.query, Namespace: tt.ns, Mode: memory.KeywordOnly, MinRelevance: -1, Explain: true})
 		require.NoError(t, err)
@@ -631,6 +638,7 @@ func TestSearch_ExplainSpeakers(t *testing.T) {
 		assert.Equal(t, tt.first, hits[0].ID, tt.query)
 		for _, h := range hits {
 			assert.Equal(t, tt.speakers, h.Explain.Speakers, "%q: %s", tt.query, h.ID)
+			assert.Equal(t, tt.aliases, h.Explain.Aliases, "%q: %s", tt.query, h.ID)
 		}
 	}
 }

@@ -418,6 +418,12 @@ func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidat
 	e := s.e
 	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.ns.cover, Records: c.ns.docs,
 		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.ns.unknown), Speakers: slices.Clone(c.ns.speakers)}
+	for sp, names := range c.ns.aliases {
+		if x.Aliases == nil {
+			x.Aliases = map[string][]string{}
+		}
+		x.Aliases[sp] = slices.Clone(names)
+	}
 	if c.HasKW {
 		x.Paths = append(x.Paths, "keyword")
 	}
