@@ -90,34 +90,44 @@ var (
 )
 
 // cjkIntroLeads are the same in Chinese, written without a space before
-// the name. Not 我是, which says as often what the speaker is (我是老师,
-// "I'm a teacher") as who.
-var cjkIntroLeads = []string{"我叫", "我的名字是", "我的名字叫", "我名叫"}
+// the name; and cjkGreetedLeads, like greetedLeads, say it only after a
+// greeting (cjkGreetings) in the same sentence: 我是 says as often what
+// the speaker is (我是老师, "I'm a teacher") as who (你好，我是陈阳).
+var (
+	cjkIntroLeads   = []string{"我叫", "我的名字是", "我的名字叫", "我名叫"}
+	cjkGreetedLeads = []string{"我是"}
+	cjkGreetings    = []string{"你好", "您好", "大家好", "嗨", "哈喽", "早上好", "下午好", "晚上好"}
+)
 
 // IntroTerms are the terms (as the keyword path's tokenizer cuts Chinese:
 // its characters and their bigrams) a Chinese self-introduction holds
-// (cjkIntroLeads), for finding one without knowing the name.
-var IntroTerms = []string{"我叫", "名字", "名叫"}
+// (cjkIntroLeads, a greeting and cjkGreetedLeads), for finding one without
+// knowing the name.
+var IntroTerms = []string{"我叫", "名字", "名叫", "我是", "你好", "您好"}
 
 // maxCJKName is the most characters IntroducedNames takes for a Chinese
 // name: a surname and a given name of one or two, or two and two.
 const maxCJKName = 4
 
 // IntroducedNames returns the Chinese names text introduces its speaker
-// by (Introduces): the Han characters right after one of cjkIntroLeads, up
-// to the next character that is not one, two to maxCJKName of them.
+// by (Introduces): the Han characters right after one of cjkIntroLeads (or
+// of cjkGreetedLeads after a greeting), up to the next character that is
+// not one, two to maxCJKName of them.
 // Chinese writes no space around a name, so a query's names cannot be
 // read without knowing them (PersonNames reads capitals), and this reads
 // them from the introduction instead.
 func IntroducedNames(text string) []string {
 	var out []string
-	for _, lead := range cjkIntroLeads {
+	for _, lead := range slices.Concat(cjkIntroLeads, cjkGreetedLeads) {
 		for rest := text; ; {
-			_, after, ok := strings.Cut(rest, lead)
+			before, after, ok := strings.Cut(rest, lead)
 			if !ok {
 				break
 			}
 			rest = after
+			if slices.Contains(cjkGreetedLeads, lead) && !cjkGreeted(before) {
+				continue
+			}
 			n := 0
 			for _, r := range after {
 				if !unicode.Is(unicode.Han, r) {
@@ -140,7 +150,8 @@ func IntroducedNames(text string) []string {
 // "我叫李明"): the name as written (a capital is what tells "I'm Ready"
 // from "I'm ready"), right after one of introLeads in any case, one of
 // greetedLeads after a greeting (greeted: "Hi, I'm Gary", not "I'm
-// Italian"), one of cjkIntroLeads, or opening a clause before "here" and
+// Italian"), one of cjkIntroLeads (or cjkGreetedLeads after a greeting:
+// "你好，我是陈阳"), or opening a clause before "here" and
 // its end (signsOff); and not the first part of a longer word or a
 // possessive ("I'm Emily's sister", "I'm Emilyanne").
 func Introduces(text, name string) bool {
@@ -165,6 +176,11 @@ func Introduces(text, name string) bool {
 		}
 		for _, lead := range cjkIntroLeads {
 			if strings.HasSuffix(before, lead) {
+				return true
+			}
+		}
+		for _, lead := range cjkGreetedLeads {
+			if b, ok := strings.CutSuffix(before, lead); ok && cjkGreeted(b) {
 				return true
 			}
 		}
@@ -199,6 +215,19 @@ func greeted(s string) bool {
 	}
 	prev := s[strings.LastIndexAny(s[:i], ".!?")+1 : i]
 	return len(strings.Fields(prev)) <= greetingWords && holds(prev)
+}
+
+// cjkGreeted reports whether the Chinese sentence that s ends holds a
+// greeting (cjkGreetings: "你好，", "大家好！" before it).
+func cjkGreeted(s string) bool {
+	if i := strings.LastIndexAny(s, "。？！?!."); i >= 0 {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		if prev := s[:i]; slices.ContainsFunc(cjkGreetings, func(g string) bool { return strings.HasSuffix(strings.TrimRight(prev, " "), g) }) {
+			return true // "你好！我是陈阳。"
+		}
+		s = s[i+size:]
+	}
+	return slices.ContainsFunc(cjkGreetings, func(g string) bool { return strings.Contains(s, g) })
 }
 
 // greetingWords is the most words of a sentence that is a greeting and no
