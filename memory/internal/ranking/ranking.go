@@ -270,22 +270,21 @@ func Order(a, b Paths, aScore, bScore float64, aID, bID string) int {
 // MarginFusion, floor plus noiseSpreads robust standard deviations of the
 // candidates' cosines about it (1.4826 times their median absolute
 // deviation), or the same of the cosines above 0 about their median,
-// whichever is higher; floor otherwise.
-// A lexical embedder gives texts that share no word with the query small
-// cosines (its hashes collide, and function words and trigrams are
-// shared), and among a few notes the median is low: "where does my sister
-// live?" found "I prefer the window seat on long flights." at relevance
-// 0.58. A cosine within the candidates' spread is theirs. A candidate
-// that shares no feature with the query at all has a cosine of exactly 0
-// (the keyword path found it), and where such candidates are half of
-// them the median and the spread are 0: "who deploys?" among sixteen
-// notes brought back three that share a trigram of "deploys" at
-// relevance 0.59, and "who is Anna?" among eight three by their "is".
-// The cosines above 0 have a spread then; among a few notes they may be
-// too few to have one (four, two of them equal), and the candidates' is
-// kept. Over a semantic model, under ScoreFusion, a cosine
-// is not noise. The candidates' cosines are gathered and sorted once for
-// both.
+// whichever is higher; floor otherwise. A lexical embedder gives texts
+// that share no word with the query small cosines (its hashes collide,
+// and function words and trigrams are shared), and among a few notes the
+// median is low: "where does my sister live?" found "I prefer the window
+// seat on long flights." at relevance 0.58. A cosine within the
+// candidates' spread is theirs. A candidate that shares no feature with
+// the query at all has a cosine of exactly 0 (the keyword path found it),
+// and where such candidates are half of them the median and the spread
+// are 0: "who deploys?" among sixteen notes brought back three that share
+// a trigram of "deploys" at relevance 0.59, and "who is Anna?" among
+// eight three by their "is". The cosines above 0 have a spread then;
+// among a few notes they may be too few to have one (four, two of them
+// equal), and the candidates' is kept. Over a semantic model, under
+// ScoreFusion, a cosine is not noise. The candidates' cosines are
+// gathered and sorted once for both.
 func VectorFloors(mode memory.Mode, f Fusion, cands []Paths) (floor, noise float64) {
 	if mode != memory.Hybrid {
 		return 0, 0
