@@ -7,8 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/agentmem/agentmem/keyword"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
@@ -129,32 +127,10 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	for _, sp := range speakerList {
 		st.Add(tok, sp)
 	}
-	if err := n.addAliases(ctx, st); err != nil {
+	speakers, rest, err := n.querySpeakers(ctx, st, len(speakerList))
+	if err != nil {
 		return nil, err
 	}
-	asked := s.text
-	for _, names := range n.aliases {
-		for _, name := range names {
-			if r, _ := utf8.DecodeRuneInString(name); unicode.Is(unicode.Han, r) {
-				// A word of its own, as NamedSpeakers reads names.
-				asked = strings.ReplaceAll(asked, name, " "+name+" ")
-			}
-		}
-	}
-	named, rest := st.NamedSpeakers(tok, len(speakerList), asked)
-	if len(named) > 0 && !slices.ContainsFunc(named, func(sp string) bool { return len(n.aliases[sp]) == 0 }) {
-		// Named only by the names they gave (addAliases): read as the
-		// asker's "I" and "me". ("Emily and you" names nobody in
-		// particular, and the name stays a word of the query: left out,
-		// as "we" is, MemoryBank's third-person R@5 fell 0.919 → 0.914
-		// and its Chinese version's R@10 0.990 → 0.985.)
-		var names []string
-		for _, sp := range named {
-			names = append(names, n.aliases[sp]...)
-		}
-		named = st.ByName(tok, named, names, s.text)
-	}
-	speakers, rest := ranking.KeywordQuery(tok, asked, s.words, named, rest)
 	n.speakers = speakers
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
@@ -254,7 +230,6 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	if err := addField(groups); err != nil {
 		return nil, err
 	}
-	var err error
 	facts := &n.nsFacts
 	if n.bound, facts.cover, facts.docs, facts.unknown, err = s.maxScore(ctx, ns, groups); err != nil {
 		return nil, err
@@ -344,14 +319,6 @@ func (s *search[K]) parseQuery(rest string) []keyword.QueryGroup {
 
 // refersBack is ranking.RefersBack(s.text), found once a search.
 func (s *search[K]) refersBack() bool { return s.once(&s.refers, ranking.RefersBack) }
-
-// hasCJK reports whether the query holds a Han character, found once a
-// search.
-func (s *search[K]) hasCJK() bool {
-	return s.once(&s.cjk, func(q string) bool {
-		return strings.ContainsFunc(q, func(r rune) bool { return unicode.Is(unicode.Han, r) })
-	})
-}
 
 // recap is ranking.Recap(s.text), found once a search.
 func (s *search[K]) recap() bool { return s.once(&s.recapQ, ranking.Recap) }
@@ -766,109 +733,4 @@ func (n *nsSearch[K]) scale(scores *scoreSet, id int64, f float64) {
 		}
 		n.noteScale[id] = cmp.Or(n.noteScale[id], 1) * f
 	}
-}
-
-// introFetch is how many of a namespace's records that hold a name the
-// query says addAliases looks at for a self-introduction, and introRead
-// how many of them, said by the user, it reads: the assistant names the
-// user back far more often than the user says their own name ("Hi Luna,
-// nice to chat with you.", in 27 of the 28 turns of a MemoryBank
-// conversation that say it), and BM25 ranks the shortest first.
-const (
-	introFetch = 32
-	introRead  = 8
-)
-
-// addAliases adds to st, as a speaker's terms, each name the query says
-// (ranking.PersonNames) that is no speaker's but that the namespace's
-// user (ranking.IsAsker) gave as their own ("Hello, my name is Emily.":
-// ranking.Introduces), and notes it in n.aliases: an agent that stores
-// its talk as "user" and "assistant" is asked "What painters did you
-// recommend to Emily?" about the user, whose turns hold the answer and
-// whose name is said once, in a turn about nothing else. The records read
-// are the user's among the introFetch best for the name, the namespace's
-// every version. An assistant's "Hello, my name is …" is most often a
-// line it writes for the user (a template, a role it plays), and is not
-// read.
-func (n *nsSearch[K]) addAliases(ctx context.Context, st ranking.SpeakerTerms) error {
-	if len(st) == 0 {
-		return nil
-	}
-	tok := n.e.tok
-	alias := func(name, speaker string) {
-		if !slices.Contains(n.aliases[speaker], name) {
-			st.Alias(tok, name, speaker)
-			if n.aliases == nil {
-				n.aliases = map[string][]string{}
-			}
-			n.aliases[speaker] = append(n.aliases[speaker], name)
-		}
-	}
-	for _, p := range n.persons() {
-		if len(p.terms) == 0 || !slices.ContainsFunc(p.terms, func(t string) bool { _, ok := st[t]; return !ok }) {
-			continue // a speaker's own name
-		}
-		name := p.name
-		docs, speakers, err := n.userTurns(ctx, p.groups)
-		if err != nil {
-			return err
-		}
-		for i, d := range docs {
-			if ranking.Introduces(d.Record.Text, name) {
-				alias(name, speakers[i])
-			}
-		}
-	}
-	if !n.hasCJK() {
-		return nil
-	}
-	// Chinese writes no space around a name: the user's introductions
-	// say what the query's names may be (ranking.IntroducedNames).
-	groups := make([]keyword.QueryGroup, len(ranking.IntroTerms))
-	for i, t := range ranking.IntroTerms {
-		groups[i] = keyword.QueryGroup{Main: []string{t}}
-	}
-	docs, speakers, err := n.userTurns(ctx, groups)
-	if err != nil {
-		return err
-	}
-	for i, d := range docs {
-		for _, name := range ranking.IntroducedNames(d.Record.Text) {
-			if strings.Contains(n.text, name) {
-				alias(name, speakers[i])
-			}
-		}
-	}
-	return nil
-}
-
-// userTurns returns the user's (ranking.IsAsker) records among the
-// introFetch that groups find best in the namespace, every version, the
-// first introRead of them, with their speakers.
-func (n *nsSearch[K]) userTurns(ctx context.Context, groups []keyword.QueryGroup) ([]Doc, []string, error) {
-	found, err := n.ns.Search(ctx, groups, n.e.cfg.bm25, introFetch, Scope{History: true})
-	if err != nil || len(found) == 0 {
-		return nil, nil, err
-	}
-	ids := make([]int64, len(found))
-	for i, r := range found {
-		ids[i] = r.ID
-	}
-	if err := n.ns.Links(ctx, ids, nil); err != nil {
-		return nil, nil, err
-	}
-	var keys []K
-	var speakers []string
-	for _, id := range ids {
-		if _, sp, ok := n.ns.Owner(id); ok && ranking.IsAsker(sp) {
-			if keys, speakers = append(keys, n.ns.Key(id)), append(speakers, sp); len(keys) == introRead {
-				break
-			}
-		}
-	}
-	if len(keys) == 0 {
-		return nil, nil, nil
-	}
-	docs, err := n.src.Docs(ctx, keys)
-	return docs, speakers, err
 }

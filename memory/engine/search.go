@@ -442,24 +442,3 @@ func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidat
 	slices.Sort(x.Terms)
 	return x
 }
-
-// person is a name the query may call a person by (ranking.PersonNames),
-// its terms, and the keyword query that finds it.
-type person struct {
-	name   string
-	terms  []string
-	groups []keyword.QueryGroup
-}
-
-// persons returns the query's persons (ranking.PersonNames), found once a
-// search: every namespace of a search of all looks for the same names.
-func (s *search[K]) persons() []person {
-	if !s.personsSet {
-		s.personsSet = true
-		for _, name := range ranking.PersonNames(s.text) {
-			s.personNames = append(s.personNames, person{name: name, terms: s.e.tok.Tokens(name),
-				groups: keyword.ParseQuery(s.e.tok, name, s.e.cfg.bm25.K3)})
-		}
-	}
-	return s.personNames
-}

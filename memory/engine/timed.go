@@ -129,10 +129,11 @@ func (n *nsSearch[K]) inPeriod(ctx context.Context, from, to time.Time) (ids []i
 // addDay lends each of a named day's records (inPeriod) the score lend
 // (its caller's w times the best record score), as the best-matching
 // conversation lends its records (ranking.EpisodeBonuses), so that "what
-// did we talk about on April 29th?" finds that day's talk: a record the query's words did not find
-// gets that, one they found gains what its conversation did not already
-// lend it (addEpisodes), so that a weak match of the day ("you") does not
-// rank below the day's records that match nothing.
+// did we talk about on April 29th?" finds that day's talk: a record the
+// query's words did not find gets that, one they found gains what its
+// conversation did not already lend it (addEpisodes), so that a weak
+// match of the day ("you") does not rank below the day's records that
+// match nothing.
 func (n *nsSearch[K]) addDay(day []int64, lend float64, scores *scoreSet) {
 	for _, id := range day {
 		if !scores.has(id) {

@@ -454,25 +454,15 @@ func queryFunctionWords(e *env) {
 // and a question about the answerer's words what the assistant said, over
 // the other side's turn in the same words.
 func querySpeakerRoles(e *env) {
-	s := e.fresh(needRecords | needQuerier)
-	for i, r := range []memory.Record{
+	firstBySpeaker(e, []memory.Record{
 		{ID: "u0", Speaker: "user", Text: "I'm off to Florence next month and want some painters recommended to me before I go."},
 		{ID: "a0", Speaker: "assistant", Text: "Then I recommend Botticelli and Titian: both painters hang in the Uffizi."},
 		{ID: "u1", Speaker: "user", Text: "My dog Biscuit is a beagle."},
 		{ID: "a1", Speaker: "assistant", Text: "Biscuit is a lovely name for a beagle, a dog that needs long walks."},
-	} {
-		r.Time = hour(0).Add(time.Duration(i) * time.Minute)
-		s.add(e, r, "rule: Add succeeds")
-	}
-	for q, want := range map[string]string{
+	}, map[string]string{
 		"What painters did you recommend to me?": "a0",
 		"What is my dog's name?":                 "u1",
-	} {
-		hits := s.query(e, memory.Query{Text: q, Mode: memory.KeywordOnly}, "rule: Query succeeds")
-		if assert.NotEmpty(e.t, hits, "rule: %q finds the conversation", q) {
-			assert.Equal(e.t, want, hits[0].ID, "rule: %q finds first what the side it asks about said", q)
-		}
-	}
+	}, "")
 }
 
 // querySpeakerNames: a chat log's user who gave their name ("Hi, I'm
@@ -482,8 +472,7 @@ func querySpeakerRoles(e *env) {
 // so does "李明喜欢什么测试？"; and a question about the assistant's words
 // to her finds the assistant's turn, as "… recommend to me?" does.
 func querySpeakerNames(e *env) {
-	s := e.fresh(needRecords | needQuerier)
-	for i, r := range []memory.Record{
+	firstBySpeaker(e, []memory.Record{
 		{ID: "u0", Speaker: "user", Text: "Hi, I'm Priya, I lead the billing team."},
 		{ID: "a0", Speaker: "assistant", Text: "Nice to meet you! How can I help the billing team?"},
 		{ID: "u1", Speaker: "user", Text: "I prefer table-driven tests with testify."},
@@ -494,22 +483,29 @@ func querySpeakerNames(e *env) {
 		{ID: "za0", Namespace: "zh", Speaker: "assistant", Text: "你好！有什么可以帮你的？"},
 		{ID: "zu1", Namespace: "zh", Speaker: "user", Text: "我喜欢表格驱动的测试。"},
 		{ID: "za1", Namespace: "zh", Speaker: "assistant", Text: "好的李明，表格驱动的测试；小王的团队喜欢黄金文件测试。"},
-	} {
-		r.Time = hour(0).Add(time.Duration(i) * time.Minute)
-		s.add(e, r, "rule: Add succeeds")
-	}
-	for q, want := range map[string]string{
+	}, map[string]string{
 		"Which tests does Priya prefer?":                   "u1",
 		"What did you recommend to Priya for the release?": "a2",
 		"李明喜欢什么测试？":                                        "zu1",
-	} {
-		ns := ""
-		if want[0] == 'z' {
-			ns = "zh"
-		}
-		hits := s.query(e, memory.Query{Text: q, Namespace: ns, Mode: memory.KeywordOnly}, "rule: Query succeeds")
+	}, ", the user by the name they gave")
+}
+
+// firstBySpeaker adds recs to a fresh store a minute apart, and checks
+// that each query of first, asked by keyword in the namespace of the
+// record it names, finds that record first ("what the side it asks about
+// said", and how: because).
+func firstBySpeaker(e *env, recs []memory.Record, first map[string]string, because string) {
+	s := e.fresh(needRecords | needQuerier)
+	namespace := map[string]string{}
+	for i, r := range recs {
+		r.Time = hour(0).Add(time.Duration(i) * time.Minute)
+		s.add(e, r, "rule: Add succeeds")
+		namespace[r.ID] = r.Namespace
+	}
+	for q, want := range first {
+		hits := s.query(e, memory.Query{Text: q, Namespace: namespace[want], Mode: memory.KeywordOnly}, "rule: Query succeeds")
 		if assert.NotEmpty(e.t, hits, "rule: %q finds the conversation", q) {
-			assert.Equal(e.t, want, hits[0].ID, "rule: %q finds first what the side it asks about said, the user by the name they gave", q)
+			assert.Equal(e.t, want, hits[0].ID, "rule: %q finds first what the side it asks about said"+because, q)
 		}
 	}
 }

@@ -146,17 +146,20 @@ func IntroducedNames(text string) []string {
 }
 
 // Introduces reports whether text introduces its speaker by name ("Hello,
-// my name is Emily.", "Hi, I'm Gary, nice to meet you", "Hey, Bob here.",
-// "我叫李明"): the name as written (a capital is what tells "I'm Ready"
-// from "I'm ready"), right after one of introLeads in any case, one of
-// greetedLeads after a greeting (greeted: "Hi, I'm Gary", not "I'm
-// Italian"), one of cjkIntroLeads (or cjkGreetedLeads after a greeting:
-// "你好，我是陈阳"), or opening a clause before "here" and
-// its end (signsOff); and not the first part of a longer word or a
-// possessive ("I'm Emily's sister", "I'm Emilyanne").
+// my name is Emily.", "Hi, I'm Gary, nice to meet you", "Hey, Bob here."):
+// the name as written (a capital is what tells "I'm Ready" from "I'm
+// ready"), right after one of introLeads in any case, one of greetedLeads
+// after a greeting (greeted: "Hi, I'm Gary", not "I'm Italian"), or
+// opening a clause before "here" and its end (signsOff); and not the first
+// part of a longer word or a possessive ("I'm Emily's sister", "I'm
+// Emilyanne"). A name written in Chinese is one of IntroducedNames(text)
+// ("我叫李明", "你好，我是陈阳").
 func Introduces(text, name string) bool {
 	if name == "" {
 		return false
+	}
+	if hanName(name) {
+		return slices.Contains(IntroducedNames(text), name)
 	}
 	for off := 0; ; {
 		i := strings.Index(text[off:], name)
@@ -173,16 +176,6 @@ func Introduces(text, name string) bool {
 		before := text[:i]
 		if signsOff(before, rest) {
 			return true
-		}
-		for _, lead := range cjkIntroLeads {
-			if strings.HasSuffix(before, lead) {
-				return true
-			}
-		}
-		for _, lead := range cjkGreetedLeads {
-			if b, ok := strings.CutSuffix(before, lead); ok && cjkGreeted(b) {
-				return true
-			}
 		}
 		for _, lead := range slices.Concat(introLeads, greetedLeads) {
 			if len(before) < len(lead) || !strings.EqualFold(before[len(before)-len(lead):], lead) {
@@ -277,8 +270,7 @@ func (st SpeakerTerms) Alias(tok keyword.Tokenizer, name, s string) {
 // particular (nil). A Chinese name reads as 我. Any other query keeps
 // named.
 func (st SpeakerTerms) ByName(tok keyword.Tokenizer, named, names []string, query string) []string {
-	askers := st.askers(tok)
-	if len(askers) == 0 || slices.ContainsFunc(named, func(s string) bool { return !slices.Contains(askers, s) }) {
+	if len(named) == 0 || slices.ContainsFunc(named, func(s string) bool { return !IsAsker(s) }) {
 		return named
 	}
 	if q := asAsker(query, names); q != query {
@@ -305,15 +297,34 @@ func (st SpeakerTerms) ByName(tok keyword.Tokenizer, named, names []string, quer
 	return named
 }
 
-// asAsker returns query with each of names written in Chinese (Han
-// characters) replaced by 我.
+// asAsker returns query with each of names written in Chinese (hanName)
+// replaced by 我.
 func asAsker(query string, names []string) string {
 	for _, n := range names {
-		if r, _ := utf8.DecodeRuneInString(n); unicode.Is(unicode.Han, r) {
+		if hanName(n) {
 			query = strings.ReplaceAll(query, n, "我")
 		}
 	}
 	return query
+}
+
+// SpaceNames returns query with each of names written in Chinese
+// (hanName) set apart by spaces, a word of its own as NamedSpeakers reads
+// names: Chinese writes none around a name.
+func SpaceNames(query string, names []string) string {
+	for _, n := range names {
+		if hanName(n) {
+			query = strings.ReplaceAll(query, n, " "+n+" ")
+		}
+	}
+	return query
+}
+
+// hanName reports whether name is written in Chinese (IntroducedNames'
+// names), not in a script with spaces (PersonNames').
+func hanName(name string) bool {
+	r, _ := utf8.DecodeRuneInString(name)
+	return unicode.Is(unicode.Han, r)
 }
 
 // namesAny reports whether w (in lower case) is a word of one of names,
@@ -326,10 +337,4 @@ func namesAny(w string, names []string) bool {
 		}
 	}
 	return false
-}
-
-// IsAsker reports whether speaker is the name of an asker role, a chat
-// log's user ("User", "human").
-func IsAsker(speaker string) bool {
-	return slices.ContainsFunc(askerRoles, func(role string) bool { return strings.EqualFold(strings.TrimSpace(speaker), role) })
 }

@@ -180,19 +180,25 @@ func (st SpeakerTerms) answerers(tok keyword.Tokenizer) []string {
 	return out
 }
 
-// askers returns the speakers named as an asker role.
+// askers returns the speakers named as an asker role (IsAsker).
 func (st SpeakerTerms) askers(tok keyword.Tokenizer) []string {
 	var out []string
 	for _, role := range askerRoles {
 		for _, t := range tok.Tokens(role) {
 			for _, s := range st[t] {
-				if strings.EqualFold(strings.TrimSpace(s), role) && !slices.Contains(out, s) {
+				if IsAsker(s) && !slices.Contains(out, s) {
 					out = append(out, s)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// IsAsker reports whether speaker is the name of an asker role, a chat
+// log's user ("User", "human").
+func IsAsker(speaker string) bool {
+	return slices.ContainsFunc(askerRoles, func(role string) bool { return strings.EqualFold(strings.TrimSpace(speaker), role) })
 }
 
 // First- and second-person words: English pronouns and their
