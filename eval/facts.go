@@ -133,15 +133,17 @@ type FactStore interface {
 }
 
 // FactReport is what RunStories measured: over the stories' questions
-// asked now, the share whose top k holds a superseded version (Stale) and
-// the share that holds the current one (Current); over the questions asked
+// asked now, the share whose top k holds a superseded version (Stale), the
+// share that holds the current one (Current) and the share that holds it
+// above every superseded version (CurrentFirst: what an agent that reads
+// its hits in order takes for the fact); over the questions asked
 // as of a moment between two versions, the share whose top k holds the
 // version valid then (AsOfValid) and the share that holds a later one
 // (AsOfLater).
 type FactReport struct {
 	StoryOptions
 	Stories, Questions, AsOfQuestions int
-	Stale, Current                    float64
+	Stale, Current, CurrentFirst      float64
 	AsOfValid, AsOfLater              float64
 }
 
@@ -167,7 +169,7 @@ func RunStories(ctx context.Context, st FactStore, stories []Story, o StoryOptio
 	}
 	rep := FactReport{Stories: len(stories), StoryOptions: o}
 	supersede, k := o.Supersede, o.K
-	var stale, current, valid, later int
+	var stale, current, first, valid, later int
 	for _, s := range stories {
 		type write struct {
 			FactLine
@@ -214,8 +216,13 @@ func RunStories(ctx context.Context, st FactStore, stories []Story, o StoryOptio
 		}
 		rep.Questions++
 		last := len(s.Versions) - 1
-		if slices.Contains(ids, s.Versions[last].ID) {
+		if at := slices.Index(ids, s.Versions[last].ID); at >= 0 {
 			current++
+			if !slices.ContainsFunc(ids[:at], func(id string) bool {
+				return slices.ContainsFunc(s.Versions[:last], func(v FactLine) bool { return v.ID == id })
+			}) {
+				first++
+			}
 		}
 		if slices.ContainsFunc(s.Versions[:last], func(v FactLine) bool { return slices.Contains(ids, v.ID) }) {
 			stale++
@@ -241,7 +248,7 @@ func RunStories(ctx context.Context, st FactStore, stories []Story, o StoryOptio
 		}
 		return float64(n) / float64(of)
 	}
-	rep.Stale, rep.Current = share(stale, rep.Questions), share(current, rep.Questions)
+	rep.Stale, rep.Current, rep.CurrentFirst = share(stale, rep.Questions), share(current, rep.Questions), share(first, rep.Questions)
 	rep.AsOfValid, rep.AsOfLater = share(valid, rep.AsOfQuestions), share(later, rep.AsOfQuestions)
 	return rep, nil
 }
@@ -256,8 +263,8 @@ func (r FactReport) String() string {
 	if r.MinRelevance != 0 {
 		rel = fmt.Sprint(r.MinRelevance)
 	}
-	return fmt.Sprintf("%-9s  min relevance %-7s  %d stories: now (%d): stale in top %d %5.1f%%, current %5.1f%%; as of a past moment (%d): valid version %5.1f%%, a later one %5.1f%%",
-		how, rel, r.Stories, r.Questions, r.K, 100*r.Stale, 100*r.Current, r.AsOfQuestions, 100*r.AsOfValid, 100*r.AsOfLater)
+	return fmt.Sprintf("%-9s  min relevance %-7s  %d stories: now (%d): stale in top %d %5.1f%%, current %5.1f%% (above every stale one %5.1f%%); as of a past moment (%d): valid version %5.1f%%, a later one %5.1f%%",
+		how, rel, r.Stories, r.Questions, r.K, 100*r.Stale, 100*r.Current, 100*r.CurrentFirst, r.AsOfQuestions, 100*r.AsOfValid, 100*r.AsOfLater)
 }
 
 // Problems returns what a run of the suite got wrong: with supersede, a
