@@ -45,9 +45,14 @@ type Memory interface {
 
 // Hit is one remembered segment found by a search.
 type Hit struct {
-	ID    string  // the memory's identifier within its store
-	Text  string  // the remembered segment (for long-term memory: the whole parent)
-	Score float32 // the ranking's score: the cosine similarity for vector search, the fused score for hybrid search
+	ID   string // the memory's identifier within its store
+	Text string // the remembered segment (for long-term memory: the whole parent)
+	// Score is the ranking's score: the cosine similarity for vector
+	// search, the fused score for hybrid search. Hits come best first, in
+	// Score order, except that a long-term memory places a later version
+	// of a statement before the earlier ones it restates, which may score
+	// more (Explanation.LaterThan names them).
+	Score float32
 	// Relevance is how likely the hit is what the query looks for, in
 	// [0, 1], with one meaning in every store, namespace and mode: a
 	// probability fitted on conversations (package engine says how). A
@@ -159,6 +164,13 @@ type Explanation struct {
 	// query calls them by that they gave as theirs there ("Hi, I'm
 	// Priya": {"user": ["Priya"]}), read as that speaker (Speakers).
 	Aliases map[string][]string
+	// LaterThan are the hits, said earlier by the same speaker in the
+	// same namespace, that this one was placed before though they may
+	// score more: it holds the same words of the query as each and shares
+	// a third of its words with it ("My manager is Tom." in January, "My
+	// manager is Ingrid now." in May), a later version of what they say,
+	// where memories are added beside each other rather than superseded.
+	LaterThan []string
 	// Paths are the paths that found it: "keyword", "vector".
 	Paths []string
 	// Terms are the query's terms (as the keyword path's tokenizer cuts

@@ -370,6 +370,9 @@ type Explanation struct {
 	// Aliases: for a speaker, the names the query calls them by that they
 	// gave as theirs.
 	Aliases map[string][]string `json:"aliases,omitempty"`
+	// LaterThan: the hits, said earlier by the same speaker, that this
+	// one restates and was placed before.
+	LaterThan []string `json:"later_than,omitempty"`
 }
 
 // SearchResult answers a search.
@@ -489,7 +492,8 @@ func Explain(x *memory.Explanation) *Explanation {
 		return nil
 	}
 	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, OwnKeyword: x.OwnKeyword, Answers: x.Answers, Vector: x.Vector, Fused: x.Fused,
-		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, Records: x.Records, UnknownNames: x.UnknownNames, Speakers: x.Speakers, Aliases: x.Aliases}
+		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, Records: x.Records, UnknownNames: x.UnknownNames, Speakers: x.Speakers, Aliases: x.Aliases,
+		LaterThan: x.LaterThan}
 }
 
 // toMemories converts records; none is nil.

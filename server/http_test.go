@@ -646,3 +646,25 @@ func TestHTTP_ExplainAliases(t *testing.T) {
 	assert.Equal(t, []string{"user"}, sr.Hits[0].Explain.Speakers)
 	assert.Contains(t, string(r.body), `"aliases":{"user":["Priya"]}`)
 }
+
+// TestHTTP_ExplainLaterThan: of two facts added beside each other, the
+// later comes first and its explanation names the earlier (later_than).
+func TestHTTP_ExplainLaterThan(t *testing.T) {
+	ts := start(t, nil)
+	for _, f := range []AddRequest{
+		{Text: "My manager is Tom.", Time: "2026-01-12", Speaker: "user", Scope: Scope{Namespace: "dana"}},
+		{Text: "My manager is Ingrid now.", Time: "2026-05-02", Speaker: "user", Scope: Scope{Namespace: "dana"}},
+	} {
+		r := ts.call(t, "POST", "/v1/memories", "", f)
+		require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)
+	}
+	r := ts.call(t, "POST", "/v1/search", "", SearchRequest{Query: "Who is my manager?", Explain: true, Scope: Scope{Namespace: "dana"}})
+	require.Equal(t, http.StatusOK, r.status, "body: %s", r.body)
+	var sr SearchResult
+	r.decode(t, &sr)
+	require.Len(t, sr.Hits, 2)
+	assert.Equal(t, []string{"My manager is Ingrid now.", "My manager is Tom."}, []string{sr.Hits[0].Text, sr.Hits[1].Text})
+	require.NotNil(t, sr.Hits[0].Explain)
+	assert.Equal(t, []string{sr.Hits[1].ID}, sr.Hits[0].Explain.LaterThan)
+	assert.Contains(t, string(r.body), `"later_than":["`+sr.Hits[1].ID+`"]`)
+}

@@ -230,6 +230,9 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			for _, sp := range slices.Sorted(maps.Keys(x.Aliases)) {
 				answers += fmt.Sprintf("; it calls %s %s, the name they gave", sp, strings.Join(x.Aliases[sp], " and "))
 			}
+			if len(x.LaterThan) > 0 {
+				answers += "; a later version of " + strings.Join(x.LaterThan, " and ") + " (said earlier, the same words of the query), placed before it"
+			}
 			ns := "the namespace"
 			if x.Records > 0 {
 				ns = fmt.Sprintf("the namespace (%d records)", x.Records)

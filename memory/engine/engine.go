@@ -143,10 +143,11 @@ type candidate[K comparable] struct {
 	relevance  float64
 	ns         *nsFacts // its namespace's (for one the vector path alone found, the best namespace's)
 	doc        Doc
-	read       bool    // doc is read (Source.Docs)
-	asked      string  // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)
-	kwOwn      float64 // the keyword path's score of its own words (scored.own)
-	kwRelevant float64 // the part of KWScore relevance reads (scored.relevant)
+	read       bool     // doc is read (Source.Docs)
+	asked      string   // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)
+	kwOwn      float64  // the keyword path's score of its own words (scored.own)
+	kwRelevant float64  // the part of KWScore relevance reads (scored.relevant)
+	laterThan  []string // the ids of the hits it was placed before, its earlier versions (search.newerFirst)
 }
 
 // CheckQuery returns an error wrapping memory.ErrInvalidArgument for a
@@ -222,10 +223,18 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		return nil, err
 	}
 	list = s.relevant(list, q.MinRelevance)
-	if list, err = s.best(ctx, list, keep); err != nil {
+	// A later version of a hit may come before it (WithNewerFirst) in a
+	// search with a keyword path: best reads the hits that may.
+	versions := q.Mode != memory.VectorOnly && !e.cfg.noNewerFirst
+	if list, err = s.best(ctx, list, keep, versions); err != nil {
 		return nil, err
 	}
-	hits := makeHits(s, list, q.Explain)
+	qterms := s.queryTerms()
+	if versions {
+		list = s.newerFirst(qterms, list)
+		list = list[:min(keep, len(list))]
+	}
+	hits := makeHits(s, qterms, list, q.Explain)
 	keys := make([]K, len(list))
 	for i, c := range list {
 		keys[i] = c.key

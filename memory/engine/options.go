@@ -124,6 +124,8 @@ type config struct {
 
 	bm25       keyword.Params
 	noQueryIDF bool
+	// noNewerFirst: WithNewerFirst(false).
+	noNewerFirst bool
 
 	neighbourWeight, nextWeight float64
 	handOff                     float64
@@ -367,6 +369,19 @@ func WithRecency(boost float64, halfLife time.Duration) Option {
 		c.recencyHalfLife = cmp.Or(halfLife, DefaultRecencyHalfLife)
 		return nil
 	}
+}
+
+// WithNewerFirst, on (the default), places in a search with a keyword path
+// (hybrid, keyword) a later version of a statement before the earlier ones
+// it restates, though they score more (ranking.NewerFirst): of "My manager
+// is Tom." (January) and "My manager is Ingrid now." (May), "Who is my
+// manager?" gets May's first, and the hit's explanation names January's
+// (memory.Explanation.LaterThan). Memories added beside each other rather
+// than superseded (memory.Facts.Supersede) are otherwise ordered by their
+// words alone, which cannot tell the current from the stale. Off, hits come
+// in score order.
+func WithNewerFirst(on bool) Option {
+	return func(c *config) error { c.noNewerFirst = !on; return nil }
 }
 
 // WithQueryExpansion makes the keyword path add to each query the words

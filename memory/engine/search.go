@@ -266,7 +266,7 @@ func (s *search[K]) fusion() ranking.Fusion {
 // best keep candidates, which best reads no more (when relevance leaves
 // them all in, as it most often does, no other read is needed).
 func (s *search[K]) bestShare(ctx context.Context, list []*candidate[K], keep int) error {
-	top, err := s.best(ctx, slices.Clone(list), keep)
+	top, err := s.best(ctx, slices.Clone(list), keep, false)
 	if err != nil || len(top) == 0 {
 		return err
 	}
@@ -342,13 +342,23 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 // best returns the best keep of list, in order (ranking.Order), with their
 // records read: only the records that can make the top keep are read, the
 // best keep by score with those tied with the keep-th on everything but
-// their id (ranking.Order's last key, read with them).
-func (s *search[K]) best(ctx context.Context, list []*candidate[K], keep int) ([]*candidate[K], error) {
+// their id (ranking.Order's last key, read with them). With versions it
+// returns, after them, the candidates that score at least
+// ranking.NewerScoreRatio of the keep-th (and more than 0): those that
+// newerFirst may place among the best keep, as later versions of them.
+func (s *search[K]) best(ctx context.Context, list []*candidate[K], keep int, versions bool) ([]*candidate[K], error) {
 	byScore := func(a, b *candidate[K]) int { return ranking.Order(a.Paths, b.Paths, a.score, b.score, "", "") }
 	slices.SortFunc(list, byScore)
 	n := min(keep, len(list))
 	for n > 0 && n < len(list) && byScore(list[n-1], list[n]) == 0 {
 		n++
+	}
+	if versions && n > 0 {
+		least := ranking.NewerScoreRatio * list[min(keep, n)-1].score
+		for n < len(list) && list[n].score >= least && list[n].score > 0 {
+			n++
+		}
+		keep = n
 	}
 	list = list[:n]
 	if n == 0 {
@@ -377,18 +387,54 @@ func (s *search[K]) best(ctx context.Context, list []*candidate[K], keep int) ([
 	return list[:min(keep, len(list))], nil
 }
 
-// makeHits turns candidates into results with snippets: the chunks that
-// share the most of the terms the keyword path searched for
-// (ranking.SnippetRatio of the most any chunk shares; the query's
-// question words left out, as that path leaves them out: "what" matches
-// the turns that ask), and those the vector path matched nearly as well
-// as the best.
-func makeHits[K comparable](s *search[K], list []*candidate[K], explain bool) []memory.Hit {
-	e := s.e
+// queryTerms returns the terms the keyword path searched for: the query's
+// words, its question words left out (as that path leaves them out: "what"
+// matches the turns that ask).
+func (s *search[K]) queryTerms() map[string]bool {
 	qterms := map[string]bool{}
-	for _, t := range e.tok.Tokens(s.words) {
+	for _, t := range s.e.tok.Tokens(s.words) {
 		qterms[t] = true
 	}
+	return qterms
+}
+
+// newerFirst returns list, in score order, with each hit moved before the
+// older hits of its namespace and speaker it is a later version of
+// (ranking.NewerFirst; qterms: queryTerms). A hit's time is when what it
+// says starts to hold (its ValidFrom, else its Time).
+func (s *search[K]) newerFirst(qterms map[string]bool, list []*candidate[K]) []*candidate[K] {
+	if len(list) < 2 {
+		return list
+	}
+	st := make([]ranking.Statement, len(list))
+	for i, c := range list {
+		r := &c.doc.Record
+		from := r.ValidFrom
+		if from.IsZero() {
+			from = r.Time
+		}
+		st[i] = ranking.Statement{Source: r.Namespace + "\x00" + r.Speaker, From: from, Score: c.score, Text: r.Text}
+	}
+	order, earlier := ranking.NewerFirst(s.e.tok, qterms, st)
+	if earlier == nil {
+		return list
+	}
+	out := make([]*candidate[K], len(list))
+	for i, j := range order {
+		out[i] = list[j]
+		for _, k := range earlier[j] {
+			out[i].laterThan = append(out[i].laterThan, list[k].doc.Record.ID)
+		}
+	}
+	return out
+}
+
+// makeHits turns candidates into results with snippets: the chunks that
+// share the most of the terms the keyword path searched for (qterms:
+// queryTerms; ranking.SnippetRatio of the most any chunk shares), and
+// those the vector path matched nearly as well as the best.
+func makeHits[K comparable](s *search[K], qterms map[string]bool, list []*candidate[K], explain bool) []memory.Hit {
+	e := s.e
 	hits := make([]memory.Hit, len(list))
 	for i, c := range list {
 		chunks := c.doc.Chunks
@@ -417,7 +463,7 @@ func makeHits[K comparable](s *search[K], list []*candidate[K], explain bool) []
 func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
 	e := s.e
 	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.ns.cover, Records: c.ns.docs,
-		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.ns.unknown), Speakers: slices.Clone(c.ns.speakers)}
+		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.ns.unknown), Speakers: slices.Clone(c.ns.speakers), LaterThan: slices.Clone(c.laterThan)}
 	for sp, names := range c.ns.aliases {
 		if x.Aliases == nil {
 			x.Aliases = map[string][]string{}

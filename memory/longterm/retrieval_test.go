@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem/embed/hash"
 	"github.com/agentmem/agentmem/memory"
+	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 )
 
@@ -630,7 +631,9 @@ func TestQuery_RecapAsOf(t *testing.T) {
 // TestQuery_Recency: a query that refers back to an earlier conversation
 // ("again", "last time") prefers the latest of records that match it
 // alike; one that does not keeps the older first (lower id on a tie), and
-// WithRecency(0, 0) turns the preference off.
+// WithRecency(0, 0) turns the preference off. The scores alone, that is:
+// the records are versions of one statement, and by default the later
+// comes first whatever the query (engine.WithNewerFirst).
 func TestQuery_Recency(t *testing.T) {
 	ctx := t.Context()
 	at := time.Date(2026, 6, 20, 10, 0, 0, 0, time.UTC)
@@ -639,17 +642,23 @@ func TestQuery_Recency(t *testing.T) {
 		{ID: "b-new", Namespace: "c", Time: at.AddDate(0, 0, -2), Text: "The training plan is a 4-day split."},
 		{ID: "c-other", Namespace: "c", Time: at, Text: "My flight to Lisbon leaves at noon."},
 	}
-	m := newFilled(t, recs)
+	scoreOrder := WithEngine(engine.WithNewerFirst(false))
+	m := newFilled(t, recs, scoreOrder)
 	hits, err := m.Query(ctx, Query{Text: "What was the training plan split again?", Namespace: "c", Mode: KeywordOnly})
 	noErr(t, err)
 	assert.Equal(t, "b-new", hits[0].ID, "refers back: the latest first")
 	hits, err = m.Query(ctx, Query{Text: "What is the training plan split?", Namespace: "c", Mode: KeywordOnly})
 	noErr(t, err)
 	assert.Equal(t, "a-old", hits[0].ID, "does not refer back: no recency")
-	off := newFilled(t, recs, WithRecency(0, 0))
+	off := newFilled(t, recs, WithRecency(0, 0), scoreOrder)
 	hits, err = off.Query(ctx, Query{Text: "What was the training plan split again?", Namespace: "c", Mode: KeywordOnly})
 	noErr(t, err)
 	assert.Equal(t, "a-old", hits[0].ID, "off")
+	versions := newFilled(t, recs, WithRecency(0, 0))
+	hits, err = versions.Query(ctx, Query{Text: "What is the training plan split?", Namespace: "c", Mode: KeywordOnly, Explain: true})
+	noErr(t, err)
+	assert.Equal(t, []string{"b-new", "a-old"}, ids(hits), "by default the later version first, without recency")
+	assert.Equal(t, []string{"a-old"}, hits[0].Explain.LaterThan, "the explanation names the earlier version")
 }
 
 func noErr(t *testing.T, err error) {

@@ -1,6 +1,7 @@
 package memorytest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -514,6 +515,13 @@ var breakers = []breaker{
 	spoil("QueryFunctionWords", "ranks the note with the most of the query's words first", byQueryWords),
 	spoil("QuerySpeakerRoles", "ranks the turn with the most of the query's words first, whoever said it", byQueryWords),
 	spoil("QuerySpeakerNames", "ranks the turn with the most of the query's words first, whoever said it", byQueryWords),
+	spoil("QueryNewerVersion", "ranks by score alone", func(b *broken) {
+		b.query = func(ctx context.Context, q memory.Query) ([]memory.Hit, error) {
+			hits, err := b.m.Query(ctx, q)
+			slices.SortStableFunc(hits, func(a, b memory.Hit) int { return cmp.Compare(b.Score, a.Score) })
+			return hits, err
+		}
+	}),
 	spoil("ListOrder", "lists newest first", func(b *broken) {
 		b.list = func(ctx context.Context, opts memory.ListOptions) ([]memory.Record, int, error) {
 			recs, total, err := b.m.List(ctx, opts)

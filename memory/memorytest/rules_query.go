@@ -28,6 +28,7 @@ var queryRules = []rule{
 	{"QueryFunctionWords", queryFunctionWords},
 	{"QuerySpeakerRoles", querySpeakerRoles},
 	{"QuerySpeakerNames", querySpeakerNames},
+	{"QueryNewerVersion", queryNewerVersion},
 }
 
 // zone is a time zone other than UTC, for bounds that name an instant
@@ -488,6 +489,28 @@ func querySpeakerNames(e *env) {
 		"What did you recommend to Priya for the release?": "a2",
 		"李明喜欢什么测试？":                                        "zu1",
 	}, ", the user by the name they gave")
+}
+
+// queryNewerVersion: of two statements by one speaker that answer a
+// query alike (the same words of it, most of their own words shared), the
+// later comes first though it scores lower, and the earlier still comes:
+// memories added beside each other, not superseded, where the later said
+// is the likelier current.
+func queryNewerVersion(e *env) {
+	s := e.fresh(needRecords | needQuerier)
+	for i, r := range []memory.Record{
+		{ID: "old", Speaker: "user", Text: "My manager is Tom."},
+		{ID: "ok", Speaker: "assistant", Text: "Noted."},
+		{ID: "team", Speaker: "user", Text: "Our team moved to the fourth floor."},
+		{ID: "new", Speaker: "user", Text: "My manager is Ingrid now."},
+	} {
+		r.Time = hour(24 * 30 * i)
+		s.add(e, r, "rule: Add succeeds")
+	}
+	hits := s.query(e, memory.Query{Text: "Who is my manager?"}, "rule: Query succeeds")
+	if assert.GreaterOrEqual(e.t, len(hits), 2, "rule: \"Who is my manager?\" finds both statements") {
+		assert.Equal(e.t, []string{"new", "old"}, hitIDs(hits)[:2], "rule: of two statements that answer a query alike, the later comes first")
+	}
 }
 
 // firstBySpeaker adds recs to a fresh store a minute apart, and checks
