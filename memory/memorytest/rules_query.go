@@ -492,7 +492,7 @@ func querySpeakerNames(e *env) {
 }
 
 // queryNewerVersion: of two statements by one speaker that answer a
-// query alike (the same words of it, most of their own words shared), the
+// query alike (the same words of it, a third of their words shared), the
 // later comes first though it scores lower, and the earlier still comes:
 // memories added beside each other, not superseded, where the later said
 // is the likelier current.
