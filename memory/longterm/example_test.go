@@ -147,3 +147,37 @@ func ExampleMemory_Supersede() {
 	// versions: 2 - the old one superseded by the new: true
 	// said again is a duplicate: true true
 }
+
+// Facts added beside each other, not superseded, are both current: of
+// two that answer a search alike, the later said comes first, and its
+// explanation names the earlier (engine.WithNewerFirst).
+func ExampleMemory_Query_laterVersionFirst() {
+	ctx := context.Background()
+	emb, err := hash.New(hash.DefaultDim)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mem, err := longterm.New(ctx, emb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mem.Close()
+	jan := time.Date(2026, 1, 12, 9, 0, 0, 0, time.UTC)
+	_, err = mem.AddBatch(ctx, []longterm.Record{
+		{ID: "m1", Namespace: "dana", Speaker: "user", Text: "My manager is Tom.", Time: jan},
+		{ID: "m2", Namespace: "dana", Speaker: "user", Text: "My manager is Ingrid now.", Time: jan.AddDate(0, 4, 0)},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	hits, err := mem.Query(ctx, longterm.Query{Text: "Who is my manager?", Namespace: "dana", Explain: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, h := range hits {
+		fmt.Println(h.Text, h.Explain.LaterThan)
+	}
+	// Output:
+	// My manager is Ingrid now. [m1]
+	// My manager is Tom. []
+}
