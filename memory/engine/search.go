@@ -401,7 +401,7 @@ func (s *search[K]) queryTerms() map[string]bool {
 // newerFirst returns list, in score order, with each hit moved before the
 // older hits of its namespace and speaker it is a later version of
 // (ranking.NewerFirst; qterms: queryTerms). A hit's time is when what it
-// says starts to hold (its ValidFrom, else its Time).
+// says starts to hold (memory.Record.Since).
 func (s *search[K]) newerFirst(qterms map[string]bool, list []*candidate[K]) []*candidate[K] {
 	if len(list) < 2 {
 		return list
@@ -409,11 +409,7 @@ func (s *search[K]) newerFirst(qterms map[string]bool, list []*candidate[K]) []*
 	st := make([]ranking.Statement, len(list))
 	for i, c := range list {
 		r := &c.doc.Record
-		from := r.ValidFrom
-		if from.IsZero() {
-			from = r.Time
-		}
-		st[i] = ranking.Statement{Source: r.Namespace + "\x00" + r.Speaker, From: from, Score: c.score, Text: r.Text}
+		st[i] = ranking.Statement{Source: r.Namespace + "\x00" + r.Speaker, From: r.Since(), Score: c.score, Text: r.Text}
 	}
 	order, earlier := ranking.NewerFirst(s.e.tok, qterms, st)
 	if earlier == nil {

@@ -142,12 +142,7 @@ func checkHits(t tb, hits []memory.Hit, neighbours int, what string) {
 // it scores less (memory.Hit.Score): its namespace's and speaker's, said
 // after it.
 func laterVersion(later, earlier memory.Hit) bool {
-	from := func(h memory.Hit) time.Time {
-		if h.ValidFrom.IsZero() {
-			return h.Time
-		}
-		return h.ValidFrom
-	}
+	from := func(h memory.Hit) time.Time { return (&memory.Record{Time: h.Time, ValidFrom: h.ValidFrom}).Since() }
 	return later.Score < earlier.Score && later.Namespace == earlier.Namespace && later.Speaker == earlier.Speaker && from(later).After(from(earlier))
 }
 
