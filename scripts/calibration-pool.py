@@ -11,6 +11,10 @@ no two collide), every question followed by its cross-conversation probe
 
 prints the coefficients of package engine's calibrations table.
 
+DRCD (scripts/drcd.py), a set of documents rather than conversations, is
+left out on purpose: it checks the fitted models on stores they were not
+fitted on.
+
 Python standard library only; the output is derived, not committed.
 """
 import json

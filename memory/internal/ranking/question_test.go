@@ -29,8 +29,9 @@ func TestWithoutQuestionWords(t *testing.T) {
 	}
 }
 
-// Share counts the query's distinct terms that the text holds, all alike,
-// however often either repeats them.
+// Share counts the query's distinct terms that the text holds, all alike
+// but a Chinese character alone (half a term), however often either
+// repeats them.
 func TestShare(t *testing.T) {
 	tok, err := keyword.NewTokenizer()
 	require.NoError(t, err)
@@ -43,7 +44,12 @@ func TestShare(t *testing.T) {
 		{"resort resort booking", "a resort", 0.5},
 		{"resort booking", "nothing like it", 0},
 		{"the of and", "the of and", 0}, // no terms
-		{"陈静的猫", "陈静养了一只猫", 4.0 / 6},    // 陈 静 陈静 猫 held; 静的 的猫 not (的 alone is a stop word)
+		// 陈 静 猫 (half a term each) and 陈静 held, 静的 的猫 not (的
+		// alone is a stop word): (3·½ + 1) / (3·½ + 3).
+		{"陈静的猫", "陈静养了一只猫", 2.5 / 4.5},
+		// The characters of a question, but none of its words.
+		{"陈静的猫", "安静地看小猫在陈列室", 1.5 / 4.5},
+		{"猫", "一只猫", 1}, // a one-character word alone
 	} {
 		assert.InDelta(t, c.want, ranking.Share(tok, c.query, c.text), 1e-9, "%q in %q", c.query, c.text)
 	}
