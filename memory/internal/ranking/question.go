@@ -73,30 +73,16 @@ func hasWord(s string) bool {
 }
 
 // Share returns the share of query's distinct terms (as tok cuts them)
-// that text holds, every term weighing alike but a single character
-// (a Chinese one: Latin letters alone are not terms), which weighs
-// singleWeight: 0 for a query without terms.
+// that text holds, every term weighing alike but a character alone (of
+// Chinese, say: a Latin letter alone is no term, a digit alone weighs as
+// a word), which weighs singleWeight: 0 for a query without terms.
 func Share(tok keyword.Tokenizer, query, text string) float64 {
-	q := map[string]bool{}
-	for _, t := range tok.Tokens(query) {
-		q[t] = false
-	}
-	var held, terms float64
-	w := func(t string) float64 {
-		if utf8.RuneCountInString(t) == 1 {
+	held, terms := holds(tok, query, text, func(t string) float64 {
+		if r, n := utf8.DecodeRuneInString(t); n == len(t) && !unicode.IsDigit(r) {
 			return singleWeight
 		}
 		return 1
-	}
-	for t := range q {
-		terms += w(t)
-	}
-	for _, t := range tok.Tokens(text) {
-		if seen, ok := q[t]; ok && !seen {
-			q[t] = true
-			held += w(t)
-		}
-	}
+	})
 	if terms == 0 {
 		return 0
 	}
@@ -131,25 +117,34 @@ func Shared(tok keyword.Tokenizer, query, text string) int {
 // SharedOf is Shared with the number of query's distinct terms it counts
 // from.
 func SharedOf(tok keyword.Tokenizer, query, text string) (held, terms int) {
-	return holds(tok, query, text, func(t string) bool { return utf8.RuneCountInString(t) > 1 })
+	h, n := holds(tok, query, text, func(t string) float64 {
+		if utf8.RuneCountInString(t) > 1 {
+			return 1
+		}
+		return 0
+	})
+	return int(h), int(n)
 }
 
-// holds returns how many of query's distinct terms that count (as tok
-// cuts them) text holds, and how many there are.
-func holds(tok keyword.Tokenizer, query, text string, count func(term string) bool) (held, terms int) {
-	q := map[string]bool{}
+// holds returns the weight of query's distinct terms (as tok cuts them)
+// that text holds and the weight of them all, each term weighing what
+// weight says (0: not counted).
+func holds(tok keyword.Tokenizer, query, text string, weight func(term string) float64) (held, terms float64) {
+	q := map[string]float64{}
 	for _, t := range tok.Tokens(query) {
-		if count(t) {
-			q[t] = false
+		if _, ok := q[t]; !ok {
+			w := weight(t)
+			q[t] = w
+			terms += w
 		}
 	}
 	for _, t := range tok.Tokens(text) {
-		if seen, ok := q[t]; ok && !seen {
-			q[t] = true
-			held++
+		if w, ok := q[t]; ok {
+			held += w
+			delete(q, t)
 		}
 	}
-	return held, len(q)
+	return held, terms
 }
 
 // Asks reports whether a turn's text asks the other side for an answer:
