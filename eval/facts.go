@@ -216,15 +216,16 @@ func RunStories(ctx context.Context, st FactStore, stories []Story, o StoryOptio
 		}
 		rep.Questions++
 		last := len(s.Versions) - 1
+		superseded := func(id string) bool {
+			return slices.ContainsFunc(s.Versions[:last], func(v FactLine) bool { return v.ID == id })
+		}
 		if at := slices.Index(ids, s.Versions[last].ID); at >= 0 {
 			current++
-			if !slices.ContainsFunc(ids[:at], func(id string) bool {
-				return slices.ContainsFunc(s.Versions[:last], func(v FactLine) bool { return v.ID == id })
-			}) {
+			if !slices.ContainsFunc(ids[:at], superseded) {
 				first++
 			}
 		}
-		if slices.ContainsFunc(s.Versions[:last], func(v FactLine) bool { return slices.Contains(ids, v.ID) }) {
+		if slices.ContainsFunc(ids, superseded) {
 			stale++
 		}
 		for v := range last {

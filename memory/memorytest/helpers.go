@@ -109,8 +109,9 @@ func diffHit(want memory.Record, h memory.Hit) string {
 
 // checkHits checks the rules every result list keeps: best first (scores
 // do not increase, but that a later version of a statement may come
-// before the earlier: Hit.Score), each record once, finite scores, snippets that are
-// parts of the text, and neighbours only when asked for.
+// before the earlier: Hit.Score), each record once, finite scores,
+// snippets that are parts of the text, and neighbours only when asked
+// for.
 func checkHits(t tb, hits []memory.Hit, neighbours int, what string) {
 	t.Helper()
 	seen := map[string]bool{}
