@@ -30,32 +30,47 @@ type FactLine struct {
 	Time time.Time `json:"time"`
 }
 
-// kinds of story: the templates of a fact's first version, of a change,
-// and of the question. %[1]s is the person (or project), %[2]s the value.
-var storyKinds = []struct {
+// A storyKind is a kind of story: the templates of a fact's first
+// version, of a change, and of the question, where %[1]s is the person
+// (or project) and %[2]s the value.
+type storyKind struct {
 	kind            string
 	first, changes  []string
 	question        string
 	values, persons []string
-}{
-	{"move", []string{"%[1]s lives in %[2]s.", "%[1]s has an apartment in %[2]s and lives there."},
-		[]string{"%[1]s moved to %[2]s last month.", "%[1]s has relocated to %[2]s.", "These days %[1]s lives in %[2]s."},
-		"Where does %[1]s live?", cities, people},
-	{"job", []string{"%[1]s works at %[2]s as an engineer.", "%[1]s has a job at %[2]s."},
-		[]string{"%[1]s started a new job at %[2]s.", "%[1]s left for %[2]s and works there now.", "%[1]s joined %[2]s this spring."},
-		"Where does %[1]s work?", companies, people},
-	{"rename", []string{"The %[1]s project is called %[2]s.", "We named the %[1]s project %[2]s."},
-		[]string{"We renamed the %[1]s project to %[2]s.", "The %[1]s project is now called %[2]s.", "From now on the %[1]s project goes by %[2]s."},
-		"What is the %[1]s project called?", codenames, projects},
-	{"food", []string{"%[1]s's favourite food is %[2]s.", "%[1]s likes %[2]s more than any other food."},
-		[]string{"These days %[1]s prefers %[2]s over anything else.", "%[1]s's new favourite food is %[2]s.", "%[1]s is all about %[2]s now."},
-		"What is %[1]s's favourite food?", foods, people},
-	{"phone", []string{"%[1]s's phone number is %[2]s.", "You can reach %[1]s at %[2]s."},
-		[]string{"%[1]s changed phone number to %[2]s.", "%[1]s's new number is %[2]s.", "%[1]s can be reached at %[2]s from now on."},
-		"What is %[1]s's phone number?", phones, people},
-	{"car", []string{"%[1]s drives a %[2]s.", "%[1]s owns a %[2]s."},
-		[]string{"%[1]s sold the old car and now drives a %[2]s.", "%[1]s bought a %[2]s.", "%[1]s switched to a %[2]s."},
-		"What car does %[1]s drive?", cars, people},
+}
+
+// storyLanguage is what the stories of one language are made of: their
+// kinds, and the distractors about the same person (unrelated), which
+// share a name with the question but not its subject.
+type storyLanguage struct {
+	kinds     []storyKind
+	unrelated []string
+}
+
+var english = storyLanguage{
+	kinds: []storyKind{
+		{"move", []string{"%[1]s lives in %[2]s.", "%[1]s has an apartment in %[2]s and lives there."},
+			[]string{"%[1]s moved to %[2]s last month.", "%[1]s has relocated to %[2]s.", "These days %[1]s lives in %[2]s."},
+			"Where does %[1]s live?", cities, people},
+		{"job", []string{"%[1]s works at %[2]s as an engineer.", "%[1]s has a job at %[2]s."},
+			[]string{"%[1]s started a new job at %[2]s.", "%[1]s left for %[2]s and works there now.", "%[1]s joined %[2]s this spring."},
+			"Where does %[1]s work?", companies, people},
+		{"rename", []string{"The %[1]s project is called %[2]s.", "We named the %[1]s project %[2]s."},
+			[]string{"We renamed the %[1]s project to %[2]s.", "The %[1]s project is now called %[2]s.", "From now on the %[1]s project goes by %[2]s."},
+			"What is the %[1]s project called?", codenames, projects},
+		{"food", []string{"%[1]s's favourite food is %[2]s.", "%[1]s likes %[2]s more than any other food."},
+			[]string{"These days %[1]s prefers %[2]s over anything else.", "%[1]s's new favourite food is %[2]s.", "%[1]s is all about %[2]s now."},
+			"What is %[1]s's favourite food?", foods, people},
+		{"phone", []string{"%[1]s's phone number is %[2]s.", "You can reach %[1]s at %[2]s."},
+			[]string{"%[1]s changed phone number to %[2]s.", "%[1]s's new number is %[2]s.", "%[1]s can be reached at %[2]s from now on."},
+			"What is %[1]s's phone number?", phones, people},
+		{"car", []string{"%[1]s drives a %[2]s.", "%[1]s owns a %[2]s."},
+			[]string{"%[1]s sold the old car and now drives a %[2]s.", "%[1]s bought a %[2]s.", "%[1]s switched to a %[2]s."},
+			"What car does %[1]s drive?", cars, people},
+	},
+	unrelated: []string{"%[1]s enjoys hiking on weekends.", "%[1]s has two younger brothers.", "%[1]s is learning to play the cello.",
+		"%[1]s ran a half marathon in spring.", "%[1]s reads a lot of science fiction.", "%[1]s volunteers at the animal shelter."},
 }
 
 var (
@@ -67,22 +82,68 @@ var (
 	foods     = []string{"ramen", "tacos", "lasagna", "dumplings", "paella", "curry", "sushi", "pierogi", "falafel", "risotto"}
 	phones    = []string{"555-0142", "555-0199", "555-0173", "555-0108", "555-0126", "555-0187", "555-0134", "555-0161"}
 	cars      = []string{"Volvo estate", "Tesla Model 3", "Fiat Panda", "Subaru Outback", "Toyota Prius", "Mini Cooper", "Ford Ranger", "Kia Niro"}
-	// unrelated are distractors about the same person, sharing a name
-	// with the question but not its subject.
-	unrelated = []string{"%[1]s enjoys hiking on weekends.", "%[1]s has two younger brothers.", "%[1]s is learning to play the cello.",
-		"%[1]s ran a half marathon in spring.", "%[1]s reads a lot of science fiction.", "%[1]s volunteers at the animal shelter."}
 )
 
-// GenerateStories returns n stories made from seed: each of the kinds in
-// turn, one to three changes (a second one in a third of the stories),
-// each version weeks after the one before, two distractors about other
-// persons' same fact and two about the person's other things.
+// chinese are the same kinds of story in Chinese, each fact said in the
+// words a Chinese speaker would use (the question's 工作 is not the
+// statement's 上班), the names and values Chinese ones.
+var chinese = storyLanguage{
+	kinds: []storyKind{
+		{"move", []string{"%[1]s住在%[2]s。", "%[1]s在%[2]s有一套公寓，住在那里。"},
+			[]string{"%[1]s上个月搬到了%[2]s。", "%[1]s已经搬去%[2]s了。", "%[1]s现在住在%[2]s。"},
+			"%[1]s住在哪里？", chineseCities, chinesePeople},
+		{"job", []string{"%[1]s在%[2]s工作，是一名工程师。", "%[1]s在%[2]s上班。"},
+			[]string{"%[1]s换了工作，现在在%[2]s上班。", "%[1]s跳槽去了%[2]s。", "%[1]s今年春天加入了%[2]s。"},
+			"%[1]s在哪里工作？", chineseCompanies, chinesePeople},
+		{"rename", []string{"%[1]s项目叫%[2]s。", "我们把%[1]s项目命名为%[2]s。"},
+			[]string{"我们把%[1]s项目改名为%[2]s了。", "%[1]s项目现在叫%[2]s。", "从现在起%[1]s项目改叫%[2]s。"},
+			"%[1]s项目叫什么名字？", chineseCodenames, chineseProjects},
+		{"food", []string{"%[1]s最喜欢的食物是%[2]s。", "%[1]s最爱吃%[2]s。"},
+			[]string{"%[1]s最近更喜欢吃%[2]s了。", "%[1]s现在最喜欢的食物是%[2]s。", "%[1]s如今迷上了%[2]s。"},
+			"%[1]s最喜欢吃什么？", chineseFoods, chinesePeople},
+		{"phone", []string{"%[1]s的电话号码是%[2]s。", "可以打%[2]s联系%[1]s。"},
+			[]string{"%[1]s换了电话号码，新号码是%[2]s。", "%[1]s的新号码是%[2]s。", "从现在起可以打%[2]s找%[1]s。"},
+			"%[1]s的电话号码是多少？", chinesePhones, chinesePeople},
+		{"car", []string{"%[1]s开一辆%[2]s。", "%[1]s有一辆%[2]s。"},
+			[]string{"%[1]s卖掉了旧车，现在开%[2]s。", "%[1]s买了一辆%[2]s。", "%[1]s换成了%[2]s。"},
+			"%[1]s开什么车？", chineseCars, chinesePeople},
+	},
+	unrelated: []string{"%[1]s周末喜欢去爬山。", "%[1]s有两个弟弟。", "%[1]s在学拉大提琴。",
+		"%[1]s春天跑了一个半程马拉松。", "%[1]s读了很多科幻小说。", "%[1]s在动物收容所做志愿者。"},
+}
+
+var (
+	chinesePeople    = []string{"王芳", "李娜", "张伟", "刘洋", "陈静", "杨磊", "赵敏", "黄丽", "周杰", "吴昊", "徐婷", "孙悦", "马超", "朱琳", "胡斌", "郭靖"}
+	chineseCities    = []string{"巴黎", "柏林", "里斯本", "大阪", "多伦多", "内罗毕", "丹佛", "奥斯陆", "马德里", "首尔", "都柏林", "基多"}
+	chineseCompanies = []string{"华为", "腾讯", "阿里巴巴", "字节跳动", "小米", "百度", "京东", "美团", "网易", "比亚迪"}
+	chineseCodenames = []string{"青鸟", "夜莺", "磐石", "极光", "红隼", "冻土", "兰花", "猎鹰", "马赛克", "灯塔"}
+	chineseProjects  = []string{"计费", "搜索", "移动端", "新手引导", "数据分析", "支付", "结算", "报表"}
+	chineseFoods     = []string{"拉面", "饺子", "火锅", "烤鸭", "麻婆豆腐", "小笼包", "寿司", "咖喱", "烧烤", "炒饭"}
+	chinesePhones    = []string{"138-0013-0142", "139-0021-0199", "136-0035-0173", "137-0048-0108", "135-0052-0126", "150-0067-0187", "151-0079-0134", "152-0086-0161"}
+	chineseCars      = []string{"沃尔沃旅行车", "特斯拉Model 3", "菲亚特熊猫", "斯巴鲁傲虎", "丰田普锐斯", "迷你Cooper", "福特猛禽", "起亚极睿"}
+)
+
+// GenerateStories returns n stories in English made from seed: each of
+// the kinds in turn, one to three changes (a second one in a third of the
+// stories), each version weeks after the one before, two distractors about
+// other persons' same fact and two about the person's other things.
 func GenerateStories(seed uint64, n int) []Story {
+	return english.generate(seed, n)
+}
+
+// GenerateChineseStories returns n stories in Chinese made from seed as
+// GenerateStories makes them in English: the same kinds, each fact said
+// in Chinese words.
+func GenerateChineseStories(seed uint64, n int) []Story {
+	return chinese.generate(seed, n)
+}
+
+func (l storyLanguage) generate(seed uint64, n int) []Story {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	base := time.Date(2023, 1, 2, 9, 0, 0, 0, time.UTC)
 	out := make([]Story, n)
 	for i := range out {
-		k := storyKinds[i%len(storyKinds)]
+		k := l.kinds[i%len(l.kinds)]
 		s := &out[i]
 		s.ID = fmt.Sprintf("story%03d", i)
 		s.Kind = k.kind
@@ -107,7 +168,7 @@ func GenerateStories(seed uint64, n int) []Story {
 			s.Distractors = append(s.Distractors, FactLine{ID: fmt.Sprintf("%s-d%d", s.ID, j),
 				Text: fmt.Sprintf(k.first[rng.IntN(len(k.first))], o, vals[3+j]), Time: first.Add(time.Duration(1+j) * time.Hour)})
 		}
-		for j, u := range pick(rng, unrelated, 2) {
+		for j, u := range pick(rng, l.unrelated, 2) {
 			s.Distractors = append(s.Distractors, FactLine{ID: fmt.Sprintf("%s-d%d", s.ID, 2+j),
 				Text: fmt.Sprintf(u, who), Time: first.Add(time.Duration(3+j) * 24 * time.Hour)})
 		}

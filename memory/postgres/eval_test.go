@@ -64,19 +64,21 @@ func TestEvalDevSet(t *testing.T) {
 	}
 }
 
-// TestStories runs the fact-change scenario suite (testdata/facts) on
-// PostgreSQL as on the file store (eval's TestStories_FileStore): with
-// supersede no stale version is found, and a question as of a past
-// moment finds the version valid then.
+// TestStories runs the fact-change scenario suites (testdata/facts, in
+// English and in Chinese) on PostgreSQL as on the file store (eval's
+// TestStories_FileStore): with supersede no stale version is found, and a
+// question as of a past moment finds the version valid then.
 func TestStories(t *testing.T) {
-	stories, err := eval.ReadJSONL[eval.Story]("../../testdata/facts/stories.jsonl")
-	require.NoError(t, err)
 	emb := hashEmb(t, 512)
-	for _, o := range eval.StoryRuns {
-		m := openWith(t, storeURL(t), emb)
-		rep, err := eval.RunStories(t.Context(), m, stories, o)
+	for _, file := range []string{"stories.jsonl", "stories-zh.jsonl"} {
+		stories, err := eval.ReadJSONL[eval.Story]("../../testdata/facts/" + file)
 		require.NoError(t, err)
-		t.Log(rep)
-		assert.Empty(t, rep.Problems(), rep.String())
+		for _, o := range eval.StoryRuns {
+			m := openWith(t, storeURL(t), emb)
+			rep, err := eval.RunStories(t.Context(), m, stories, o)
+			require.NoError(t, err)
+			t.Log(file, rep)
+			assert.Empty(t, rep.Problems(), rep.String())
+		}
 	}
 }
