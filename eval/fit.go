@@ -3,54 +3,48 @@ package eval
 import (
 	"fmt"
 	"math"
+	"strings"
+
+	"github.com/agentmem/agentmem/internal/relevance"
+	"github.com/agentmem/agentmem/memory"
 )
 
-// Calibration is a fitted logistic model of whether the memory holds what
-// a question asks about, for one mode: P = 1/(1 + e^−z) with z = Bias +
-// BestKeyword·kwBest + SqrtBestKeyword·√kwBest + BestVector·cosBest +
-// Coverage·cover + BestShare·share + L·(LogRecords + BestKeywordL·kwBest +
-// SqrtBestKeywordL·√kwBest + BestVectorL·cosBest + CoverageL·cover +
-// BestShareL·share), L the logarithm of the namespace's records, from a
-// search's memory.Explanation (BestKeyword, BestVector, Coverage,
-// BestShare, Records; a mode without a path has 0 for its weights, and
-// vector mode, which reads no keyword statistics, for L's), times
-// UnknownNameFactor when the query names something the namespace never
-// mentions (Sample.UnknownName; 1 in vector mode, which does not read the
-// namespace's words). memory/engine's relevance is this probability times
-// the hit's strength relative to the search's best.
+// Calibration is a fitted relevance model (internal/relevance's Model,
+// the form memory/engine computes every hit's relevance with) for one
+// mode, with how well it fits: a logistic model of whether the memory
+// holds what a question asks about, from a search's memory.Explanation
+// (BestKeyword, BestVector, Coverage, BestShare, Records: Sample's), times
+// its UnknownName factor when the query names something the namespace
+// never mentions (Sample.UnknownName; 1 in vector mode, which does not
+// read the namespace's words). memory/engine's relevance is this
+// probability times the hit's strength relative to the search's best.
 type Calibration struct {
-	Mode                                                                string
-	Bias, BestKeyword, SqrtBestKeyword, BestVector, Coverage, BestShare float64
-	LogRecords, BestKeywordL, SqrtBestKeywordL, BestVectorL, CoverageL  float64
-	BestShareL                                                          float64
-	UnknownNameFactor                                                   float64
-	Questions, Answerable                                               int
-	LogLoss, BaseLogLoss                                                float64 // per question: the model's, and a constant's (the base rate)
+	Mode string
+	relevance.Model
+	Questions, Answerable int
+	LogLoss, BaseLogLoss  float64 // per question: the model's, and a constant's (the base rate)
 }
 
-// names are the features a mode's model has, in order after the constant.
-func names(mode string) []string {
-	switch mode {
-	case "vector":
-		return []string{"cosBest", "share"}
-	case "keyword":
-		return []string{"kwBest", "sqrtKWBest", "cover", "share", "logDocs", "kwBestL", "sqrtKWBestL", "coverL", "shareL"}
+// String formats c as memory/engine's calibrations table is written:
+// the mode's weights (relevance.Names), then its unknown-name factor and
+// how well it fits.
+func (c Calibration) String() string {
+	mode, err := memory.ParseMode(c.Mode)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", c.Mode, err)
 	}
-	return []string{"kwBest", "sqrtKWBest", "cosBest", "cover", "share", "logDocs", "kwBestL", "sqrtKWBestL", "cosBestL", "coverL", "shareL"}
+	w := c.Weights(mode)
+	terms := make([]string, len(w))
+	for i, n := range relevance.Names(mode) {
+		terms[i] = fmt.Sprintf("%s: %.4f", n, w[i])
+	}
+	return fmt.Sprintf("%-8s {%s},\n\tunknown-name factor %.2f  (%d searches, %d answerable; log loss %.4f, base rate's %.4f)",
+		c.Mode, strings.Join(terms, ", "), c.UnknownName, c.Questions, c.Answerable, c.LogLoss, c.BaseLogLoss)
 }
 
-// features returns the model's inputs for a sample in a mode: the
-// constant, then names(mode)'s.
-func features(mode string, s Sample) []float64 {
-	sq := math.Sqrt(max(s.BestKeyword, 0))
-	l := math.Log(float64(max(s.Records, 1)))
-	v := map[string]float64{"kwBest": s.BestKeyword, "sqrtKWBest": sq, "cosBest": s.BestVector, "cover": s.Coverage, "share": s.BestShare,
-		"logDocs": l, "kwBestL": l * s.BestKeyword, "sqrtKWBestL": l * sq, "cosBestL": l * s.BestVector, "coverL": l * s.Coverage, "shareL": l * s.BestShare}
-	f := []float64{1}
-	for _, n := range names(mode) {
-		f = append(f, v[n])
-	}
-	return f
+// features returns what the relevance model reads of a sample.
+func features(s Sample) relevance.Features {
+	return relevance.Features{KWBest: s.BestKeyword, CosBest: s.BestVector, Cover: s.Coverage, Share: s.BestShare, Docs: s.Records, Unknown: s.UnknownName}
 }
 
 // Fit fits each mode's calibration on the samples' searches (one per
@@ -74,35 +68,29 @@ func Fit(samples []Sample) ([]Calibration, error) {
 		byMode[s.Mode] = append(byMode[s.Mode], s)
 	}
 	var out []Calibration
-	for _, mode := range modes {
-		ss := byMode[mode]
+	for _, name := range modes {
+		mode, err := memory.ParseMode(name)
+		if err != nil {
+			return nil, fmt.Errorf("eval: fit: %w", err)
+		}
+		ss := byMode[name]
 		w, err := logistic(mode, ss)
 		if err != nil {
-			return nil, fmt.Errorf("eval: fit %s: %w", mode, err)
+			return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 		}
-		c := Calibration{Mode: mode, Questions: len(ss), Bias: w[0]}
-		for i, n := range names(mode) {
-			*map[string]*float64{"kwBest": &c.BestKeyword, "sqrtKWBest": &c.SqrtBestKeyword,
-				"cosBest": &c.BestVector, "cover": &c.Coverage, "share": &c.BestShare,
-				"logDocs": &c.LogRecords, "kwBestL": &c.BestKeywordL, "sqrtKWBestL": &c.SqrtBestKeywordL,
-				"cosBestL": &c.BestVectorL, "coverL": &c.CoverageL, "shareL": &c.BestShareL}[n] = w[i+1]
-		}
+		c := Calibration{Mode: name, Questions: len(ss), Model: relevance.Model{}.WithWeights(mode, w)}
 		for _, s := range ss {
 			if !s.Probe {
 				c.Answerable++
 			}
 		}
-		c.UnknownNameFactor = 1
-		if mode != "vector" {
-			c.UnknownNameFactor = unknownNameFactor(w, mode, ss)
+		c.UnknownName = 1
+		if mode != memory.VectorOnly {
+			c.UnknownName = unknownNameFactor(c.Model, mode, ss)
 		}
 		base := float64(c.Answerable) / float64(len(ss))
 		for _, s := range ss {
-			p := sigmoid(dot(w, features(mode, s)))
-			if s.UnknownName {
-				p *= c.UnknownNameFactor
-			}
-			c.LogLoss += logLoss(p, !s.Probe)
+			c.LogLoss += logLoss(c.P(mode, features(s)), !s.Probe)
 			c.BaseLogLoss += logLoss(base, !s.Probe)
 		}
 		c.LogLoss /= float64(len(ss))
@@ -112,8 +100,8 @@ func Fit(samples []Sample) ([]Calibration, error) {
 	return out, nil
 }
 
-func logistic(mode string, ss []Sample) ([]float64, error) {
-	d := len(features(mode, Sample{}))
+func logistic(mode memory.Mode, ss []Sample) ([]float64, error) {
+	d := len(relevance.Names(mode))
 	w := make([]float64, d)
 	const ridge = 1e-3
 	for iter := 0; iter < 100; iter++ {
@@ -125,7 +113,7 @@ func logistic(mode string, ss []Sample) ([]float64, error) {
 			grad[i] = ridge * float64(len(ss)) * w[i]
 		}
 		for _, s := range ss {
-			x := features(mode, s)
+			x := relevance.Inputs(mode, features(s))
 			p := sigmoid(dot(w, x))
 			y := 1.0
 			if s.Probe {
@@ -154,16 +142,17 @@ func logistic(mode string, ss []Sample) ([]float64, error) {
 	return w, nil
 }
 
-// unknownNameFactor returns the factor in [0, 1] of the model w's
-// probability for the searches whose query names something the namespace
-// never mentions that makes ss most likely (golden-section search: the
-// log-likelihood is concave in it).
-func unknownNameFactor(w []float64, mode string, ss []Sample) float64 {
+// unknownNameFactor returns the factor in [0, 1] of m's probability for
+// the searches whose query names something the namespace never mentions
+// that makes ss most likely (golden-section search: the log-likelihood is
+// concave in it).
+func unknownNameFactor(m relevance.Model, mode memory.Mode, ss []Sample) float64 {
 	loss := func(f float64) float64 {
+		m.UnknownName = f
 		l := 0.0
 		for _, s := range ss {
 			if s.UnknownName {
-				l += logLoss(f*sigmoid(dot(w, features(mode, s))), !s.Probe)
+				l += logLoss(m.P(mode, features(s)), !s.Probe)
 			}
 		}
 		return l

@@ -52,11 +52,11 @@ func TestFit(t *testing.T) {
 		assert.Less(t, c.LogLoss, c.BaseLogLoss, c.Mode)
 		assert.InDelta(t, math.Log(2), c.BaseLogLoss, 1e-9, c.Mode)
 		if c.Mode == "vector" {
-			assert.Zero(t, c.LogRecords, "vector mode reads no size")
-			assert.Zero(t, c.CoverageL)
+			assert.Zero(t, c.LogDocs, "vector mode reads no size")
+			assert.Zero(t, c.CoverL)
 			continue
 		}
-		assert.NotZero(t, c.LogRecords, c.Mode)
-		assert.Positive(t, c.CoverageL, "%s: coverage says more in a large namespace", c.Mode)
+		assert.NotZero(t, c.LogDocs, c.Mode)
+		assert.Positive(t, c.CoverL, "%s: coverage says more in a large namespace", c.Mode)
 	}
 }

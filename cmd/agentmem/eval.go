@@ -229,19 +229,15 @@ ids per mode too.`,
 }
 
 // printCalibration fits the relevance model on rep's samples and prints
-// it, as memory/engine's calibrations table is written.
+// it, as memory/engine's calibrations table is written
+// (eval.Calibration.String).
 func printCalibration(w io.Writer, rep *eval.Report) error {
 	cals, err := eval.Fit(rep.Samples)
 	if err != nil {
 		return err
 	}
 	for _, c := range cals {
-		fmt.Fprintf(w, "%-8s {bias: %.4f, kwBest: %.4f, sqrtKWBest: %.4f, cosBest: %.4f, cover: %.4f, share: %.4f,\n"+
-			"\tlogDocs: %.4f, kwBestL: %.4f, sqrtKWBestL: %.4f, cosBestL: %.4f, coverL: %.4f, shareL: %.4f},\n"+
-			"\tunknown-name factor %.2f  (%d searches, %d answerable; log loss %.4f, base rate's %.4f)\n",
-			c.Mode, c.Bias, c.BestKeyword, c.SqrtBestKeyword, c.BestVector, c.Coverage, c.BestShare,
-			c.LogRecords, c.BestKeywordL, c.SqrtBestKeywordL, c.BestVectorL, c.CoverageL, c.BestShareL,
-			c.UnknownNameFactor, c.Questions, c.Answerable, c.LogLoss, c.BaseLogLoss)
+		fmt.Fprintln(w, c)
 	}
 	return nil
 }

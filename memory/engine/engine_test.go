@@ -888,7 +888,7 @@ func TestSearch_VectorNoise(t *testing.T) {
 	assert.Equal(t, []string{"n6"}, ids)
 }
 
-// TestSearch_OneNote: a store of one note is read as one of minRecords
+// TestSearch_OneNote: a store of one note is read as one of relevance.MinRecords
 // records, where the calibrations still weigh what matched: its word
 // finds it, a sentence that shares only "I'm" with it does not.
 func TestSearch_OneNote(t *testing.T) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/agentmem/agentmem/internal/relevance"
 	"math"
 	"slices"
 
@@ -61,22 +62,6 @@ type features struct {
 	unknown bool
 }
 
-// calibration is a logistic model of whether the memory holds what a
-// query asks about, from the search's best scores and its coverage, each
-// also times the logarithm of the namespace's size, L = ln(docs): P =
-// 1/(1 + e^−z), z = bias + kwBest·kwBest + sqrtKWBest·√kwBest +
-// cosBest·cosBest + cover·cover + share·share + L·(logDocs + kwBestL·kwBest
-// + sqrtKWBestL·√kwBest + cosBestL·cosBest + coverL·cover + shareL·share).
-// What the features say depends on how many records the namespace holds:
-// among a few notes, a question's words that no note holds are most of
-// them even when one note answers it (coverage and the best keyword score
-// are low), while a conversation of thousands of turns holds most words
-// of any question asked of it.
-type calibration struct {
-	bias, kwBest, sqrtKWBest, cosBest, cover, share         float64
-	logDocs, kwBestL, sqrtKWBestL, cosBestL, coverL, shareL float64
-}
-
 // calibrations are the fitted models, one per mode (a mode without a path
 // has no weight for its features). Fitted by `agentmem eval --calibrate`
 // on the development sets pooled by scripts/calibration-pool.py (RealMem,
@@ -95,12 +80,14 @@ type calibration struct {
 // of Chinese Wikipedia paragraphs the models were never fitted on: its
 // probes surface a hit 84.5% → 80.8% of the time in hybrid mode, 80.1%
 // → 64.6% in vector mode, every set's recall@10 within one question.
-var calibrations = [3]calibration{
-	memory.Hybrid: {bias: 0.3601, kwBest: -0.6986, sqrtKWBest: 0.1050, cosBest: 0.6421, cover: -0.0515, share: 0.2194,
-		logDocs: -1.6604, kwBestL: -1.1493, sqrtKWBestL: 2.3017, cosBestL: 0.8164, coverL: 0.4350, shareL: 0.4091},
-	memory.VectorOnly: {bias: -2.8605, cosBest: 4.3140, share: 4.3749},
-	memory.KeywordOnly: {bias: 0.0547, kwBest: -0.7333, sqrtKWBest: 0.0267, cover: -0.2188, share: 0.3022,
-		logDocs: -1.3543, kwBestL: -1.1945, sqrtKWBestL: 2.5187, coverL: 0.4599, shareL: 0.4952},
+var calibrations = [3]relevance.Model{
+	memory.Hybrid: {Bias: 0.3601, KWBest: -0.6986, SqrtKWBest: 0.1050, CosBest: 0.6421, Cover: -0.0515, Share: 0.2194,
+		LogDocs: -1.6604, KWBestL: -1.1493, SqrtKWBestL: 2.3017, CosBestL: 0.8164, CoverL: 0.4350, ShareL: 0.4091,
+		UnknownName: unknownNameFactor},
+	memory.VectorOnly: {Bias: -2.8605, CosBest: 4.3140, Share: 4.3749},
+	memory.KeywordOnly: {Bias: 0.0547, KWBest: -0.7333, SqrtKWBest: 0.0267, Cover: -0.2188, Share: 0.3022,
+		LogDocs: -1.3543, KWBestL: -1.1945, SqrtKWBestL: 2.5187, CoverL: 0.4599, ShareL: 0.4952,
+		UnknownName: unknownNameFactor},
 }
 
 // unknownNameFactor is what a search keeps of its probability when the
@@ -115,35 +102,11 @@ var calibrations = [3]calibration{
 // not read the namespace's words to know.
 const unknownNameFactor = 0.72
 
-// minRecords is the fewest records the calibrations read a namespace as
-// holding: fitted on namespaces of 14 records and more, the models are
-// not carried far below them, where the logarithm's terms vanish and
-// leave the features without weight (a store of one note answered "I'm
-// going to the store" with its only note, "I'm allergic to peanuts.", at
-// 0.64, and "peanuts" at 0.66). Small stores of eight or nine notes
-// (`agentmem eval DIR --small-stores 7`) were measured and read as they
-// are: a minimum of 8 leaves their figures unchanged, one of 14 cost
-// MemoryBank's recall@10 there 0.828 → 0.768. The facts stories (five or
-// six records each) find the current version for 95.4% of their questions
-// with it, 97.9% without, the past one for 96.2% (98.1%).
-const minRecords = 8
-
 // gate is the probability that the memory holds what the query asks
-// about: the search's calibration, from f's kwBest, cosBest, cover, share
-// and (but in vector mode, which reads no keyword statistics) docs, times
-// unknownNameFactor when f.unknown.
+// about: the search's calibration (relevance.Model.P) of f's kwBest,
+// cosBest, cover, share, docs and unknown.
 func gate(mode memory.Mode, f features) float64 {
-	c := calibrations[mode]
-	sqrtKW := math.Sqrt(max(f.kwBest, 0))
-	z := c.bias + c.kwBest*f.kwBest + c.sqrtKWBest*sqrtKW + c.cosBest*f.cosBest + c.cover*f.cover + c.share*f.share
-	if l := math.Log(float64(max(f.docs, minRecords))); mode != memory.VectorOnly {
-		z += l * (c.logDocs + c.kwBestL*f.kwBest + c.sqrtKWBestL*sqrtKW + c.cosBestL*f.cosBest + c.coverL*f.cover + c.shareL*f.share)
-	}
-	p := 1 / (1 + math.Exp(-z))
-	if f.unknown && mode != memory.VectorOnly {
-		p *= unknownNameFactor
-	}
-	return p
+	return calibrations[mode].P(mode, relevance.Features{KWBest: f.kwBest, CosBest: f.cosBest, Cover: f.cover, Share: f.share, Docs: f.docs, Unknown: f.unknown})
 }
 
 // strength is a hit's share of the search's best keyword score or cosine,
