@@ -78,7 +78,8 @@ func Fit(samples []Sample) ([]Calibration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 		}
-		c := Calibration{Mode: name, Questions: len(ss), Model: relevance.Model{}.WithWeights(mode, w)}
+		c := Calibration{Mode: name, Questions: len(ss)}
+		c.SetWeights(mode, w)
 		for _, s := range ss {
 			if !s.Probe {
 				c.Answerable++

@@ -100,8 +100,7 @@ func Names(mode memory.Mode) []string {
 // Inputs returns the values of mode's inputs for f, in Names' order: z is
 // their dot product with the model's Weights.
 func Inputs(mode memory.Mode, f Features) []float64 {
-	sqrtKW := math.Sqrt(max(f.KWBest, 0))
-	l := math.Log(float64(max(f.Docs, MinRecords)))
+	sqrtKW, l := derived(f)
 	out := make([]float64, len(inputs[mode]))
 	for i, in := range inputs[mode] {
 		out[i] = in.value(f, sqrtKW, l)
@@ -109,31 +108,33 @@ func Inputs(mode memory.Mode, f Features) []float64 {
 	return out
 }
 
+// derived returns what inputs derive from f: √kwBest and L, the logarithm
+// of the namespace's size read as at least MinRecords.
+func derived(f Features) (sqrtKW, l float64) {
+	return math.Sqrt(max(f.KWBest, 0)), math.Log(float64(max(f.Docs, MinRecords)))
+}
+
 // Weights returns m's weights of mode's inputs, in Names' order.
-func (m Model) Weights(mode memory.Mode) []float64 {
+func (m *Model) Weights(mode memory.Mode) []float64 {
 	out := make([]float64, len(inputs[mode]))
 	for i, in := range inputs[mode] {
-		out[i] = *in.weight(&m)
+		out[i] = *in.weight(m)
 	}
 	return out
 }
 
-// WithWeights returns m with w (in Names' order) as its weights of mode's
-// inputs; the others are 0.
-func (m Model) WithWeights(mode memory.Mode, w []float64) Model {
-	out := Model{UnknownName: m.UnknownName}
+// SetWeights sets m's weights of mode's inputs to w, in Names' order.
+func (m *Model) SetWeights(mode memory.Mode, w []float64) {
 	for i, in := range inputs[mode] {
-		*in.weight(&out) = w[i]
+		*in.weight(m) = w[i]
 	}
-	return out
 }
 
 // P is the probability m gives f in mode: the logistic of z, times
 // UnknownName when f.Unknown (but in vector mode, which does not read the
 // namespace's words).
 func (m *Model) P(mode memory.Mode, f Features) float64 {
-	sqrtKW := math.Sqrt(max(f.KWBest, 0))
-	l := math.Log(float64(max(f.Docs, MinRecords)))
+	sqrtKW, l := derived(f)
 	z := 0.0
 	for _, in := range inputs[mode] { // Inputs', without a slice: a search's every namespace asks
 		z += *in.weight(m) * in.value(f, sqrtKW, l)

@@ -20,7 +20,7 @@ var model = Model{Bias: 0.3, KWBest: -0.7, SqrtKWBest: 0.1, CosBest: 0.6, Cover:
 // MinRecords.
 func TestModel_P(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	m := model
+	m := &model
 	for range 200 {
 		f := Features{KWBest: rng.Float64(), CosBest: rng.Float64(), Cover: rng.Float64(), Share: rng.Float64(),
 			Docs: rng.IntN(3000), Unknown: rng.IntN(2) == 0}
@@ -43,7 +43,7 @@ func TestModel_P(t *testing.T) {
 }
 
 // TestModel_Weights: Names, Inputs and Weights line up, z = Weights ·
-// Inputs, and WithWeights sets exactly the mode's weights.
+// Inputs, and SetWeights sets exactly the mode's weights.
 func TestModel_Weights(t *testing.T) {
 	f := Features{KWBest: 0.4, CosBest: 0.3, Cover: 0.9, Share: 0.5, Docs: 1000}
 	for _, mode := range []memory.Mode{memory.Hybrid, memory.VectorOnly, memory.KeywordOnly} {
@@ -58,13 +58,15 @@ func TestModel_Weights(t *testing.T) {
 		}
 		assert.InDelta(t, 1/(1+math.Exp(-z)), model.P(mode, f), 1e-12, mode)
 
-		back := Model{UnknownName: model.UnknownName}.WithWeights(mode, w)
+		back := Model{UnknownName: model.UnknownName}
+		back.SetWeights(mode, w)
 		assert.Equal(t, w, back.Weights(mode), mode)
 		assert.Equal(t, model.P(mode, f), back.P(mode, f), mode)
 	}
 	assert.Equal(t, []string{"Bias", "CosBest", "Share"}, Names(memory.VectorOnly))
-	v := Model{}.WithWeights(memory.VectorOnly, []float64{1, 2, 3})
-	assert.Equal(t, Model{Bias: 1, CosBest: 2, Share: 3}, v, "the other weights are 0")
+	var v Model
+	v.SetWeights(memory.VectorOnly, []float64{1, 2, 3})
+	assert.Equal(t, Model{Bias: 1, CosBest: 2, Share: 3}, v, "the other weights untouched")
 }
 
 // BenchmarkModel_P: what a search pays per namespace for its gate.
