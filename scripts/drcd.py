@@ -9,7 +9,12 @@ about one paragraph, and its evidence is that paragraph.
 The data is not committed (CC BY-SA 3.0, 2.2 MB a file); bring it with
 `git show b944790:DRCD_dev.json` from a clone of the repository.
 
-Usage: scripts/drcd.py DRCD_dev.json OUTDIR [--per-conv N]
+Usage: scripts/drcd.py DRCD_dev.json OUTDIR [--per-conv N] [--name PREFIX]
+
+It reads any file in SQuAD's format: a paragraph without an id is named
+"<title>-<index>", and a question without answers (SQuAD 2.0's
+unanswerable ones) is left out. --name sets the namespaces' prefix
+(default "drcd").
 
 Articles are kept whole and grouped in file order into conversations
 ("namespaces") of about N paragraphs (default 100), so that a question is
@@ -35,10 +40,14 @@ def kind(answer):
 
 def main():
     args = sys.argv[1:]
-    per = 100
+    per, prefix = 100, "drcd"
     if "--per-conv" in args:
         i = args.index("--per-conv")
         per = int(args[i + 1])
+        del args[i : i + 2]
+    if "--name" in args:
+        i = args.index("--name")
+        prefix = args[i + 1]
         del args[i : i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
@@ -59,15 +68,18 @@ def main():
         os.path.join(out, "questions.jsonl"), "w", encoding="utf-8"
     ) as fq:
         for ci, arts in enumerate(convs, 1):
-            conv = "drcd-%02d" % ci
+            conv = "%s-%02d" % (prefix, ci)
             for art in arts:
-                for p in art["paragraphs"]:
-                    ft.write(json.dumps({"conv": conv, "id": p["id"], "speaker": "Wikipedia", "text": p["context"]}, ensure_ascii=False) + "\n")
+                for pi, p in enumerate(art["paragraphs"]):
+                    pid = p.get("id") or "%s-%d" % (art["title"], pi)
+                    ft.write(json.dumps({"conv": conv, "id": pid, "speaker": "Wikipedia", "text": p["context"]}, ensure_ascii=False) + "\n")
                     nt += 1
                     for qa in p["qas"]:
+                        if not qa["answers"]:
+                            continue
                         ans = qa["answers"][0]["text"]
                         fq.write(json.dumps({"qid": qa["id"], "conv": conv, "question": qa["question"], "answer": ans,
-                                             "evidence": [p["id"]], "category": kind(ans)}, ensure_ascii=False) + "\n")
+                                             "evidence": [pid], "category": kind(ans)}, ensure_ascii=False) + "\n")
                         nq += 1
     print("%d conversations, %d paragraphs, %d questions" % (len(convs), nt, nq), file=sys.stderr)
 
