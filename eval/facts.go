@@ -138,6 +138,21 @@ func GenerateChineseStories(seed uint64, n int) []Story {
 	return chinese.generate(seed, n)
 }
 
+// A StorySuite is a fact-change scenario suite in testdata/facts: its
+// file's name there and the generator that writes it, as Generate(1, 240).
+type StorySuite struct {
+	File, Name string // Name: Generate's, for messages
+	Generate   func(seed uint64, n int) []Story
+}
+
+// StorySuites are the suites every store's tests run (eval's
+// TestStories_FileStore, memory/postgres's TestStories): English, then
+// Chinese.
+var StorySuites = []StorySuite{
+	{"stories.jsonl", "GenerateStories", GenerateStories},
+	{"stories-zh.jsonl", "GenerateChineseStories", GenerateChineseStories},
+}
+
 func (l storyLanguage) generate(seed uint64, n int) []Story {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	base := time.Date(2023, 1, 2, 9, 0, 0, 0, time.UTC)

@@ -70,14 +70,14 @@ func TestEvalDevSet(t *testing.T) {
 // question as of a past moment finds the version valid then.
 func TestStories(t *testing.T) {
 	emb := hashEmb(t, 512)
-	for _, file := range []string{"stories.jsonl", "stories-zh.jsonl"} {
-		stories, err := eval.ReadJSONL[eval.Story]("../../testdata/facts/" + file)
+	for _, suite := range eval.StorySuites {
+		stories, err := eval.ReadJSONL[eval.Story]("../../testdata/facts/" + suite.File)
 		require.NoError(t, err)
 		for _, o := range eval.StoryRuns {
 			m := openWith(t, storeURL(t), emb)
 			rep, err := eval.RunStories(t.Context(), m, stories, o)
 			require.NoError(t, err)
-			t.Log(file, rep)
+			t.Log(suite.File, rep)
 			assert.Empty(t, rep.Problems(), rep.String())
 		}
 	}
