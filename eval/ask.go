@@ -132,7 +132,7 @@ func (r *runner) unthresholded(ctx context.Context, i int, q Question, probe boo
 			s := Sample{QID: q.QID, ID: ids[j], Mode: r.names[i], Rank: j + 1, Evidence: slices.Contains(q.Evidence, ids[j]), Probe: probe}
 			if x := h.Explain; x != nil {
 				s.Keyword, s.Vector, s.BestKeyword, s.BestVector, s.Coverage, s.BestShare, s.UnknownName = x.Keyword, x.Vector, x.BestKeyword, x.BestVector, x.Coverage, x.BestShare, len(x.UnknownNames) > 0
-				s.OwnKeyword, s.Records = x.OwnKeyword, x.Records
+				s.OwnKeyword, s.Records, s.Documents = x.OwnKeyword, x.Records, x.Documents
 			}
 			r.rep.Samples = append(r.rep.Samples, s)
 		}

@@ -20,6 +20,10 @@ import (
 // probability times the hit's strength relative to the search's best.
 type Calibration struct {
 	Mode string
+	// Documents: the model of a Chinese query in a namespace of passages
+	// (memory.Explanation.Documents; memory/engine's
+	// documentCalibrations), fitted on those samples only.
+	Documents bool
 	relevance.Model
 	Questions, Answerable int
 	LogLoss, BaseLogLoss  float64 // per question: the model's, and a constant's (the base rate)
@@ -38,8 +42,12 @@ func (c Calibration) String() string {
 	for i, n := range relevance.Names(mode) {
 		terms[i] = fmt.Sprintf("%s: %.4f", n, w[i])
 	}
+	name := c.Mode
+	if c.Documents {
+		name += " (documents)"
+	}
 	return fmt.Sprintf("%-8s {%s},\n\tunknown-name factor %.2f  (%d searches, %d answerable; log loss %.4f, base rate's %.4f)",
-		c.Mode, strings.Join(terms, ", "), c.UnknownName, c.Questions, c.Answerable, c.LogLoss, c.BaseLogLoss)
+		name, strings.Join(terms, ", "), c.UnknownName, c.Questions, c.Answerable, c.LogLoss, c.BaseLogLoss)
 }
 
 // features returns what the relevance model reads of a sample.
@@ -54,31 +62,38 @@ func features(s Sample) relevance.Features {
 // a small ridge (1e-3) that keeps it finite. The probability it fits
 // assumes the samples' share of probes: with scripts/cross-probes.py, as
 // many as questions, a memory asked on every turn about things it may
-// never have been told.
+// never have been told. The searches the engine read as Chinese
+// documents (Sample.Documents) make their own calibration of each mode.
 func Fit(samples []Sample) ([]Calibration, error) {
-	byMode := map[string][]Sample{}
-	var modes []string
+	type kind struct {
+		mode      string
+		documents bool
+	}
+	byKind := map[kind][]Sample{}
+	var kinds []kind
 	for _, s := range samples {
 		if s.Rank != 1 {
 			continue
 		}
-		if _, ok := byMode[s.Mode]; !ok {
-			modes = append(modes, s.Mode)
+		k := kind{s.Mode, s.Documents}
+		if _, ok := byKind[k]; !ok {
+			kinds = append(kinds, k)
 		}
-		byMode[s.Mode] = append(byMode[s.Mode], s)
+		byKind[k] = append(byKind[k], s)
 	}
 	var out []Calibration
-	for _, name := range modes {
+	for _, k := range kinds {
+		name := k.mode
 		mode, err := memory.ParseMode(name)
 		if err != nil {
 			return nil, fmt.Errorf("eval: fit: %w", err)
 		}
-		ss := byMode[name]
+		ss := byKind[k]
 		w, err := logistic(mode, ss)
 		if err != nil {
 			return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 		}
-		c := Calibration{Mode: name, Questions: len(ss)}
+		c := Calibration{Mode: name, Documents: k.documents, Questions: len(ss)}
 		c.SetWeights(mode, w)
 		for _, s := range ss {
 			if !s.Probe {

@@ -60,3 +60,46 @@ func TestFit(t *testing.T) {
 		assert.Positive(t, c.CoverL, "%s: coverage says more in a large namespace", c.Mode)
 	}
 }
+
+// Fit fits the searches the engine read as Chinese documents
+// (Sample.Documents) apart, each mode's: here a share of the query's words
+// that tells an answerable question in a conversation (0.5 against 0.3)
+// is a probe's among passages, which hold many of any question's
+// characters (0.7 against 0.9), and each model orders its own searches
+// where one model could not.
+func TestFit_Documents(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var samples []eval.Sample
+	for i := range 2000 {
+		probe, documents := i%2 == 1, i%4 >= 2
+		share := 0.5
+		if documents {
+			share = 0.9
+		}
+		if probe {
+			share -= 0.2
+		}
+		share += 0.1 * (rng.Float64() - 0.5)
+		samples = append(samples, eval.Sample{QID: "q", Mode: "hybrid", Rank: 1, Probe: probe, Documents: documents, Records: 100,
+			BestKeyword: 0.3, BestVector: 0.3, Coverage: 0.8, BestShare: share})
+	}
+	cals, err := eval.Fit(samples)
+	require.NoError(t, err)
+	require.Len(t, cals, 2)
+	for _, c := range cals {
+		assert.Equal(t, "hybrid", c.Mode)
+		assert.Equal(t, 1000, c.Questions, "documents %v", c.Documents)
+		assert.Equal(t, 500, c.Answerable, "documents %v", c.Documents)
+		assert.Less(t, c.LogLoss, 0.3*c.BaseLogLoss, "documents %v: apart, share tells them", c.Documents)
+	}
+	assert.NotEqual(t, cals[0].Documents, cals[1].Documents)
+	assert.Contains(t, cals[0].String()+cals[1].String(), "hybrid (documents) {Bias: ")
+
+	for i := range samples {
+		samples[i].Documents = false
+	}
+	one, err := eval.Fit(samples)
+	require.NoError(t, err)
+	require.Len(t, one, 1)
+	assert.Greater(t, one[0].LogLoss, 0.6*one[0].BaseLogLoss, "one model: a passage's probe looks answerable")
+}

@@ -140,8 +140,12 @@ type Sample struct {
 	// UnknownName: the query names something the namespace never
 	// mentions (memory.Explanation.UnknownNames).
 	UnknownName bool `json:"unknown_name"`
-	Evidence    bool `json:"evidence"`
-	Probe       bool `json:"probe"`
+	// Documents: the relevance model read the hit's namespace as Chinese
+	// documents (memory.Explanation.Documents), whose model is fitted
+	// apart.
+	Documents bool `json:"documents,omitempty"`
+	Evidence  bool `json:"evidence"`
+	Probe     bool `json:"probe"`
 }
 
 // QuestionResult is one question's top ids per mode.

@@ -153,6 +153,17 @@ func (ix *Index) Len() int {
 	return len(ix.slots)
 }
 
+// AvgLength returns the mean length of its documents in tokens (0 for an
+// empty index): BM25's average document length.
+func (ix *Index) AvgLength() float64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if len(ix.slots) == 0 {
+		return 0
+	}
+	return float64(ix.totalLen) / float64(len(ix.slots))
+}
+
 // Add indexes text under id; an existing document with the same id is
 // replaced. A text without terms is stored (it counts in Len) but never
 // matches.

@@ -140,6 +140,12 @@ type Explanation struct {
 	// statistics' count; 0 in vector mode): coverage means less in a
 	// namespace of a few notes, which hold few of any question's words.
 	Records int
+	// Documents: the query is Chinese and the hit's namespace holds
+	// passages (its records average at least 256 keyword terms, Chinese
+	// cut into characters and their pairs), whose relevance a model
+	// fitted on documents computes: a long Chinese text holds many of any
+	// Chinese question's characters.
+	Documents bool
 	// BestShare is the share of the query's words (question words left
 	// out, every word alike) that the search's best hit holds: one more
 	// sign of whether the memory holds what the question is about.

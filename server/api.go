@@ -363,6 +363,9 @@ type Explanation struct {
 	Coverage    float64  `json:"coverage"`
 	BestShare   float64  `json:"best_share"`
 	Records     int      `json:"records"`
+	// Documents: the query is Chinese and the namespace holds passages,
+	// whose relevance a model fitted on documents computes.
+	Documents bool `json:"documents,omitempty"`
 	// UnknownNames: the query's names the namespace never mentions.
 	UnknownNames []string `json:"unknown_names,omitempty"`
 	// Speakers: the speakers the query asks about in the namespace.
@@ -492,7 +495,7 @@ func Explain(x *memory.Explanation) *Explanation {
 		return nil
 	}
 	return &Explanation{Paths: x.Paths, Terms: x.Terms, Keyword: x.Keyword, OwnKeyword: x.OwnKeyword, Answers: x.Answers, Vector: x.Vector, Fused: x.Fused,
-		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, Records: x.Records, UnknownNames: x.UnknownNames, Speakers: x.Speakers, Aliases: x.Aliases,
+		BestKeyword: x.BestKeyword, BestVector: x.BestVector, Coverage: x.Coverage, BestShare: x.BestShare, Records: x.Records, Documents: x.Documents, UnknownNames: x.UnknownNames, Speakers: x.Speakers, Aliases: x.Aliases,
 		LaterThan: x.LaterThan}
 }
 

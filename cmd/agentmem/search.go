@@ -237,6 +237,9 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			if x.Records > 0 {
 				ns = fmt.Sprintf("the namespace (%d records)", x.Records)
 			}
+			if x.Documents {
+				ns += ", passages the relevance of a Chinese query reads as documents,"
+			}
 			fmt.Fprintf(out, "   why: found by %s; keyword %.3f (its own words %.3f, best %.3f), cosine %.3f (best %.3f), fused %.4f; %s holds %.0f%% of the query, the best hit %.0f%% of its words; matched terms: %s%s\n",
 				strings.Join(x.Paths, " and "), x.Keyword, x.OwnKeyword, x.BestKeyword, x.Vector, x.BestVector, x.Fused, ns, 100*x.Coverage, 100*x.BestShare, cmp.Or(strings.Join(x.Terms, ", "), "none"), answers)
 		}

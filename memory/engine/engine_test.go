@@ -25,6 +25,7 @@ import (
 	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/internal/ranking"
 	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/memory/memorytest"
 	"github.com/agentmem/agentmem/memory/window/tokens"
 	"github.com/agentmem/agentmem/vdb"
 	"github.com/agentmem/agentmem/vdb/inmem"
@@ -177,6 +178,8 @@ func (v *refNSView) DocFreqs(_ context.Context, terms []string) (int, []int, err
 	}
 	return v.n.text.Len(), df, nil
 }
+
+func (v *refNSView) AvgLength() float64 { return v.n.text.AvgLength() }
 
 func (v *refNSView) Links(context.Context, []int64, []int64) error { return nil }
 
@@ -904,4 +907,52 @@ func TestSearch_OneNote(t *testing.T) {
 	hits, err = lt.Query(ctx, memory.Query{Text: "I'm going to the store"})
 	require.NoError(t, err)
 	assert.Empty(t, hits)
+}
+
+// TestSearch_ChineseDocuments: a Chinese query in a namespace of passages
+// (records averaging engine.DocumentLength keyword terms or more) is
+// explained as such, and its relevance is the documents' model's: the
+// passage that answers it surfaces, and a question about something the
+// passages never tell surfaces nothing, though it shares characters with
+// every passage. The same query among short turns, and an English query
+// among the passages, are not read as documents.
+func TestSearch_ChineseDocuments(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:512")
+	var recs []memory.Record
+	for i, text := range memorytest.ChinesePassages {
+		recs = append(recs, memory.Record{ID: fmt.Sprintf("w%d", i), Namespace: "wiki", Speaker: "Wikipedia", Text: text, Time: t0.Add(time.Duration(i) * time.Minute)})
+	}
+	recs = append(recs,
+		memory.Record{ID: "c0", Namespace: "chat", Speaker: "user", Text: "我下周三去杭州出差，住三天。", Time: t0},
+		memory.Record{ID: "c1", Namespace: "chat", Speaker: "assistant", Text: "好的，记住了：下周三去杭州，住三天。", Time: t0.Add(time.Minute)},
+		memory.Record{ID: "c2", Namespace: "chat", Speaker: "user", Text: "我喜欢喝西湖龙井。", Time: t0.Add(2 * time.Minute)},
+	)
+	_, err := lt.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	query := func(text, ns string, min float32) []memory.Hit {
+		t.Helper()
+		hits, err := lt.Query(ctx, memory.Query{Text: text, Namespace: ns, K: 5, MinRelevance: min, Explain: true})
+		require.NoError(t, err)
+		return hits
+	}
+
+	hits := query("三峡工程位于哪里？", "wiki", 0)
+	require.NotEmpty(t, hits, "the passage that answers it surfaces")
+	assert.Equal(t, "w0", hits[0].ID)
+	for _, h := range hits {
+		assert.True(t, h.Explain.Documents, h.ID)
+	}
+	probe := "黄河流经哪些省份？" // the conversations' model: 0.41
+	all := query(probe, "wiki", -1)
+	require.NotEmpty(t, all, "it shares characters with the passages")
+	assert.True(t, all[0].Explain.Documents)
+	assert.Empty(t, query(probe, "wiki", 0), "nothing the passages tell")
+
+	for _, h := range query("我什么时候去杭州？", "chat", -1) {
+		assert.False(t, h.Explain.Documents, "short turns: %s", h.ID)
+	}
+	for _, h := range query("Where is the Three Gorges Dam?", "wiki", -1) {
+		assert.False(t, h.Explain.Documents, "an English query: %s", h.ID)
+	}
 }

@@ -234,8 +234,9 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	if n.bound, facts.cover, facts.docs, facts.unknown, err = s.maxScore(ctx, ns, groups); err != nil {
 		return nil, err
 	}
+	facts.documents = s.hasCJK() && ns.AvgLength() >= DocumentLength
 	s.noteUnknown(facts.unknown)
-	s.noteDocs(facts.cover, facts.docs)
+	s.noteDocs(facts)
 	if cfg.related != nil || cfg.feedbackDocs > 0 {
 		asked := map[string]bool{} // the query's own terms
 		for _, t := range tok.Tokens(rest) {

@@ -46,9 +46,10 @@ type search[K comparable] struct {
 	// coverage holds (noteDocs; the first namespace's, when none covers
 	// any of the query): a record the vector path alone found has it.
 	docs struct {
-		n     int
-		cover float64
-		set   bool
+		n         int
+		cover     float64
+		documents bool
+		set       bool
 	}
 	// names are the query's names (ranking.Names) with their terms, nil
 	// until unknownNames.
@@ -107,6 +108,9 @@ type nsFacts struct {
 	// docs is how many records the namespace holds (its keyword
 	// statistics' count).
 	docs int
+	// documents: the query is Chinese and the namespace's records are
+	// passages (documentCalibrations).
+	documents bool
 	// unknown are the query's names (ranking.Names) that the namespace
 	// never mentions (unknownNames).
 	unknown []string
@@ -210,7 +214,7 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		}
 	}
 	// Found by the vector path alone: the best namespace's.
-	vecOnly := &nsFacts{cover: s.top.cover, docs: s.docs.n, unknown: s.fewest}
+	vecOnly := &nsFacts{cover: s.top.cover, docs: s.docs.n, documents: s.docs.documents, unknown: s.fewest}
 	for _, c := range cands {
 		if c.HasVec {
 			s.top.vector = max(s.top.vector, c.VecScore)
@@ -320,7 +324,7 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if kw <= 0 && cos <= 0 {
 			continue
 		}
-		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.ns.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.ns.docs, unknown: len(c.ns.unknown) > 0}
+		f := features{kw: kw, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.ns.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.ns.docs, unknown: len(c.ns.unknown) > 0, documents: c.ns.documents}
 		if kw <= 0 {
 			// Nothing of its own on the keyword path (found by the
 			// vector path alone, or a note its neighbours lent to): its
@@ -458,7 +462,7 @@ func makeHits[K comparable](s *search[K], qterms map[string]bool, list []*candid
 // explanation says why c surfaced.
 func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
 	e := s.e
-	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.ns.cover, Records: c.ns.docs,
+	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.ns.cover, Records: c.ns.docs, Documents: c.ns.documents,
 		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.ns.unknown), Speakers: slices.Clone(c.ns.speakers), LaterThan: slices.Clone(c.laterThan)}
 	for sp, names := range c.ns.aliases {
 		if x.Aliases == nil {

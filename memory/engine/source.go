@@ -54,6 +54,9 @@ type Namespace[K comparable] interface {
 	// DocFreqs returns how many records the namespace holds and in how
 	// many of them each of terms occurs (its BM25 statistics).
 	DocFreqs(ctx context.Context, terms []string) (docs int, df []int, err error)
+	// AvgLength returns the mean length of the namespace's records in
+	// keyword terms (its BM25 statistics' average document length).
+	AvgLength() float64
 	// Episodes scores the namespace's episodes (conversations as whole
 	// documents: all their records' texts) for groups by BM25 with p,
 	// and returns the best n, best first.

@@ -256,6 +256,8 @@ func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, erro
 	return s.n.text.Len(), df, nil
 }
 
+func (s *nsView) AvgLength() float64 { return s.n.text.AvgLength() }
+
 // AllHold: the memory's counters (facts.needsFilter) answer for every
 // namespace at once.
 func (s *nsView) AllHold(t time.Time) bool { return !s.m.facts.needsFilter(t) }

@@ -494,6 +494,13 @@ func (s *nsView) DocFreqs(ctx context.Context, terms []string) (int, []int, erro
 	return int(s.info.textDocs), df, nil
 }
 
+func (s *nsView) AvgLength() float64 {
+	if s.info.textDocs == 0 {
+		return 0
+	}
+	return float64(s.info.textLen) / float64(s.info.textDocs)
+}
+
 // AllHold: the namespace's counters (ended, latest) answer.
 func (s *nsView) AllHold(t time.Time) bool {
 	return !filters([]nsInfo{s.info}, engine.Scope{AsOf: t})

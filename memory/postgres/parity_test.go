@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/memory"
 	"github.com/agentmem/agentmem/memory/engine"
 	"github.com/agentmem/agentmem/memory/longterm"
+	"github.com/agentmem/agentmem/memory/memorytest"
 	"github.com/agentmem/agentmem/memory/postgres"
 )
 
@@ -154,17 +157,7 @@ func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []
 						require.NoError(t, err)
 						got, err := pg.Query(ctx, query)
 						require.NoError(t, err)
-						require.Len(t, got, len(want), msg)
-						for i := range want {
-							assert.Equal(t, want[i].ID, got[i].ID, "%s hit %d", msg, i)
-							assert.InDelta(t, want[i].Score, got[i].Score, 1e-5, "%s hit %d", msg, i)
-							assert.InDelta(t, want[i].Relevance, got[i].Relevance, 1e-5, "%s hit %d: relevance", msg, i)
-							assert.Equal(t, want[i].VectorRank, got[i].VectorRank, "%s hit %d", msg, i)
-							assert.Equal(t, want[i].KeywordRank, got[i].KeywordRank, "%s hit %d", msg, i)
-							assert.Equal(t, want[i].Snippets, got[i].Snippets, "%s hit %d", msg, i)
-							assert.Equal(t, want[i].Before, got[i].Before, "%s hit %d: neighbours before", msg, i)
-							assert.Equal(t, want[i].After, got[i].After, "%s hit %d: neighbours after", msg, i)
-						}
+						likeLongterm(t, want, got, msg)
 						if mode == memory.KeywordOnly && len(pgOpts) == 0 {
 							// Without a minimum relevance: with one, the
 							// best-scoring record can be left out while
@@ -223,4 +216,77 @@ func ranksLikeLongterm(t *testing.T, exact string, emb embed.Embedder, pgOpts []
 	}
 	compare("after forget and replace")
 	checkStats(t, pg)
+}
+
+// likeLongterm checks that got, PostgreSQL's hits, are want, the in-process
+// engine's: the same records, scores, relevance, ranks on each path,
+// snippets and neighbours, and, explained, the same reading of their
+// namespace as passages.
+func likeLongterm(t *testing.T, want, got []memory.Hit, msg string) {
+	t.Helper()
+	require.Len(t, got, len(want), msg)
+	for i := range want {
+		assert.Equal(t, want[i].ID, got[i].ID, "%s hit %d", msg, i)
+		assert.InDelta(t, want[i].Score, got[i].Score, 1e-5, "%s hit %d", msg, i)
+		assert.InDelta(t, want[i].Relevance, got[i].Relevance, 1e-5, "%s hit %d: relevance", msg, i)
+		assert.Equal(t, want[i].VectorRank, got[i].VectorRank, "%s hit %d", msg, i)
+		assert.Equal(t, want[i].KeywordRank, got[i].KeywordRank, "%s hit %d", msg, i)
+		assert.Equal(t, want[i].Snippets, got[i].Snippets, "%s hit %d", msg, i)
+		assert.Equal(t, want[i].Before, got[i].Before, "%s hit %d: neighbours before", msg, i)
+		assert.Equal(t, want[i].After, got[i].After, "%s hit %d: neighbours after", msg, i)
+		if want[i].Explain != nil && got[i].Explain != nil {
+			assert.Equal(t, want[i].Explain.Documents, got[i].Explain.Documents, "%s hit %d: passages", msg, i)
+		}
+	}
+}
+
+// TestRanksLikeLongterm_ChinesePassages: a Chinese query among passages
+// (memorytest.ChinesePassages: records averaging engine.DocumentLength
+// keyword terms or more) is read as such in PostgreSQL as in the
+// in-process engine, from each store's own statistics: the same hits, the
+// same relevance, the same Explanation.Documents (likeLongterm); among
+// short turns and for an English query neither reads documents.
+func TestRanksLikeLongterm_ChinesePassages(t *testing.T) {
+	ctx := t.Context()
+	emb := hashEmb(t, 256)
+	var recs []memory.Record
+	for i, text := range memorytest.ChinesePassages {
+		recs = append(recs, memory.Record{ID: fmt.Sprint("w", i), Namespace: "wiki", Text: text, Time: t0.Add(time.Duration(i) * time.Minute)})
+	}
+	recs = append(recs,
+		memory.Record{ID: "c0", Namespace: "chat", Speaker: "user", Text: "我下周三去杭州出差，住三天。", Time: t0},
+		memory.Record{ID: "c1", Namespace: "chat", Speaker: "assistant", Text: "好的，记住了：下周三去杭州，住三天。", Time: t0.Add(time.Minute)})
+	pg, err := postgres.Open(ctx, storeURL(t), emb, postgres.WithCreate())
+	require.NoError(t, err)
+	t.Cleanup(func() { pg.Close() })
+	lt, err := longterm.New(ctx, emb)
+	require.NoError(t, err)
+	t.Cleanup(func() { lt.Close() })
+	for _, m := range []memory.Records{pg, lt} {
+		_, err := m.AddBatch(ctx, recs)
+		require.NoError(t, err)
+	}
+	documents := 0
+	for _, q := range []struct{ text, ns string }{
+		{"三峡工程位于哪里？", "wiki"}, {"量子计算机的工作原理是什么？", "wiki"}, {"Where is the Three Gorges Dam?", "wiki"},
+		{"我什么时候去杭州？", "chat"}, {"三峡工程位于哪里？", ""},
+	} {
+		for _, mode := range []memory.Mode{memory.Hybrid, memory.KeywordOnly} {
+			query := memory.Query{Text: q.text, Namespace: q.ns, Mode: mode, K: 5, MinRelevance: -1, Explain: true}
+			msg := fmt.Sprintf("%q in %q, %s", q.text, q.ns, mode)
+			want, err := lt.Query(ctx, query)
+			require.NoError(t, err)
+			got, err := pg.Query(ctx, query)
+			require.NoError(t, err)
+			likeLongterm(t, want, got, msg)
+			chinese := strings.ContainsFunc(q.text, func(r rune) bool { return unicode.Is(unicode.Han, r) })
+			for _, h := range got {
+				assert.Equal(t, chinese && h.Namespace == "wiki", h.Explain.Documents, "%s: %s", msg, h.ID)
+				if h.Explain.Documents {
+					documents++
+				}
+			}
+		}
+	}
+	assert.Positive(t, documents, "the Chinese queries among the passages read documents")
 }
