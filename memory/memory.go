@@ -142,7 +142,8 @@ type Explanation struct {
 	Records int
 	// Documents: the query is Chinese and the hit's namespace holds
 	// passages (its records average at least 256 keyword terms, Chinese
-	// cut into characters and their pairs), whose relevance a model
+	// cut into characters and their pairs, and at most one speaker
+	// speaks in it), whose relevance a model
 	// fitted on documents computes: a long Chinese text holds many of any
 	// Chinese question's characters.
 	Documents bool

@@ -914,14 +914,16 @@ func TestSearch_OneNote(t *testing.T) {
 // explained as such, and its relevance is the documents' model's: the
 // passage that answers it surfaces, and a question about something the
 // passages never tell surfaces nothing, though it shares characters with
-// every passage. The same query among short turns, and an English query
-// among the passages, are not read as documents.
+// every passage. The same query among short turns or among the same
+// passages said by two speakers, and an English query among the
+// passages, are not read as documents.
 func TestSearch_ChineseDocuments(t *testing.T) {
 	ctx := t.Context()
 	lt, t0 := newHashLT(t, "hash:512")
 	var recs []memory.Record
 	for i, text := range memorytest.ChinesePassages {
 		recs = append(recs, memory.Record{ID: fmt.Sprintf("w%d", i), Namespace: "wiki", Speaker: "Wikipedia", Text: text, Time: t0.Add(time.Duration(i) * time.Minute)})
+		recs = append(recs, memory.Record{ID: fmt.Sprintf("d%d", i), Namespace: "dialog", Speaker: []string{"user", "assistant"}[i%2], Text: text, Time: t0.Add(time.Duration(i) * time.Minute)})
 	}
 	recs = append(recs,
 		memory.Record{ID: "c0", Namespace: "chat", Speaker: "user", Text: "我下周三去杭州出差，住三天。", Time: t0},
@@ -951,6 +953,9 @@ func TestSearch_ChineseDocuments(t *testing.T) {
 
 	for _, h := range query("我什么时候去杭州？", "chat", -1) {
 		assert.False(t, h.Explain.Documents, "short turns: %s", h.ID)
+	}
+	for _, h := range query("三峡工程位于哪里？", "dialog", -1) {
+		assert.False(t, h.Explain.Documents, "long turns of a conversation: %s", h.ID)
 	}
 	for _, h := range query("Where is the Three Gorges Dam?", "wiki", -1) {
 		assert.False(t, h.Explain.Documents, "an English query: %s", h.ID)

@@ -234,7 +234,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 	if n.bound, facts.cover, facts.docs, facts.unknown, err = s.maxScore(ctx, ns, groups); err != nil {
 		return nil, err
 	}
-	facts.documents = s.hasCJK() && ns.AvgLength() >= DocumentLength
+	facts.documents = s.hasCJK() && ns.AvgLength() >= DocumentLength && len(ns.Speakers()) < 2
 	s.noteUnknown(facts.unknown)
 	s.noteDocs(facts)
 	if cfg.related != nil || cfg.feedbackDocs > 0 {

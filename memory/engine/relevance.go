@@ -102,7 +102,11 @@ var calibrations = [3]relevance.Model{
 
 // DocumentLength is the mean length, in keyword terms, from which a
 // namespace's records are read as passages rather than turns or notes
-// when the query is Chinese: its relevance is then documentCalibrations'.
+// when the query is Chinese and no two speakers converse in it (a
+// namespace of at most one speaker): its relevance is then
+// documentCalibrations'. A conversation's long turns (an assistant's
+// answers) are not read as passages: the conversations' model was
+// measured on conversations, the documents' on passages.
 // Chinese is cut into characters and their pairs, so a passage of a few
 // hundred characters holds many of any Chinese question's terms, and the
 // conversations' model, which reads a shared term as a sign of an
