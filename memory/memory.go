@@ -143,8 +143,8 @@ type Explanation struct {
 	// Documents: the query is Chinese and the hit's namespace holds
 	// passages (its records average at least 256 keyword terms, Chinese
 	// cut into characters and their pairs, and at most one speaker
-	// speaks in it), whose relevance a model
-	// fitted on documents computes: a long Chinese text holds many of any
+	// speaks in it: engine.DocumentLength), whose relevance models
+	// fitted on documents compute: a long Chinese text holds many of any
 	// Chinese question's characters.
 	Documents bool
 	// BestShare is the share of the query's words (question words left

@@ -36,8 +36,10 @@ import (
 // Wikipedia paragraphs (scripts/drcd.py) 1.000 of 1.000, probes 81%
 // (85%). Since a Chinese query among passages has models of its own
 // (documentCalibrations, the same day), DRCD's dev file keeps 0.972 and
-// its probes surface 10%, every other figure here unchanged. A stricter minimum trades recall for silence: on RealMem 0.33 keeps 90% of recall@10 (0.299) and surfaces 25% of probes,
-// 0.40 keeps 86% (0.284) and surfaces 20% (`agentmem eval --cross-probes
+// its probes surface 10%, every other figure here unchanged. A stricter
+// minimum trades recall for silence: on RealMem 0.33 keeps 90% of
+// recall@10 (0.299) and surfaces 25% of probes, 0.40 keeps 86% (0.284)
+// and surfaces 20% (`agentmem eval --cross-probes
 // --sweep-relevance` prints the whole curve). RealMem's questions are a
 // user's next message ("What's the next step?"), and many of its found
 // answers look like its probes (the best hit holds about as many of the
@@ -102,19 +104,19 @@ var calibrations = [3]relevance.Model{
 
 // DocumentLength is the mean length, in keyword terms, from which a
 // namespace's records are read as passages rather than turns or notes
-// when the query is Chinese and no two speakers converse in it (a
-// namespace of at most one speaker): its relevance is then
-// documentCalibrations'. A conversation's long turns (an assistant's
-// answers) are not read as passages: the conversations' model was
-// measured on conversations, the documents' on passages.
-// Chinese is cut into characters and their pairs, so a passage of a few
-// hundred characters holds many of any Chinese question's terms, and the
-// conversations' model, which reads a shared term as a sign of an
-// answer, surfaced a hit for 81% of DRCD's probes (questions asked of
-// another part of the Chinese Wikipedia). Conversations' turns average
-// far below it (the development sets' namespaces at most 100 terms,
-// MemoryBank's Chinese version; RealMem's long English turns 157) and
-// DRCD's paragraphs far above it (at least 500).
+// when the query is Chinese and no two speakers converse in the
+// namespace (it has at most one speaker): its relevance is then
+// documentCalibrations'. Chinese is cut into characters and their pairs,
+// so a passage of a few hundred characters holds many of any Chinese
+// question's terms, and the conversations' model, which reads a shared
+// term as a sign of an answer, surfaced a hit for 81% of DRCD's probes
+// (questions asked of another part of the Chinese Wikipedia).
+// Conversations' turns average far below it (the development sets'
+// namespaces at most 100 terms, MemoryBank's Chinese version; RealMem's
+// long English turns 157) and DRCD's paragraphs far above it (at least
+// 500). A conversation's long turns (an assistant's answers) are not read
+// as passages: the conversations' models were measured on
+// conversations, the documents' on passages.
 const DocumentLength = 256
 
 // documentCalibrations are the models of a Chinese query in a namespace
