@@ -951,13 +951,15 @@ func TestSearch_ChineseDocuments(t *testing.T) {
 	assert.True(t, all[0].Explain.Documents)
 	assert.Empty(t, query(probe, "wiki", 0), "nothing the passages tell")
 
-	for _, h := range query("我什么时候去杭州？", "chat", -1) {
-		assert.False(t, h.Explain.Documents, "short turns: %s", h.ID)
-	}
-	for _, h := range query("三峡工程位于哪里？", "dialog", -1) {
-		assert.False(t, h.Explain.Documents, "long turns of a conversation: %s", h.ID)
-	}
-	for _, h := range query("Where is the Three Gorges Dam?", "wiki", -1) {
-		assert.False(t, h.Explain.Documents, "an English query: %s", h.ID)
+	for _, c := range []struct{ text, ns, why string }{
+		{"我什么时候去杭州？", "chat", "short turns"},
+		{"三峡工程位于哪里？", "dialog", "long turns of a conversation"},
+		{"Wikipedia", "wiki", "an English query"},
+	} {
+		hits := query(c.text, c.ns, -1)
+		require.NotEmpty(t, hits, c.why)
+		for _, h := range hits {
+			assert.False(t, h.Explain.Documents, "%s: %s", c.why, h.ID)
+		}
 	}
 }

@@ -268,7 +268,7 @@ func TestRanksLikeLongterm_ChinesePassages(t *testing.T) {
 	}
 	documents := 0
 	for _, q := range []struct{ text, ns string }{
-		{"三峡工程位于哪里？", "wiki"}, {"量子计算机的工作原理是什么？", "wiki"}, {"Where is the Three Gorges Dam?", "wiki"},
+		{"三峡工程位于哪里？", "wiki"}, {"量子计算机的工作原理是什么？", "wiki"}, {"what did the user say?", "chat"},
 		{"我什么时候去杭州？", "chat"}, {"三峡工程位于哪里？", ""},
 	} {
 		for _, mode := range []memory.Mode{memory.Hybrid, memory.KeywordOnly} {
