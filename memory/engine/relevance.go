@@ -254,11 +254,11 @@ func (s *search[K]) unknownNames(ns Namespace[K], at map[string]int) []string {
 	return out
 }
 
-// noteDocs keeps the size and kind of the namespace of the best coverage
-// the keyword path found (search.docs), given a namespace's facts.
+// noteDocs keeps the facts of the namespace of the best coverage the
+// keyword path found (search.covered), given a namespace's.
 func (s *search[K]) noteDocs(f *nsFacts) {
-	if !s.docs.set || f.cover > s.docs.cover {
-		s.docs.n, s.docs.cover, s.docs.documents, s.docs.set = f.docs, f.cover, f.documents, true
+	if s.covered == nil || f.cover > s.covered.cover {
+		s.covered = f
 	}
 }
 

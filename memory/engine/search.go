@@ -42,15 +42,11 @@ type search[K comparable] struct {
 	// are none.
 	fewest []string
 	known  bool
-	// docs is how many records the namespace of the keyword path's best
-	// coverage holds (noteDocs; the first namespace's, when none covers
-	// any of the query): a record the vector path alone found has it.
-	docs struct {
-		n         int
-		cover     float64
-		documents bool
-		set       bool
-	}
+	// covered are the facts of the namespace of the keyword path's best
+	// coverage (noteDocs; the first namespace's, when none covers any of
+	// the query; nil without a keyword path): a record the vector path
+	// alone found has its size and kind.
+	covered *nsFacts
 	// names are the query's names (ranking.Names) with their terms, nil
 	// until unknownNames.
 	names map[string][]string
@@ -214,7 +210,10 @@ func (s *search[K]) candidates(ctx context.Context, qvec []float32) ([]*candidat
 		}
 	}
 	// Found by the vector path alone: the best namespace's.
-	vecOnly := &nsFacts{cover: s.top.cover, docs: s.docs.n, documents: s.docs.documents, unknown: s.fewest}
+	vecOnly := &nsFacts{cover: s.top.cover, unknown: s.fewest}
+	if b := s.covered; b != nil {
+		vecOnly.docs, vecOnly.documents = b.docs, b.documents
+	}
 	for _, c := range cands {
 		if c.HasVec {
 			s.top.vector = max(s.top.vector, c.VecScore)

@@ -85,7 +85,7 @@ func (s *nsView) score(ctx context.Context, dst []keyword.Result, groups []keywo
 		}
 	}
 	df := func(term string) int { return len(post[term]) }
-	avg := float64(s.info.textLen) / n
+	avg := s.AvgLength()
 	// scoreBy scores the records keyed by key(seq) within [klo, khi] (by
 	// seq when key is nil: no call a posting), and reports whether key
 	// found every one.
