@@ -891,6 +891,43 @@ func TestSearch_VectorNoise(t *testing.T) {
 	assert.Equal(t, []string{"n6"}, ids)
 }
 
+// TestSearch_Monologue: in a namespace where one speaker says everything
+// (a user's notes, kept with their speaker), a record's neighbours do not
+// lend it relevance, as they do not lend a note without a speaker: "who
+// lives in Porto?" brings the Porto note alone, not the notes said the
+// minute before and after it. The same records said in turn by two
+// speakers are a conversation, where a turn's neighbours speak for it (a
+// question for its answer), and there the Porto note's neighbours keep
+// the relevance their loan gives them.
+func TestSearch_Monologue(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:512")
+	recs := memorytest.NoteRecords(t0)
+	_, err := lt.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	query := func(ns string) map[string]memory.Hit {
+		t.Helper()
+		hits, err := lt.Query(ctx, memory.Query{Text: "who lives in Porto?", Namespace: ns, Explain: true})
+		require.NoError(t, err)
+		out := map[string]memory.Hit{}
+		for _, h := range hits {
+			out[h.ID] = h
+		}
+		return out
+	}
+	notes := query("notes")
+	assert.Len(t, notes, 1, "the Porto note alone: %v", notes)
+	assert.Contains(t, notes, "m3")
+	chat := query("chat")
+	require.Contains(t, chat, "c3")
+	for _, id := range []string{"c2", "c4"} {
+		if assert.Contains(t, chat, id, "a neighbour of the answer, in a conversation") {
+			assert.Zero(t, chat[id].Explain.OwnKeyword, "no word of the query of its own")
+			assert.Greater(t, chat[id].Relevance, chat["c3"].Relevance/2, "what its neighbour lends it counts")
+		}
+	}
+}
+
 // TestSearch_OneNote: a store of one note is read as one of relevance.MinRecords
 // records, where the calibrations still weigh what matched: its word
 // finds it, a sentence that shares only "I'm" with it does not.

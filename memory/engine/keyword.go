@@ -79,10 +79,14 @@ type nsSearch[K comparable] struct {
 	// bestOwn is the best score of a record's own words (ranking.Best
 	// over them), what neighbours' loans are weighed against.
 	bestOwn float64
-	// noteScale holds, for each note (a record without a speaker) whose
-	// score a step multiplied (the time prior, recency: scale), the
-	// product of the factors: its neighbours' loan grew with it.
+	// noteScale holds, for each note (a record without a speaker, or any
+	// of a monologue) whose score a step multiplied (the time prior,
+	// recency: scale), the product of the factors: its neighbours' loan
+	// grew with it.
 	noteScale map[int64]float64
+	// monologue: the namespace has at most one speaker, and its
+	// records are read as notes (rank).
+	monologue bool
 	// period holds the records of the period a recap question names
 	// (addRecap): rank keeps only them, the question's other words being
 	// only the filler of a question about talk ("we", "about").
@@ -132,6 +136,7 @@ func (s *search[K]) keywordNamespace(ctx context.Context, ns Namespace[K], floor
 		return nil, err
 	}
 	n.speakers = speakers
+	n.monologue = len(speakerList) < 2
 	// Fetch more than depth from each field: the sum of two fields can
 	// raise a record that neither ranks first.
 	fetch := 2 * s.depth
@@ -607,13 +612,15 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 		own := n.scratch.own.get(id)
 		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, ns: &n.nsFacts, own: own / n.bound}
 		r.relevant = r.score
-		if speaker == "" {
-			// A note (a record without a speaker) is not a turn its
+		if speaker == "" || n.monologue {
+			// A note (a record without a speaker, or any record of a
+			// namespace where one speaker says everything: a user's
+			// notes kept with their speaker, a diary) is not a turn its
 			// neighbours' words speak for: relevance leaves their loan
 			// out, at the size the factors that scaled its score made it
 			// (noteScale). The flight noted a minute before "I'm allergic
-			// to peanuts" is no answer to "peanuts". (A turn is: the
-			// answer to a question.)
+			// to peanuts" is no answer to "peanuts". (A turn of a
+			// conversation is: the answer to a question.)
 			loan := (ranking.WithNeighbours(own, n.scratch.lent.get(id), n.bestOwn) - own) / n.bound
 			r.relevant = max(r.own, r.score-loan*cmp.Or(n.noteScale[id], 1))
 		}
@@ -722,16 +729,19 @@ func topScored[K comparable](out []scored[K], depth int) []scored[K] {
 // scale multiplies id's score by f, and notes it of a note its
 // neighbours lent to (noteScale): relevance leaves the note's loan out at
 // the size the factors made it. A record lent nothing needs no note, nor
-// the look-up of its speaker.
+// the look-up of its speaker (in a monologue, none is needed).
 func (n *nsSearch[K]) scale(scores *scoreSet, id int64, f float64) {
 	scores.scale(id, f)
 	if !n.scratch.lent.has(id) {
 		return
 	}
-	if _, speaker, _ := n.ns.Owner(id); speaker == "" {
-		if n.noteScale == nil {
-			n.noteScale = map[int64]float64{}
+	if !n.monologue {
+		if _, speaker, _ := n.ns.Owner(id); speaker != "" {
+			return // a turn of a conversation: its loan counts
 		}
-		n.noteScale[id] = cmp.Or(n.noteScale[id], 1) * f
 	}
+	if n.noteScale == nil {
+		n.noteScale = map[int64]float64{}
+	}
+	n.noteScale[id] = cmp.Or(n.noteScale[id], 1) * f
 }

@@ -265,3 +265,27 @@ var ChinesePassages = []string{
 	"活字印刷术是北宋时期毕昇发明的，沈括在《梦溪笔谈》中记载了这项技术。毕昇用胶泥刻字，每字一印，用火烧硬后成为活字，排版时把活字排列在铁板上，用松脂和蜡固定，印完后再加热取下，可以反复使用。与雕版印刷相比，活字印刷节省了大量的时间和材料，后来又出现了木活字和铜活字。这项发明经由丝绸之路传播到中亚和欧洲，对世界文明的发展产生了深远的影响。",
 	"中国是茶的故乡，饮茶的历史可以追溯到数千年前。唐代陆羽著有《茶经》，是世界上第一部关于茶的专著，系统地总结了茶的起源、种植、采摘、制作和饮用方法。中国茶叶按照加工方法主要分为绿茶、红茶、乌龙茶、白茶、黄茶和黑茶六大类。西湖龙井产于浙江杭州，是著名的绿茶；安溪铁观音产于福建，属于乌龙茶。明清时期，茶叶通过海上贸易大量出口到欧洲，成为重要的商品。",
 }
+
+// NoteRecords returns six unrelated facts a user might ask an agent to
+// keep ("My sister Ana lives in Porto."), a minute apart from at, twice:
+// in namespace "notes" all said by "user" (ids m0 … m5), and in "chat"
+// said in turn by "user" and "assistant" (c0 … c5). For stores' tests of
+// what a search brings back beside the record that answers ("who lives in
+// Porto?"): a monologue's neighbours, or a conversation's.
+func NoteRecords(at time.Time) []memory.Record {
+	var recs []memory.Record
+	for i, text := range []string{
+		"My cat is called Miso and she eats salmon twice a day.",
+		"The wifi password at the cabin is pinecone42.",
+		"I prefer aisle seats on long flights.",
+		"My sister Ana lives in Porto.",
+		"Quarterly report is due on the last Friday of June.",
+		"The car needs new tyres before winter.",
+	} {
+		t := at.Add(time.Duration(i) * time.Minute)
+		recs = append(recs,
+			memory.Record{ID: fmt.Sprint("m", i), Namespace: "notes", Speaker: "user", Text: text, Time: t},
+			memory.Record{ID: fmt.Sprint("c", i), Namespace: "chat", Speaker: []string{"user", "assistant"}[i%2], Text: text, Time: t})
+	}
+	return recs
+}

@@ -256,16 +256,7 @@ func TestRanksLikeLongterm_ChinesePassages(t *testing.T) {
 	recs = append(recs,
 		memory.Record{ID: "c0", Namespace: "chat", Speaker: "user", Text: "我下周三去杭州出差，住三天。", Time: t0},
 		memory.Record{ID: "c1", Namespace: "chat", Speaker: "assistant", Text: "好的，记住了：下周三去杭州，住三天。", Time: t0.Add(time.Minute)})
-	pg, err := postgres.Open(ctx, storeURL(t), emb, postgres.WithCreate())
-	require.NoError(t, err)
-	t.Cleanup(func() { pg.Close() })
-	lt, err := longterm.New(ctx, emb)
-	require.NoError(t, err)
-	t.Cleanup(func() { lt.Close() })
-	for _, m := range []memory.Records{pg, lt} {
-		_, err := m.AddBatch(ctx, recs)
-		require.NoError(t, err)
-	}
+	pg, lt := bothHolding(t, emb, recs)
 	documents := 0
 	for _, q := range []struct{ text, ns string }{
 		{"三峡工程位于哪里？", "wiki"}, {"量子计算机的工作原理是什么？", "wiki"}, {"what did the user say?", "chat"},
@@ -289,4 +280,49 @@ func TestRanksLikeLongterm_ChinesePassages(t *testing.T) {
 		}
 	}
 	assert.Positive(t, documents, "the Chinese queries among the passages read documents")
+}
+
+// TestRanksLikeLongterm_Monologue: PostgreSQL reads a namespace where one
+// speaker says everything as the in-process engine does, from its own
+// list of the namespace's speakers: its records are notes, which their
+// neighbours lend no relevance, where the same records said in turn by
+// two speakers keep what their neighbours lend them.
+func TestRanksLikeLongterm_Monologue(t *testing.T) {
+	ctx := t.Context()
+	emb := hashEmb(t, 256)
+	recs := memorytest.NoteRecords(t0)
+	pg, lt := bothHolding(t, emb, recs)
+	hits := map[string]int{}
+	for _, q := range []string{"who lives in Porto?", "what's the wifi password?", "when are the tyres due?"} {
+		for _, ns := range []string{"notes", "chat"} {
+			for _, mode := range []memory.Mode{memory.Hybrid, memory.KeywordOnly} {
+				query := memory.Query{Text: q, Namespace: ns, Mode: mode, K: 5, Explain: true}
+				msg := fmt.Sprintf("%q in %q, %s", q, ns, mode)
+				want, err := lt.Query(ctx, query)
+				require.NoError(t, err)
+				got, err := pg.Query(ctx, query)
+				require.NoError(t, err)
+				likeLongterm(t, want, got, msg)
+				hits[ns] += len(got)
+			}
+		}
+	}
+	assert.Less(t, hits["notes"], hits["chat"], "the conversation's neighbours lend relevance, the notes' do not")
+}
+
+// bothHolding returns a new PostgreSQL store and an in-process long-term
+// memory over emb, each holding recs, closed when t ends.
+func bothHolding(t *testing.T, emb embed.Embedder, recs []memory.Record) (*postgres.Memory, *longterm.Memory) {
+	ctx := t.Context()
+	pg, err := postgres.Open(ctx, storeURL(t), emb, postgres.WithCreate())
+	require.NoError(t, err)
+	t.Cleanup(func() { pg.Close() })
+	lt, err := longterm.New(ctx, emb)
+	require.NoError(t, err)
+	t.Cleanup(func() { lt.Close() })
+	for _, m := range []memory.Records{pg, lt} {
+		_, err := m.AddBatch(ctx, recs)
+		require.NoError(t, err)
+	}
+	return pg, lt
 }
