@@ -146,7 +146,7 @@ func NewTokenizer(opts ...TokenizerOption) (Tokenizer, error) {
 
 // tokenizerVersion changes whenever Tokens changes its output for some
 // text, so that snapshots made by an older tokenizer are refused.
-const tokenizerVersion = 7
+const tokenizerVersion = 8
 
 // Name identifies the tokenizer's behaviour; an index snapshot records it so
 // that a snapshot is never read with a tokenizer that cuts differently.
@@ -528,12 +528,7 @@ func (e *emitter) word(text string, i, j int) {
 	var digitGroup string // w as one digit group: 401, 13800138000
 	if single {
 		e.addWord(w, false)
-		parts := subParts(raw)
-		if len(parts) > 1 {
-			for _, p := range parts {
-				e.addPart(fold(p))
-			}
-		}
+		e.addSubParts(raw)
 		if allDigits(w) {
 			digitGroup = w
 		}
@@ -551,11 +546,7 @@ func (e *emitter) word(text string, i, j int) {
 			fa := fold(a)
 			e.addPart(fa)
 			letters = letters && len(fa) == 1 // with w's check below: a, b, … z
-			if parts := subParts(a); len(parts) > 1 {
-				for _, p := range parts {
-					e.addPart(fold(p))
-				}
-			}
+			e.addSubParts(a)
 			joined += fa
 			digitsOnly = digitsOnly && allDigits(fa)
 			hasDigit = hasDigit || strings.ContainsAny(fa, "0123456789")
@@ -637,6 +628,24 @@ func isConn(r rune) bool { return r == ',' || class(r, 1) == clConnector }
 
 // hasConnector reports whether w has a connector (splitAtoms splits it).
 func hasConnector(w string) bool { return strings.IndexFunc(w, isConn) >= 0 }
+
+// addSubParts adds the parts of atom a where letters and digits meet or a
+// lower-case letter meets an upper-case one (subParts): ipv6 → ipv, 6;
+// getUser → get, user. The "am" or "pm" of a time of day (10am, 3PM) is
+// not a part: it is no more the word "am" of "what am I allergic to?"
+// than 10am is; the whole word and its number stay terms.
+func (e *emitter) addSubParts(a string) {
+	parts := subParts(a)
+	if len(parts) < 2 {
+		return
+	}
+	for k, p := range parts {
+		if p = fold(p); k > 0 && (p == "am" || p == "pm") && allDigits(parts[k-1]) {
+			continue
+		}
+		e.addPart(p)
+	}
+}
 
 // subParts splits an atom at letter↔digit and lower→upper changes:
 // LH401 → LH, 401; getUserName → get, User, Name; HTTPServer stays whole.

@@ -58,6 +58,7 @@ func TestTokens(t *testing.T) {
 		{"acronym plural rule leaves other words alone", "Gus GPUS iOS", []string{"gus", "gpus", "ios", "os"}},
 		{"diacritics taken off Latin letters", "Zürich ZÜRICH José Straße Łódź Ørsted naïve Привет", []string{"zurich", "zurich", "jose", "strasse", "lodz", "orsted", "naive", "привет"}},
 		{"an acronym with dots is the acronym too", "U.S. U.K. e.g. 9 a.m.", []string{"u.s", "us", "u.k", "uk", "e.g", "eg", "9", "a.m"}},
+		{"a time of day is not the word am", "10am 3PM 10:30am 4pm-6pm PM2.5", []string{"10am", "10", "3pm", "3", "10:30am", "10", "30am", "30", "4pm-6pm", "4pm", "4", "6pm", "6", "4pm6pm", "pm2.5", "pm2", "pm", "2", "5", "2.5"}},
 		{"plural rule leaves codes alone", "ERRORS_X A1S", []string{"errors_x", "error", "a1s", "1"}},
 		{"version", "v1.2.3", []string{"v1.2.3", "v1", "1", "2", "3", "1.2.3"}},
 		{"decimal", "3.14", []string{"3.14", "3", "14"}},

@@ -889,6 +889,14 @@ func TestSearch_VectorNoise(t *testing.T) {
 		ids = append(ids, h.ID)
 	}
 	assert.Equal(t, []string{"n6"}, ids)
+	// The "am" of 10am is a time of day, not the word of the question.
+	hits, err = lt.Query(ctx, memory.Query{Text: "what am I allergic to?"})
+	require.NoError(t, err)
+	ids = nil
+	for _, h := range hits {
+		ids = append(ids, h.ID)
+	}
+	assert.Equal(t, []string{"n1"}, ids)
 }
 
 // TestSearch_Monologue: in a namespace where one speaker says everything
