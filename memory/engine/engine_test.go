@@ -936,6 +936,50 @@ func TestSearch_Monologue(t *testing.T) {
 	}
 }
 
+// TestSearch_VectorAlone: among ten notes, one that shares no word with
+// the query and that the offline embedder's vector path ranks second (a
+// cosine of 0.07 against the answer's 0.67, from hashed features of other
+// words) counts its share of the best cosine as it is: "what am I
+// allergic to?" brings back the allergy alone, where the share's fourth
+// root gave "Book club reads Middlemarch next month." 0.31. Under score
+// fusion, the fusion of a model's vectors, a hit found by the vector path
+// alone keeps the root.
+func TestSearch_VectorAlone(t *testing.T) {
+	ctx := t.Context()
+	t0 := time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
+	var recs []memory.Record
+	for i, text := range []string{
+		"My cat is called Miso and she eats salmon twice a day.", "The wifi password at the cabin is pinecone42.",
+		"Dentist appointment moved to March 3rd at 10am.", "I prefer aisle seats on long flights.",
+		"My sister Ana lives in Porto.", "Quarterly report is due on the last Friday of June.",
+		"Allergic to penicillin.", "The car needs new tyres before winter.",
+		"Book club reads Middlemarch next month.", "Gym membership renews in September.",
+	} {
+		recs = append(recs, memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: t0.Add(time.Duration(i) * time.Minute)})
+	}
+	emb, err := embed.Open("hash:512")
+	require.NoError(t, err)
+	alone := func(opts ...engine.Option) memory.Hit {
+		t.Helper()
+		lt, err := longterm.New(ctx, emb, longterm.WithEngine(opts...))
+		require.NoError(t, err)
+		t.Cleanup(func() { lt.Close() })
+		_, err = lt.AddBatch(ctx, recs)
+		require.NoError(t, err)
+		hits, err := lt.Query(ctx, memory.Query{Text: "what am I allergic to?", MinRelevance: -1, Explain: true})
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, len(hits), 2)
+		assert.Equal(t, "n6", hits[0].ID)
+		assert.Equal(t, "n8", hits[1].ID, "the vector path ranks the book club second")
+		assert.Zero(t, hits[1].Explain.OwnKeyword, "no word of the query")
+		return hits[1]
+	}
+	margin := alone()
+	assert.Less(t, margin.Relevance, float32(0.1), "its share of the best cosine as it is")
+	score := alone(engine.WithScoreFusion(engine.DefaultVectorWeight, engine.DefaultKeywordWeight))
+	assert.Greater(t, score.Relevance, float32(0.2), "under score fusion, its fourth root")
+}
+
 // TestSearch_OneNote: a store of one note is read as one of relevance.MinRecords
 // records, where the calibrations still weigh what matched: its word
 // finds it, a sentence that shares only "I'm" with it does not.

@@ -67,6 +67,10 @@ type features struct {
 	// documents: the query is Chinese and its namespace's records are
 	// passages (nsFacts.documents): documentCalibrations' model.
 	documents bool
+	// alone: in a hybrid search under margin fusion (a lexical
+	// embedder's), nothing of the hit's own matched on the keyword path,
+	// and only its cosine speaks for it (strength).
+	alone bool
 }
 
 // calibrations are the fitted models, one per mode (a mode without a path
@@ -194,6 +198,23 @@ func gate(mode memory.Mode, f features) float64 {
 // shares only 是 and 的 with its question); the other small stores, every
 // development set's recall and false surfaces and the facts stories
 // unchanged.
+//
+// A hit of a hybrid search under margin fusion (over a lexical embedder,
+// the offline hash) that its own words did not match on the keyword path
+// shares no word with the query that the keyword path reads: its
+// cosine comes from hashed features of other words, colliding or sharing
+// a trigram, and its share counts as it is, not to the ¼. Among ten
+// notes "what am I allergic to?" no longer brings back "Book club reads
+// Middlemarch next month." at 0.31 (cosine 0.066 against the answer's
+// 0.674). Measured 2026-12-05 (`agentmem eval DIR --cross-probes`, and
+// `--small-stores 7`): every development set's recall in every mode and
+// column unchanged, and its false surfaces; the bundled set's hits a
+// question 9.4 → 9.1, its small stores' share of evidence among what
+// they paste 0.863 → 0.885; the SQuAD subset's hits 9.3 → 9.1; DRCD,
+// RealMem and MemoryBank (both languages, and their small stores)
+// unchanged but MemoryBank's small stores' hits 4.4 → 4.3. Over a model's
+// vectors (score fusion) a hit found by meaning alone is what the vector
+// path is for, and keeps the root.
 func strength(mode memory.Mode, f features) float64 {
 	s := 0.0
 	if f.kwBest > 0 {
@@ -202,7 +223,11 @@ func strength(mode memory.Mode, f features) float64 {
 	if f.cosBest > f.cosFloor && mode != memory.KeywordOnly {
 		s = max(s, (f.cos-f.cosFloor)/(f.cosBest-f.cosFloor))
 	}
-	return math.Sqrt(math.Sqrt(min(max(s, 0), 1)))
+	s = min(max(s, 0), 1)
+	if f.alone {
+		return s
+	}
+	return math.Sqrt(math.Sqrt(s))
 }
 
 // WithMinRelevance sets the lowest relevance a hit may have when a query

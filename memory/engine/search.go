@@ -330,6 +330,7 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 			// cosine counts from where it stands out of the candidates'
 			// (top.noise).
 			f.cosFloor = s.top.noise
+			f.alone = s.mode == memory.Hybrid && s.fusion().Kind == ranking.MarginFusion
 		}
 		if c.ns != lastNS {
 			lastNS, lastGate = c.ns, gate(s.mode, f)
