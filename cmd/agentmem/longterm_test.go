@@ -482,7 +482,7 @@ func TestCLI_LongTerm_Relevance(t *testing.T) {
 	r = runCLI(t, "", "search", "--store", store, "--max-tokens", "2", "flight hotel Berlin")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "no relevant memory fits the token budget of 2")
-	assert.Contains(t, r.stderr, "a larger --max-tokens returns them")
+	assert.Contains(t, r.stderr, "a larger --max-tokens makes room")
 	res = searchJSON(t, "--store", store, "--max-tokens", "2", "When do I fly to Oslo?")
 	assert.Equal(t, "no memory is relevant", res.Reason, "nothing relevant, budget or not")
 	// A namespace that holds nothing (a typo) says so.

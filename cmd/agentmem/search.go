@@ -198,7 +198,7 @@ func (a *app) searchLong(cmd *cobra.Command, st memory.Querier, q memory.Query) 
 			fmt.Fprintf(cmd.ErrOrStderr(), "namespace %q holds no memories (agentmem stats and list show what the store holds)\n", q.Namespace)
 			return nil
 		case reason != server.NoRelevantMemory:
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s (query %q%s, %s search; a larger --max-tokens returns them)\n", reason, q.Text, where, q.Mode)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s (query %q%s, %s search; a larger --max-tokens makes room)\n", reason, q.Text, where, q.Mode)
 			return nil
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "no memory is relevant to %q%s (%s search; --min-relevance -1 shows every memory that matched at all)\n", q.Text, where, q.Mode)
