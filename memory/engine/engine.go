@@ -141,6 +141,7 @@ type candidate[K comparable] struct {
 	vecKids    []ranking.Child // chunks matched by the vector path, best first
 	score      float64         // fused
 	relevance  float64
+	gate       float64  // its namespace's probability (relevant: gate)
 	ns         *nsFacts // its namespace's (for one the vector path alone found, the best namespace's)
 	doc        Doc
 	read       bool     // doc is read (Source.Docs)
@@ -230,6 +231,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		return nil, err
 	}
 	qterms := s.queryTerms()
+	list = s.wordless(qterms, list, q.MinRelevance)
 	if versions {
 		list = s.newerFirst(qterms, list)
 		list = list[:min(keep, len(list))]

@@ -945,6 +945,25 @@ func TestSearch_Monologue(t *testing.T) {
 // fusion, the fusion of a model's vectors, a hit found by the vector path
 // alone keeps the root.
 func TestSearch_VectorAlone(t *testing.T) {
+	alone := func(opts ...engine.Option) memory.Hit {
+		t.Helper()
+		hits := queryTenNotes(t, memory.Query{Text: "what am I allergic to?", MinRelevance: -1, Explain: true}, opts...)
+		require.GreaterOrEqual(t, len(hits), 2)
+		assert.Equal(t, "n6", hits[0].ID)
+		assert.Equal(t, "n8", hits[1].ID, "the vector path ranks the book club second")
+		assert.Zero(t, hits[1].Explain.OwnKeyword, "no word of the query")
+		return hits[1]
+	}
+	margin := alone()
+	assert.Less(t, margin.Relevance, float32(0.1), "its share of the best cosine as it is")
+	score := alone(engine.WithScoreFusion(engine.DefaultVectorWeight, engine.DefaultKeywordWeight))
+	assert.Greater(t, score.Relevance, float32(0.2), "under score fusion, its fourth root")
+}
+
+// queryTenNotes asks q of a long-term memory over hash:512 with the
+// engine's opts, holding ten unrelated notes (n0 … n9), a minute apart.
+func queryTenNotes(t *testing.T, q memory.Query, opts ...engine.Option) []memory.Hit {
+	t.Helper()
 	ctx := t.Context()
 	t0 := time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
 	var recs []memory.Record
@@ -959,25 +978,47 @@ func TestSearch_VectorAlone(t *testing.T) {
 	}
 	emb, err := embed.Open("hash:512")
 	require.NoError(t, err)
-	alone := func(opts ...engine.Option) memory.Hit {
-		t.Helper()
-		lt, err := longterm.New(ctx, emb, longterm.WithEngine(opts...))
-		require.NoError(t, err)
-		t.Cleanup(func() { lt.Close() })
-		_, err = lt.AddBatch(ctx, recs)
-		require.NoError(t, err)
-		hits, err := lt.Query(ctx, memory.Query{Text: "what am I allergic to?", MinRelevance: -1, Explain: true})
-		require.NoError(t, err)
-		require.GreaterOrEqual(t, len(hits), 2)
-		assert.Equal(t, "n6", hits[0].ID)
-		assert.Equal(t, "n8", hits[1].ID, "the vector path ranks the book club second")
-		assert.Zero(t, hits[1].Explain.OwnKeyword, "no word of the query")
-		return hits[1]
+	lt, err := longterm.New(ctx, emb, longterm.WithEngine(opts...))
+	require.NoError(t, err)
+	t.Cleanup(func() { lt.Close() })
+	_, err = lt.AddBatch(ctx, recs)
+	require.NoError(t, err)
+	hits, err := lt.Query(ctx, q)
+	require.NoError(t, err)
+	return hits
+}
+
+// TestSearch_FunctionWordsAlone: among ten notes, one whose words share
+// only a function word with the query ("my" of "where does my sister
+// live?" in "My cat is called Miso …") counts its share of the best as it
+// is, as a hit only its cosine speaks for: the sister's note alone is
+// returned, where the cat came second at 0.50. In keyword mode alike;
+// under score fusion, where a model's cosine may speak for it, the root
+// stays.
+func TestSearch_FunctionWordsAlone(t *testing.T) {
+	q := memory.Query{Text: "where does my sister live?", Explain: true}
+	ids := func(hits []memory.Hit) []string {
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.ID)
+		}
+		return out
 	}
-	margin := alone()
-	assert.Less(t, margin.Relevance, float32(0.1), "its share of the best cosine as it is")
-	score := alone(engine.WithScoreFusion(engine.DefaultVectorWeight, engine.DefaultKeywordWeight))
-	assert.Greater(t, score.Relevance, float32(0.2), "under score fusion, its fourth root")
+	assert.Equal(t, []string{"n4"}, ids(queryTenNotes(t, q)))
+	kq := q
+	kq.Mode = memory.KeywordOnly
+	assert.Equal(t, []string{"n4"}, ids(queryTenNotes(t, kq)))
+	all := q
+	all.MinRelevance = -1
+	hits := queryTenNotes(t, all)
+	cat := slices.IndexFunc(hits, func(h memory.Hit) bool { return h.ID == "n0" })
+	require.Positive(t, cat, "the cat's note matched")
+	assert.Positive(t, hits[cat].Explain.OwnKeyword, "by its own words: my")
+	assert.Less(t, hits[cat].Relevance, float32(0.15), "its share as it is")
+	score := queryTenNotes(t, all, engine.WithScoreFusion(engine.DefaultVectorWeight, engine.DefaultKeywordWeight))
+	cat = slices.IndexFunc(score, func(h memory.Hit) bool { return h.ID == "n0" })
+	require.Positive(t, cat)
+	assert.Greater(t, score[cat].Relevance, float32(0.3), "under score fusion, its fourth root")
 }
 
 // TestSearch_OneNote: a store of one note is read as one of relevance.MinRecords
