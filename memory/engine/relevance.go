@@ -67,9 +67,11 @@ type features struct {
 	// documents: the query is Chinese and its namespace's records are
 	// passages (nsFacts.documents): documentCalibrations' model.
 	documents bool
-	// alone: in a hybrid search under margin fusion (a lexical
-	// embedder's), nothing of the hit's own matched on the keyword path,
-	// and only its cosine speaks for it (strength).
+	// alone: in a search whose paths count words alone (search.lexical),
+	// the hit shares no word with the query but function words: its own
+	// words matched nothing on the keyword path (search.features) or
+	// function words only (search.wordless). Its share counts as it is
+	// (strength).
 	alone bool
 }
 
@@ -214,7 +216,9 @@ func gate(mode memory.Mode, f features) float64 {
 // RealMem and MemoryBank (both languages, and their small stores)
 // unchanged but MemoryBank's small stores' hits 4.4 → 4.3. Over a model's
 // vectors (score fusion) a hit found by meaning alone is what the vector
-// path is for, and keeps the root.
+// path is for, and keeps the root. A hit whose own words share only
+// function words with the query counts so too, once its text is read
+// (search.wordless).
 func strength(mode memory.Mode, f features) float64 {
 	s := 0.0
 	if f.kwBest > 0 {
