@@ -57,8 +57,7 @@ const DefaultMinRelevance = 0.22
 type features struct {
 	kw, cos, kwBest, cosBest, cover, share float64
 	// cosFloor is the cosine from which the hit's cosine counts toward
-	// its strength (ranking.VectorFloors: its floor; for a hit the vector
-	// path alone found, its noise).
+	// its strength (ranking.VectorFloor).
 	cosFloor float64
 	docs     int
 	// unknown: the query names something (ranking.Names) its namespace
@@ -68,10 +67,8 @@ type features struct {
 	// passages (nsFacts.documents): documentCalibrations' model.
 	documents bool
 	// alone: in a search whose paths count words alone (search.lexical),
-	// the hit shares no word with the query but function words: its own
-	// words matched nothing on the keyword path (search.features) or
-	// function words only (search.wordless). Its share counts as it is
-	// (strength).
+	// the hit's own words share no word with the query but function
+	// words (search.wordless): its share counts as it is (strength).
 	alone bool
 }
 
@@ -176,7 +173,7 @@ func gate(mode memory.Mode, f features) float64 {
 // strong as the best keeps 0.84 of the search's probability. A hit's
 // relevance is gate × strength. Measured on the development set, a larger
 // exponent drops evidence faster than it drops false surfaces. A cosine
-// counts from cosFloor (ranking.VectorFloors), as the fusion counts it: a
+// counts from cosFloor (ranking.VectorFloor), as the fusion counts it: a
 // hit at or below the median candidate's cosine owes nothing to the vector
 // path, which ranked it there for the query's function words ("does",
 // "you") that the offline embedder shares with every text. Measured
@@ -185,40 +182,21 @@ func gate(mode memory.Mode, f features) float64 {
 // --small-stores 7`) paste fewer notes: MemoryBank's 6.2 → 4.6 a
 // question, 15% → 21% of them evidence, recall@10 0.838 → 0.828;
 // RealMem's 2.2 → 1.3, 31% → 45%, 0.328 → 0.305. A hit the vector path
-// alone found (no keyword score of its own that relevance reads) counts
-// its cosine from where it stands out of the candidates'
-// (ranking.VectorFloors' noise): among eight notes "where does my sister live?"
-// no longer brings back the window-seat note at 0.58. Measured the same
-// day: every development set's recall and false surfaces unchanged, the
-// facts stories too; small stores paste fewer notes at the same recall:
-// the bundled set's 1.9 → 1.2 a question, 46% → 71% of them evidence;
-// MemoryBank's 4.6 → 4.4, 21% → 22%; RealMem's 0.305 → 0.304. That
-// spread leaves out the candidates that share no feature with the query
-// when theirs is 0 (ranking.VectorFloors): measured 2026-12-04, the
-// bundled set's small stores paste 1.2 → 1.0 notes a question, 71% → 86%
-// of them evidence, recall@10 0.741 → 0.735 (a second evidence turn that
-// shares only 是 and 的 with its question); the other small stores, every
-// development set's recall and false surfaces and the facts stories
-// unchanged.
+// alone found over the offline embedder was then counted from where its
+// cosine stood out of the candidates' (two robust standard deviations
+// above their median: the bundled set's small stores pasted 1.9 → 1.0
+// notes a question, recall@10 0.741 → 0.735); since 2026-12-05 its
+// relevance is 0 (search.relevant), which changed no development set's
+// recall, in small stores either.
 //
-// A hit of a hybrid search under margin fusion (over a lexical embedder,
-// the offline hash) that its own words did not match on the keyword path
-// shares no word with the query that the keyword path reads: its
-// cosine comes from hashed features of other words, colliding or sharing
-// a trigram, and its share counts as it is, not to the ¼. Among ten
-// notes "what am I allergic to?" no longer brings back "Book club reads
-// Middlemarch next month." at 0.31 (cosine 0.066 against the answer's
-// 0.674). Measured 2026-12-05 (`agentmem eval DIR --cross-probes`, and
-// `--small-stores 7`): every development set's recall in every mode and
-// column unchanged, and its false surfaces; the bundled set's hits a
-// question 9.4 → 9.1, its small stores' share of evidence among what
-// they paste 0.863 → 0.885; the SQuAD subset's hits 9.3 → 9.1; DRCD,
-// RealMem and MemoryBank (both languages, and their small stores)
-// unchanged but MemoryBank's small stores' hits 4.4 → 4.3. Over a model's
-// vectors (score fusion) a hit found by meaning alone is what the vector
-// path is for, and keeps the root. A hit whose own words share only
-// function words with the query counts so too, once its text is read
-// (search.wordless).
+// A hit whose own words share no word with the query but function words,
+// in a search whose paths count words alone (search.wordless), counts
+// its share as it is, not to the ¼: its keyword score and its cosine
+// (over the offline hash) come from "my" or "I". Among ten notes "where
+// does my sister live?" no longer brings back "My cat is called Miso…"
+// at 0.50. Over a model's vectors (score fusion) its cosine may speak for
+// its meaning, and keeps the root. (A hit whose own words matched
+// nothing there is no hit: search.relevant.)
 func strength(mode memory.Mode, f features) float64 {
 	s := 0.0
 	if f.kwBest > 0 {

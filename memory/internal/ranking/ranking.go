@@ -177,11 +177,10 @@ type Paths struct {
 // score relative to the best of the query (KeywordOnly), in the same order
 // a fusion would give. Hybrid fuses the paths as f says.
 func Fuse(mode memory.Mode, f Fusion, cands []Paths) []float64 {
-	floor, _ := VectorFloors(mode, f, cands)
-	return FuseFrom(mode, f, cands, floor)
+	return FuseFrom(mode, f, cands, VectorFloor(mode, f, cands))
 }
 
-// FuseFrom is Fuse given the candidates' floor (VectorFloors), for a caller that
+// FuseFrom is Fuse given the candidates' floor (VectorFloor), for a caller that
 // needs it too.
 func FuseFrom(mode memory.Mode, f Fusion, cands []Paths, floor float64) []float64 {
 	var maxKW, maxVec float64
@@ -261,33 +260,17 @@ func Order(a, b Paths, aScore, bScore float64, aID, bID string) int {
 	return strings.Compare(aID, bID)
 }
 
-// VectorFloors returns, for a hybrid search in mode fusing its paths as
-// f does, the cosine from which it counts the vector path's share of its
-// best (floor: the median candidate's under MarginFusion, the lowest
-// under ScoreFusion when the candidates' cosines differ, 0 otherwise; a
-// candidate at or below it owes nothing to the vector path), and the one
-// from which the vector path alone finds a candidate (noise): under
-// MarginFusion, floor plus noiseSpreads robust standard deviations of the
-// candidates' cosines about it (1.4826 times their median absolute
-// deviation), or the same of the cosines above 0 about their median,
-// whichever is higher; floor otherwise. A lexical embedder gives texts
-// that share no word with the query small cosines (its hashes collide,
-// and function words and trigrams are shared), and among a few notes the
-// median is low: "where does my sister live?" found "I prefer the window
-// seat on long flights." at relevance 0.58. A cosine within the
-// candidates' spread is theirs. A candidate that shares no feature with
-// the query at all has a cosine of exactly 0 (the keyword path found it),
-// and where such candidates are half of them the median and the spread
-// are 0: "who deploys?" among sixteen notes brought back three that share
-// a trigram of "deploys" at relevance 0.59, and "who is Anna?" among
-// eight three by their "is". The cosines above 0 have a spread then;
-// among a few notes they may be too few to have one (four, two of them
-// equal), and the candidates' is kept. Over a semantic model, under
-// ScoreFusion, a cosine is not noise. The candidates' cosines are
-// gathered and sorted once for both.
-func VectorFloors(mode memory.Mode, f Fusion, cands []Paths) (floor, noise float64) {
+// VectorFloor returns, for a hybrid search in mode fusing its paths as f
+// does, the cosine from which it counts the vector path's share of its
+// best: the median candidate's under MarginFusion (the lower of the two
+// middle ones), the lowest under ScoreFusion when the candidates'
+// cosines differ, 0 otherwise. A candidate at or below it owes nothing
+// to the vector path: over a lexical embedder the median candidate's
+// cosine is what the query's function words ("does", "you") share with
+// every text.
+func VectorFloor(mode memory.Mode, f Fusion, cands []Paths) float64 {
 	if mode != memory.Hybrid {
-		return 0, 0
+		return 0
 	}
 	switch f.Kind {
 	case MarginFusion:
@@ -298,21 +281,10 @@ func VectorFloors(mode memory.Mode, f Fusion, cands []Paths) (floor, noise float
 			}
 		}
 		if len(cos) == 0 {
-			return 0, 0
+			return 0
 		}
 		slices.Sort(cos)
-		m := (len(cos) - 1) / 2 // the lower of the two middle ones
-		floor = cos[m]
-		noise = floor + noiseSpreads*1.4826*medianDeviation(cos, m)
-		z := 0
-		for z < len(cos) && cos[z] <= 0 {
-			z++
-		}
-		if shared := cos[z:]; len(shared) > 0 {
-			m := (len(shared) - 1) / 2
-			noise = max(noise, shared[m]+noiseSpreads*1.4826*medianDeviation(shared, m))
-		}
-		return floor, noise
+		return cos[(len(cos)-1)/2] // the lower of the two middle ones
 	case ScoreFusion:
 		lo, hi, found := 1.0, 0.0, false
 		for _, c := range cands {
@@ -321,30 +293,8 @@ func VectorFloors(mode memory.Mode, f Fusion, cands []Paths) (floor, noise float
 			}
 		}
 		if found && hi > lo {
-			return lo, lo
+			return lo
 		}
 	}
-	return 0, 0
-}
-
-// noiseSpreads is how many robust standard deviations of the candidates'
-// cosines (VectorFloors) a cosine must stand above the median one to be
-// told from noise: about the top 2.5% of a normal spread.
-const noiseSpreads = 2
-
-// medianDeviation returns the median (the lower of the two middle ones)
-// of |c − cos[m]| over the sorted cos, cos[m] their median: the
-// deviations of the cosines below the median grow from m down, those
-// above it from m up, so the two runs merge in order without a sort.
-func medianDeviation(cos []float64, m int) float64 {
-	below, above := m, m+1
-	var d float64
-	for range (len(cos)-1)/2 + 1 {
-		if above == len(cos) || below >= 0 && cos[m]-cos[below] <= cos[above]-cos[m] {
-			d, below = cos[m]-cos[below], below-1
-		} else {
-			d, above = cos[above]-cos[m], above+1
-		}
-	}
-	return d
+	return 0
 }

@@ -1,9 +1,6 @@
 package ranking
 
 import (
-	"math"
-	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,18 +108,17 @@ func TestFuse_MarginKeepsHowSureTheVectorPathIs(t *testing.T) {
 	}
 }
 
-// TestVectorFloors_Floor: the floor is where the fusion starts counting a
+// TestVectorFloor: the floor is where the fusion starts counting a
 // cosine: the median candidate's under margin fusion (the lower middle
 // one), the lowest under score fusion, 0 for the other fusions, for a
 // single path and for candidates the vector path did not find.
-func TestVectorFloors_Floor(t *testing.T) {
+func TestVectorFloor(t *testing.T) {
 	cands := []Paths{
 		{HasVec: true, VecScore: 0.5}, {HasVec: true, VecScore: 0.1}, {HasKW: true, KWScore: 3},
 		{HasVec: true, VecScore: 0.3}, {HasVec: true, VecScore: 0.2},
 	}
 	floor := func(mode memory.Mode, kind FusionKind, cands []Paths) float64 {
-		f, _ := VectorFloors(mode, Fusion{Kind: kind}, cands)
-		return f
+		return VectorFloor(mode, Fusion{Kind: kind}, cands)
 	}
 	assert.InDelta(t, 0.2, floor(memory.Hybrid, MarginFusion, cands), 1e-12)
 	assert.InDelta(t, 0.1, floor(memory.Hybrid, ScoreFusion, cands), 1e-12)
@@ -132,71 +128,4 @@ func TestVectorFloors_Floor(t *testing.T) {
 	assert.Zero(t, floor(memory.Hybrid, ScoreFusion, []Paths{{HasVec: true, VecScore: 0.4}, {HasVec: true, VecScore: 0.4}}),
 		"equal cosines: score fusion counts each fully")
 	assert.Zero(t, floor(memory.Hybrid, MarginFusion, []Paths{{HasKW: true, KWScore: 1}}))
-}
-
-// TestVectorFloors_Noise: under margin fusion the vector path alone finds
-// a candidate from noiseSpreads robust standard deviations above the
-// median cosine, of the cosines above 0; under any other fusion, or mode,
-// from the floor.
-func TestVectorFloors_Noise(t *testing.T) {
-	cands := []Paths{
-		{HasVec: true, VecScore: 0.6}, {HasVec: true, VecScore: 0.12}, {HasKW: true, KWScore: 3},
-		{HasVec: true, VecScore: 0.1}, {HasVec: true, VecScore: 0.06}, {HasVec: true, VecScore: 0.02},
-	}
-	floor, noise := VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, cands)
-	require.InDelta(t, 0.1, floor, 1e-12)
-	// Deviations from 0.1: 0.5, 0.02, 0, 0.04, 0.08; their median 0.04.
-	assert.InDelta(t, 0.1+2*1.4826*0.04, noise, 1e-12)
-	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: ScoreFusion}, cands)
-	assert.InDelta(t, 0.02, floor, 1e-12)
-	assert.InDelta(t, 0.02, noise, 1e-12, "a cosine over a semantic model is no noise")
-	floor, noise = VectorFloors(memory.VectorOnly, Fusion{Kind: MarginFusion}, cands)
-	assert.Zero(t, floor)
-	assert.Zero(t, noise)
-	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, []Paths{{HasKW: true, KWScore: 1}})
-	assert.Zero(t, floor)
-	assert.Zero(t, noise, "no cosine: the floor")
-	// Half the candidates share nothing with the query: their median and
-	// spread are 0; those of the others (0.02, 0.04, 0.05, 0.07, 0.35:
-	// median 0.05, deviations 0.03, 0.01, 0, 0.02, 0.3: their median
-	// 0.02) are not.
-	zeros := []Paths{{HasVec: true}, {HasVec: true}, {HasVec: true}, {HasVec: true}, {HasVec: true},
-		{HasVec: true, VecScore: 0.35}, {HasVec: true, VecScore: 0.07}, {HasVec: true, VecScore: 0.05},
-		{HasVec: true, VecScore: 0.04}, {HasVec: true, VecScore: 0.02}}
-	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, zeros)
-	assert.Zero(t, floor)
-	assert.InDelta(t, 0.05+2*1.4826*0.02, noise, 1e-12)
-	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, zeros[:5])
-	assert.Zero(t, floor)
-	assert.Zero(t, noise, "no cosine above 0: the floor")
-	// Four cosines above 0, two of them equal: their spread is 0, the
-	// candidates' (deviations 0.04, 0.04, 0, 0, 0.01, 0.4 from 0.04:
-	// their median 0.01) is kept.
-	few := []Paths{{HasVec: true}, {HasVec: true}, {HasVec: true, VecScore: 0.04}, {HasVec: true, VecScore: 0.04},
-		{HasVec: true, VecScore: 0.05}, {HasVec: true, VecScore: 0.44}}
-	floor, noise = VectorFloors(memory.Hybrid, Fusion{Kind: MarginFusion}, few)
-	assert.InDelta(t, 0.04, floor, 1e-12)
-	assert.InDelta(t, 0.04+2*1.4826*0.01, noise, 1e-12)
-}
-
-// TestMedianDeviation: the merge of the deviations below and above the
-// median gives what sorting them gives, ties and repeats included.
-func TestMedianDeviation(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for n := 1; n <= 40; n++ {
-		for range 50 {
-			cos := make([]float64, n)
-			for i := range cos {
-				cos[i] = float64(rng.IntN(7)) / 10 // few values: ties
-			}
-			slices.Sort(cos)
-			m := (n - 1) / 2
-			dev := make([]float64, n)
-			for i, c := range cos {
-				dev[i] = math.Abs(c - cos[m])
-			}
-			slices.Sort(dev)
-			require.InDelta(t, dev[(n-1)/2], medianDeviation(cos, m), 1e-12, "%v", cos)
-		}
-	}
 }
