@@ -304,9 +304,11 @@ func said(speaker, text string) string {
 // with its relevance set. A candidate that matched nothing (no keyword
 // score, no positive cosine) is never kept.
 //
-// In a search whose paths count words alone (lexical), a candidate whose
-// own words matched nothing on the keyword path has relevance 0 (kept
-// only by a minimum of 0 or less, as one that matched at all): its
+// In a search whose paths count words alone (lexical), a candidate with
+// no keyword score that relevance reads (features.kw: its own words
+// matched nothing, and nothing lent to it counts, as a turn's neighbours'
+// loan does) has relevance 0 (kept only by a minimum of 0 or less, as
+// one that matched at all): its
 // cosine counts hashed features of words the query does not hold, and a
 // short text that shares its "I" can have the best cosine of all ("I run
 // 5k every Tuesday and Thursday." for "what do I eat?", 0.132 against the
