@@ -141,7 +141,6 @@ type candidate[K comparable] struct {
 	vecKids    []ranking.Child // chunks matched by the vector path, best first
 	score      float64         // fused
 	relevance  float64
-	gate       float64  // its namespace's probability (relevant: gate)
 	ns         *nsFacts // its namespace's (for one the vector path alone found, the best namespace's)
 	doc        Doc
 	read       bool     // doc is read (Source.Docs)

@@ -303,27 +303,9 @@ func said(speaker, text string) string {
 // min (0: the engine's WithMinRelevance; negative: every candidate), each
 // with its relevance set. A candidate that matched nothing (no keyword
 // score, no positive cosine) is never kept.
-//
-// In a search whose paths count words alone (lexical), a candidate with
-// no keyword score that relevance reads (features.kw: its own words
-// matched nothing, and nothing lent to it counts, as a turn's neighbours'
-// loan does) has relevance 0 (kept only by a minimum of 0 or less, as
-// one that matched at all): its
-// cosine counts hashed features of words the query does not hold, and a
-// short text that shares its "I" can have the best cosine of all ("I run
-// 5k every Tuesday and Thursday." for "what do I eat?", 0.132 against the
-// cat that eats salmon's 0.077: relevance 0.77, its share of the best
-// cosine being 1). Measured 2026-12-05, such hits left out: every
-// development set's recall unchanged in every mode, and in small stores
-// (`agentmem eval DIR --cross-probes`, `--small-stores 7`; DRCD and the
-// SQuAD subset too); the bundled set's hits a question 9.1 → 9.0. A word
-// misspelt in the query ("Thrusday") is still found by the vector path's
-// trigrams, but its search's probability, with no word on the keyword
-// path, was 0.06 already.
 func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] {
 	min = s.minimum(min)
 	out := list[:0]
-	lexical := s.lexical()
 	// The gate depends on the search and the candidate's namespace only:
 	// computed once per namespace (nsFacts).
 	var lastNS *nsFacts
@@ -336,11 +318,7 @@ func (s *search[K]) relevant(list []*candidate[K], min float32) []*candidate[K] 
 		if c.ns != lastNS {
 			lastNS, lastGate = c.ns, gate(s.mode, f)
 		}
-		c.gate = lastGate
 		c.relevance = lastGate * strength(s.mode, f)
-		if f.kw <= 0 && lexical {
-			c.relevance = 0
-		}
 		if float32(c.relevance) >= min { // as Hit.Relevance reports it
 			out = append(out, c)
 		}
@@ -363,7 +341,8 @@ func (s *search[K]) features(c *candidate[K]) features {
 	if c.HasVec {
 		cos = c.VecScore
 	}
-	return features{kw: c.kwRelevant, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.ns.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.ns.docs, unknown: len(c.ns.unknown) > 0, documents: c.ns.documents}
+	return features{kw: c.kwRelevant, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.ns.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.ns.docs, unknown: len(c.ns.unknown) > 0, documents: c.ns.documents,
+		lexical: s.lexical()}
 }
 
 // lexical reports whether the search's paths count words alone: keyword
@@ -380,9 +359,8 @@ func (s *search[K]) lexical() bool {
 // words matched on the keyword path but share none with the query other
 // than function words ("my" of "where does my sister live?" in "My cat
 // is called Miso."): its share of the best as it is, not to the ¼
-// (features.alone). It
-// returns list without the hits that fall below min (as relevant reads
-// it). Not a hit its neighbours, its conversation or the query's time
+// (features.alone). It returns list without the hits that fall below min
+// (as relevant reads it). Not a hit its neighbours, its conversation or the query's time
 // lent to, nor an answer its question handed its score to: their
 // relevance reads what was lent. Measured 2026-12-05: among ten notes
 // "where does my sister live?" no longer brings back the cat at 0.50;
@@ -410,7 +388,7 @@ func (s *search[K]) wordless(qterms map[string]bool, list []*candidate[K], min f
 		}
 		f := s.features(c)
 		f.alone = true
-		c.relevance = c.gate * strength(s.mode, f)
+		c.relevance = gate(s.mode, f) * strength(s.mode, f)
 		return float32(c.relevance) < min
 	})
 }
