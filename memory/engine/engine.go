@@ -146,6 +146,7 @@ type candidate[K comparable] struct {
 	read       bool     // doc is read (Source.Docs)
 	asked      string   // the question it answers, when the keyword path handed it that question's score (nsSearch.handOff)
 	kwOwn      float64  // the keyword path's score of its own words (scored.own)
+	kwBoost    float64  // what KWScore was multiplied by for its speaker (scored.boost)
 	kwRelevant float64  // the part of KWScore relevance reads (scored.relevant)
 	laterThan  []string // the ids of the hits it was placed before, its earlier versions (search.newerFirst)
 }

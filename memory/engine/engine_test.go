@@ -1112,3 +1112,38 @@ func TestSearch_ChineseDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_WordlessTurn: in a conversation, a turn that shares only the
+// query's "my" with it is not relevant, though the query's "my" prefers
+// the user's turns and the turn's conversation holds "my" too: neither the
+// speaker's boost nor a conversation matched by function words alone
+// lends it relevance. "what did my doctor say?" brought back "I'm planning
+// a trip to Japan in April with my wife Hana." at 0.45.
+func TestSearch_WordlessTurn(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:512")
+	for i, turn := range []struct{ day, speaker, text string }{
+		{"0", "user", "Hi! I'm planning a trip to Japan in April with my wife Hana."},
+		{"0", "assistant", "That sounds wonderful. Which cities are you thinking of?"},
+		{"0", "user", "Tokyo and Kyoto. Our budget is about 6000 dollars."},
+		{"3", "user", "My doctor says my blood pressure is a bit high, so I'm cutting down on salt."},
+		{"3", "assistant", "Good call. Keep sodium under 2300 mg a day."},
+		{"7", "user", "I started running again, 5k three times a week."},
+	} {
+		days := map[string]int{"0": 0, "3": 3, "7": 7}[turn.day]
+		at := t0.Add(time.Duration(days)*24*time.Hour + time.Duration(i)*time.Minute)
+		_, err := lt.Add(ctx, memory.Record{ID: fmt.Sprint("c", i), Speaker: turn.speaker, Text: turn.text, Time: at})
+		require.NoError(t, err)
+	}
+	hits, err := lt.Query(ctx, memory.Query{Text: "what did my doctor say?", MinRelevance: -1, Explain: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "c3", hits[0].ID)
+	wife := slices.IndexFunc(hits, func(h memory.Hit) bool { return h.ID == "c0" })
+	require.GreaterOrEqual(t, wife, 0, "its \"my\" matched")
+	assert.Positive(t, hits[wife].Explain.OwnKeyword)
+	assert.Less(t, hits[wife].Relevance, float32(0.1), "only \"my\" of the query")
+	hits, err = lt.Query(ctx, memory.Query{Text: "what did my doctor say?"})
+	require.NoError(t, err)
+	assert.False(t, slices.ContainsFunc(hits, func(h memory.Hit) bool { return h.ID == "c0" }), "left out at the default minimum")
+}
