@@ -451,7 +451,10 @@ func (s *search[K]) best(ctx context.Context, list []*candidate[K], keep int, ve
 
 // lent reports whether relevance reads more of c's keyword score than
 // its own words scored, as its speaker's boost weighed them: what its
-// neighbours, conversation or the query's time lent it.
+// neighbours, conversation or the query's time lent it. (The margin of
+// one part in a billion: score and own were divided by the namespace's
+// bound before the boost multiplies own here, after it multiplied score,
+// and the two roundings may differ.)
 func lent[K comparable](c *candidate[K]) bool {
 	own := c.kwOwn * cmp.Or(c.kwBoost, 1)
 	return c.kwRelevant > own*(1+1e-9)
