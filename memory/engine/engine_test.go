@@ -1122,16 +1122,18 @@ func TestSearch_ChineseDocuments(t *testing.T) {
 func TestSearch_WordlessTurn(t *testing.T) {
 	ctx := t.Context()
 	lt, t0 := newHashLT(t, "hash:512")
-	for i, turn := range []struct{ day, speaker, text string }{
-		{"0", "user", "Hi! I'm planning a trip to Japan in April with my wife Hana."},
-		{"0", "assistant", "That sounds wonderful. Which cities are you thinking of?"},
-		{"0", "user", "Tokyo and Kyoto. Our budget is about 6000 dollars."},
-		{"3", "user", "My doctor says my blood pressure is a bit high, so I'm cutting down on salt."},
-		{"3", "assistant", "Good call. Keep sodium under 2300 mg a day."},
-		{"7", "user", "I started running again, 5k three times a week."},
+	for i, turn := range []struct {
+		day           int
+		speaker, text string
+	}{
+		{0, "user", "Hi! I'm planning a trip to Japan in April with my wife Hana."},
+		{0, "assistant", "That sounds wonderful. Which cities are you thinking of?"},
+		{0, "user", "Tokyo and Kyoto. Our budget is about 6000 dollars."},
+		{3, "user", "My doctor says my blood pressure is a bit high, so I'm cutting down on salt."},
+		{3, "assistant", "Good call. Keep sodium under 2300 mg a day."},
+		{7, "user", "I started running again, 5k three times a week."},
 	} {
-		days := map[string]int{"0": 0, "3": 3, "7": 7}[turn.day]
-		at := t0.Add(time.Duration(days)*24*time.Hour + time.Duration(i)*time.Minute)
+		at := t0.Add(time.Duration(turn.day)*24*time.Hour + time.Duration(i)*time.Minute)
 		_, err := lt.Add(ctx, memory.Record{ID: fmt.Sprint("c", i), Speaker: turn.speaker, Text: turn.text, Time: at})
 		require.NoError(t, err)
 	}

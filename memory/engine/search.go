@@ -359,25 +359,25 @@ func (s *search[K]) lexical() bool {
 // wordless counts again, in a search whose paths count words alone
 // (lexical), the relevance of each hit of list (read by best) whose own
 // words matched on the keyword path but share none with the query other
-// than function words ("my" of "where does my sister live?" in "My cat
-// is called Miso."): its share of the best as it is, not to the ¼
+// than function words ("my" of "where does my sister live?" in "My cat is
+// called Miso."): its share of the best as it is, not to the ¼
 // (features.alone). It returns list without the hits that fall below min
-// (as relevant reads it). Not a hit its neighbours, its conversation or the query's time
-// lent to, nor an answer its question handed its score to: their
-// relevance reads what was lent. Measured 2026-12-05: among ten notes
-// "where does my sister live?" no longer brings back the cat at 0.50;
-// every development set's recall, hits and false surfaces unchanged
-// (`agentmem eval DIR --cross-probes`); small stores (`--small-stores
-// 7`) paste fewer notes: MemoryBank 4.3 → 3.9 a question (22% → 24% of
-// them evidence), RealMem 1.3 → 1.2 (47% → 48%) at recall@10 0.304 →
-// 0.303 (four evidence notes of 1,352 questions lost, each matched by
-// "now", "we", "do" and the like alone). The speaker's boost (a query
-// about "my" things prefers the user's turns) is no loan (lent): "what
-// did my doctor say?" no longer brings back "I'm planning a trip with my
-// wife" at 0.45; measured 2026-12-05, every development set's recall and
-// false surfaces unchanged, small stores paste fewer notes: MemoryBank
-// 3.9 → 3.8 a question (24.1% → 25.3% evidence), RealMem's 48.1% →
-// 48.6% evidence, SQuAD's hits 9.0 → 8.9.
+// (as relevant reads it). Not a hit its neighbours, its conversation or
+// the query's time lent to, nor an answer its question handed its score
+// to: their relevance reads what was lent. Measured 2026-12-05: among ten
+// notes "where does my sister live?" no longer brings back the cat at
+// 0.50; every development set's recall, hits and false surfaces unchanged
+// (`agentmem eval DIR --cross-probes`); small stores (`--small-stores 7`)
+// paste fewer notes: MemoryBank 4.3 → 3.9 a question (22% → 24% of them
+// evidence), RealMem 1.3 → 1.2 (47% → 48%) at recall@10 0.304 → 0.303
+// (four evidence notes of 1,352 questions lost, each matched by "now",
+// "we", "do" and the like alone). The speaker's boost (a query about "my"
+// things prefers the user's turns) is no loan (lent): "what did my doctor
+// say?" no longer brings back "I'm planning a trip with my wife" at 0.45;
+// measured 2026-12-05, every development set's recall and false surfaces
+// unchanged, small stores paste fewer notes: MemoryBank 3.9 → 3.8 a
+// question (24.1% → 25.3% evidence), RealMem's 48.1% → 48.6% evidence,
+// SQuAD's hits 9.0 → 8.9.
 func (s *search[K]) wordless(qterms map[string]bool, list []*candidate[K], min float32) []*candidate[K] {
 	if !s.lexical() {
 		return list
