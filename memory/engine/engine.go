@@ -148,6 +148,7 @@ type candidate[K comparable] struct {
 	kwOwn      float64  // the keyword path's score of its own words (scored.own)
 	kwBoost    float64  // what KWScore was multiplied by for its speaker (scored.boost)
 	kwRelevant float64  // the part of KWScore relevance reads (scored.relevant)
+	kwUnlent   float64  // KWScore without its neighbours' loan (scored.unlent)
 	laterThan  []string // the ids of the hits it was placed before, its earlier versions (search.newerFirst)
 }
 
@@ -231,7 +232,9 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		return nil, err
 	}
 	qterms := s.queryTerms()
-	list = s.wordless(qterms, list, q.MinRelevance)
+	if list, err = s.wordless(ctx, qterms, list, q.MinRelevance); err != nil {
+		return nil, err
+	}
 	if versions {
 		list = s.newerFirst(qterms, list)
 		list = list[:min(keep, len(list))]

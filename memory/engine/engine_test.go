@@ -1145,7 +1145,16 @@ func TestSearch_WordlessTurn(t *testing.T) {
 	require.GreaterOrEqual(t, wife, 0, "its \"my\" matched")
 	assert.Positive(t, hits[wife].Explain.OwnKeyword)
 	assert.Less(t, hits[wife].Relevance, float32(0.1), "only \"my\" of the query")
+	// The answer to that turn holds no word of the query: what its
+	// neighbour lent it for "my" is no relevance either.
+	if reply := slices.IndexFunc(hits, func(h memory.Hit) bool { return h.ID == "c1" }); reply >= 0 {
+		assert.Less(t, hits[reply].Relevance, float32(0.1), "lent for \"my\" alone")
+	}
 	hits, err = lt.Query(ctx, memory.Query{Text: "what did my doctor say?"})
 	require.NoError(t, err)
-	assert.False(t, slices.ContainsFunc(hits, func(h memory.Hit) bool { return h.ID == "c0" }), "left out at the default minimum")
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	assert.Equal(t, []string{"c3", "c4"}, ids, "the doctor's turn and its answer, nothing lent for \"my\"")
 }

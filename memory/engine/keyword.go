@@ -79,11 +79,10 @@ type nsSearch[K comparable] struct {
 	// bestOwn is the best score of a record's own words (ranking.Best
 	// over them), what neighbours' loans are weighed against.
 	bestOwn float64
-	// noteScale holds, for each note (a record without a speaker, or any
-	// of a monologue) whose score a step multiplied (the time prior,
-	// recency: scale), the product of the factors: its neighbours' loan
-	// grew with it.
-	noteScale map[int64]float64
+	// loanScale holds, for each record its neighbours lent to whose
+	// score a step multiplied (the time prior, recency: scale), the
+	// product of the factors: the loan grew with it.
+	loanScale map[int64]float64
 	// monologue: the namespace has at most one speaker, and its
 	// records are read as notes (rank).
 	monologue bool
@@ -629,18 +628,23 @@ func (n *nsSearch[K]) rank(ctx context.Context, scores *scoreSet, speakers []str
 		}
 		own := n.scratch.own.get(id)
 		r := scored[K]{key: n.ns.Key(id), nsID: id, id: rid, score: sc / n.bound, ns: &n.nsFacts, own: own / n.bound, boost: boost}
+		// Its neighbours' loan, at the size the factors that scaled its
+		// score made it (loanScale).
+		r.unlent = r.score
+		if l := n.scratch.lent.get(id); l > 0 {
+			loan := (ranking.WithNeighbours(own, l, n.bestOwn) - own) / n.bound
+			r.unlent = max(r.own, r.score-loan*cmp.Or(n.loanScale[id], 1)*boost)
+		}
 		r.relevant = r.score
 		if speaker == "" || n.monologue {
 			// A note (a record without a speaker, or any record of a
 			// namespace where one speaker says everything: a user's
 			// notes kept with their speaker, a diary) is not a turn its
 			// neighbours' words speak for: relevance leaves their loan
-			// out, at the size the factors that scaled its score made it
-			// (noteScale). The flight noted a minute before "I'm allergic
-			// to peanuts" is no answer to "peanuts". (A turn of a
+			// out. The flight noted a minute before "I'm allergic to
+			// peanuts" is no answer to "peanuts". (A turn of a
 			// conversation is: the answer to a question.)
-			loan := (ranking.WithNeighbours(own, n.scratch.lent.get(id), n.bestOwn) - own) / n.bound
-			r.relevant = max(r.own, r.score-loan*cmp.Or(n.noteScale[id], 1))
+			r.relevant = r.unlent
 		}
 		if h, ok := n.asked[id]; ok {
 			r.asked, r.askedBy, r.handed = h.text, n.ns.Key(h.from), !h.near
@@ -744,22 +748,17 @@ func topScored[K comparable](out []scored[K], depth int) []scored[K] {
 	return h
 }
 
-// scale multiplies id's score by f, and notes it of a note its
-// neighbours lent to (noteScale): relevance leaves the note's loan out at
-// the size the factors made it. A record lent nothing needs no note, nor
-// the look-up of its speaker (in a monologue, none is needed).
+// scale multiplies id's score by f, and notes it of a record its
+// neighbours lent to (loanScale): relevance may leave the loan out at the
+// size the factors made it (scored.unlent). A record lent nothing needs
+// no note.
 func (n *nsSearch[K]) scale(scores *scoreSet, id int64, f float64) {
 	scores.scale(id, f)
 	if !n.scratch.lent.has(id) {
 		return
 	}
-	if !n.monologue {
-		if _, speaker, _ := n.ns.Owner(id); speaker != "" {
-			return // a turn of a conversation: its loan counts
-		}
+	if n.loanScale == nil {
+		n.loanScale = map[int64]float64{}
 	}
-	if n.noteScale == nil {
-		n.noteScale = map[int64]float64{}
-	}
-	n.noteScale[id] = cmp.Or(n.noteScale[id], 1) * f
+	n.loanScale[id] = cmp.Or(n.loanScale[id], 1) * f
 }
