@@ -444,7 +444,7 @@ func queryFunctionWords(e *env) {
 		"My sister Anna lives in Lisbon.",
 		"The budget for the trip is 400 euros.",
 		"I booked the hotel near the station.")
-	hits := s.query(e, memory.Query{Text: "What did you tell me about my sister?", Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
+	hits := s.query(e, memory.Query{Text: "What did you say to me about my sister?", Mode: memory.KeywordOnly, MinRelevance: everything}, "rule: Query succeeds")
 	if assert.NotEmpty(e.t, hits, "rule: the question finds its note") {
 		assert.Equal(e.t, "n1", hits[0].ID, "rule: the note that holds the word asked about comes first, not the one that holds the question's function words")
 	}

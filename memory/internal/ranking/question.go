@@ -27,13 +27,87 @@ var questionWords = map[string]bool{
 // 最近在学日语，每天晚上练习半小时" before the trip.
 var cjkQuestionWords = []string{"什么时候", "哪一天", "为什么", "怎么样", "怎么", "什么", "哪里", "哪儿", "哪个", "哪些", "哪天", "几时", "几点", "几号", "多少", "多久", "谁", "哪"}
 
-// WithoutQuestionWords returns query without its question words, or query
-// itself if nothing but question words is left. The keyword path of both
-// stores searches with it.
+// recallVerbs are the verbs by which a query asks the memory itself to
+// recall: "do you remember", "remind me", "tell me about", "what do you
+// know about", "did I tell you". They say what is asked of the memory, not
+// what the answer is about, and no record that answers holds them.
+var recallVerbs = map[string]bool{
+	"remember": true, "recall": true, "remind": true, "tell": true, "told": true, "know": true,
+}
+
+// frameWords are the words that may stand with a recall verb, and
+// question words, in a query's recall frame: "can you please remind me
+// again", "is there anything you know about", "did I tell you about".
+var frameWords = map[string]bool{
+	"can": true, "could": true, "would": true, "will": true, "you": true, "please": true,
+	"me": true, "i": true, "have": true, "has": true, "is": true, "there": true, "anything": true,
+	"something": true, "about": true, "of": true, "again": true, "hey": true, "hi": true,
+	"hello": true, "so": true, "ok": true, "okay": true,
+}
+
+// cjkRecallFrames are the Chinese recall frames cut from a query's start
+// (after cjkFramePolite): 你还记得 ("do you still remember"), 告诉我 ("tell
+// me"). Longer forms first.
+var cjkRecallFrames = []string{"你还记得", "您还记得", "你记不记得", "你记得", "您记得", "还记得", "你知道", "您知道", "告诉我", "提醒我", "跟我说说"}
+
+// cjkFramePolite are what may come before a Chinese recall frame: 请
+// ("please"), 你能 ("can you").
+var cjkFramePolite = []string{"请你", "请您", "请", "你能", "您能", "你可以", "能不能", "可以"}
+
+// recallFrame returns how many of words (a query's, in order) make its
+// recall frame: the longest run from its start of question words and
+// frameWords that holds a recall verb ("Do you remember where", "Can you
+// remind me"), 0 for none. A query that is nothing but its frame has
+// none: "What do you know?" asks what it says.
+func recallFrame(words []string) int {
+	n, verb := 0, 0
+	for i, w := range words {
+		c := wordCore(w)
+		if recallVerbs[c] {
+			verb = i + 1
+		} else if !questionWords[c] && !frameWords[c] {
+			break
+		}
+		n = i + 1
+	}
+	if verb == 0 || n == len(words) {
+		return 0
+	}
+	return n
+}
+
+// withoutCJKFrame returns w (a query's first word) without the Chinese
+// recall frame it starts with, if any (cjkRecallFrames), and whether it
+// had one.
+func withoutCJKFrame(w string) (string, bool) {
+	rest := w
+	for _, p := range cjkFramePolite {
+		if r, ok := strings.CutPrefix(rest, p); ok {
+			rest = r
+			break
+		}
+	}
+	for _, f := range cjkRecallFrames {
+		if r, ok := strings.CutPrefix(rest, f); ok && hasWord(r) {
+			return r, true
+		}
+	}
+	return w, false
+}
+
+// WithoutQuestionWords returns query without its question words and its
+// recall frame ("Do you remember", "Can you remind me", 你还记得:
+// recallFrame), or query itself if nothing else is left. The keyword path
+// of both stores searches with it.
 func WithoutQuestionWords(query string) string {
 	var b strings.Builder
 	kept := false
-	for w := range strings.FieldsSeq(query) {
+	words := strings.Fields(query)
+	words = words[recallFrame(words):]
+	if len(words) > 0 {
+		words[0], _ = withoutCJKFrame(words[0])
+	}
+	for _, w := range words {
 		if questionWords[wordCore(w)] {
 			continue
 		}

@@ -21,9 +21,21 @@ func TestWithoutQuestionWords(t *testing.T) {
 		"出差是哪天？":                       "出差是 ？ ", // 哪天 is "when": no 天 left to match 每天
 		"MU5711 几点起飞？":                 "MU5711  起飞？ ",
 		"CA4183 晚点了多久？":                "CA4183 晚点了 ？ ",
-		"What?":                        "What?", // nothing else: kept as asked
-		"how":                          "how",
-		"":                             "",
+		// A recall frame goes with them; a query that is nothing but
+		// one is kept, and words the frame holds elsewhere stay.
+		"Do you remember where my sister lives?":     "my sister lives? ",
+		"Can you please remind me: when is the demo": "the demo ",
+		"Tell me about Anna":                         "Anna ",
+		"What have I told you about my diet?":        "my diet? ",
+		"Hey, do you recall anything about my dog?":  "my dog? ",
+		"What did I ask you to remember?":            "I ask you to remember? ",
+		"What do you know?":                          "you know? ",
+		"Did I eat?":                                 "I eat? ",
+		"你还记得我妹妹住在哪里吗？":                              "我妹妹住在 吗？ ",
+		"请告诉我项目的预算":                                  "项目的预算 ",
+		"What?":                                      "What?", // nothing else: kept as asked
+		"how":                                        "how",
+		"":                                           "",
 	} {
 		assert.Equal(t, want, ranking.WithoutQuestionWords(in), in)
 	}
