@@ -35,6 +35,17 @@ var recallVerbs = map[string]bool{
 	"remember": true, "recall": true, "remind": true, "tell": true, "told": true, "know": true,
 }
 
+// tellingVerbs are the recall verbs whose object is the one told: the
+// "me" of "remind me", the "you" of "did I tell you about" are of the
+// frame. After the others a pronoun is the subject of the question they
+// frame: "Do you remember | you recommended a film?", "Do you recall | I
+// said…".
+var tellingVerbs = map[string]bool{"tell": true, "told": true, "remind": true}
+
+// pronouns are frameWords that may be a person: after a recall verb not
+// of tellingVerbs, they begin the question framed.
+var pronouns = map[string]bool{"i": true, "me": true, "you": true}
+
 // frameWords are the words that may stand with a recall verb, and
 // question words, in a query's recall frame: "can you please remind me
 // again", "is there anything you know about", "did I tell you about".
@@ -55,25 +66,59 @@ var cjkRecallFrames = []string{"你还记得", "您还记得", "你记不记得"
 var cjkFramePolite = []string{"请你", "请您", "请", "你能", "您能", "你可以", "能不能", "可以"}
 
 // recallFrame returns how many of words (a query's, in order) make its
-// recall frame: the longest run from its start of question words and
-// frameWords that holds a recall verb ("Do you remember where", "Can you
-// remind me"), 0 for none. A query that is nothing but its frame has
-// none: "What do you know?" asks what it says.
+// recall frame: a run from its start of question words and frameWords up
+// to its first recall verb, with the frame words that follow the verb up
+// to a comma, but not a question word nor a pronoun, who begins the
+// question, unless it is the object of a verb of telling (tellingVerbs:
+// "Do you remember | I recommended a film?", "Tell me, | you recommended
+// a film", "Do you remember | where my sister lives?", "Can
+// you remind me | what you recommended?", "What do you know about | my
+// sister?"); 0 for none. The question words left are those of the
+// question it frames, which say who it asks about ("what you
+// recommended": what the answerer said, not what "me" said). A query that
+// is nothing but its frame has none: "What do you know?" asks what it
+// says.
 func recallFrame(words []string) int {
-	n, verb := 0, 0
+	n := 0
+	object := false // the verb tells someone, named next: "tell me", "remind me", "told you"
 	for i, w := range words {
 		c := wordCore(w)
-		if recallVerbs[c] {
-			verb = i + 1
-		} else if !questionWords[c] && !frameWords[c] {
-			break
+		switch {
+		case n == 0 && recallVerbs[c]:
+			n, object = i+1, tellingVerbs[c]
+		case n == 0 && (questionWords[c] || frameWords[c]):
+			continue
+		case n == i && frameWords[c] && !questionWords[c] && (!pronouns[c] || object):
+			n = i + 1
+		default:
+			return n
 		}
-		n = i + 1
+		// After the verb, one pronoun is its object ("remind me | I
+		// don't like…"), and a word before a comma or a colon ends the
+		// frame ("Tell me, | you recommended…").
+		object = object && n == i+1 && recallVerbs[c]
+		if trimWord(w) != strings.TrimLeftFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			return n
+		}
 	}
-	if verb == 0 || n == len(words) {
-		return 0
+	return 0 // all frame
+}
+
+// WithoutRecallFrame returns query without its recall frame
+// (recallFrame; 你还记得, 告诉我 and the like at its start: cjkRecallFrames):
+// what the question asks, in its own words.
+func WithoutRecallFrame(query string) string {
+	words := strings.Fields(query)
+	words = words[recallFrame(words):]
+	if len(words) == 0 {
+		return query
 	}
-	return n
+	w, cut := withoutCJKFrame(words[0])
+	if !cut && len(words) == len(strings.Fields(query)) {
+		return query
+	}
+	words[0] = w
+	return strings.Join(words, " ")
 }
 
 // withoutCJKFrame returns w (a query's first word) without the Chinese
@@ -95,19 +140,14 @@ func withoutCJKFrame(w string) (string, bool) {
 	return w, false
 }
 
-// WithoutQuestionWords returns query without its question words and its
-// recall frame ("Do you remember", "Can you remind me", 你还记得:
-// recallFrame), or query itself if nothing else is left. The keyword path
+// WithoutQuestionWords returns query without its recall frame ("Do you
+// remember", "Can you remind me", 你还记得: WithoutRecallFrame) and its
+// question words, or query itself if nothing else is left. The keyword path
 // of both stores searches with it.
 func WithoutQuestionWords(query string) string {
 	var b strings.Builder
 	kept := false
-	words := strings.Fields(query)
-	words = words[recallFrame(words):]
-	if len(words) > 0 {
-		words[0], _ = withoutCJKFrame(words[0])
-	}
-	for _, w := range words {
+	for _, w := range strings.Fields(WithoutRecallFrame(query)) {
 		if questionWords[wordCore(w)] {
 			continue
 		}

@@ -24,7 +24,7 @@ func TestWithoutQuestionWords(t *testing.T) {
 		// A recall frame goes with them; a query that is nothing but
 		// one is kept, and words the frame holds elsewhere stay.
 		"Do you remember where my sister lives?":     "my sister lives? ",
-		"Can you please remind me: when is the demo": "the demo ",
+		"Can you please remind me: when is the demo": "is the demo ", // as "When is the demo"
 		"Tell me about Anna":                         "Anna ",
 		"What have I told you about my diet?":        "my diet? ",
 		"Hey, do you recall anything about my dog?":  "my dog? ",
@@ -111,4 +111,23 @@ func TestShared(t *testing.T) {
 	assert.Equal(t, [2]int{3, 5}, [2]int{held, terms}, "dish, recommend, you of what, dish, did, you, recommend")
 	held, terms = ranking.SharedOf(tok, "推荐的菜", "我推荐")
 	assert.Equal(t, [2]int{1, 3}, [2]int{held, terms}, "推荐 of 推荐, 荐的, 的菜")
+}
+
+// WithoutRecallFrame keeps the question a recall frame asks, with the
+// words that say whom it asks about: a pronoun after "remember" is the
+// question's subject, after "remind" or "tell" the one told.
+func TestWithoutRecallFrame(t *testing.T) {
+	for in, want := range map[string]string{
+		"Can you remind me what you recommended?":                "what you recommended?",
+		"Do you recall you once recommended a game to me?":       "you once recommended a game to me?",
+		"Tell me, you once recommended me some projects":         "you once recommended me some projects",
+		"Can you remind me I don't like badminton, right?":       "I don't like badminton, right?",
+		"Did I tell you about my sister?":                        "my sister?",
+		"Do you recall what topics we talked about on April 29?": "what topics we talked about on April 29?",
+		"你还记得我妹妹住在哪里吗？":                                          "我妹妹住在哪里吗？",
+		"What did you recommend?":                                "What did you recommend?",
+		"Remind me.":                                             "Remind me.",
+	} {
+		assert.Equal(t, want, ranking.WithoutRecallFrame(in), in)
+	}
 }
