@@ -149,7 +149,11 @@ type Explanation struct {
 	Documents bool
 	// BestShare is the share of the query's words (question words left
 	// out, every word alike) that the search's best hit holds: one more
-	// sign of whether the memory holds what the question is about.
+	// sign of whether the memory holds what the question is about. For a
+	// question about what was said in a period ("what did we talk about
+	// yesterday?") that the hit's namespace answered with the period's
+	// records, Coverage and BestShare are 1: those records are all it
+	// asks, in words it need not share.
 	BestShare float64
 	// UnknownNames are the names the query holds (capitalised words
 	// that do not start a sentence: "Mongolia", "NW-20417") that the

@@ -108,6 +108,10 @@ type nsFacts struct {
 	// docs is how many records the namespace holds (its keyword
 	// statistics' count).
 	docs int
+	// recalled: the namespace answered a recap question with the records of
+	// the period it names (nsSearch.addRecap), which hold all it asks:
+	// relevance reads its coverage and share as whole.
+	recalled bool
 	// documents: the query is Chinese and the namespace's records are
 	// passages (documentCalibrations).
 	documents bool
@@ -347,7 +351,11 @@ func (s *search[K]) features(c *candidate[K]) features {
 	if c.HasVec {
 		cos = c.VecScore
 	}
-	return features{kw: c.kwRelevant, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: c.ns.cover, share: s.top.share, cosFloor: s.top.floor, docs: c.ns.docs, unknown: len(c.ns.unknown) > 0, documents: c.ns.documents,
+	cover, share := c.ns.cover, s.top.share
+	if c.ns.recalled {
+		cover, share = 1, 1
+	}
+	return features{kw: c.kwRelevant, cos: cos, kwBest: s.top.keyword, cosBest: s.top.vector, cover: cover, share: share, cosFloor: s.top.floor, docs: c.ns.docs, unknown: len(c.ns.unknown) > 0, documents: c.ns.documents,
 		lexical: s.lexical()}
 }
 
@@ -601,8 +609,9 @@ func makeHits[K comparable](s *search[K], qterms map[string]bool, list []*candid
 // explanation says why c surfaced.
 func explanation[K comparable](s *search[K], qterms map[string]bool, c *candidate[K]) *memory.Explanation {
 	e := s.e
-	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: c.ns.cover, Records: c.ns.docs, Documents: c.ns.documents,
-		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: s.top.share, UnknownNames: slices.Clone(c.ns.unknown), Speakers: slices.Clone(c.ns.speakers), LaterThan: slices.Clone(c.laterThan)}
+	f := s.features(c) // as relevance read them
+	x := &memory.Explanation{Keyword: c.KWScore, OwnKeyword: c.kwOwn, Answers: c.asked, Vector: c.VecScore, Fused: c.score, Coverage: f.cover, Records: c.ns.docs, Documents: c.ns.documents,
+		BestKeyword: s.top.keyword, BestVector: s.top.vector, BestShare: f.share, UnknownNames: slices.Clone(c.ns.unknown), Speakers: slices.Clone(c.ns.speakers), LaterThan: slices.Clone(c.laterThan)}
 	for sp, names := range c.ns.aliases {
 		if x.Aliases == nil {
 			x.Aliases = map[string][]string{}

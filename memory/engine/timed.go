@@ -152,11 +152,21 @@ func (n *nsSearch[K]) addDay(day []int64, lend float64, scores *scoreSet) {
 // records, and at least the most the query's words allow (bound), the
 // earliest first, and the namespace's other records, which only its
 // filler words ("we", "about") can have found, are left out (period).
+// The namespace holds what the question asks (nsFacts.recalled): its
+// relevance reads all of the query as covered and held, as it would of a
+// question whose words the period's records share. Measured 2026-12-05:
+// "what did we talk about yesterday?" of a conversation of four days found
+// the day's records at relevance 0.23 (the filler words, which no record
+// holds, counted as the query's), 0.78 since; "can you remind me what we
+// talked about on November 5th?" 0.16, none surfaced at the default
+// minimum, 0.79 since; every development set's recall and false surfaces
+// unchanged (`agentmem eval DIR --cross-probes`, small stores too).
 func (n *nsSearch[K]) addRecap(period []int64, scores *scoreSet) {
 	_, top := ranking.Best(scores.all())
 	top = max(top, n.bound)
 	n.period = make(map[int64]bool, len(period))
 	n.recapped = true
+	n.recalled = true
 	for i, id := range period {
 		scores.set(id, max(scores.get(id), top*(1-float64(i)*1e-9)))
 		n.period[id] = true

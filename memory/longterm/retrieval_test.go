@@ -568,9 +568,17 @@ func TestQuery_Recap(t *testing.T) {
 	}
 	m := newFilled(t, recs, WithTimePrior(1))
 	for _, mode := range []Mode{KeywordOnly, Hybrid} {
-		hits, err := m.Query(ctx, Query{Text: "What did we talk about on May 8th?", Namespace: "c", Mode: mode})
-		noErr(t, err)
-		assert.Equal(t, []string{"b1", "b2", "b3"}, ids(hits), "%v: the day's talk, and only it, as it went", mode)
+		for _, q := range []string{"What did we talk about on May 8th?", "Can you remind me what we talked about on May 8th?"} {
+			hits, err := m.Query(ctx, Query{Text: q, Namespace: "c", Mode: mode})
+			noErr(t, err)
+			assert.Equal(t, []string{"b1", "b2", "b3"}, ids(hits), "%v %q: the day's talk, and only it, as it went", mode, q)
+			for _, h := range hits {
+				// The day's records are all it asks: relevance reads
+				// its words as held (not the 0.2 of filler words that
+				// no record holds).
+				assert.Greater(t, h.Relevance, float32(0.5), "%v %q: %s", mode, q, h.ID)
+			}
+		}
 	}
 	hits, err := m.Query(ctx, Query{Text: "What did I plant on May 8th?", Namespace: "c", Mode: KeywordOnly, MinRelevance: -1})
 	noErr(t, err)
