@@ -197,10 +197,13 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 		return []memory.Hit{}, nil
 	}
 	// The query is embedded before the view is opened: a model server's
-	// time holds no lock and no transaction.
+	// time holds no lock and no transaction. It is embedded without its
+	// recall frame ("Do you remember", ranking.WithoutRecallFrame), as
+	// the keyword path reads it: over the offline hash the frame's words
+	// counted in every cosine.
 	var qvec []float32
 	if q.Mode != memory.KeywordOnly {
-		v, err := embed.EmbedQuery(ctx, e.emb, text)
+		v, err := embed.EmbedQuery(ctx, e.emb, ranking.WithoutRecallFrame(text))
 		if err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
 		}

@@ -1193,4 +1193,14 @@ func TestSearch_RecallFrame(t *testing.T) {
 			}
 		}
 	}
+	// The vector path embeds the question framed, as the keyword path
+	// reads it.
+	want, err := lt.Query(ctx, memory.Query{Text: "where my sister lives?", Mode: memory.VectorOnly, Explain: true})
+	require.NoError(t, err)
+	hits, err := lt.Query(ctx, memory.Query{Text: "Do you remember where my sister lives?", Mode: memory.VectorOnly, Explain: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, want)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, want[0].ID, hits[0].ID)
+	assert.Equal(t, want[0].Explain.Vector, hits[0].Explain.Vector, "the same cosine")
 }
