@@ -97,7 +97,7 @@ func recallFrame(words []string) int {
 		// don't like…"), and a word before a comma or a colon ends the
 		// frame ("Tell me, | you recommended…").
 		object = object && n == i+1 && recallVerbs[c]
-		if trimWord(w) != strings.TrimLeftFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if last, _ := utf8.DecodeLastRuneInString(w); !unicode.IsLetter(last) && !unicode.IsDigit(last) {
 			return n
 		}
 	}
@@ -109,16 +109,16 @@ func recallFrame(words []string) int {
 // what the question asks, in its own words.
 func WithoutRecallFrame(query string) string {
 	words := strings.Fields(query)
-	words = words[recallFrame(words):]
-	if len(words) == 0 {
+	n := recallFrame(words)
+	if n == len(words) {
 		return query
 	}
-	w, cut := withoutCJKFrame(words[0])
-	if !cut && len(words) == len(strings.Fields(query)) {
+	w, cut := withoutCJKFrame(words[n])
+	if n == 0 && !cut {
 		return query
 	}
-	words[0] = w
-	return strings.Join(words, " ")
+	words[n] = w
+	return strings.Join(words[n:], " ")
 }
 
 // withoutCJKFrame returns w (a query's first word) without the Chinese
