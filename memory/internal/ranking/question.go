@@ -29,10 +29,11 @@ var cjkQuestionWords = []string{"什么时候", "哪一天", "为什么", "怎�
 
 // recallVerbs are the verbs by which a query asks the memory itself to
 // recall: "do you remember", "remind me", "tell me about", "what do you
-// know about", "did I tell you". They say what is asked of the memory, not
+// know about", "did I tell you", "I forgot". They say what is asked of the memory, not
 // what the answer is about, and no record that answers holds them.
 var recallVerbs = map[string]bool{
 	"remember": true, "recall": true, "remind": true, "tell": true, "told": true, "know": true,
+	"forget": true, "forgot": true, "forgotten": true,
 }
 
 // tellingVerbs are the recall verbs whose object is the one told: the
@@ -53,13 +54,20 @@ var frameWords = map[string]bool{
 	"can": true, "could": true, "would": true, "will": true, "you": true, "please": true,
 	"me": true, "i": true, "have": true, "has": true, "is": true, "there": true, "anything": true,
 	"something": true, "about": true, "of": true, "again": true, "hey": true, "hi": true,
-	"hello": true, "so": true, "ok": true, "okay": true,
+	"hello": true, "so": true, "ok": true, "okay": true, "i've": true,
+}
+
+// leadWords may stand before a recall verb only: "I can't remember", "I
+// don't know", "I do not recall", "I've forgotten". After it, "remember
+// not to…" is the question's.
+var leadWords = map[string]bool{
+	"can't": true, "cannot": true, "don't": true, "not": true, "didn't": true,
 }
 
 // cjkRecallFrames are the Chinese recall frames cut from a query's start
 // (after cjkFramePolite): 你还记得 ("do you still remember"), 告诉我 ("tell
-// me"). Longer forms first.
-var cjkRecallFrames = []string{"你还记得", "您还记得", "你记不记得", "你记得", "您记得", "还记得", "你知道", "您知道", "告诉我", "提醒我", "跟我说说"}
+// me"), 我忘了 ("I forgot"). Longer forms first.
+var cjkRecallFrames = []string{"你还记得", "您还记得", "你记不记得", "你记得", "您记得", "还记得", "你知道", "您知道", "告诉我", "提醒我", "跟我说说", "我不记得", "我记不清", "我忘了"}
 
 // cjkFramePolite are what may come before a Chinese recall frame: 请
 // ("please"), 你能 ("can you").
@@ -86,7 +94,7 @@ func recallFrame(words []string) int {
 		switch {
 		case n == 0 && recallVerbs[c]:
 			n, object = i+1, tellingVerbs[c]
-		case n == 0 && (questionWords[c] || frameWords[c]):
+		case n == 0 && (questionWords[c] || frameWords[c] || leadWords[c]):
 			continue
 		case n == i && frameWords[c] && !questionWords[c] && (!pronouns[c] || object):
 			n = i + 1
