@@ -29,8 +29,9 @@ var cjkQuestionWords = []string{"什么时候", "哪一天", "为什么", "怎�
 
 // recallVerbs are the verbs by which a query asks the memory itself to
 // recall: "do you remember", "remind me", "tell me about", "what do you
-// know about", "did I tell you", "I forgot". They say what is asked of the memory, not
-// what the answer is about, and no record that answers holds them.
+// know about", "did I tell you", "I forgot". They say what is asked of the
+// memory, not what the answer is about, and no record that answers holds
+// them.
 var recallVerbs = map[string]bool{
 	"remember": true, "recall": true, "remind": true, "tell": true, "told": true, "know": true,
 	"forget": true, "forgot": true, "forgotten": true,
