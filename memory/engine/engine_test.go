@@ -501,11 +501,7 @@ func TestSearch_AnswerHandOff(t *testing.T) {
 		require.NoError(t, err)
 		hits, err := lt.Query(ctx, memory.Query{Text: text, K: 2, Mode: mode, MinRelevance: -1})
 		require.NoError(t, err)
-		ids := make([]string, len(hits))
-		for i, h := range hits {
-			ids[i] = h.ID
-		}
-		return ids
+		return hitIDs(hits)
 	}
 	q := "What dishes did you recommend to me?"
 	assert.Equal(t, []string{"t3", "t2"}, top([]engine.Option{engine.WithAnswerHandOff(0.1)}, q), "the answer first")
@@ -573,6 +569,15 @@ func newHashLT(t *testing.T, spec string) (*longterm.Memory, time.Time) {
 	lt, err := longterm.New(t.Context(), emb)
 	require.NoError(t, err)
 	return lt, time.Date(2024, 5, 1, 9, 0, 0, 0, time.UTC)
+}
+
+// hitIDs returns the ids of hits, in order (nil for none).
+func hitIDs(hits []memory.Hit) []string {
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, h.ID)
+	}
+	return ids
 }
 
 // newNotes returns a memory of eight notes of one user's (n0 to n7, its
@@ -852,11 +857,7 @@ func TestSearch_VectorFloor(t *testing.T) {
 		t.Helper()
 		hits, err := lt.Query(ctx, memory.Query{Text: q})
 		require.NoError(t, err)
-		var out []string
-		for _, h := range hits {
-			out = append(out, h.ID)
-		}
-		return out
+		return hitIDs(hits)
 	}
 	assert.Equal(t, []string{"n5"}, ids("Where does Anna live?"))
 	assert.Equal(t, []string{"n1"}, ids("What am I allergic to?"))
@@ -889,19 +890,11 @@ func TestSearch_VectorNoise(t *testing.T) {
 	// neighbours) are found by the vector path alone.
 	hits, err = lt.Query(ctx, memory.Query{Text: "when is the appointment?"})
 	require.NoError(t, err)
-	var ids []string
-	for _, h := range hits {
-		ids = append(ids, h.ID)
-	}
-	assert.Equal(t, []string{"n6"}, ids)
+	assert.Equal(t, []string{"n6"}, hitIDs(hits))
 	// The "am" of 10am is a time of day, not the word of the question.
 	hits, err = lt.Query(ctx, memory.Query{Text: "what am I allergic to?"})
 	require.NoError(t, err)
-	ids = nil
-	for _, h := range hits {
-		ids = append(ids, h.ID)
-	}
-	assert.Equal(t, []string{"n1"}, ids)
+	assert.Equal(t, []string{"n1"}, hitIDs(hits))
 }
 
 // TestSearch_Monologue: in a namespace where one speaker says everything
@@ -1024,17 +1017,10 @@ func queryTenNotes(t *testing.T, q memory.Query, opts ...engine.Option) []memory
 // stays.
 func TestSearch_FunctionWordsAlone(t *testing.T) {
 	q := memory.Query{Text: "where does my sister live?", Explain: true}
-	ids := func(hits []memory.Hit) []string {
-		var out []string
-		for _, h := range hits {
-			out = append(out, h.ID)
-		}
-		return out
-	}
-	assert.Equal(t, []string{"n4"}, ids(queryTenNotes(t, q)))
+	assert.Equal(t, []string{"n4"}, hitIDs(queryTenNotes(t, q)))
 	kq := q
 	kq.Mode = memory.KeywordOnly
-	assert.Equal(t, []string{"n4"}, ids(queryTenNotes(t, kq)))
+	assert.Equal(t, []string{"n4"}, hitIDs(queryTenNotes(t, kq)))
 	all := q
 	all.MinRelevance = -1
 	hits := queryTenNotes(t, all)
@@ -1160,11 +1146,7 @@ func TestSearch_WordlessTurn(t *testing.T) {
 	}
 	hits, err = lt.Query(ctx, memory.Query{Text: "what did my doctor say?"})
 	require.NoError(t, err)
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	assert.Equal(t, []string{"c3", "c4"}, ids, "the doctor's turn and its answer, nothing lent for \"my\"")
+	assert.Equal(t, []string{"c3", "c4"}, hitIDs(hits), "the doctor's turn and its answer, nothing lent for \"my\"")
 }
 
 // TestSearch_RecallFrame: a question that asks the memory to recall ("do
