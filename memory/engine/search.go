@@ -421,31 +421,30 @@ func (s *search[K]) wordless(ctx context.Context, qterms map[string]bool, list [
 	// The hits to count again: a turn its neighbours lent to (kwUnlent
 	// below kwRelevant), or one whose own words matched and nothing was
 	// lent; and of them, those whose own words hold none of the query's
-	// but function words.
-	var again []*candidate[K]
+	// but function words. Those lent to by their neighbours are asked of
+	// them, read together.
+	var again, asked []*candidate[K]
+	var keys []K
 	for _, c := range list {
 		if !c.read || c.asked != "" {
 			continue
 		}
+		neighbours := c.kwUnlent < c.kwRelevant
 		switch {
-		case c.kwOwn <= 0 && c.kwUnlent < c.kwRelevant:
+		case c.kwOwn <= 0 && neighbours:
 			// Its own words matched nothing: they hold none of the
 			// query's.
-			again = append(again, c)
-		case c.kwOwn > 0 && (c.kwUnlent < c.kwRelevant || !lent(c, c.kwRelevant)) && !holds(&c.doc.Record):
-			again = append(again, c)
+		case c.kwOwn > 0 && (neighbours || !lent(c, c.kwRelevant)) && !holds(&c.doc.Record):
+		default:
+			continue
+		}
+		again = append(again, c)
+		if neighbours {
+			keys, asked = append(keys, c.key), append(asked, c)
 		}
 	}
 	if len(again) == 0 {
 		return list, nil
-	}
-	// Those lent to by their neighbours are asked of them, read together.
-	var keys []K
-	var asked []*candidate[K]
-	for _, c := range again {
-		if c.kwUnlent < c.kwRelevant {
-			keys, asked = append(keys, c.key), append(asked, c)
-		}
 	}
 	wordy := map[*candidate[K]]bool{} // lent to by a neighbour that holds the query's words
 	if len(keys) > 0 {
@@ -459,7 +458,6 @@ func (s *search[K]) wordless(ctx context.Context, qterms map[string]bool, list [
 			}
 		}
 	}
-	drop := map[*candidate[K]]bool{}
 	for _, c := range again {
 		f := s.features(c)
 		switch {
@@ -474,9 +472,10 @@ func (s *search[K]) wordless(ctx context.Context, qterms map[string]bool, list [
 			f.alone = true
 		}
 		c.relevance = gate(s.mode, f) * strength(s.mode, f)
-		drop[c] = float32(c.relevance) < min
 	}
-	return slices.DeleteFunc(list, func(c *candidate[K]) bool { return drop[c] }), nil
+	// Every hit of list was at least min (relevant); those counted again
+	// may have fallen below it.
+	return slices.DeleteFunc(list, func(c *candidate[K]) bool { return float32(c.relevance) < min }), nil
 }
 
 // best returns the best keep of list, in order (ranking.Order), with their
