@@ -28,7 +28,7 @@ func (n *nsSearch[K]) querySpeakers(ctx context.Context, st ranking.SpeakerTerms
 		given = append(given, n.aliases[sp]...)
 	}
 	tok := n.e.tok
-	asked := ranking.SpaceNames(ranking.WithoutRecallFrame(n.text), given)
+	asked := ranking.SpaceNames(n.question, given)
 	named, rest := st.NamedSpeakers(tok, speakers, asked)
 	if len(named) > 0 && !slices.ContainsFunc(named, func(sp string) bool { return len(n.aliases[sp]) == 0 }) {
 		var names []string

@@ -200,10 +200,12 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 	// time holds no lock and no transaction. It is embedded without its
 	// recall frame ("Do you remember", ranking.WithoutRecallFrame), as
 	// the keyword path reads it: over the offline hash the frame's words
-	// counted in every cosine.
+	// counted in every cosine. The question is cut once a search
+	// (search.question).
+	question := ranking.WithoutRecallFrame(text)
 	var qvec []float32
 	if q.Mode != memory.KeywordOnly {
-		v, err := embed.EmbedQuery(ctx, e.emb, ranking.WithoutRecallFrame(text))
+		v, err := embed.EmbedQuery(ctx, e.emb, question)
 		if err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
 		}
@@ -218,7 +220,7 @@ func Search[K comparable](ctx context.Context, e *Engine, st Store[K], q memory.
 			src.Close()
 		}
 	}()
-	s := &search[K]{e: e, src: src, mode: q.Mode, text: text, words: ranking.WithoutQuestionWords(text), depth: depth, minScore: minScore, asOf: q.AsOf,
+	s := &search[K]{e: e, src: src, mode: q.Mode, text: text, question: question, words: ranking.WithoutQuestionWords(text), depth: depth, minScore: minScore, asOf: q.AsOf,
 		scope: Scope{Namespace: q.Namespace, From: q.From, To: q.To, AsOf: cmp.Or(q.AsOf, time.Now()), History: q.History}}
 	list, err := s.candidates(ctx, qvec)
 	if err != nil {

@@ -331,11 +331,11 @@ func (s *search[K]) parseQuery(rest string) []keyword.QueryGroup {
 // refersBack is ranking.RefersBack(s.text), found once a search.
 func (s *search[K]) refersBack() bool { return s.once(&s.refers, ranking.RefersBack) }
 
-// recap is ranking.Recap of s.text without its recall frame ("Do you
-// recall | what we talked about yesterday?": ranking.WithoutRecallFrame),
-// found once a search.
+// recap is ranking.Recap of the query without its recall frame ("Do you
+// recall | what we talked about yesterday?": s.question), found once a
+// search.
 func (s *search[K]) recap() bool {
-	return s.once(&s.recapQ, func(text string) bool { return ranking.Recap(ranking.WithoutRecallFrame(text)) })
+	return s.once(&s.recapQ, func(string) bool { return ranking.Recap(s.question) })
 }
 
 // once returns f(s.text), kept in *answer (0: not asked yet, 1 yes, 2 no)

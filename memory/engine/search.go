@@ -20,6 +20,10 @@ type search[K comparable] struct {
 	mode  memory.Mode
 	scope Scope
 	text  string
+	// question is text without its recall frame ("Do you remember":
+	// ranking.WithoutRecallFrame): what the vector path embeds, and
+	// what speakers and a recap are found in.
+	question string
 	// words is text without its question words
 	// (ranking.WithoutQuestionWords): what the keyword path searches
 	// for, and what snippets, matched terms and relevance's share count.
