@@ -13,8 +13,8 @@ type Stemming int
 const (
 	// Snowball stems English words with the Snowball (Porter 2) English
 	// stemmer: meetings, meeting → meet; classes → class; running → run.
-	// Irregular forms stay as they are (met, went, bought). It is the
-	// default.
+	// Common irregular forms are first read as their base word (went →
+	// go, bought → buy, said → say, children → child). It is the default.
 	Snowball Stemming = iota
 	// PluralsOnly reduces plurals only (Harman's "S" stemmer: meetings →
 	// meeting, queries → query), the behaviour before Snowball.
@@ -71,6 +71,9 @@ func stemShardOf(w string) *stemShard {
 func (t *tokenizer) stemWord(w string) string {
 	if t.stem == PluralsOnly {
 		return plural(w)
+	}
+	if base, ok := irregular[w]; ok {
+		w = base
 	}
 	if len(w) < 3 {
 		return w

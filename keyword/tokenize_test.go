@@ -106,6 +106,12 @@ func TestTokens_Snowball(t *testing.T) {
 	assert.Equal(t, []string{"meet", "meet", "class", "class", "run", "run", "lh401", "lh", "401", "e1234", "1234"},
 		tok.Tokens("meetings meeting classes class running runs LH401 E1234"))
 	assert.Equal(t, tok.Tokens("She adopted the cats"), tok.Tokens("she adopts a cat"), "word forms meet")
+	assert.Equal(t, []string{"buy", "bike", "child"}, tok.Tokens("bought bike children"), "irregular forms meet")
+	assert.Equal(t, tok.Tokens("what did I buy? who drives"), tok.Tokens("what did I bought? who drove"))
+	assert.Equal(t, []string{"fli", "fli", "fli"}, tok.Tokens("flew flown flies"), "a base word is stemmed as its forms are")
+	assert.Equal(t, []string{"went", "made", "said", "left"}, tok.Tokens("went made said left"),
+		"light verbs and forms with another common meaning stay as written")
+	assert.Equal(t, []string{"bought"}, newTok(t, keyword.WithStemming(keyword.PluralsOnly)).Tokens("bought"), "plurals only")
 	assert.Contains(t, tok.(interface{ Name() string }).Name(), "stem=snowball")
 	plural := newTok(t, keyword.WithStemming(keyword.PluralsOnly))
 	assert.NotEqual(t, tok.(interface{ Name() string }).Name(), plural.(interface{ Name() string }).Name(), "snapshots record the stemming")

@@ -1149,6 +1149,28 @@ func TestSearch_WordlessTurn(t *testing.T) {
 	assert.Equal(t, []string{"c3", "c4"}, hitIDs(hits), "the doctor's turn and its answer, nothing lent for \"my\"")
 }
 
+// TestSearch_IrregularForms: a question asks in the base form what a note
+// says in an irregular one ("what did I buy?", "I bought…"), and finds it:
+// before the tokenizer read bought as buy, nothing was relevant.
+func TestSearch_IrregularForms(t *testing.T) {
+	ctx := t.Context()
+	lt := newNotes(t, 24*time.Hour)
+	for id, text := range map[string]string{
+		"i0": "I bought new running shoes last week.",
+		"i1": "My children love the beach.",
+	} {
+		_, err := lt.Add(ctx, memory.Record{ID: id, Text: text})
+		require.NoError(t, err)
+	}
+	for q, want := range map[string]string{"What did I buy?": "i0", "What does my child love?": "i1"} {
+		hits, err := lt.Query(ctx, memory.Query{Text: q})
+		require.NoError(t, err)
+		require.NotEmpty(t, hits, q)
+		assert.Equal(t, want, hits[0].ID, q)
+		assert.Greater(t, hits[0].Relevance, float32(0.5), q)
+	}
+}
+
 // TestSearch_RecallFrame: a question that asks the memory to recall ("do
 // you remember", "can you remind me", "tell me about") asks what the
 // question without those words asks: the note it finds is as relevant
