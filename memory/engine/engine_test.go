@@ -1171,6 +1171,31 @@ func TestSearch_IrregularForms(t *testing.T) {
 	}
 }
 
+// TestSearch_SpeechVerb: the verb of "what did Hana say?" asks for what
+// Hana said, not for a turn that says "says": a turn reporting the
+// doctor's words came first, its "says" rarer than "Hana".
+func TestSearch_SpeechVerb(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:512")
+	for i, text := range []string{
+		"I'm planning a trip to Japan with my wife Hana.",
+		"Hana is vegetarian, so restaurants matter a lot.",
+		"My doctor says my blood pressure is a bit high.",
+		"I started running again, three times a week.",
+	} {
+		_, err := lt.Add(ctx, memory.Record{ID: fmt.Sprint("s", i), Speaker: "user", Text: text, Time: t0.Add(time.Duration(i) * time.Hour)})
+		require.NoError(t, err)
+	}
+	hits, err := lt.Query(ctx, memory.Query{Text: "What did Hana say?", MinRelevance: -1})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(hits), 3)
+	assert.ElementsMatch(t, []string{"s0", "s1"}, hitIDs(hits[:2]), "Hana's turns first")
+	hits, err = lt.Query(ctx, memory.Query{Text: "What did my doctor say?"})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "s2", hits[0].ID, "the doctor's words still found by \"doctor\"")
+}
+
 // TestSearch_RecallFrame: a question that asks the memory to recall ("do
 // you remember", "can you remind me", "tell me about") asks what the
 // question without those words asks: the note it finds is as relevant
