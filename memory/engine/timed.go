@@ -62,6 +62,13 @@ func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet
 				// ends before.
 				pTo = ref.Add(time.Microsecond)
 			}
+			if !n.asOf.IsZero() {
+				// Asked at a known moment, a recap of "last week" is
+				// the calendar week's talk, not the prior's 16 days.
+				if f, t, ok := ranking.LastPeriod(n.words, n.asOf); ok {
+					pFrom, pTo = f, t
+				}
+			}
 		}
 		if period, listed, err = n.inPeriod(ctx, pFrom, pTo); err != nil {
 			return err

@@ -393,7 +393,9 @@ func queryTokenBudget(e *env) {
 // to the microsecond must not lose it at the period's end), and nothing
 // else, in both modes that read words; "yesterday" as of a given moment
 // (Query.AsOf) is the calendar day before that moment, without the talk
-// of that moment's day, which "this morning" asks for.
+// of that moment's day, which "this morning" asks for; and "last week"
+// the calendar week before that moment's (Monday to Sunday), "last
+// weekend" its Saturday and Sunday.
 func queryRecap(e *env) {
 	s := e.fresh(needRecords | needQuerier)
 	at := base.Add(5 * 24 * time.Hour)
@@ -414,6 +416,12 @@ func queryRecap(e *env) {
 			"rule: a query's time references count back from its AsOf when it gives one, and its yesterday is the calendar day before it (%v)", mode)
 		hits = s.query(e, memory.Query{Text: "What did we talk about this morning?", Mode: mode, AsOf: base.Add(30 * time.Hour)}, "rule: Query succeeds")
 		assert.Equal(e.t, []string{"morning"}, hitIDs(hits), "rule: a recap of the day of asking finds that day's talk so far (%v)", mode)
+		// base is a Saturday: asked on the Monday nine days later, last
+		// week is Monday 3 to Sunday 9 March, without the weekend before.
+		hits = s.query(e, memory.Query{Text: "What did we talk about last week?", Mode: mode, AsOf: base.Add(9*24*time.Hour + 2*time.Hour)}, "rule: Query succeeds")
+		assert.Equal(e.t, []string{"r1", "r2"}, hitIDs(hits), "rule: asked at a known moment, a recap of last week finds the calendar week's talk (%v)", mode)
+		hits = s.query(e, memory.Query{Text: "What did we talk about last weekend?", Mode: mode, AsOf: base.Add(4 * 24 * time.Hour)}, "rule: Query succeeds")
+		assert.Equal(e.t, []string{"old", "morning"}, hitIDs(hits), "rule: and of last weekend, its Saturday and Sunday (%v)", mode)
 	}
 }
 

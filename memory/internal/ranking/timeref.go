@@ -149,6 +149,36 @@ func Yesterday(query string, now time.Time) (from, to time.Time, ok bool) {
 	return to.AddDate(0, 0, -1), to, true
 }
 
+// LastPeriod returns the calendar period before now's that query names,
+// in now's location, and whether it names one: "last week" is Monday to
+// Monday of the week before now's; "last weekend" that week's Saturday
+// and Sunday; "last month" and "last year" the calendar month and year
+// before now's (上周, 上个月, 去年 alike). Like Yesterday it is for a query
+// asked at a known moment, for a recap (Recap), whose answer is the
+// period's talk: TimeRef's wider window, a prior, stands for it otherwise
+// ("last week" there reaches 16 days back, as a week's talk may be
+// recalled a few days late).
+func LastPeriod(query string, now time.Time) (from, to time.Time, ok bool) {
+	if !TimeCue(query) {
+		return time.Time{}, time.Time{}, false
+	}
+	day := midnight(now)
+	monday := day.AddDate(0, 0, -(int(day.Weekday())+6)%7)
+	switch lastWord(query) {
+	case "last week":
+		return monday.AddDate(0, 0, -7), monday, true
+	case "last weekend":
+		return monday.AddDate(0, 0, -2), monday, true
+	case "last month":
+		to = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, now.Location())
+		return to.AddDate(0, -1, 0), to, true
+	case "last year":
+		to = time.Date(now.Year(), time.January, 1, 0, 0, 0, 0, now.Location())
+		return to.AddDate(-1, 0, 0), to, true
+	}
+	return time.Time{}, time.Time{}, false
+}
+
 // Today returns the day of asking so far, from the start of now's day to
 // now, when query names it ("what did we talk about this morning?",
 // "earlier today", 今天), and whether it does. It is not a time reference

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestTimeRef(t *testing.T) {
@@ -175,6 +176,38 @@ func TestToday(t *testing.T) {
 	}
 	for _, q := range []string{"What did we talk about yesterday?", "this is it", "What is the weather like?"} {
 		_, _, ok := Today(q, now)
+		assert.False(t, ok, q)
+	}
+}
+
+func TestLastPeriod(t *testing.T) {
+	t.Parallel()
+
+	fri := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC) // a Friday
+	sun := time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC)
+	mon := time.Date(2026, 11, 23, 0, 5, 0, 0, time.UTC)
+	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, time.UTC) }
+	for _, tt := range []struct {
+		query    string
+		now      time.Time
+		from, to time.Time
+	}{
+		{"What did we discuss last week?", fri, day(11, 9), day(11, 16)},
+		{"What did we discuss last week?", sun, day(11, 9), day(11, 16)},
+		{"What did we discuss last week?", mon, day(11, 16), day(11, 23)},
+		{"what happened last weekend", fri, day(11, 14), day(11, 16)},
+		{"What did we talk about last month?", fri, day(10, 1), day(11, 1)},
+		{"last year", fri, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"上周我们聊了什么？", fri, day(11, 9), day(11, 16)},
+		{"上个月我们聊了什么？", fri, day(10, 1), day(11, 1)},
+	} {
+		from, to, ok := LastPeriod(tt.query, tt.now)
+		require.True(t, ok, tt.query)
+		assert.Equal(t, tt.from, from, "%s at %v", tt.query, tt.now)
+		assert.Equal(t, tt.to, to, "%s at %v", tt.query, tt.now)
+	}
+	for _, q := range []string{"What did we talk about yesterday?", "two weeks ago", "What's my plan for next week?"} {
+		_, _, ok := LastPeriod(q, fri)
 		assert.False(t, ok, q)
 	}
 }
