@@ -53,6 +53,20 @@ func TestNewerFirst(t *testing.T) {
 			with(tom, func(s *Statement) { s.Text = "Is my manager?" }),
 			with(ingrid, func(s *Statement) { s.Text = "Is my manager now?" }),
 		}, []int{0, 1}, nil},
+		{"a correction that shares little else", []Statement{tom, with(ingrid, func(s *Statement) {
+			s.Text = "I no longer report to Tom since the reorganisation in April; my manager is Ingrid."
+		})}, []int{1, 0}, [][]int{nil, {0}}},
+		{"a correction that holds some of the earlier's words of the query", []Statement{
+			with(tom, func(s *Statement) { s.Text = "My manager is Tom, in the Lisbon office." }),
+			with(ingrid, func(s *Statement) { s.Text = "The manager role went to Ingrid instead." }),
+		}, []int{1, 0}, [][]int{nil, {0}}},
+		{"a correction that holds a word of the query the earlier does not", []Statement{
+			with(tom, func(s *Statement) { s.Text = "Tom runs the Lisbon office." }),
+			with(ingrid, func(s *Statement) { s.Text = "My manager moved to Porto instead." }),
+		}, []int{0, 1}, nil},
+		{"a correction under the ratio", []Statement{tom, with(ingrid, func(s *Statement) {
+			s.Text, s.Score = "I no longer report to Tom; my manager is Ingrid.", 0.6
+		})}, []int{0, 1}, nil},
 		{"a chain, newest first", []Statement{
 			tom,
 			with(ingrid, func(s *Statement) { s.From, s.Score = jan.AddDate(0, 1, 0), 0.8 }),
@@ -112,4 +126,22 @@ func TestNewerFirst_FirstDoNotDependOnK(t *testing.T) {
 		}
 	}
 	assert.Greater(t, moved, 100, "runs in which a hit moved")
+}
+
+func TestCorrects(t *testing.T) {
+	t.Parallel()
+
+	for text, want := range map[string]bool{
+		"Change of plans: we're going to Japan in May instead.": true,
+		"I don't eat meat anymore.":                             true,
+		"We no longer use MySQL.":                               true,
+		"The standup is cancelled; from now on it's async.":     true,
+		"The project was renamed to Mosaic.":                    true,
+		"计划有变，出差改到十二月中旬了。":                                      true,
+		"My manager is Tom.":                                    false,
+		"Insteadly is not a word, and the moved tooth hurts.":   false,
+		"I moved the couch.":                                    false,
+	} {
+		assert.Equal(t, want, corrects(text), text)
+	}
 }
