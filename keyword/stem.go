@@ -13,8 +13,9 @@ type Stemming int
 const (
 	// Snowball stems English words with the Snowball (Porter 2) English
 	// stemmer: meetings, meeting → meet; classes → class; running → run.
-	// Common irregular forms are first read as their base word (went →
-	// go, bought → buy, said → say, children → child). It is the default.
+	// Common irregular forms are first read as their base word (bought →
+	// buy, drove → drive, children → child; not the light verbs went,
+	// said, made: see lemma.go). It is the default.
 	Snowball Stemming = iota
 	// PluralsOnly reduces plurals only (Harman's "S" stemmer: meetings →
 	// meeting, queries → query), the behaviour before Snowball.

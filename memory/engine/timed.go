@@ -63,8 +63,9 @@ func (n *nsSearch[K]) timePrior(ctx context.Context, b float64, scores *scoreSet
 				pTo = ref.Add(time.Microsecond)
 			}
 			if !n.asOf.IsZero() {
-				// Asked at a known moment, a recap of "last week" is
-				// the calendar week's talk, not the prior's 16 days.
+				// Asked at a known moment, a recap of "last week" (or
+				// weekend, month, year) is the calendar period's talk,
+				// not the prior's wider window (16 days for a week).
 				if f, t, ok := ranking.LastPeriod(n.words, n.asOf); ok {
 					pFrom, pTo = f, t
 				}

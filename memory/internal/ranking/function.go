@@ -8,17 +8,19 @@ import (
 
 // functionWords are English function words: pronouns, auxiliaries,
 // prepositions, determiners, conjunctions. They hold a sentence together
-// and say little of what it is about. So do, in a memory of what was
-// said, the verbs of saying: "what did Hana say?" asks for Hana's words,
-// and a turn reporting the doctor's ("my doctor says…") came before
-// Hana's, its "says" rarer than her name; "what did my doctor say?" still
-// finds it by "doctor" (measured 2026-12-05 on the development sets,
-// hybrid: MemoryBank's small stores R@1/5/10 +0.01, RealMem R@10 0.322 →
-// 0.321 and R@5 0.222 → 0.223, the bundled set and MemoryBank unchanged). BM25 gives a word weight by how few
+// and say little of what it is about. BM25 gives a word weight by how few
 // of a namespace's records hold it, which is a fair measure only in a
 // namespace of many: among a handful of notes, "my" or "you" is as rare as
 // "sister" and weighs as much, and a question's "you" and "me", which no
 // note holds, weigh more than its one word a note does hold.
+//
+// So do, in a memory of what was said, the verbs of saying (the last
+// line): "what did Hana say?" asks for Hana's words, and a turn reporting
+// the doctor's ("my doctor says…") came before Hana's, its "says" rarer
+// than her name; "what did my doctor say?" still finds it by "doctor"
+// (measured 2026-12-05 on the development sets, hybrid: MemoryBank's small
+// stores R@1/5/10 +0.01, RealMem R@10 0.322 → 0.321 and R@5 0.222 → 0.223,
+// the bundled set and MemoryBank unchanged).
 var functionWords = strings.Fields(`
 a about above after again against all also am an and any are as at
 be because been before being below between both but by can could
