@@ -1196,6 +1196,35 @@ func TestSearch_SpeechVerb(t *testing.T) {
 	assert.Equal(t, "s2", hits[0].ID, "the doctor's words still found by \"doctor\"")
 }
 
+// TestSearch_NamingQuestion: "What's my dog called?" asks for a name, and
+// an assistant's "Good call." is no answer to it, where "called", stemmed
+// to call, brought it back first in a memory that holds no dog (0.22
+// here, 0.28 in a longer conversation: above the default minimum).
+func TestSearch_NamingQuestion(t *testing.T) {
+	ctx := t.Context()
+	lt, t0 := newHashLT(t, "hash:512")
+	for i, turn := range [][2]string{
+		{"user", "My doctor says I should cut down on salt."},
+		{"assistant", "Good call. Keep sodium under 2300 mg a day."},
+		{"user", "My cat Miso eats salmon twice a day."},
+	} {
+		_, err := lt.Add(ctx, memory.Record{ID: fmt.Sprint("c", i), Speaker: turn[0], Text: turn[1], Time: t0.Add(time.Duration(i) * time.Minute)})
+		require.NoError(t, err)
+	}
+	hits, err := lt.Query(ctx, memory.Query{Text: "What's my dog called?", MinRelevance: -1})
+	require.NoError(t, err)
+	for _, h := range hits {
+		assert.Less(t, h.Relevance, float32(0.15), "%s: no dog, no answer (\"Good call.\" was first at 0.22)", h.ID)
+	}
+	hits, err = lt.Query(ctx, memory.Query{Text: "What's my dog called?"})
+	require.NoError(t, err)
+	assert.Empty(t, hitIDs(hits))
+	hits, err = lt.Query(ctx, memory.Query{Text: "What's my cat called?"})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, "c2", hits[0].ID)
+}
+
 // TestSearch_RecallFrame: a question that asks the memory to recall ("do
 // you remember", "can you remind me", "tell me about") asks what the
 // question without those words asks: the note it finds is as relevant

@@ -27,6 +27,11 @@ var questionWords = map[string]bool{
 // 最近在学日语，每天晚上练习半小时" before the trip.
 var cjkQuestionWords = []string{"什么时候", "哪一天", "为什么", "怎么样", "怎么", "什么", "哪里", "哪儿", "哪个", "哪些", "哪天", "几时", "几点", "几号", "多少", "多久", "谁", "哪"}
 
+// namingVerbs end a question that asks what something is called ("What
+// was the restaurant called?", "What is the new project named?"):
+// WithoutQuestionWords leaves them out there.
+var namingVerbs = map[string]bool{"called": true, "named": true}
+
 // recallVerbs are the verbs by which a query asks the memory itself to
 // recall: "do you remember", "remind me", "tell me about", "what do you
 // know about", "did I tell you", "I forgot". They say what is asked of the
@@ -156,8 +161,21 @@ func withoutCJKFrame(w string) (string, bool) {
 func WithoutQuestionWords(query string) string {
 	var b strings.Builder
 	kept := false
+	what := false // the sentence so far asks "what"
 	for _, w := range strings.Fields(WithoutRecallFrame(query)) {
-		if questionWords[wordCore(w)] {
+		c, end := wordCore(w), endsSentence(w)
+		asks := questionWords[c]
+		if asks && strings.HasPrefix(c, "what") {
+			what = true
+		}
+		// "What is Maria's dog called?" asks for a name: its "called" is
+		// the question's, as a question word is (the answer need not say
+		// it, "Maria's dog Pixel…", and "Good call." does not answer it).
+		naming := what && namingVerbs[c] && strings.HasSuffix(strings.TrimRight(w, `"'’”)`), "?")
+		if end {
+			what = false
+		}
+		if asks || naming {
 			continue
 		}
 		for _, q := range cjkQuestionWords {

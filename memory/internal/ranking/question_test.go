@@ -33,9 +33,15 @@ func TestWithoutQuestionWords(t *testing.T) {
 		"Did I eat?":                                 "I eat? ",
 		"你还记得我妹妹住在哪里吗？":                              "我妹妹住在 吗？ ",
 		"请告诉我项目的预算":                                  "项目的预算 ",
-		"What?":                                      "What?", // nothing else: kept as asked
-		"how":                                        "how",
-		"":                                           "",
+		// A question that asks what something is called: its "called" goes.
+		"What is Maria's dog called?":              "is Maria's dog ",
+		"What was the new project named?":          "was the new project ",
+		"what's the ryokan called again?":          "the ryokan called again? ", // not the question's end
+		"Who called? What did she want?":           "called? she want? ",        // "who" asks who called
+		"I called Anna. What was the café called?": "I called Anna. was the café ",
+		"What?": "What?", // nothing else: kept as asked
+		"how":   "how",
+		"":      "",
 	} {
 		assert.Equal(t, want, ranking.WithoutQuestionWords(in), in)
 	}
