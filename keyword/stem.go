@@ -13,9 +13,10 @@ type Stemming int
 const (
 	// Snowball stems English words with the Snowball (Porter 2) English
 	// stemmer: meetings, meeting → meet; classes → class; running → run.
-	// Common irregular forms are first read as their base word (bought →
-	// buy, drove → drive, children → child; not the light verbs went,
-	// said, made: see lemma.go). It is the default.
+	// A British spelling is first read as the American (colour → color,
+	// organise → organize: spelling.go), and a common irregular form as its
+	// base word (bought → buy, drove → drive, children → child; not the
+	// light verbs went, said, made: lemma.go). It is the default.
 	Snowball Stemming = iota
 	// PluralsOnly reduces plurals only (Harman's "S" stemmer: meetings →
 	// meeting, queries → query), the behaviour before Snowball.
@@ -73,6 +74,7 @@ func (t *tokenizer) stemWord(w string) string {
 	if t.stem == PluralsOnly {
 		return plural(w)
 	}
+	w = american(w)
 	if base, ok := irregular[w]; ok {
 		w = base
 	}

@@ -112,6 +112,8 @@ func TestTokens_Snowball(t *testing.T) {
 	assert.Equal(t, []string{"went", "made", "said", "left"}, tok.Tokens("went made said left"),
 		"light verbs and forms with another common meaning stay as written")
 	assert.Equal(t, []string{"bought"}, newTok(t, keyword.WithStemming(keyword.PluralsOnly)).Tokens("bought"), "plurals only")
+	assert.Equal(t, tok.Tokens("my favorite color, organized at the center"), tok.Tokens("My favourite colour, organised at the centre"),
+		"British and American spellings meet")
 	assert.Contains(t, tok.(interface{ Name() string }).Name(), "stem=snowball")
 	plural := newTok(t, keyword.WithStemming(keyword.PluralsOnly))
 	assert.NotEqual(t, tok.(interface{ Name() string }).Name(), plural.(interface{ Name() string }).Name(), "snapshots record the stemming")
