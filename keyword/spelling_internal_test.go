@@ -24,3 +24,27 @@ func TestAmerican(t *testing.T) {
 		assert.Equal(t, want, american(in), in)
 	}
 }
+
+// TestWordTables: stemWord reads the tables only for words of three
+// letters or more, a–z, after its stem cache: so must their every key and
+// word be.
+func TestWordTables(t *testing.T) {
+	t.Parallel()
+
+	plain := func(w string) bool {
+		for i := 0; i < len(w); i++ {
+			if w[i] < 'a' || w[i] > 'z' {
+				return false
+			}
+		}
+		return len(w) >= 3
+	}
+	for _, table := range []map[string]string{irregular, britishWords, ourStems} {
+		for k, v := range table {
+			assert.True(t, plain(k) && plain(v), "%s → %s", k, v)
+		}
+	}
+	for s := range izeStems {
+		assert.True(t, plain(s), s)
+	}
+}

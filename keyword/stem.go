@@ -74,10 +74,6 @@ func (t *tokenizer) stemWord(w string) string {
 	if t.stem == PluralsOnly {
 		return plural(w)
 	}
-	w = american(w)
-	if base, ok := irregular[w]; ok {
-		w = base
-	}
 	if len(w) < 3 {
 		return w
 	}
@@ -93,9 +89,16 @@ func (t *tokenizer) stemWord(w string) string {
 	if ok {
 		return s
 	}
-	s = english.Stem(w, true)
+	// A British spelling reads as the American, an irregular form as its
+	// base word (every key and base of both tables is of three letters or
+	// more): once a word, then kept with its stem.
+	base := american(w)
+	if b, ok := irregular[base]; ok {
+		base = b
+	}
+	s = english.Stem(base, true)
 	if s == "" {
-		s = w
+		s = base
 	}
 	if stemCached.Load() < stemCacheMax {
 		sh.mu.Lock()
