@@ -585,16 +585,22 @@ func hitIDs(hits []memory.Hit) []string {
 // written step after the one before.
 func newNotes(t *testing.T, step time.Duration) *longterm.Memory {
 	lt, t0 := newHashLT(t, "hash:512")
-	for i, text := range []string{
+	addNumbered(t, lt, t0, step, "n", "",
 		"My sister Anna lives in Lisbon and works as a nurse.", "I'm allergic to peanuts.",
 		"Our team budget for Q3 is 40,000 euros.", "My favourite color is blue.",
 		"I prefer the window seat on long flights.", "You recommended Renaissance painters: Botticelli, Raphael and Titian.",
-		"The dentist appointment is on March 3rd at 10am.", "My dog Biscuit is a three-year-old beagle.",
-	} {
-		_, err := lt.Add(t.Context(), memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: t0.Add(time.Duration(i) * step)})
+		"The dentist appointment is on March 3rd at 10am.", "My dog Biscuit is a three-year-old beagle.")
+	return lt
+}
+
+// addNumbered adds texts to lt, the i-th as record prefix+i said by
+// speaker ("": a note) at t0 + i·step.
+func addNumbered(t *testing.T, lt *longterm.Memory, t0 time.Time, step time.Duration, prefix, speaker string, texts ...string) {
+	t.Helper()
+	for i, text := range texts {
+		_, err := lt.Add(t.Context(), memory.Record{ID: fmt.Sprint(prefix, i), Speaker: speaker, Text: text, Time: t0.Add(time.Duration(i) * step)})
 		require.NoError(t, err)
 	}
-	return lt
 }
 
 // TestSearch_ShareHoldsSpeaker: the best hit's share of the query's words
@@ -842,17 +848,13 @@ func TestSearch_ViewForPaths(t *testing.T) {
 func TestSearch_VectorFloor(t *testing.T) {
 	ctx := t.Context()
 	lt, t0 := newHashLT(t, "hash:512")
-	for i, text := range []string{
+	addNumbered(t, lt, t0, time.Minute, "n", "",
 		"Some Renaissance painters, such as Leonardo and Raphael, can give you inspiration.",
 		"I'm allergic to peanuts.",
 		"My flight to Berlin leaves on March 3rd.",
 		"Our team budget for Q3 is 40,000 euros.",
 		"The dentist appointment moved to Thursday.",
-		"Anna lives in Lisbon.",
-	} {
-		_, err := lt.Add(ctx, memory.Record{ID: fmt.Sprint("n", i), Text: text, Time: t0.Add(time.Duration(i) * time.Minute)})
-		require.NoError(t, err)
-	}
+		"Anna lives in Lisbon.")
 	ids := func(q string) []string {
 		t.Helper()
 		hits, err := lt.Query(ctx, memory.Query{Text: q})
@@ -959,13 +961,9 @@ func TestSearch_VectorAlone(t *testing.T) {
 	assert.Greater(t, score.Relevance, float32(0.2), "under score fusion, its fourth root")
 
 	lt, t0 := newHashLT(t, "hash:512")
-	for i, text := range []string{
+	addNumbered(t, lt, t0, time.Minute, "r", "",
 		"My cat is called Miso and she eats salmon twice a day.", "I run 5k every Tuesday and Thursday.",
-		"The wifi password at the cabin is pinecone42.", "Our team uses PostgreSQL for the billing service.",
-	} {
-		_, err := lt.Add(t.Context(), memory.Record{ID: fmt.Sprint("r", i), Text: text, Time: t0.Add(time.Duration(i) * time.Minute)})
-		require.NoError(t, err)
-	}
+		"The wifi password at the cabin is pinecone42.", "Our team uses PostgreSQL for the billing service.")
 	hits, err := lt.Query(t.Context(), memory.Query{Text: "what do I eat?", MinRelevance: -1, Explain: true})
 	require.NoError(t, err)
 	run := slices.IndexFunc(hits, func(h memory.Hit) bool { return h.ID == "r1" })
@@ -1178,15 +1176,11 @@ func TestSearch_WordForms(t *testing.T) {
 func TestSearch_SpeechVerb(t *testing.T) {
 	ctx := t.Context()
 	lt, t0 := newHashLT(t, "hash:512")
-	for i, text := range []string{
+	addNumbered(t, lt, t0, time.Hour, "s", "user",
 		"I'm planning a trip to Japan with my wife Hana.",
 		"Hana is vegetarian, so restaurants matter a lot.",
 		"My doctor says my blood pressure is a bit high.",
-		"I started running again, three times a week.",
-	} {
-		_, err := lt.Add(ctx, memory.Record{ID: fmt.Sprint("s", i), Speaker: "user", Text: text, Time: t0.Add(time.Duration(i) * time.Hour)})
-		require.NoError(t, err)
-	}
+		"I started running again, three times a week.")
 	hits, err := lt.Query(ctx, memory.Query{Text: "What did Hana say?", MinRelevance: -1})
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(hits), 3)
