@@ -45,11 +45,19 @@ const (
 // every candidate down to that share of the k-th score, and RealMem's
 // median query took 1.7× / 3× as long: not kept.
 var corrections = []string{"instead", "change of plan", "changed my mind", "no longer", "anymore",
-	"from now on", "switched to", "moved to", "renamed", "rescheduled", "postponed", "cancelled", "canceled", "now called",
-	"改成", "改为", "改到", "不再", "换成", "搬到", "计划有变", "取消", "推迟"}
+	"from now on", "switched to", "moved to", "renamed", "rescheduled", "postponed", "cancelled", "canceled", "now called"}
 
-// corrects reports whether text says it replaces what was said before.
+// cjkCorrections are the Chinese corrections, found wherever they stand
+// (Chinese has no spaces to find words by).
+var cjkCorrections = []string{"改成", "改为", "改到", "不再", "换成", "搬到", "计划有变", "取消", "推迟"}
+
+// corrects reports whether text says it replaces what was said before:
+// it holds a correction as words of its own (not "insteadly"), or a
+// Chinese one anywhere.
 func corrects(text string) bool {
+	if containsAny(text, cjkCorrections) {
+		return true
+	}
 	low := strings.ToLower(text)
 	for _, c := range corrections {
 		for i := 0; ; {
@@ -58,7 +66,7 @@ func corrects(text string) bool {
 				break
 			}
 			j += i
-			if c[0] >= 0x80 || (j == 0 || !isLetter(low[j-1])) && (j+len(c) == len(low) || !isLetter(low[j+len(c)])) {
+			if (j == 0 || !isLetter(low[j-1])) && (j+len(c) == len(low) || !isLetter(low[j+len(c)])) {
 				return true
 			}
 			i = j + 1
